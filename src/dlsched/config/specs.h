@@ -1,0 +1,59 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dlsched/core/error.h"
+#include "dlsched/core/job.h"
+#include "dlsched/core/node.h"
+
+namespace dlsched::config {
+
+// One implementation chosen for an extension point, with its arguments. The
+// policy registry (policy/) interprets `args`; `where` is the prefix for its
+// error messages, e.g. "gang.yaml: scorers[1].args".
+struct PluginSpec {
+  std::string name;
+  double weight = 1;  // used for scorers only
+  YAML::Node args;    // a map (possibly empty)
+  std::string where;
+};
+
+// A scheduler profile: one implementation per extension point (DESIGN.md),
+// like a KubeSchedulerConfiguration profile.
+struct ProfileSpec {
+  std::string name;
+  std::string description;
+  std::string source;  // file name, for messages
+  PluginSpec admission;  // "Gang" (default) or "PerPod"
+  PluginSpec order;      // default "FIFO"
+  PluginSpec packer;     // default "TaskByTask"
+  std::vector<PluginSpec> scorers;  // default: LeastAllocated weight 1
+  PluginSpec preemptor;  // default "None"
+  PluginSpec sizer;      // default "Fixed"
+};
+
+struct WorkloadSpec {
+  std::string source;
+  std::vector<core::JobSpec> jobs;  // sorted by (submit_time, file order)
+};
+
+// Each Load* reads a YAML file; each Parse* parses YAML text where `source`
+// is the name used in messages. Every error is one line:
+//   "<source>: <field path>: <what is wrong / what was expected>".
+core::Result<core::ClusterSpec> LoadCluster(const std::string& path);
+core::Result<core::ClusterSpec> ParseCluster(const std::string& text, const std::string& source);
+core::Result<WorkloadSpec> LoadWorkload(const std::string& path);
+core::Result<WorkloadSpec> ParseWorkload(const std::string& text, const std::string& source);
+core::Result<ProfileSpec> LoadProfile(const std::string& path);
+core::Result<ProfileSpec> ParseProfile(const std::string& text, const std::string& source);
+
+enum class FileKind { kCluster, kWorkload, kProfile };
+// Tells a cluster (top-level "nodes"), workload ("jobs") and profile
+// ("name" plus at least one extension point key) apart.
+core::Result<FileKind> DetectKind(const std::string& path);
+
+}  // namespace dlsched::config

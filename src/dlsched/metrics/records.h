@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dlsched/core/lifecycle.h"
+#include "dlsched/core/resources.h"
+#include "dlsched/core/time.h"
+
+namespace dlsched::metrics {
+
+// What happened to one job in a run (filled by the backend).
+struct JobRecord {
+  std::string name;
+  std::string namespace_name;
+  core::Time submit = 0;
+  core::Time first_start = core::kNever;  // first allocation (entered Launching)
+  core::Time completion = core::kNever;   // Completed or Failed time
+  core::JobPhase final_phase = core::JobPhase::kSubmitted;
+  int64_t admission_seq = -1;  // order of first start across the run (0, 1, ...)
+  core::Time queueing = 0;     // time before the first allocation
+  core::Time launching = 0;    // Standby + Launching + Checkpointing + Stopping
+  core::Time running = 0;      // RunningProtected + Running
+  int reallocations = 0;       // allocation changes after the first start
+  int preemptions = 0;         // times the job was stopped or shrunk for another job
+  int scale_events = 0;        // scale-in plus scale-out steps applied to it
+  int final_workers = 0;
+  // Time the job would need alone with its best allocation (total steps /
+  // best throughput); 0 when unknown. Used for slowdown and fairness.
+  core::Time ideal_runtime = 0;
+  bool stuck = false;          // never finished because the run deadlocked
+  std::string reason;          // last wait reason, or why it failed
+};
+
+// Allocated and effective (held by jobs making progress) amount of each
+// resource, as a step function of time: each sample holds until the next.
+struct UtilizationSample {
+  core::Time time = 0;
+  core::Resources allocated;
+  core::Resources effective;
+};
+
+struct RunInput {
+  std::string profile;
+  core::Resources capacity;  // cluster capacity per resource
+  std::vector<JobRecord> jobs;
+  std::vector<UtilizationSample> utilization;  // ascending time
+  core::Time end_time = 0;      // time of the last event
+  bool deadlocked = false;
+  int64_t cycles = 0;           // scheduling cycles run
+};
+
+}  // namespace dlsched::metrics
