@@ -27,13 +27,13 @@ struct PluginSpec {
 struct ProfileSpec {
   std::string name;
   std::string description;
-  std::string source;  // file name, for messages
-  PluginSpec admission;  // "Gang" (default) or "PerPod"
-  PluginSpec order;      // default "FIFO"
-  PluginSpec packer;     // default "TaskByTask"
+  std::string source;               // file name, for messages
+  PluginSpec admission;             // "Gang" (default) or "PerPod"
+  PluginSpec order;                 // default "FIFO"
+  PluginSpec packer;                // default "TaskByTask"
   std::vector<PluginSpec> scorers;  // default: LeastAllocated weight 1
-  PluginSpec preemptor;  // default "None"
-  PluginSpec sizer;      // default "Fixed"
+  PluginSpec preemptor;             // default "None"
+  PluginSpec sizer;                 // default "Fixed"
 };
 
 struct WorkloadSpec {

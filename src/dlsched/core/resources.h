@@ -20,10 +20,13 @@ inline constexpr ResourceId kGpu = 2;     // whole devices ("nvidia.com/gpu")
 inline constexpr int kMaxResources = 8;
 
 // Returns the id of `name`, interning it if new. Fails when more than
-// kMaxResources distinct names are used.
+// kMaxResources distinct names are used, or when `name` is empty or contains
+// a space or control character.
 Result<ResourceId> InternResource(std::string_view name);
 // Returns the id of an already interned name, or -1.
 int FindResource(std::string_view name);
+// The name of an interned id (valid for the life of the process), or "" for an
+// id that has not been interned. All four functions are thread-safe.
 std::string_view ResourceName(ResourceId id);
 // Number of names interned so far (ids are 0..NumResources()-1).
 int NumResources();

@@ -29,8 +29,8 @@ struct JobRecord {
   // Time the job would need alone with its best allocation (total steps /
   // best throughput); 0 when unknown. Used for slowdown and fairness.
   core::Time ideal_runtime = 0;
-  bool stuck = false;          // never finished because the run deadlocked
-  std::string reason;          // last wait reason, or why it failed
+  bool stuck = false;  // never finished because the run deadlocked
+  std::string reason;  // last wait reason, or why it failed
 };
 
 // Allocated and effective (held by jobs making progress) amount of each
@@ -46,9 +46,9 @@ struct RunInput {
   core::Resources capacity;  // cluster capacity per resource
   std::vector<JobRecord> jobs;
   std::vector<UtilizationSample> utilization;  // ascending time
-  core::Time end_time = 0;      // time of the last event
+  core::Time end_time = 0;                     // time of the last event
   bool deadlocked = false;
-  int64_t cycles = 0;           // scheduling cycles run
+  int64_t cycles = 0;  // scheduling cycles run
 };
 
 }  // namespace dlsched::metrics

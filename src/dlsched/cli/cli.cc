@@ -1,0 +1,320 @@
+#include "dlsched/cli/cli.h"
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/engine/engine.h"
+#include "dlsched/metrics/summary.h"
+#include "dlsched/policy/registry.h"
+#include "dlsched/report/outputs.h"
+#include "dlsched/report/table.h"
+#include "dlsched/sim/model_zoo.h"
+#include "dlsched/sim/simulator.h"
+
+namespace dlsched::cli {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kRunFailed = 1;
+constexpr int kBadInput = 2;
+
+int BadInput(const core::Error& e) {
+  std::fprintf(stderr, "dlsched: %s\n", e.message.c_str());
+  return kBadInput;
+}
+
+struct RunArgs {
+  std::string cluster;
+  std::string workload;
+  std::string profile = "gang-binpack";
+};
+
+void AddRunOptions(CLI::App* cmd, RunArgs* a) {
+  cmd->add_option("--cluster,-c", a->cluster, "Cluster YAML (nodes and their resources)")
+      ->required();
+  cmd->add_option("--workload,-w", a->workload, "Workload YAML (jobs with arrival times)")
+      ->required();
+  cmd->add_option("--profile,-p", a->profile,
+                  "Scheduler profile: a built-in name (see `dlsched profiles`) or a profile YAML")
+      ->capture_default_str();
+}
+
+// Everything a simulation needs, loaded and validated.
+struct Loaded {
+  core::ClusterSpec cluster;
+  config::WorkloadSpec workload;
+  std::unique_ptr<engine::Engine> engine;
+};
+
+core::Result<Loaded> Load(const RunArgs& a) {
+  Loaded out;
+  auto cluster = config::LoadCluster(a.cluster);
+  if (!cluster) return std::unexpected(cluster.error());
+  out.cluster = std::move(*cluster);
+  auto workload = sim::LoadWorkload(a.workload);
+  if (!workload) return std::unexpected(workload.error());
+  out.workload = std::move(*workload);
+  auto spec = policy::ResolveProfile(a.profile);
+  if (!spec) return std::unexpected(spec.error());
+  auto profile = policy::BuildProfile(*spec);
+  if (!profile) return std::unexpected(profile.error());
+  out.engine = std::make_unique<engine::Engine>(std::move(*profile));
+  return out;
+}
+
+int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
+  auto loaded = Load(a);
+  if (!loaded) return BadInput(loaded.error());
+  auto result = sim::Simulate(loaded->cluster, loaded->workload, *loaded->engine, {});
+  if (!result) return BadInput(result.error());
+  const metrics::RunSummary summary = metrics::Summarize(result->run);
+  if (!quiet) std::fputs(report::FormatTable(summary, result->run).c_str(), stdout);
+  const std::string dir =
+      out_dir.empty() ? fmt::format("out/{}", loaded->engine->profile().name) : out_dir;
+  if (auto st = report::WriteOutputs(dir, summary, result->run); !st) {
+    std::fprintf(stderr, "dlsched: %s\n", st.error().message.c_str());
+    return kRunFailed;
+  }
+  std::printf("results: %s/summary.json, %s/jobs.csv, %s/utilization.csv\n", dir.c_str(),
+              dir.c_str(), dir.c_str());
+  if (summary.stuck_jobs > 0 || summary.failed_jobs > 0 || summary.unfinished_jobs > 0) {
+    std::fprintf(stderr,
+                 "dlsched: run failed: %d stuck, %d failed, %d unfinished of %d jobs (see "
+                 "jobs.csv for each job's reason)\n",
+                 summary.stuck_jobs, summary.failed_jobs, summary.unfinished_jobs,
+                 summary.total_jobs);
+    return kRunFailed;
+  }
+  return kOk;
+}
+
+int Validate(const std::vector<std::string>& files) {
+  int status = kOk;
+  for (const auto& f : files) {
+    auto kind = config::DetectKind(f);
+    if (!kind) {
+      status = BadInput(kind.error());
+      continue;
+    }
+    std::string what;
+    core::Status st;
+    switch (*kind) {
+      case config::FileKind::kCluster: {
+        auto c = config::LoadCluster(f);
+        if (c)
+          what = fmt::format("cluster with {} nodes", c->nodes.size());
+        else
+          st = std::unexpected(c.error());
+        break;
+      }
+      case config::FileKind::kWorkload: {
+        auto w = sim::LoadWorkload(f);
+        if (w)
+          what = fmt::format("workload with {} jobs", w->jobs.size());
+        else
+          st = std::unexpected(w.error());
+        break;
+      }
+      case config::FileKind::kProfile: {
+        auto p = config::LoadProfile(f);
+        if (!p) {
+          st = std::unexpected(p.error());
+          break;
+        }
+        auto built = policy::BuildProfile(*p);
+        if (built)
+          what = fmt::format("profile '{}'", p->name);
+        else
+          st = std::unexpected(built.error());
+        break;
+      }
+    }
+    if (!st) {
+      status = BadInput(st.error());
+    } else {
+      std::printf("%s: ok (%s)\n", f.c_str(), what.c_str());
+    }
+  }
+  return status;
+}
+
+nlohmann::ordered_json TraceJson(const engine::ClusterState& state, const engine::Profile& p,
+                                 const engine::JobTrace& t) {
+  nlohmann::ordered_json j;
+  j["cycle"] = t.cycle;
+  j["time"] = t.time;
+  j["position"] = t.position;
+  j["outcome"] = t.outcome;
+  auto& tasks = j["tasks"] = nlohmann::ordered_json::array();
+  for (const auto& task : t.tasks) {
+    nlohmann::ordered_json tj;
+    tj["task"] = fmt::format("{}[{}]", core::RoleName(task.task.role), task.task.index);
+    tj["chosen"] = task.chosen == engine::kNoNode
+                       ? nlohmann::ordered_json(nullptr)
+                       : nlohmann::ordered_json(state.NodeName(task.chosen));
+    if (!task.note.empty()) tj["note"] = task.note;
+    auto& cands = tj["candidates"] = nlohmann::ordered_json::array();
+    for (const auto& c : task.candidates) {
+      nlohmann::ordered_json cj;
+      cj["node"] = state.NodeName(c.node);
+      auto& scores = cj["scores"] = nlohmann::ordered_json::object();
+      for (size_t i = 0; i < c.scores.size(); ++i)
+        scores[std::string(p.scorers[i]->Name())] = c.scores[i];
+      cj["total"] = c.total;
+      cands.push_back(std::move(cj));
+    }
+    tasks.push_back(std::move(tj));
+  }
+  return j;
+}
+
+std::string TraceText(const engine::ClusterState& state, const engine::Profile& p,
+                      const engine::JobTrace& t) {
+  std::string out = fmt::format("cycle {} at {:.1f}s (position {} in the queue): {}\n", t.cycle,
+                                t.time, t.position, t.outcome);
+  for (const auto& task : t.tasks) {
+    out += fmt::format("  {}[{}] -> {}{}\n", core::RoleName(task.task.role), task.task.index,
+                       task.chosen == engine::kNoNode ? "(none)" : state.NodeName(task.chosen),
+                       task.note.empty() ? "" : "  (" + task.note + ")");
+    for (const auto& c : task.candidates) {
+      std::string scores;
+      for (size_t i = 0; i < c.scores.size(); ++i) {
+        scores += fmt::format("{}{}={}", i ? " " : "", p.scorers[i]->Name(), c.scores[i]);
+      }
+      out += fmt::format("      {:<20} {:<50} total={:g}{}\n", state.NodeName(c.node), scores,
+                         c.total, c.node == task.chosen ? "  <- chosen" : "");
+    }
+  }
+  return out;
+}
+
+int Explain(const RunArgs& a, const std::string& job, const std::string& format) {
+  auto loaded = Load(a);
+  if (!loaded) return BadInput(loaded.error());
+  bool found = false;
+  for (const auto& j : loaded->workload.jobs) found = found || j.name == job;
+  if (!found) {
+    return BadInput(
+        core::Error{fmt::format("--job: no job named '{}' in {}", job, loaded->workload.source)});
+  }
+  sim::SimOptions options;
+  options.trace_job = job;
+  auto result = sim::Simulate(loaded->cluster, loaded->workload, *loaded->engine, options);
+  if (!result) return BadInput(result.error());
+  // Node names only: a fresh state of the same cluster.
+  const engine::ClusterState names(loaded->cluster);
+  const engine::Profile& p = loaded->engine->profile();
+  const metrics::JobRecord* record = nullptr;
+  for (const auto& r : result->run.jobs) {
+    if (r.name == job) record = &r;
+  }
+  if (format == "json") {
+    nlohmann::ordered_json j;
+    j["job"] = job;
+    j["profile"] = p.name;
+    j["final_state"] = std::string(core::PhaseName(record->final_phase));
+    j["stuck"] = record->stuck;
+    auto& cycles = j["cycles"] = nlohmann::ordered_json::array();
+    for (const auto& t : result->traces) cycles.push_back(TraceJson(names, p, t));
+    std::puts(j.dump(2).c_str());
+  } else {
+    std::printf("job %s under profile %s: %zu cycles considered it; final state %s%s\n",
+                job.c_str(), p.name.c_str(), result->traces.size(),
+                std::string(core::PhaseName(record->final_phase)).c_str(),
+                record->stuck ? " (stuck)" : "");
+    for (const auto& t : result->traces) std::fputs(TraceText(names, p, t).c_str(), stdout);
+  }
+  return kOk;
+}
+
+int Profiles() {
+  for (const auto& b : policy::BuiltinProfiles()) {
+    std::printf("%-14s %s\n", std::string(b.name).c_str(), std::string(b.summary).c_str());
+  }
+  return kOk;
+}
+
+int Models() {
+  for (const auto& m : sim::Models()) {
+    std::string rates;
+    for (const auto& [n, r] : m.profile->steps_per_s) rates += fmt::format(" {}:{:g}", n, r);
+    std::printf("%-16s locality %.2f  steps/s by workers:%s\n", std::string(m.name).c_str(),
+                m.profile->locality_sensitivity, rates.c_str());
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "dlsched - a scheduler for distributed deep-learning training jobs.\n"
+      "Replays a workload of training jobs on a simulated cluster under a scheduling\n"
+      "profile and reports job completion times, utilisation and fairness.\n\n"
+      "Example:\n"
+      "  dlsched simulate --cluster examples/cluster-3node.yaml \\\n"
+      "                   --workload examples/workload-small.yaml --profile gang-binpack\n\n"
+      "Exit codes: 0 success, 1 the run failed (stuck or failed jobs, cannot write\n"
+      "results), 2 bad input (the message names the file and field).",
+      "dlsched"};
+  app.require_subcommand(1);
+
+  RunArgs sim_args;
+  std::string out_dir;
+  bool quiet = false;
+  auto* simulate = app.add_subcommand(
+      "simulate",
+      "Run a workload on a simulated cluster under a profile; print a summary and write "
+      "summary.json, jobs.csv and utilization.csv");
+  AddRunOptions(simulate, &sim_args);
+  simulate->add_option("--out,-o", out_dir, "Output directory (default: out/<profile name>)");
+  simulate->add_flag("--quiet,-q", quiet, "Do not print the tables");
+
+  std::vector<std::string> files;
+  auto* validate = app.add_subcommand(
+      "validate", "Check cluster, workload and profile files; print one error line per bad file");
+  validate->add_option("files", files, "Files to check (the kind is detected)")->required();
+
+  RunArgs explain_args;
+  std::string job;
+  std::string format = "text";
+  auto* explain = app.add_subcommand(
+      "explain",
+      "Run the simulation and show every cycle in which one job was considered: each feasible "
+      "node with every scorer's score and the weighted total, the node chosen for each task, "
+      "or why the job waited");
+  AddRunOptions(explain, &explain_args);
+  explain->add_option("--job,-j", job, "The job to explain")->required();
+  explain->add_option("--format,-f", format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
+  auto* profiles = app.add_subcommand("profiles", "List the built-in scheduler profiles");
+  auto* models = app.add_subcommand("models", "List the model zoo (throughput profiles)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kBadInput;
+  }
+  if (simulate->parsed()) return Simulate(sim_args, out_dir, quiet);
+  if (validate->parsed()) return Validate(files);
+  if (explain->parsed()) return Explain(explain_args, job, format);
+  if (profiles->parsed()) return Profiles();
+  if (models->parsed()) return Models();
+  return kBadInput;
+}
+
+}  // namespace dlsched::cli

@@ -1,0 +1,116 @@
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/config/yaml_util.h"
+
+namespace dlsched::config {
+namespace {
+
+using internal::Given;
+using internal::Index;
+using internal::Key;
+using internal::Reader;
+
+// Parses one entry of `nodes` and appends its expansion (count copies) to
+// `out`. `owner` remembers which entry produced each name, for the duplicate
+// message.
+core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::string& path,
+                            std::vector<core::NodeSpec>& out,
+                            std::map<std::string, std::string>& owner) {
+  if (auto st =
+          r.CheckMap(n, path, "a map", {"name", "count", "resources", "labels", "schedulable"});
+      !st) {
+    return st;
+  }
+  core::NodeSpec node;
+
+  std::string name_path = Key(path, "name");
+  if (!Given(n["name"])) return r.Missing(name_path, "a non-empty string");
+  auto name = r.String(n["name"], name_path);
+  if (!name) return std::unexpected(name.error());
+
+  int64_t count = 1;
+  if (Given(n["count"])) {
+    auto c = r.Int(n["count"], Key(path, "count"), 1);
+    if (!c) return std::unexpected(c.error());
+    count = *c;
+  }
+
+  std::string res_path = Key(path, "resources");
+  if (!Given(n["resources"])) return r.Missing(res_path, "a map of resource name to quantity");
+  auto res = r.Resources(n["resources"], res_path);
+  if (!res) return std::unexpected(res.error());
+  node.allocatable = *res;
+
+  if (Given(n["labels"])) {
+    std::string labels_path = Key(path, "labels");
+    const YAML::Node& labels = n["labels"];
+    if (auto st = r.CheckAnyMap(labels, labels_path, "a map of label name to value"); !st) {
+      return st;
+    }
+    for (const auto& kv : labels) {
+      std::string label_path = Key(labels_path, kv.first.Scalar());
+      if (!kv.second.IsScalar()) return r.Expected(label_path, "a string", kv.second);
+      node.labels[kv.first.Scalar()] = kv.second.Scalar();
+    }
+  }
+
+  if (Given(n["schedulable"])) {
+    auto s = r.Bool(n["schedulable"], Key(path, "schedulable"));
+    if (!s) return std::unexpected(s.error());
+    node.schedulable = *s;
+  }
+
+  for (int64_t i = 0; i < count; ++i) {
+    node.name = count == 1 ? *name : fmt::format("{}-{}", *name, i);
+    auto [it, inserted] = owner.emplace(node.name, path);
+    if (!inserted) {
+      return r.Fail(name_path,
+                    fmt::format("node name '{}' is already used by {}", node.name, it->second));
+    }
+    out.push_back(node);
+  }
+  return {};
+}
+
+core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::Node& root) {
+  if (auto st = r.CheckMap(root, "", "a map with 'nodes'", {"nodes"}); !st) {
+    return std::unexpected(st.error());
+  }
+  const YAML::Node& nodes = root["nodes"];
+  if (!Given(nodes)) return r.Missing("nodes", "a non-empty list of nodes");
+  if (!nodes.IsSequence() || nodes.size() == 0) {
+    return r.Expected("nodes", "a non-empty list of nodes", nodes);
+  }
+  core::ClusterSpec cluster;
+  std::map<std::string, std::string> owner;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (auto st = ParseNodeEntry(r, nodes[i], Index("nodes", i), cluster.nodes, owner); !st) {
+      return std::unexpected(st.error());
+    }
+  }
+  return cluster;
+}
+
+}  // namespace
+
+core::Result<core::ClusterSpec> ParseCluster(const std::string& text, const std::string& source) {
+  try {
+    auto root = internal::ParseYaml(text, source);
+    if (!root) return std::unexpected(root.error());
+    return ParseClusterNode(Reader(source), *root);
+  } catch (const std::exception& e) {
+    return std::unexpected(internal::FromException(source, e));
+  }
+}
+
+core::Result<core::ClusterSpec> LoadCluster(const std::string& path) {
+  auto text = internal::ReadFile(path);
+  if (!text) return std::unexpected(text.error());
+  return ParseCluster(*text, path);
+}
+
+}  // namespace dlsched::config

@@ -1,0 +1,140 @@
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/resources.h"
+
+namespace dlsched::config {
+namespace {
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+std::string ClusterError(const std::string& text) {
+  auto c = ParseCluster(text, "cluster.yaml");
+  EXPECT_FALSE(c.has_value()) << "parsed: " << text;
+  return c ? std::string() : c.error().message;
+}
+
+TEST(ParseClusterTest, ParsesNodeFields) {
+  auto c = ParseCluster(R"(
+nodes:
+  - name: n1
+    resources: {cpu: "10", memory: 32Gi, nvidia.com/gpu: 1}
+    labels: {zone: z1, rack: 7, gpu-model: v100}
+    schedulable: false
+  - name: n2
+    resources: {cpu: 500m, example.com/fpga: 2}
+)",
+                        "cluster.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  ASSERT_EQ(c->nodes.size(), 2u);
+  const auto& n1 = c->nodes[0];
+  EXPECT_EQ(n1.name, "n1");
+  EXPECT_EQ(n1.allocatable[core::kCpu], 10000);  // millicores
+  EXPECT_EQ(n1.allocatable[core::kMemory], 32 * kGi);
+  EXPECT_EQ(n1.allocatable[core::kGpu], 1);
+  EXPECT_EQ(n1.labels.at("zone"), "z1");
+  EXPECT_EQ(n1.labels.at("rack"), "7");  // a YAML number is kept as its text
+  EXPECT_EQ(n1.labels.at("gpu-model"), "v100");
+  EXPECT_FALSE(n1.schedulable);
+
+  const auto& n2 = c->nodes[1];
+  EXPECT_EQ(n2.allocatable[core::kCpu], 500);
+  EXPECT_TRUE(n2.schedulable);  // default
+  EXPECT_TRUE(n2.labels.empty());
+  int fpga = core::FindResource("example.com/fpga");
+  ASSERT_GE(fpga, 0);
+  EXPECT_EQ(n2.allocatable[static_cast<core::ResourceId>(fpga)], 2);
+}
+
+TEST(ParseClusterTest, CountExpandsNames) {
+  auto c = ParseCluster(R"(
+nodes:
+  - {name: gpu, count: 3, resources: {nvidia.com/gpu: 4}, labels: {zone: z1}}
+  - {name: cpu, count: 1, resources: {cpu: 8}}
+)",
+                        "cluster.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  ASSERT_EQ(c->nodes.size(), 4u);
+  EXPECT_EQ(c->nodes[0].name, "gpu-0");
+  EXPECT_EQ(c->nodes[1].name, "gpu-1");
+  EXPECT_EQ(c->nodes[2].name, "gpu-2");
+  EXPECT_EQ(c->nodes[3].name, "cpu");  // count 1 keeps the name as written
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(c->nodes[i].allocatable[core::kGpu], 4);
+    EXPECT_EQ(c->nodes[i].labels.at("zone"), "z1");
+  }
+  EXPECT_EQ(c->Capacity()[core::kGpu], 12);
+}
+
+TEST(ParseClusterTest, DuplicateNameAfterExpansion) {
+  EXPECT_EQ(ClusterError(R"(
+nodes:
+  - {name: gpu, count: 2, resources: {cpu: 1}}
+  - {name: gpu-1, resources: {cpu: 1}}
+)"),
+            "cluster.yaml: nodes[1].name: node name 'gpu-1' is already used by nodes[0]");
+}
+
+TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, lables: {zone: z}}\n"),
+            "cluster.yaml: nodes[0].lables: unknown key (allowed: name, count, resources, labels, "
+            "schedulable)");
+  EXPECT_EQ(ClusterError("node: []\n"), "cluster.yaml: node: unknown key (allowed: nodes)");
+}
+
+TEST(ParseClusterTest, StructuralErrors) {
+  EXPECT_EQ(ClusterError(""), "cluster.yaml: expected a map with 'nodes', got nothing");
+  EXPECT_EQ(ClusterError("nodes: []\n"),
+            "cluster.yaml: nodes: expected a non-empty list of nodes, got a list");
+  EXPECT_EQ(ClusterError("nodes: {a: 1}\n"),
+            "cluster.yaml: nodes: expected a non-empty list of nodes, got a map");
+  EXPECT_EQ(ClusterError("nodes:\n  - {resources: {cpu: 1}}\n"),
+            "cluster.yaml: nodes[0].name: missing, expected a non-empty string");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a}\n"),
+            "cluster.yaml: nodes[0].resources: missing, expected a map of resource name to "
+            "quantity");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: [cpu]}\n"),
+            "cluster.yaml: nodes[0].resources: expected a map of resource name to quantity, got a "
+            "list");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: {cpu: 1, cpu: 2}}\n"),
+            "cluster.yaml: nodes[0].resources.cpu: duplicate key");
+}
+
+TEST(ParseClusterTest, FieldTypeErrors) {
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, count: 0, resources: {cpu: 1}}\n"),
+            "cluster.yaml: nodes[0].count: expected an integer >= 1, got '0'");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, count: two, resources: {cpu: 1}}\n"),
+            "cluster.yaml: nodes[0].count: expected an integer >= 1, got 'two'");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, schedulable: maybe, resources: {cpu: 1}}\n"),
+            "cluster.yaml: nodes[0].schedulable: expected true or false, got 'maybe'");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, labels: {zone: [z]}}\n"),
+            "cluster.yaml: nodes[0].labels.zone: expected a string, got a list");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: {cpu: {n: 1}}}\n"),
+            "cluster.yaml: nodes[0].resources.cpu: expected a quantity, got a map");
+}
+
+TEST(ParseClusterTest, BadQuantityNamesTheField) {
+  // The reason comes from core; config adds the file and field path.
+  auto reason = [](core::ResourceId id, const char* text) {
+    auto r = core::ParseResourceAmount(id, text);
+    EXPECT_FALSE(r.has_value());
+    return r ? std::string() : r.error().message;
+  };
+  std::string bad = ClusterError("nodes:\n  - {name: a, resources: {memory: 32GB}}\n");
+  EXPECT_EQ(bad, "cluster.yaml: nodes[0].resources.memory: " + reason(core::kMemory, "32GB"));
+  EXPECT_NE(bad.find("'32GB'"), std::string::npos) << bad;
+  std::string negative = ClusterError("nodes:\n  - {name: a, resources: {cpu: \"-2\"}}\n");
+  EXPECT_EQ(negative, "cluster.yaml: nodes[0].resources.cpu: " + reason(core::kCpu, "-2"));
+  EXPECT_NE(negative.find("negative"), std::string::npos) << negative;
+}
+
+TEST(ParseClusterTest, SyntaxErrorHasLineAndColumn) {
+  // yaml-cpp reports an unclosed flow map where the input ends.
+  EXPECT_EQ(ClusterError("nodes:\n  - name: a\n    resources: {cpu: 1\n"),
+            "cluster.yaml:4:1: end of map flow not found");
+}
+
+}  // namespace
+}  // namespace dlsched::config

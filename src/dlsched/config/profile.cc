@@ -1,0 +1,141 @@
+#include <string>
+
+#include <fmt/format.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/config/yaml_util.h"
+
+namespace dlsched::config {
+namespace {
+
+using internal::Given;
+using internal::Index;
+using internal::Key;
+using internal::kPositive;
+using internal::Reader;
+
+constexpr std::string_view kPluginExpected = "a plugin name or a map with 'name'";
+
+PluginSpec DefaultPlugin(const Reader& r, std::string_view path, std::string name) {
+  PluginSpec p;
+  p.name = std::move(name);
+  p.args = YAML::Node(YAML::NodeType::Map);
+  p.where = fmt::format("{}: {}", r.source(), Key(path, "args"));
+  return p;
+}
+
+// One extension point: either a bare name ("FIFO") or {name, args} (plus
+// weight for scorers). Plugin names are checked by the policy registry.
+core::Result<PluginSpec> ParsePlugin(const Reader& r, const YAML::Node& n, const std::string& path,
+                                     bool scorer) {
+  if (n.IsScalar()) {
+    auto name = r.String(n, path);
+    if (!name) return std::unexpected(name.error());
+    return DefaultPlugin(r, path, *name);
+  }
+  if (!n.IsMap()) return r.Expected(path, kPluginExpected, n);
+  core::Status st = scorer ? r.CheckMap(n, path, kPluginExpected, {"name", "weight", "args"})
+                           : r.CheckMap(n, path, kPluginExpected, {"name", "args"});
+  if (!st) return std::unexpected(st.error());
+
+  if (!Given(n["name"])) return r.Missing(Key(path, "name"), "a plugin name");
+  auto name = r.String(n["name"], Key(path, "name"));
+  if (!name) return std::unexpected(name.error());
+  PluginSpec p = DefaultPlugin(r, path, *name);
+
+  if (scorer && Given(n["weight"])) {
+    auto w = r.Number(n["weight"], Key(path, "weight"), kPositive);
+    if (!w) return std::unexpected(w.error());
+    p.weight = *w;
+  }
+  const YAML::Node& args = n["args"];
+  if (Given(args)) {
+    if (!args.IsMap()) return r.Expected(Key(path, "args"), "a map", args);
+    p.args = args;
+  }
+  return p;
+}
+
+// Sets `out` from `root[key]` when present, else to the default `name`.
+core::Status ParsePoint(const Reader& r, const YAML::Node& root, const std::string& key,
+                        std::string default_name, PluginSpec& out) {
+  if (!Given(root[key])) {
+    out = DefaultPlugin(r, key, std::move(default_name));
+    return {};
+  }
+  auto p = ParsePlugin(r, root[key], key, /*scorer=*/false);
+  if (!p) return std::unexpected(p.error());
+  out = std::move(*p);
+  return {};
+}
+
+core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& root) {
+  if (auto st = r.CheckMap(
+          root, "", "a map with 'name' and extension points",
+          {"name", "description", "admission", "order", "packer", "scorers", "preemptor", "sizer"});
+      !st) {
+    return std::unexpected(st.error());
+  }
+  ProfileSpec prof;
+  prof.source = r.source();
+
+  if (!Given(root["name"])) return r.Missing("name", "a non-empty string");
+  auto name = r.String(root["name"], "name");
+  if (!name) return std::unexpected(name.error());
+  prof.name = *name;
+
+  if (Given(root["description"])) {
+    if (!root["description"].IsScalar()) {
+      return r.Expected("description", "a string", root["description"]);
+    }
+    prof.description = root["description"].Scalar();
+  }
+
+  struct Point {
+    const char* key;
+    const char* default_name;
+    PluginSpec* out;
+  };
+  for (const Point& pt :
+       {Point{"admission", "Gang", &prof.admission}, Point{"order", "FIFO", &prof.order},
+        Point{"packer", "TaskByTask", &prof.packer}, Point{"preemptor", "None", &prof.preemptor},
+        Point{"sizer", "Fixed", &prof.sizer}}) {
+    if (auto st = ParsePoint(r, root, pt.key, pt.default_name, *pt.out); !st) {
+      return std::unexpected(st.error());
+    }
+  }
+
+  const YAML::Node& scorers = root["scorers"];
+  if (!Given(scorers)) {
+    prof.scorers.push_back(DefaultPlugin(r, Index("scorers", 0), "LeastAllocated"));
+  } else {
+    // An explicit empty list is allowed: no scoring, first feasible node.
+    if (!scorers.IsSequence()) return r.Expected("scorers", "a list of scorers", scorers);
+    for (size_t i = 0; i < scorers.size(); ++i) {
+      auto p = ParsePlugin(r, scorers[i], Index("scorers", i), /*scorer=*/true);
+      if (!p) return std::unexpected(p.error());
+      prof.scorers.push_back(std::move(*p));
+    }
+  }
+  return prof;
+}
+
+}  // namespace
+
+core::Result<ProfileSpec> ParseProfile(const std::string& text, const std::string& source) {
+  try {
+    auto root = internal::ParseYaml(text, source);
+    if (!root) return std::unexpected(root.error());
+    return ParseProfileNode(Reader(source), *root);
+  } catch (const std::exception& e) {
+    return std::unexpected(internal::FromException(source, e));
+  }
+}
+
+core::Result<ProfileSpec> LoadProfile(const std::string& path) {
+  auto text = internal::ReadFile(path);
+  if (!text) return std::unexpected(text.error());
+  return ParseProfile(*text, path);
+}
+
+}  // namespace dlsched::config

@@ -1,0 +1,291 @@
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/config/yaml_util.h"
+
+namespace dlsched::config {
+namespace {
+
+using internal::Given;
+using internal::Index;
+using internal::Key;
+using internal::kNonNegative;
+using internal::kPositive;
+using internal::NumberRange;
+using internal::Reader;
+
+constexpr std::string_view kResourcesExpected = "a map of resource name to quantity";
+
+// Reads an optional number into `out` (left unchanged when absent).
+template <typename T>
+core::Status OptionalNumber(const Reader& r, const YAML::Node& map, std::string_view key,
+                            const std::string& path, const NumberRange& range, T& out) {
+  const YAML::Node& n = map[std::string(key)];
+  if (!Given(n)) return {};
+  auto v = r.Number(n, Key(path, key), range);
+  if (!v) return std::unexpected(v.error());
+  out = *v;
+  return {};
+}
+
+// Parses ps, chief or worker (chief has 0 or 1 replica).
+core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& path,
+                       core::Role role, core::RoleSpec& out) {
+  const bool worker = role == core::Role::kWorker;
+  core::Status st =
+      worker ? r.CheckMap(n, path, "a map", {"replicas", "minReplicas", "maxReplicas", "resources"})
+             : r.CheckMap(n, path, "a map", {"replicas", "resources"});
+  if (!st) return st;
+
+  const int64_t min = worker ? 1 : 0;
+  const int64_t max = role == core::Role::kChief ? 1 : internal::kMaxInt;
+  std::string replicas_path = Key(path, "replicas");
+  if (!Given(n["replicas"])) {
+    return r.Missing(replicas_path, worker ? "an integer >= 1" : "an integer >= 0");
+  }
+  auto replicas = r.Int(n["replicas"], replicas_path, min, max);
+  if (!replicas) return std::unexpected(replicas.error());
+  out.replicas = static_cast<int>(*replicas);
+  out.min_replicas = out.replicas;
+  out.max_replicas = out.replicas;
+
+  if (worker) {
+    if (Given(n["minReplicas"])) {
+      auto v = r.Int(n["minReplicas"], Key(path, "minReplicas"), 1);
+      if (!v) return std::unexpected(v.error());
+      out.min_replicas = static_cast<int>(*v);
+    }
+    if (Given(n["maxReplicas"])) {
+      auto v = r.Int(n["maxReplicas"], Key(path, "maxReplicas"), 1);
+      if (!v) return std::unexpected(v.error());
+      out.max_replicas = static_cast<int>(*v);
+    }
+    // Report against what the user wrote: a defaulted bound equals replicas.
+    if (Given(n["minReplicas"]) && Given(n["maxReplicas"]) && out.min_replicas > out.max_replicas) {
+      return r.Fail(Key(path, "minReplicas"), fmt::format("{} is greater than maxReplicas {}",
+                                                          out.min_replicas, out.max_replicas));
+    }
+    if (out.min_replicas > out.replicas) {
+      return r.Fail(Key(path, "minReplicas"),
+                    fmt::format("{} is greater than replicas {}", out.min_replicas, out.replicas));
+    }
+    if (out.replicas > out.max_replicas) {
+      return r.Fail(replicas_path, fmt::format("{} is greater than maxReplicas {}", out.replicas,
+                                               out.max_replicas));
+    }
+  }
+
+  // A role with no replicas needs no resources.
+  std::string res_path = Key(path, "resources");
+  if (Given(n["resources"])) {
+    auto res = r.Resources(n["resources"], res_path);
+    if (!res) return std::unexpected(res.error());
+    out.resources = *res;
+  } else if (out.replicas > 0) {
+    return r.Missing(res_path, kResourcesExpected);
+  }
+  return {};
+}
+
+core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::string& path,
+                             core::ThroughputProfile& out) {
+  if (auto st = r.CheckMap(n, path, "a map", {"model", "table", "localitySensitivity"}); !st) {
+    return st;
+  }
+  const bool has_model = Given(n["model"]);
+  const bool has_table = Given(n["table"]);
+  if (has_model == has_table) {
+    return r.Fail(path, has_model ? "give either 'model' or 'table', not both"
+                                  : "expected 'model' (a model-zoo name) or 'table'");
+  }
+  if (has_model) {
+    // The model zoo (sim/) brings the table and the locality sensitivity;
+    // overriding one but not the other would be ambiguous.
+    if (Given(n["localitySensitivity"])) {
+      return r.Fail(Key(path, "localitySensitivity"),
+                    "only allowed with 'table' (a model brings its own)");
+    }
+    auto model = r.String(n["model"], Key(path, "model"));
+    if (!model) return std::unexpected(model.error());
+    out.model = *model;
+    return {};
+  }
+
+  std::string table_path = Key(path, "table");
+  const YAML::Node& table = n["table"];
+  constexpr std::string_view kTableExpected = "a non-empty map of worker count to steps/s";
+  if (auto st = r.CheckAnyMap(table, table_path, kTableExpected); !st) return st;
+  if (table.size() == 0) return r.Expected(table_path, kTableExpected, table);
+  bool any_positive = false;
+  for (const auto& kv : table) {
+    std::string entry_path = Key(table_path, kv.first.Scalar());
+    auto workers = r.Int(kv.first, entry_path, 1);
+    if (!workers) {
+      return r.Expected(entry_path, "a worker count (an integer >= 1) as key", kv.first);
+    }
+    auto rate = r.Number(kv.second, entry_path, kNonNegative);
+    if (!rate) return std::unexpected(rate.error());
+    // "1" and "01" are different YAML keys but the same worker count.
+    if (!out.steps_per_s.emplace(static_cast<int>(*workers), *rate).second) {
+      return r.Fail(entry_path, fmt::format("duplicate worker count {}", *workers));
+    }
+    any_positive = any_positive || *rate > 0;
+  }
+  if (!any_positive) return r.Fail(table_path, "expected at least one rate > 0");
+  return OptionalNumber(r, n, "localitySensitivity", path, NumberRange{0, false, 1},
+                        out.locality_sensitivity);
+}
+
+core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
+                      core::JobSpec& job) {
+  if (auto st = r.CheckMap(
+          n, path, "a map",
+          {"name", "namespace", "arrival", "priority", "maxWaitMinutes", "queue", "ps", "worker",
+           "chief", "totalSteps", "throughput", "launchDelay", "checkpointDelay", "deadline"});
+      !st) {
+    return st;
+  }
+
+  if (!Given(n["name"])) return r.Missing(Key(path, "name"), "a non-empty string");
+  auto name = r.String(n["name"], Key(path, "name"));
+  if (!name) return std::unexpected(name.error());
+  job.name = *name;
+
+  if (Given(n["namespace"])) {
+    auto ns = r.String(n["namespace"], Key(path, "namespace"));
+    if (!ns) return std::unexpected(ns.error());
+    job.namespace_name = *ns;
+  }
+
+  if (!Given(n["arrival"])) return r.Missing(Key(path, "arrival"), kNonNegative.Describe());
+  if (auto st = OptionalNumber(r, n, "arrival", path, kNonNegative, job.submit_time); !st) {
+    return st;
+  }
+
+  if (Given(n["priority"])) {
+    const YAML::Node& p = n["priority"];
+    std::string s = p.IsScalar() ? p.Scalar() : "";
+    if (s == "high") {
+      job.priority = core::PriorityClass::kHigh;
+    } else if (s == "normal") {
+      job.priority = core::PriorityClass::kNormal;
+    } else if (s == "low") {
+      job.priority = core::PriorityClass::kLow;
+    } else {
+      return r.Expected(Key(path, "priority"), "one of high, normal, low", p);
+    }
+  }
+
+  if (Given(n["maxWaitMinutes"])) {
+    auto v = r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"), kPositive);
+    if (!v) return std::unexpected(v.error());
+    job.max_wait_minutes = *v;
+  }
+
+  if (Given(n["queue"])) {
+    auto q = r.String(n["queue"], Key(path, "queue"));
+    if (!q) return std::unexpected(q.error());
+    job.queue = *q;
+  }
+
+  if (Given(n["ps"])) {
+    if (auto st =
+            ParseRole(r, n["ps"], Key(path, "ps"), core::Role::kPS, job.role(core::Role::kPS));
+        !st) {
+      return st;
+    }
+  }
+  if (!Given(n["worker"])) {
+    return r.Missing(Key(path, "worker"), "a map with replicas and resources");
+  }
+  if (auto st = ParseRole(r, n["worker"], Key(path, "worker"), core::Role::kWorker,
+                          job.role(core::Role::kWorker));
+      !st) {
+    return st;
+  }
+  if (Given(n["chief"])) {
+    if (auto st = ParseRole(r, n["chief"], Key(path, "chief"), core::Role::kChief,
+                            job.role(core::Role::kChief));
+        !st) {
+      return st;
+    }
+  }
+
+  if (!Given(n["totalSteps"])) return r.Missing(Key(path, "totalSteps"), kPositive.Describe());
+  if (auto st = OptionalNumber(r, n, "totalSteps", path, kPositive, job.total_steps); !st) {
+    return st;
+  }
+
+  if (!Given(n["throughput"])) {
+    return r.Missing(Key(path, "throughput"), "{model: <name>} or {table: {<workers>: <steps/s>}}");
+  }
+  if (auto st = ParseThroughput(r, n["throughput"], Key(path, "throughput"), job.throughput); !st) {
+    return st;
+  }
+
+  if (auto st = OptionalNumber(r, n, "launchDelay", path, kNonNegative, job.launch_delay); !st) {
+    return st;
+  }
+  if (auto st = OptionalNumber(r, n, "checkpointDelay", path, kNonNegative, job.checkpoint_delay);
+      !st) {
+    return st;
+  }
+  if (Given(n["deadline"])) {
+    auto v = r.Number(n["deadline"], Key(path, "deadline"), kPositive);
+    if (!v) return std::unexpected(v.error());
+    job.deadline = *v;
+  }
+  return {};
+}
+
+core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& root) {
+  if (auto st = r.CheckMap(root, "", "a map with 'jobs'", {"jobs"}); !st) {
+    return std::unexpected(st.error());
+  }
+  const YAML::Node& jobs = root["jobs"];
+  if (!Given(jobs)) return r.Missing("jobs", "a non-empty list of jobs");
+  if (!jobs.IsSequence() || jobs.size() == 0) {
+    return r.Expected("jobs", "a non-empty list of jobs", jobs);
+  }
+  WorkloadSpec w;
+  w.source = r.source();
+  std::map<std::string, std::string> owner;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::string path = Index("jobs", i);
+    core::JobSpec job;
+    if (auto st = ParseJob(r, jobs[i], path, job); !st) return std::unexpected(st.error());
+    auto [it, inserted] = owner.emplace(job.name, path);
+    if (!inserted) {
+      return r.Fail(Key(path, "name"),
+                    fmt::format("job name '{}' is already used by {}", job.name, it->second));
+    }
+    w.jobs.push_back(std::move(job));
+  }
+  std::stable_sort(w.jobs.begin(), w.jobs.end(),
+                   [](const auto& a, const auto& b) { return a.submit_time < b.submit_time; });
+  return w;
+}
+
+}  // namespace
+
+core::Result<WorkloadSpec> ParseWorkload(const std::string& text, const std::string& source) {
+  try {
+    auto root = internal::ParseYaml(text, source);
+    if (!root) return std::unexpected(root.error());
+    return ParseWorkloadNode(Reader(source), *root);
+  } catch (const std::exception& e) {
+    return std::unexpected(internal::FromException(source, e));
+  }
+}
+
+core::Result<WorkloadSpec> LoadWorkload(const std::string& path) {
+  auto text = internal::ReadFile(path);
+  if (!text) return std::unexpected(text.error());
+  return ParseWorkload(*text, path);
+}
+
+}  // namespace dlsched::config

@@ -1,0 +1,296 @@
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/resources.h"
+
+namespace dlsched::config {
+namespace {
+
+using core::Role;
+
+// A valid job; tests replace one line to break it.
+std::string Job(const std::string& extra = "", const std::string& worker =
+                                                   "{replicas: 2, resources: {cpu: \"4\", "
+                                                   "memory: 8Gi, nvidia.com/gpu: 1}}") {
+  return "  - name: j\n"
+         "    arrival: 0\n"
+         "    worker: " +
+         worker +
+         "\n"
+         "    totalSteps: 100\n"
+         "    throughput: {model: resnet50}\n" +
+         extra;
+}
+
+std::string WorkloadError(const std::string& text) {
+  auto w = ParseWorkload(text, "workload.yaml");
+  EXPECT_FALSE(w.has_value()) << "parsed: " << text;
+  return w ? std::string() : w.error().message;
+}
+
+std::string JobError(const std::string& extra) { return WorkloadError("jobs:\n" + Job(extra)); }
+
+std::string WorkerError(const std::string& worker) {
+  return WorkloadError("jobs:\n" + Job("", worker));
+}
+
+TEST(ParseWorkloadTest, ParsesAllFields) {
+  auto w = ParseWorkload(R"(
+jobs:
+  - name: resnet-1
+    namespace: team-a
+    arrival: 12.5
+    priority: high
+    maxWaitMinutes: 30
+    queue: gpu-queue
+    ps:     {replicas: 2, resources: {cpu: "2", memory: 4Gi}}
+    worker: {replicas: 2, minReplicas: 1, maxReplicas: 4, resources: {cpu: 4, memory: 8Gi, nvidia.com/gpu: 1}}
+    chief:  {replicas: 1, resources: {cpu: 1}}
+    totalSteps: 2000
+    throughput: {table: {1: 4.4, 2: 7.9, 4: 9.45}, localitySensitivity: 0.3}
+    launchDelay: 10
+    checkpointDelay: 5
+    deadline: 3600
+)",
+                         "workload.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  EXPECT_EQ(w->source, "workload.yaml");
+  ASSERT_EQ(w->jobs.size(), 1u);
+  const core::JobSpec& j = w->jobs[0];
+  EXPECT_EQ(j.name, "resnet-1");
+  EXPECT_EQ(j.namespace_name, "team-a");
+  EXPECT_DOUBLE_EQ(j.submit_time, 12.5);
+  EXPECT_EQ(j.priority, core::PriorityClass::kHigh);
+  ASSERT_TRUE(j.max_wait_minutes.has_value());
+  EXPECT_DOUBLE_EQ(*j.max_wait_minutes, 30);
+  EXPECT_EQ(j.queue, "gpu-queue");
+
+  const auto& ps = j.role(Role::kPS);
+  EXPECT_EQ(ps.replicas, 2);
+  EXPECT_EQ(ps.min_replicas, 2);
+  EXPECT_EQ(ps.max_replicas, 2);
+  EXPECT_EQ(ps.resources[core::kCpu], 2000);
+  EXPECT_EQ(ps.resources[core::kMemory], int64_t{4} << 30);
+
+  const auto& worker = j.role(Role::kWorker);
+  EXPECT_EQ(worker.replicas, 2);
+  EXPECT_EQ(worker.min_replicas, 1);
+  EXPECT_EQ(worker.max_replicas, 4);
+  EXPECT_EQ(worker.resources[core::kCpu], 4000);  // a YAML number works as a quantity
+  EXPECT_EQ(worker.resources[core::kGpu], 1);
+
+  const auto& chief = j.role(Role::kChief);
+  EXPECT_EQ(chief.replicas, 1);
+  EXPECT_EQ(chief.min_replicas, 1);
+  EXPECT_EQ(chief.max_replicas, 1);
+
+  EXPECT_DOUBLE_EQ(j.total_steps, 2000);
+  EXPECT_EQ(j.throughput.model, "");
+  ASSERT_EQ(j.throughput.steps_per_s.size(), 3u);
+  EXPECT_DOUBLE_EQ(j.throughput.steps_per_s.at(4), 9.45);
+  EXPECT_DOUBLE_EQ(j.throughput.locality_sensitivity, 0.3);
+  EXPECT_DOUBLE_EQ(j.launch_delay, 10);
+  EXPECT_DOUBLE_EQ(j.checkpoint_delay, 5);
+  ASSERT_TRUE(j.deadline.has_value());
+  EXPECT_DOUBLE_EQ(*j.deadline, 3600);
+  // Demand of the gang: 2 PS + 1 chief + 1 worker.
+  EXPECT_EQ(j.MinDemand()[core::kCpu], 2 * 2000 + 1000 + 4000);
+}
+
+TEST(ParseWorkloadTest, Defaults) {
+  auto w = ParseWorkload("jobs:\n" + Job(), "workload.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const core::JobSpec& j = w->jobs[0];
+  EXPECT_EQ(j.namespace_name, "default");
+  EXPECT_EQ(j.priority, core::PriorityClass::kNormal);
+  EXPECT_FALSE(j.max_wait_minutes.has_value());
+  EXPECT_EQ(j.queue, "default");
+  EXPECT_EQ(j.role(Role::kPS).replicas, 0);
+  EXPECT_EQ(j.role(Role::kChief).replicas, 0);
+  EXPECT_EQ(j.role(Role::kWorker).min_replicas, 2);  // defaults to replicas
+  EXPECT_EQ(j.role(Role::kWorker).max_replicas, 2);
+  EXPECT_EQ(j.throughput.model, "resnet50");
+  EXPECT_TRUE(j.throughput.steps_per_s.empty());  // resolved later by sim/
+  EXPECT_DOUBLE_EQ(j.throughput.locality_sensitivity, 0);
+  EXPECT_DOUBLE_EQ(j.launch_delay, 0);
+  EXPECT_DOUBLE_EQ(j.checkpoint_delay, 0);
+  EXPECT_FALSE(j.deadline.has_value());
+}
+
+TEST(ParseWorkloadTest, SortsByArrivalKeepingFileOrder) {
+  auto job = [](const char* name, const char* arrival) {
+    return std::string("  - {name: ") + name + ", arrival: " + arrival +
+           ", totalSteps: 1, throughput: {model: m}, worker: {replicas: 1, resources: {cpu: 1}}}\n";
+  };
+  auto w = ParseWorkload(
+      "jobs:\n" + job("c", "20") + job("a", "0") + job("d", "20") + job("b", "5") + job("e", "0"),
+      "workload.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  std::string order;
+  for (const auto& j : w->jobs) order += j.name;
+  EXPECT_EQ(order, "aebcd");
+}
+
+TEST(ParseWorkloadTest, ReplicaRangeErrors) {
+  const std::string res = ", resources: {cpu: 1}}";
+  EXPECT_EQ(WorkerError("{replicas: 2, minReplicas: 4, maxReplicas: 2" + res),
+            "workload.yaml: jobs[0].worker.minReplicas: 4 is greater than maxReplicas 2");
+  EXPECT_EQ(WorkerError("{replicas: 5, minReplicas: 4, maxReplicas: 2" + res),
+            "workload.yaml: jobs[0].worker.minReplicas: 4 is greater than maxReplicas 2");
+  EXPECT_EQ(WorkerError("{replicas: 2, minReplicas: 3" + res),
+            "workload.yaml: jobs[0].worker.minReplicas: 3 is greater than replicas 2");
+  EXPECT_EQ(WorkerError("{replicas: 3, maxReplicas: 2" + res),
+            "workload.yaml: jobs[0].worker.replicas: 3 is greater than maxReplicas 2");
+  EXPECT_EQ(WorkerError("{replicas: 0" + res),
+            "workload.yaml: jobs[0].worker.replicas: expected an integer >= 1, got '0'");
+  EXPECT_EQ(WorkerError("{replicas: 2, minReplicas: 0" + res),
+            "workload.yaml: jobs[0].worker.minReplicas: expected an integer >= 1, got '0'");
+  EXPECT_EQ(WorkerError("{replicas: 1.5" + res),
+            "workload.yaml: jobs[0].worker.replicas: expected an integer >= 1, got '1.5'");
+  EXPECT_EQ(WorkerError("{replicas: 99999999999" + res),
+            "workload.yaml: jobs[0].worker.replicas: expected an integer >= 1, got '99999999999'");
+  EXPECT_EQ(WorkerError("{resources: {cpu: 1}}"),
+            "workload.yaml: jobs[0].worker.replicas: missing, expected an integer >= 1");
+  EXPECT_EQ(WorkerError("{replicas: 1}"),
+            "workload.yaml: jobs[0].worker.resources: missing, expected a map of resource name to "
+            "quantity");
+  EXPECT_EQ(JobError("    chief: {replicas: 2, resources: {cpu: 1}}\n"),
+            "workload.yaml: jobs[0].chief.replicas: expected 0 or 1, got '2'");
+  EXPECT_EQ(JobError("    ps: {replicas: -1, resources: {cpu: 1}}\n"),
+            "workload.yaml: jobs[0].ps.replicas: expected an integer >= 0, got '-1'");
+  EXPECT_EQ(JobError("    ps: {replicas: 1, minReplicas: 1, resources: {cpu: 1}}\n"),
+            "workload.yaml: jobs[0].ps.minReplicas: unknown key (allowed: replicas, resources)");
+}
+
+TEST(ParseWorkloadTest, PsWithoutReplicasNeedsNoResources) {
+  auto w = ParseWorkload("jobs:\n" + Job("    ps: {replicas: 0}\n"), "workload.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  EXPECT_EQ(w->jobs[0].role(Role::kPS).replicas, 0);
+}
+
+TEST(ParseWorkloadTest, FieldTypeErrors) {
+  // Replace the valid totalSteps by appending a second job that is wrong.
+  auto job2 = [](const std::string& line) {
+    return "jobs:\n" + Job() + "  - name: k\n    arrival: 0\n    worker: {replicas: 1, " +
+           "resources: {cpu: 1}}\n    throughput: {model: m}\n" + line;
+  };
+  EXPECT_EQ(WorkloadError(job2("    totalSteps: abc\n")),
+            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got 'abc'");
+  EXPECT_EQ(WorkloadError(job2("    totalSteps: 0\n")),
+            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got '0'");
+  EXPECT_EQ(WorkloadError(job2("")),
+            "workload.yaml: jobs[1].totalSteps: missing, expected a number > 0");
+  EXPECT_EQ(WorkloadError(job2("    totalSteps: .nan\n")),
+            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got '.nan'");
+  // Block scalars are shown on one line.
+  EXPECT_EQ(WorkloadError(job2("    totalSteps: |\n      12\n      34\n")),
+            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got '12\\n34\\n'");
+  EXPECT_EQ(WorkloadError(job2("    totalSteps: " + std::string(70, '9') + "x\n")),
+            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got '" +
+                std::string(60, '9') + "...'");
+  EXPECT_EQ(JobError("    launchDelay: -1\n"),
+            "workload.yaml: jobs[0].launchDelay: expected a number >= 0, got '-1'");
+  EXPECT_EQ(JobError("    deadline: 0\n"),
+            "workload.yaml: jobs[0].deadline: expected a number > 0, got '0'");
+  EXPECT_EQ(JobError("    maxWaitMinutes: [1]\n"),
+            "workload.yaml: jobs[0].maxWaitMinutes: expected a number > 0, got a list");
+  EXPECT_EQ(JobError("    priority: urgent\n"),
+            "workload.yaml: jobs[0].priority: expected one of high, normal, low, got 'urgent'");
+  EXPECT_EQ(JobError("    namespace: \"\"\n"),
+            "workload.yaml: jobs[0].namespace: expected a non-empty string, got ''");
+}
+
+TEST(ParseWorkloadTest, MissingRequiredFields) {
+  EXPECT_EQ(WorkloadError("jobs:\n  - {arrival: 0}\n"),
+            "workload.yaml: jobs[0].name: missing, expected a non-empty string");
+  EXPECT_EQ(WorkloadError("jobs:\n  - {name: a}\n"),
+            "workload.yaml: jobs[0].arrival: missing, expected a number >= 0");
+  EXPECT_EQ(WorkloadError("jobs:\n  - {name: a, arrival: 0, totalSteps: 1}\n"),
+            "workload.yaml: jobs[0].worker: missing, expected a map with replicas and resources");
+  EXPECT_EQ(WorkloadError("jobs:\n  - {name: a, arrival: 0, totalSteps: 1, worker: {replicas: 1, "
+                          "resources: {cpu: 1}}}\n"),
+            "workload.yaml: jobs[0].throughput: missing, expected {model: <name>} or {table: "
+            "{<workers>: <steps/s>}}");
+  EXPECT_EQ(WorkloadError("jobs: []\n"),
+            "workload.yaml: jobs: expected a non-empty list of jobs, got a list");
+  EXPECT_EQ(WorkloadError("jobs:\n"),
+            "workload.yaml: jobs: missing, expected a non-empty list of jobs");
+  EXPECT_EQ(WorkloadError("- a\n- b\n"), "workload.yaml: expected a map with 'jobs', got a list");
+}
+
+TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
+  EXPECT_EQ(JobError("    totalStep: 5\n"),
+            "workload.yaml: jobs[0].totalStep: unknown key (allowed: name, namespace, arrival, "
+            "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, throughput, "
+            "launchDelay, checkpointDelay, deadline)");
+}
+
+TEST(ParseWorkloadTest, DuplicateJobName) {
+  EXPECT_EQ(WorkloadError("jobs:\n" + Job() + Job()),
+            "workload.yaml: jobs[1].name: job name 'j' is already used by jobs[0]");
+}
+
+TEST(ParseWorkloadTest, BadQuantityNamesTheField) {
+  auto reason = [](core::ResourceId id, const char* text) {
+    auto r = core::ParseResourceAmount(id, text);
+    EXPECT_FALSE(r.has_value());
+    return r ? std::string() : r.error().message;
+  };
+  // The reason comes from core; config adds the file and field path.
+  std::string bad = WorkerError("{replicas: 1, resources: {cpu: 1.2.3}}");
+  EXPECT_EQ(bad, "workload.yaml: jobs[0].worker.resources.cpu: " + reason(core::kCpu, "1.2.3"));
+  EXPECT_NE(bad.find("'1.2.3'"), std::string::npos) << bad;
+  std::string negative = WorkerError("{replicas: 1, resources: {memory: -4Gi}}");
+  EXPECT_EQ(negative,
+            "workload.yaml: jobs[0].worker.resources.memory: " + reason(core::kMemory, "-4Gi"));
+  EXPECT_NE(negative.find("negative"), std::string::npos) << negative;
+  EXPECT_EQ(WorkerError("{replicas: 1, resources: {cpu: }}"),
+            "workload.yaml: jobs[0].worker.resources.cpu: expected a quantity, got nothing");
+}
+
+TEST(ParseWorkloadTest, ThroughputErrors) {
+  auto tp = [](const std::string& t) {
+    return WorkloadError(
+        "jobs:\n  - {name: a, arrival: 0, totalSteps: 1, worker: {replicas: 1, "
+        "resources: {cpu: 1}}, throughput: " +
+        t + "}\n");
+  };
+  EXPECT_EQ(tp("{model: resnet50, table: {1: 1}}"),
+            "workload.yaml: jobs[0].throughput: give either 'model' or 'table', not both");
+  EXPECT_EQ(tp("{localitySensitivity: 0.5}"),
+            "workload.yaml: jobs[0].throughput: expected 'model' (a model-zoo name) or 'table'");
+  EXPECT_EQ(tp("{model: resnet50, localitySensitivity: 0.5}"),
+            "workload.yaml: jobs[0].throughput.localitySensitivity: only allowed with 'table' (a "
+            "model brings its own)");
+  EXPECT_EQ(tp("{table: {0: 1.5}}"),
+            "workload.yaml: jobs[0].throughput.table.0: expected a worker count (an integer >= 1) "
+            "as key, got '0'");
+  EXPECT_EQ(tp("{table: {1: -2}}"),
+            "workload.yaml: jobs[0].throughput.table.1: expected a number >= 0, got '-2'");
+  EXPECT_EQ(tp("{table: {1: 0, 2: 0}}"),
+            "workload.yaml: jobs[0].throughput.table: expected at least one rate > 0");
+  EXPECT_EQ(tp("{table: {}}"),
+            "workload.yaml: jobs[0].throughput.table: expected a non-empty map of worker count to "
+            "steps/s, got a map");
+  EXPECT_EQ(tp("{table: {1: 1, 01: 2}}"),
+            "workload.yaml: jobs[0].throughput.table.01: duplicate worker count 1");
+  EXPECT_EQ(tp("{table: {1: 1}, localitySensitivity: 1.5}"),
+            "workload.yaml: jobs[0].throughput.localitySensitivity: expected a number in [0, 1], "
+            "got '1.5'");
+  EXPECT_EQ(tp("{modle: resnet50}"),
+            "workload.yaml: jobs[0].throughput.modle: unknown key (allowed: model, table, "
+            "localitySensitivity)");
+}
+
+TEST(ParseWorkloadTest, SyntaxErrorHasLineAndColumn) {
+  EXPECT_EQ(WorkloadError("jobs:\n  - name: a\n    arrival: [0\n"),
+            "workload.yaml:4:1: end of sequence flow not found");
+  // Bad indentation: line 3 is indented less than the job's keys.
+  EXPECT_EQ(WorkloadError("jobs:\n  - name: a\n   arrival: 0\n"),
+            "workload.yaml:3:4: end of sequence not found");
+}
+
+}  // namespace
+}  // namespace dlsched::config

@@ -1,0 +1,217 @@
+#include "dlsched/config/yaml_util.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace dlsched::config::internal {
+namespace {
+
+// "%g"-like but exact for the integers and simple decimals found in configs.
+std::string FormatNumber(double v) { return fmt::format("{}", v); }
+
+std::string JoinKeys(std::initializer_list<std::string_view> keys) {
+  std::string out;
+  for (auto k : keys) {
+    if (!out.empty()) out += ", ";
+    out += k;
+  }
+  return out;
+}
+
+std::string IntRangeText(int64_t min, int64_t max) {
+  if (max >= kMaxInt) return fmt::format("an integer >= {}", min);
+  if (max == min + 1) return fmt::format("{} or {}", min, max);
+  return fmt::format("an integer between {} and {}", min, max);
+}
+
+}  // namespace
+
+std::string Key(std::string_view parent, std::string_view key) {
+  if (parent.empty()) return std::string(key);
+  return fmt::format("{}.{}", parent, key);
+}
+
+std::string Index(std::string_view parent, size_t i) { return fmt::format("{}[{}]", parent, i); }
+
+std::string Describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing";
+  if (node.IsMap()) return "a map";
+  if (node.IsSequence()) return "a list";
+  // Errors are one line: escape line breaks and cut long block scalars.
+  constexpr size_t kMaxShown = 60;
+  std::string shown;
+  for (char c : node.Scalar()) {
+    if (shown.size() >= kMaxShown) {
+      shown += "...";
+      break;
+    }
+    if (c == '\n') {
+      shown += "\\n";
+    } else if (c == '\r') {
+      shown += "\\r";
+    } else {
+      shown += c;
+    }
+  }
+  return fmt::format("'{}'", shown);
+}
+
+core::Result<std::string> ReadFile(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
+  std::string text;
+  char buf[1 << 14];
+  for (;;) {
+    size_t n = std::fread(buf, 1, sizeof buf, f.get());
+    text.append(buf, n);
+    if (n < sizeof buf) break;
+  }
+  // Reading a directory "opens" fine on Linux and fails here with EISDIR.
+  if (std::ferror(f.get())) {
+    return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
+  }
+  return text;
+}
+
+core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return core::MakeError(FromException(source, e).message);
+  }
+}
+
+core::Error FromException(const std::string& source, const std::exception& e) {
+  if (const auto* ye = dynamic_cast<const YAML::Exception*>(&e)) {
+    if (!ye->mark.is_null()) {
+      return core::Error{
+          fmt::format("{}:{}:{}: {}", source, ye->mark.line + 1, ye->mark.column + 1, ye->msg)};
+    }
+    return core::Error{fmt::format("{}: {}", source, ye->msg)};
+  }
+  return core::Error{fmt::format("{}: {}", source, e.what())};
+}
+
+std::string NumberRange::Describe() const {
+  if (max.has_value()) {
+    return fmt::format("a number in [{}, {}]", FormatNumber(min), FormatNumber(*max));
+  }
+  if (std::isinf(min)) return "a number";
+  return fmt::format("a number {} {}", min_exclusive ? ">" : ">=", FormatNumber(min));
+}
+
+std::unexpected<core::Error> Reader::Fail(std::string_view path, std::string_view what) const {
+  if (path.empty()) return core::Errorf("{}: {}", source_, what);
+  return core::Errorf("{}: {}: {}", source_, path, what);
+}
+
+std::unexpected<core::Error> Reader::Expected(std::string_view path, std::string_view expected,
+                                              const YAML::Node& node) const {
+  return Fail(path, fmt::format("expected {}, got {}", expected, internal::Describe(node)));
+}
+
+std::unexpected<core::Error> Reader::Missing(std::string_view path,
+                                             std::string_view expected) const {
+  return Fail(path, fmt::format("missing, expected {}", expected));
+}
+
+core::Status Reader::CheckAnyMap(const YAML::Node& node, std::string_view path,
+                                 std::string_view what) const {
+  if (!node.IsMap()) return Expected(path, what, node);
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) {
+      return Fail(path, fmt::format("keys must be plain names, got {}", Describe(kv.first)));
+    }
+    if (!seen.insert(kv.first.Scalar()).second) {
+      return Fail(Key(path, kv.first.Scalar()), "duplicate key");
+    }
+  }
+  return {};
+}
+
+core::Status Reader::CheckMap(const YAML::Node& node, std::string_view path, std::string_view what,
+                              std::initializer_list<std::string_view> allowed) const {
+  if (auto st = CheckAnyMap(node, path, what); !st) return st;
+  for (const auto& kv : node) {
+    const std::string& k = kv.first.Scalar();
+    bool known = false;
+    for (auto a : allowed) known = known || a == k;
+    if (!known) {
+      return Fail(Key(path, k), fmt::format("unknown key (allowed: {})", JoinKeys(allowed)));
+    }
+  }
+  return {};
+}
+
+core::Result<std::string> Reader::String(const YAML::Node& node, std::string_view path) const {
+  if (!node.IsScalar() || node.Scalar().empty()) return Expected(path, "a non-empty string", node);
+  return node.Scalar();
+}
+
+core::Result<int64_t> Reader::Int(const YAML::Node& node, std::string_view path, int64_t min,
+                                  int64_t max) const {
+  std::string expected = IntRangeText(min, max);
+  if (!node.IsScalar()) return Expected(path, expected, node);
+  const std::string& s = node.Scalar();
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max) {
+    return Expected(path, expected, node);
+  }
+  return v;
+}
+
+core::Result<double> Reader::Number(const YAML::Node& node, std::string_view path,
+                                    const NumberRange& range) const {
+  std::string expected = range.Describe();
+  if (!node.IsScalar()) return Expected(path, expected, node);
+  std::string_view s = node.Scalar();
+  // from_chars does not take a leading '+', YAML does.
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) {
+    return Expected(path, expected, node);
+  }
+  bool below = range.min_exclusive ? v <= range.min : v < range.min;
+  if (below || (range.max.has_value() && v > *range.max)) return Expected(path, expected, node);
+  return v;
+}
+
+core::Result<bool> Reader::Bool(const YAML::Node& node, std::string_view path) const {
+  bool v = false;
+  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, v)) {
+    return Expected(path, "true or false", node);
+  }
+  return v;
+}
+
+core::Result<core::Resources> Reader::Resources(const YAML::Node& node,
+                                                std::string_view path) const {
+  if (auto st = CheckAnyMap(node, path, "a map of resource name to quantity"); !st) {
+    return std::unexpected(st.error());
+  }
+  core::Resources out;
+  for (const auto& kv : node) {
+    const std::string& name = kv.first.Scalar();
+    std::string field = Key(path, name);
+    auto id = core::InternResource(name);
+    if (!id) return Fail(field, id.error().message);
+    if (!kv.second.IsScalar()) return Expected(field, "a quantity", kv.second);
+    auto amount = core::ParseResourceAmount(*id, kv.second.Scalar());
+    if (!amount) return Fail(field, amount.error().message);
+    out[*id] = *amount;
+  }
+  return out;
+}
+
+}  // namespace dlsched::config::internal

@@ -1,0 +1,98 @@
+#pragma once
+
+// Helpers shared by the cluster, workload and profile parsers. Every error
+// they produce is one line: "<source>: <field path>: <what was expected>".
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dlsched/core/error.h"
+#include "dlsched/core/resources.h"
+
+namespace dlsched::config::internal {
+
+// Field paths: Key("jobs[2]", "worker") is "jobs[2].worker"; Index("jobs", 2)
+// is "jobs[2]". An empty parent means the top level.
+std::string Key(std::string_view parent, std::string_view key);
+std::string Index(std::string_view parent, size_t i);
+
+// How a value is shown after "got": 'text' for scalars, "a map", "a list" or
+// "nothing" otherwise.
+std::string Describe(const YAML::Node& node);
+
+// True when the node carries a value; an absent key and an explicit null
+// (`key:` or `key: ~`) both mean "not given", so the default applies.
+inline bool Given(const YAML::Node& node) { return node.IsDefined() && !node.IsNull(); }
+
+// Reads a whole file; "<path>: cannot read file: <strerror>" on failure.
+core::Result<std::string> ReadFile(const std::string& path);
+
+// Parses YAML text; syntax errors become "<source>:<line>:<col>: <message>".
+core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source);
+
+// Bounds of a number, with the words used in messages ("a number > 0").
+struct NumberRange {
+  double min = -std::numeric_limits<double>::infinity();
+  bool min_exclusive = false;
+  std::optional<double> max;  // inclusive
+
+  std::string Describe() const;
+};
+inline constexpr NumberRange kNonNegative{0, false, std::nullopt};
+inline constexpr NumberRange kPositive{0, true, std::nullopt};
+
+inline constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+
+// The parsing context of one input: knows its name and formats errors.
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  const std::string& source() const { return source_; }
+
+  // "<source>: <path>: <what>", or "<source>: <what>" for an empty path.
+  std::unexpected<core::Error> Fail(std::string_view path, std::string_view what) const;
+  // "<source>: <path>: expected <expected>, got <Describe(node)>".
+  std::unexpected<core::Error> Expected(std::string_view path, std::string_view expected,
+                                        const YAML::Node& node) const;
+  // "<source>: <path>: missing, expected <expected>".
+  std::unexpected<core::Error> Missing(std::string_view path, std::string_view expected) const;
+
+  // Checks that `node` is a map (`what` names it in the error) whose keys are
+  // unique scalars from `allowed`; an unknown key is reported with the list of
+  // allowed keys, so typos are caught.
+  core::Status CheckMap(const YAML::Node& node, std::string_view path, std::string_view what,
+                        std::initializer_list<std::string_view> allowed) const;
+  // Checks that `node` is a map with unique scalar keys (any names).
+  core::Status CheckAnyMap(const YAML::Node& node, std::string_view path,
+                           std::string_view what) const;
+
+  // A non-empty scalar.
+  core::Result<std::string> String(const YAML::Node& node, std::string_view path) const;
+  // A decimal integer in [min, max]; counts fit in an int, so that is the
+  // default (and unstated) upper bound.
+  core::Result<int64_t> Int(const YAML::Node& node, std::string_view path, int64_t min,
+                            int64_t max = kMaxInt) const;
+  // A finite number within `range`.
+  core::Result<double> Number(const YAML::Node& node, std::string_view path,
+                              const NumberRange& range) const;
+  core::Result<bool> Bool(const YAML::Node& node, std::string_view path) const;
+  // A map of resource name -> Kubernetes quantity (YAML string or number),
+  // interned and converted to canonical units.
+  core::Result<core::Resources> Resources(const YAML::Node& node, std::string_view path) const;
+
+ private:
+  std::string source_;
+};
+
+// Converts the YAML exceptions that escape the parsers (there should be none,
+// but yaml-cpp throws from unexpected places) into one-line errors.
+core::Error FromException(const std::string& source, const std::exception& e);
+
+}  // namespace dlsched::config::internal

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dlsched/engine/plan.h"
+#include "dlsched/engine/session.h"
+
+namespace dlsched::engine {
+
+class Profile;
+
+// Everything a policy may look at or change during one cycle.
+struct CycleContext {
+  Session& session;
+  Plan& plan;
+  const Profile& profile;
+  core::Time now = 0;
+  int64_t cycle = 0;
+  // `dlsched explain`: the job whose decisions are recorded (or -1), and
+  // where its traces go.
+  JobIndex trace_job = -1;
+  std::vector<JobTrace>* traces = nullptr;
+
+  const ClusterState& state() const { return session.state(); }
+
+  // Starts a trace of job `j` for this cycle if it is the traced job;
+  // returns nullptr otherwise.
+  JobTrace* BeginTrace(JobIndex j, int position);
+  // The open trace of job `j` in this cycle, or nullptr.
+  JobTrace* TraceOf(JobIndex j);
+
+  void AddAction(ActionKind kind, JobIndex j, std::string reason, int workers = 0) {
+    plan.actions.push_back(
+        Action{kind, TaskRef{j, core::Role::kWorker, 0}, kNoNode, workers, std::move(reason)});
+  }
+};
+
+}  // namespace dlsched::engine

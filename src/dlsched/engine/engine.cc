@@ -1,0 +1,28 @@
+#include "dlsched/engine/engine.h"
+
+#include "dlsched/engine/placement.h"
+
+namespace dlsched::engine {
+
+Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& options) const {
+  Plan plan;
+  Session session(state);
+  CycleContext ctx{session, plan, profile_, now, options.cycle, options.trace_job, options.traces};
+  profile_.admission->Admit(ctx, profile_);
+  profile_.sizer->Resize(ctx, *profile_.packer);
+  EmitPlacements(session, &plan);
+  session.RollbackTo(0);
+  return plan;
+}
+
+void ApplyPlacements(ClusterState& state, const Plan& plan) {
+  for (const auto& a : plan.actions) {
+    if (a.kind == ActionKind::kBind) {
+      state.PlaceTask(a.task, a.node);
+    } else if (a.kind == ActionKind::kUnbind) {
+      state.RemoveTask(a.task);
+    }
+  }
+}
+
+}  // namespace dlsched::engine

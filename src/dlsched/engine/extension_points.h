@@ -1,0 +1,85 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "dlsched/engine/cycle_context.h"
+
+namespace dlsched::engine {
+
+// The extension points of DESIGN.md. Implementations live in policy/, are
+// `final`, and are built from a profile by the policy registry. None of them
+// may read a clock, do I/O or keep state between cycles: everything they
+// need is in the ClusterState and the CycleContext.
+
+// Which pending job goes first.
+class JobOrder {
+ public:
+  virtual ~JobOrder() = default;
+  // Fills keys[i] for jobs[i]. Jobs are served in ascending (key, submit
+  // time, job index) order, so the order is a strict weak order and
+  // deterministic whatever the keys. A key may depend on the whole set
+  // (e.g. min-max normalisation) but only on the arguments.
+  virtual void Keys(const ClusterState& state, std::span<const JobIndex> jobs, core::Time now,
+                    std::span<double> keys) const = 0;
+};
+
+// Scores a feasible node for one task, 0..100 (higher is better). Called
+// before the task is placed; `n` has room for it.
+class NodeScorer {
+ public:
+  virtual ~NodeScorer() = default;
+  virtual std::string_view Name() const = 0;
+  virtual int64_t Score(const ClusterState& state, TaskRef t, NodeIndex n) const = 0;
+};
+
+// Job-level placement of a gang.
+class Packer {
+ public:
+  virtual ~Packer() = default;
+  // Places every PS and Chief replica and `workers` workers of job `j` (its
+  // unplaced slots). All or nothing: on failure the session is exactly as
+  // before and `reason` says why.
+  virtual bool PlaceGang(CycleContext& ctx, JobIndex j, int workers, std::string* reason) const = 0;
+};
+
+// Frees room for a job that does not fit.
+class Preemptor {
+ public:
+  virtual ~Preemptor() = default;
+  // Tries to make job `j`'s gang of `workers` workers placeable by evicting
+  // or shrinking other jobs, then places it with `packer`. On success the
+  // session holds the evictions and the placement, the victims' Stop/Resize
+  // actions are in the plan, and it returns true. On failure the session and
+  // the plan are unchanged and `reason` may say why.
+  virtual bool Preempt(CycleContext& ctx, JobIndex j, int workers, const Packer& packer,
+                       std::string* reason) const = 0;
+};
+
+// Sizes jobs: how many workers a job starts with, and grow/shrink of running
+// jobs after admission. Every size stays within [minReplicas, maxReplicas].
+class Sizer {
+ public:
+  virtual ~Sizer() = default;
+  virtual int StartWorkers(const ClusterState& state, JobIndex j) const = 0;
+  // Called once per cycle after admission. Default: no resizing.
+  virtual void Resize(CycleContext& ctx, const Packer& packer) const {
+    (void)ctx;
+    (void)packer;
+  }
+};
+
+class Profile;
+
+// Drives one cycle's admission of pending work: gang (whole jobs) or per-pod.
+class Admission {
+ public:
+  virtual ~Admission() = default;
+  virtual void Admit(CycleContext& ctx, const Profile& profile) const = 0;
+  // True when admission works on the backend's per-pod queue
+  // (ClusterState::Pods), which the backend then keeps.
+  virtual bool UsesPodQueue() const { return false; }
+};
+
+}  // namespace dlsched::engine

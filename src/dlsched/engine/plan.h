@@ -1,0 +1,60 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dlsched/engine/cluster_state.h"
+
+namespace dlsched::engine {
+
+// What the engine decided in one cycle, in the order it must be applied.
+// Binds and unbinds replay the Session steps exactly; the backend applies
+// them to its ClusterState and then acts on the job-level actions.
+enum class ActionKind {
+  kBind,     // put task on node
+  kUnbind,   // take task off its node (scale-in or preemption of that task)
+  kStart,    // all of the job's gang is bound: launch it
+  kResize,   // a running job now has `workers` workers (after binds/unbinds)
+  kStop,     // the job was preempted as a whole (all its tasks unbound)
+  kWait,     // the job stays pending; `reason` says why
+  kBackoff,  // per-pod: the pod could not be placed; back it off
+};
+
+struct Action {
+  ActionKind kind;
+  TaskRef task;  // job is task.job for job-level actions
+  NodeIndex node = kNoNode;
+  int workers = 0;
+  std::string reason;
+};
+
+struct Plan {
+  std::vector<Action> actions;
+
+  bool Empty() const { return actions.empty(); }
+  // True when the plan changes any placement or starts/stops a job
+  // (kWait and kBackoff alone change nothing).
+  bool ChangesState() const;
+};
+
+// Why each decision about a job was taken, for `dlsched explain`.
+struct ScoredNode {
+  NodeIndex node;
+  std::vector<int64_t> scores;  // one per scorer, 0..100
+  double total;                 // weighted sum
+};
+struct TaskTrace {
+  TaskRef task;
+  std::vector<ScoredNode> candidates;  // feasible nodes
+  NodeIndex chosen = kNoNode;
+  std::string note;  // e.g. why no node was feasible
+};
+struct JobTrace {
+  core::Time time = 0;
+  int64_t cycle = 0;
+  int position = -1;  // position in the cycle's job order (0 = first)
+  std::vector<TaskTrace> tasks;
+  std::string outcome;  // "started with 2 workers", "waiting: ..."
+};
+
+}  // namespace dlsched::engine

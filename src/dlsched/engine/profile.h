@@ -1,0 +1,25 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dlsched/engine/extension_points.h"
+
+namespace dlsched::engine {
+
+// One implementation per extension point, built by the policy registry.
+class Profile {
+ public:
+  std::string name;
+  std::string description;
+  std::unique_ptr<Admission> admission;
+  std::unique_ptr<JobOrder> order;
+  std::unique_ptr<Packer> packer;
+  std::vector<std::unique_ptr<NodeScorer>> scorers;
+  std::vector<double> scorer_weights;  // same length as scorers
+  std::unique_ptr<Preemptor> preemptor;
+  std::unique_ptr<Sizer> sizer;
+};
+
+}  // namespace dlsched::engine

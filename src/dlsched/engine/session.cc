@@ -1,0 +1,29 @@
+#include "dlsched/engine/session.h"
+
+namespace dlsched::engine {
+
+void Session::Assign(TaskRef t, NodeIndex n) {
+  state_.PlaceTask(t, n);
+  log_.push_back({t, n, true});
+}
+
+void Session::Evict(TaskRef t) {
+  const JobState& js = state_.Job(t.job);
+  const NodeIndex n = js.NodeOf(t.role, t.index);
+  state_.RemoveTask(t);
+  log_.push_back({t, n, false});
+}
+
+void Session::RollbackTo(Mark m) {
+  while (log_.size() > m) {
+    const Step s = log_.back();
+    log_.pop_back();
+    if (s.assigned) {
+      state_.RemoveTask(s.task);
+    } else {
+      state_.PlaceTask(s.task, s.node);
+    }
+  }
+}
+
+}  // namespace dlsched::engine

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "dlsched/engine/cluster_state.h"
+
+namespace dlsched::engine {
+
+// Tentative placements and evictions over a ClusterState, with an undo log:
+// a policy tries something, and if it does not work out rolls back to a mark.
+// Rolling back costs the number of steps undone, never a copy of the cluster.
+class Session {
+ public:
+  using Mark = size_t;
+
+  explicit Session(ClusterState& state) : state_(state) {}
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const ClusterState& state() const { return state_; }
+
+  // Puts an unplaced task on node `n`. The caller checks that it fits.
+  void Assign(TaskRef t, NodeIndex n);
+  // Takes a placed task off its node.
+  void Evict(TaskRef t);
+  // True when `t`'s request fits in node `n`'s free resources.
+  bool Fits(TaskRef t, NodeIndex n) const {
+    return state_.Schedulable(n) && state_.Request(t).FitsIn(state_.Free(n));
+  }
+
+  struct Step {
+    TaskRef task;
+    NodeIndex node;
+    bool assigned;  // true: Assign (undo = remove); false: Evict (undo = place back)
+  };
+  // Steps taken and not rolled back, oldest first.
+  const std::vector<Step>& Steps() const { return log_; }
+
+  Mark GetMark() const { return log_.size(); }
+  // Undoes every step taken after `m`, newest first.
+  void RollbackTo(Mark m);
+  // Forgets the log: what was done stays done.
+  void Commit() { log_.clear(); }
+
+ private:
+  ClusterState& state_;
+  std::vector<Step> log_;
+};
+
+}  // namespace dlsched::engine

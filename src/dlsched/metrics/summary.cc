@@ -1,0 +1,181 @@
+#include "dlsched/metrics/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace dlsched::metrics {
+namespace {
+
+double Mean(std::span<const double> values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+// Population variance, two-pass for accuracy.
+double Variance(std::span<const double> values, double mean) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (double v : values) sum += (v - mean) * (v - mean);
+  return sum / static_cast<double>(values.size());
+}
+
+int64_t Amount(const UtilizationSample& s, core::ResourceId id, UtilizationKind kind) {
+  return kind == UtilizationKind::kAllocated ? s.allocated[id] : s.effective[id];
+}
+
+}  // namespace
+
+JobOutcome Outcome(const JobRecord& job) {
+  if (job.final_phase == core::JobPhase::kCompleted) return JobOutcome::kCompleted;
+  if (job.stuck) return JobOutcome::kStuck;
+  if (job.final_phase == core::JobPhase::kFailed) return JobOutcome::kFailed;
+  return JobOutcome::kUnfinished;
+}
+
+std::optional<core::Time> Jct(const JobRecord& job) {
+  if (Outcome(job) != JobOutcome::kCompleted || job.completion >= core::kNever) {
+    return std::nullopt;
+  }
+  return job.completion - job.submit;
+}
+
+std::optional<double> Slowdown(const JobRecord& job) {
+  const std::optional<core::Time> jct = Jct(job);
+  if (!jct || !(job.ideal_runtime > 0)) return std::nullopt;
+  // A JCT at or below the ideal (a zero-length job, rounding in the backend)
+  // counts as "as fast as alone" rather than faster.
+  return *jct > job.ideal_runtime ? job.ideal_runtime / *jct : 1.0;
+}
+
+double NearestRank(std::span<const double> sorted, int percent) {
+  if (sorted.empty()) return 0;
+  const int64_t n = static_cast<int64_t>(sorted.size());
+  int64_t rank = (static_cast<int64_t>(percent) * n + 99) / 100;  // ceil(percent * n / 100)
+  rank = std::clamp<int64_t>(rank, 1, n);
+  return sorted[rank - 1];
+}
+
+double JainIndex(std::span<const double> values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  double sum_sq = 0;
+  for (double v : values) {
+    sum += v;
+    sum_sq += v * v;
+  }
+  if (sum_sq <= 0) return 0;
+  return sum * sum / (static_cast<double>(values.size()) * sum_sq);
+}
+
+double TimeWeightedUtilization(std::span<const UtilizationSample> samples, core::ResourceId id,
+                               UtilizationKind kind, int64_t capacity, core::Time start,
+                               core::Time end) {
+  if (capacity <= 0 || !(end > start)) return 0;
+  double area = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const core::Time from = std::max(samples[i].time, start);
+    const core::Time to = std::min(i + 1 < samples.size() ? samples[i + 1].time : end, end);
+    if (to <= from) continue;
+    area += static_cast<double>(Amount(samples[i], id, kind)) * (to - from);
+  }
+  return area / (end - start) / static_cast<double>(capacity);
+}
+
+std::string ResourceLabel(core::ResourceId id) {
+  const std::string_view name = core::ResourceName(id);
+  // Same fallback as core::FormatResources for an id that was never interned.
+  if (name.empty()) return "resource-" + std::to_string(id);
+  return std::string(name);
+}
+
+RunSummary Summarize(const RunInput& input) {
+  RunSummary s;
+  s.profile = input.profile;
+  s.deadlocked = input.deadlocked;
+  s.cycles = input.cycles;
+  s.end_time = input.end_time;
+  s.total_jobs = static_cast<int>(input.jobs.size());
+
+  std::vector<double> jcts;
+  std::vector<double> slowdowns;
+  double queueing = 0;
+  double launching = 0;
+  double running = 0;
+  core::Time first_submit_completed = core::kNever;
+  core::Time last_completion = -std::numeric_limits<double>::infinity();
+  core::Time first_submit = core::kNever;
+
+  for (const JobRecord& job : input.jobs) {
+    first_submit = std::min(first_submit, job.submit);
+    s.preemptions += job.preemptions;
+    s.scale_events += job.scale_events;
+    s.reallocations += job.reallocations;
+
+    switch (Outcome(job)) {
+      case JobOutcome::kCompleted:
+        ++s.completed_jobs;
+        break;
+      case JobOutcome::kStuck:
+        ++s.stuck_jobs;
+        break;
+      case JobOutcome::kFailed:
+        ++s.failed_jobs;
+        break;
+      case JobOutcome::kUnfinished:
+        ++s.unfinished_jobs;
+        break;
+    }
+
+    const std::optional<core::Time> jct = Jct(job);
+    if (!jct) continue;
+    jcts.push_back(*jct);
+    queueing += job.queueing;
+    launching += job.launching;
+    running += job.running;
+    first_submit_completed = std::min(first_submit_completed, job.submit);
+    last_completion = std::max(last_completion, job.completion);
+    if (const std::optional<double> slowdown = Slowdown(job)) slowdowns.push_back(*slowdown);
+  }
+
+  if (!jcts.empty()) {
+    const double n = static_cast<double>(jcts.size());
+    s.jct_mean = Mean(jcts);
+    std::vector<double> sorted = jcts;
+    std::sort(sorted.begin(), sorted.end());
+    s.jct_p50 = NearestRank(sorted, 50);
+    s.jct_p95 = NearestRank(sorted, 95);
+    s.jct_p99 = NearestRank(sorted, 99);
+    s.makespan = last_completion - first_submit_completed;
+    s.mean_queueing = queueing / n;
+    s.mean_launching = launching / n;
+    s.mean_running = running / n;
+  }
+
+  s.slowdown_jobs = static_cast<int>(slowdowns.size());
+  s.slowdown_mean = Mean(slowdowns);
+  s.slowdown_variance = Variance(slowdowns, s.slowdown_mean);
+  s.jain_index = JainIndex(slowdowns);
+
+  s.window_start = input.jobs.empty() ? 0 : first_submit;
+  s.window_end = std::max(input.end_time, s.window_start);
+  for (int i = 0; i < core::kMaxResources; ++i) {
+    const auto id = static_cast<core::ResourceId>(i);
+    const int64_t capacity = input.capacity[id];
+    if (capacity <= 0) continue;
+    ResourceUtilization u;
+    u.id = id;
+    u.name = ResourceLabel(id);
+    u.capacity = capacity;
+    u.allocated = TimeWeightedUtilization(input.utilization, id, UtilizationKind::kAllocated,
+                                          capacity, s.window_start, s.window_end);
+    u.effective = TimeWeightedUtilization(input.utilization, id, UtilizationKind::kEffective,
+                                          capacity, s.window_start, s.window_end);
+    s.utilization.push_back(std::move(u));
+  }
+  return s;
+}
+
+}  // namespace dlsched::metrics

@@ -1,0 +1,116 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dlsched/core/resources.h"
+#include "dlsched/core/time.h"
+#include "dlsched/metrics/records.h"
+
+namespace dlsched::metrics {
+
+// Time-weighted mean use of one resource over the utilisation window, as a
+// fraction of the cluster capacity (0..1, may exceed 1 only if the backend
+// over-commits).
+struct ResourceUtilization {
+  core::ResourceId id = 0;
+  std::string name;  // "cpu", "memory", "nvidia.com/gpu", or an extended name
+  int64_t capacity = 0;
+  double allocated = 0;  // held by any job
+  double effective = 0;  // held by jobs making progress
+};
+
+// The per-run numbers of SPEC section 5. Every field is finite: an empty run
+// (no jobs, no completed jobs, zero-length window) gives zeros, never NaN.
+struct RunSummary {
+  std::string profile;
+
+  // Job counts. Each job is counted in exactly one of completed, stuck,
+  // failed, unfinished, with that precedence: a job whose final phase is
+  // Completed is completed; otherwise a job flagged `stuck` is stuck (even if
+  // a deadline then failed it); otherwise a Failed job is failed; anything
+  // else (the run ended while it waited or ran) is unfinished.
+  int total_jobs = 0;
+  int completed_jobs = 0;
+  int failed_jobs = 0;
+  int stuck_jobs = 0;
+  int unfinished_jobs = 0;
+
+  // Job completion time (completion - submit) over completed jobs.
+  // Percentiles use the nearest-rank method (see NearestRank).
+  core::Time jct_mean = 0;
+  core::Time jct_p50 = 0;
+  core::Time jct_p95 = 0;
+  core::Time jct_p99 = 0;
+  // Last completion - first submit, both over completed jobs; 0 if none.
+  core::Time makespan = 0;
+
+  // Mean time per phase over completed jobs (so jct_mean equals their sum
+  // when the backend fills the phases consistently).
+  core::Time mean_queueing = 0;
+  core::Time mean_launching = 0;
+  core::Time mean_running = 0;
+
+  // Utilisation window [first submit over all jobs, end_time] and the
+  // time-weighted means over it, one entry per resource with capacity > 0,
+  // in ResourceId order.
+  core::Time window_start = 0;
+  core::Time window_end = 0;
+  std::vector<ResourceUtilization> utilization;
+
+  // Slowdown S = ideal_runtime / JCT over completed jobs with a known ideal
+  // runtime, clamped to (0, 1]; 1 means as fast as alone with its best
+  // allocation. Variance is the population variance (divide by n).
+  int slowdown_jobs = 0;
+  double slowdown_mean = 0;
+  double slowdown_variance = 0;
+  double jain_index = 0;  // (sum S)^2 / (n * sum S^2); 1 = perfectly even
+
+  // Totals over all jobs.
+  int64_t preemptions = 0;
+  int64_t scale_events = 0;
+  int64_t reallocations = 0;
+
+  bool deadlocked = false;
+  int64_t cycles = 0;
+  core::Time end_time = 0;
+};
+
+// Computes the run summary. `input.utilization` must be in ascending time;
+// each sample holds until the next one, the last until `input.end_time`, and
+// the amounts before the first sample are zero.
+RunSummary Summarize(const RunInput& input);
+
+// Classification used by Summarize (same precedence).
+enum class JobOutcome { kCompleted, kStuck, kFailed, kUnfinished };
+JobOutcome Outcome(const JobRecord& job);
+// completion - submit for a completed job; nullopt otherwise.
+std::optional<core::Time> Jct(const JobRecord& job);
+// ideal_runtime / JCT clamped to (0, 1] for a completed job with a known
+// ideal runtime (a JCT at or below the ideal counts as 1); nullopt otherwise.
+std::optional<double> Slowdown(const JobRecord& job);
+
+// Nearest-rank percentile of ascending `sorted` values: the value at 1-based
+// rank ceil(percent * n / 100), clamped to [1, n]. Computed in integers so
+// e.g. p95 of 20 values is exactly rank 19. Returns 0 for no values.
+double NearestRank(std::span<const double> sorted, int percent);
+
+// Jain's fairness index (sum x)^2 / (n * sum x^2); 0 for no values or all
+// zeros.
+double JainIndex(std::span<const double> values);
+
+// Time-weighted mean of amount(sample) over [start, end] for the step
+// function `samples`, divided by `capacity`. 0 when capacity <= 0 or the
+// window is empty.
+enum class UtilizationKind { kAllocated, kEffective };
+double TimeWeightedUtilization(std::span<const UtilizationSample> samples, core::ResourceId id,
+                               UtilizationKind kind, int64_t capacity, core::Time start,
+                               core::Time end);
+
+// Name of resource `id` for reports ("cpu", "nvidia.com/gpu", ...).
+std::string ResourceLabel(core::ResourceId id);
+
+}  // namespace dlsched::metrics

@@ -1,0 +1,60 @@
+#include "dlsched/policy/admission_gang.h"
+
+#include <fmt/format.h>
+
+#include "dlsched/engine/placement.h"
+#include "dlsched/engine/profile.h"
+
+namespace dlsched::policy {
+
+void PendingJobs(const engine::ClusterState& state, std::vector<engine::JobIndex>* out) {
+  out->clear();
+  for (engine::JobIndex j = 0; j < state.NumJobs(); ++j) {
+    if (state.Job(j).IsPending()) out->push_back(j);
+  }
+}
+
+void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
+  std::vector<engine::JobIndex> jobs;
+  PendingJobs(ctx.state(), &jobs);
+  engine::OrderJobs(ctx, &jobs);
+  engine::JobIndex blocker = -1;
+  std::string reason;
+  for (int pos = 0; pos < static_cast<int>(jobs.size()); ++pos) {
+    const engine::JobIndex j = jobs[pos];
+    engine::JobTrace* trace = ctx.BeginTrace(j, pos);
+    if (blocker >= 0) {
+      std::string why = fmt::format("waiting: behind {} in strict order (backfill is off)",
+                                    ctx.state().Job(blocker).spec->name);
+      if (trace != nullptr) trace->outcome = why;
+      ctx.AddAction(engine::ActionKind::kWait, j, std::move(why));
+      continue;
+    }
+    const int workers = profile.sizer->StartWorkers(ctx.state(), j);
+    reason.clear();
+    bool placed = profile.packer->PlaceGang(ctx, j, workers, &reason);
+    std::string outcome;
+    if (placed) {
+      outcome = fmt::format("started with {} workers", workers);
+    } else {
+      std::string preempt_reason;
+      placed = profile.preemptor->Preempt(ctx, j, workers, *profile.packer, &preempt_reason);
+      if (placed) {
+        outcome = fmt::format("started with {} workers after preemption", workers);
+      } else if (!preempt_reason.empty()) {
+        reason += "; " + preempt_reason;
+      }
+    }
+    if (placed) {
+      if (trace != nullptr) trace->outcome = outcome;
+      ctx.AddAction(engine::ActionKind::kStart, j, std::move(outcome), workers);
+    } else {
+      std::string why = "waiting: " + reason;
+      if (trace != nullptr) trace->outcome = why;
+      ctx.AddAction(engine::ActionKind::kWait, j, std::move(why));
+      if (!backfill_) blocker = j;
+    }
+  }
+}
+
+}  // namespace dlsched::policy

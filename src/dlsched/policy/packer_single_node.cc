@@ -1,0 +1,50 @@
+#include "dlsched/policy/packer_single_node.h"
+
+#include <fmt/format.h>
+
+#include "dlsched/engine/placement.h"
+#include "dlsched/engine/profile.h"
+#include "dlsched/policy/packer_task_by_task.h"
+
+namespace dlsched::policy {
+
+bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
+                                 std::string* reason) const {
+  const engine::ClusterState& st = ctx.state();
+  if (!GangFitsInFreeTotal(st, j, workers, reason)) return false;
+  engine::GangSlots(st, j, workers, &slots_);
+  if (slots_.empty()) return true;
+  core::Resources need;
+  for (const auto& t : slots_) need += st.Request(t);
+  const int need_gpu = static_cast<int>(need[core::kGpu]);
+  engine::NodeIndex best = engine::kNoNode;
+  double best_total = -1;
+  for (int g = need_gpu; g <= st.MaxGpuPerNode(); ++g) {
+    for (engine::NodeIndex n : st.NodesWithFreeGpu(g)) {
+      if (!need.FitsIn(st.Free(n))) continue;
+      double total = 0;
+      for (size_t i = 0; i < ctx.profile.scorers.size(); ++i) {
+        total += ctx.profile.scorer_weights[i] *
+                 static_cast<double>(ctx.profile.scorers[i]->Score(st, slots_.front(), n));
+      }
+      if (total > best_total || (total == best_total && n < best)) {
+        best = n;
+        best_total = total;
+      }
+    }
+  }
+  if (best == engine::kNoNode) {
+    if (reason != nullptr) {
+      *reason = need_gpu > st.MaxFreeGpu()
+                    ? fmt::format("needs {} nvidia.com/gpu on one node, largest free is {}",
+                                  need_gpu, st.MaxFreeGpu())
+                    : fmt::format("no single node has room for the whole job ({})",
+                                  core::FormatResources(need));
+    }
+    return false;
+  }
+  for (const auto& t : slots_) ctx.session.Assign(t, best);
+  return true;
+}
+
+}  // namespace dlsched::policy

@@ -1,0 +1,206 @@
+#include "dlsched/policy/registry.h"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dlsched/policy/admission_gang.h"
+#include "dlsched/policy/admission_per_pod.h"
+#include "dlsched/policy/args.h"
+#include "dlsched/policy/order_fifo.h"
+#include "dlsched/policy/packer_single_node.h"
+#include "dlsched/policy/packer_task_by_task.h"
+#include "dlsched/policy/preemptor_none.h"
+#include "dlsched/policy/resource_scorers.h"
+#include "dlsched/policy/sizer_fixed.h"
+
+namespace dlsched::policy {
+namespace {
+
+template <typename T>
+using Factory = std::function<core::Result<std::unique_ptr<T>>(const YAML::Node& args,
+                                                               const std::string& where)>;
+
+// A factory for a plugin without arguments.
+template <typename T, typename Impl>
+Factory<T> NoArgs() {
+  return [](const YAML::Node& args, const std::string& where) -> core::Result<std::unique_ptr<T>> {
+    ArgReader reader(args, where);
+    if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+    return std::unique_ptr<T>(std::make_unique<Impl>());
+  };
+}
+
+const std::map<std::string, Factory<engine::Admission>, std::less<>>& Admissions() {
+  static const auto* m = new std::map<std::string, Factory<engine::Admission>, std::less<>>{
+      {"Gang",
+       [](const YAML::Node& args,
+          const std::string& where) -> core::Result<std::unique_ptr<engine::Admission>> {
+         ArgReader reader(args, where);
+         auto backfill = reader.Bool("backfill", true);
+         if (!backfill) return std::unexpected(backfill.error());
+         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+         return std::make_unique<GangAdmission>(*backfill);
+       }},
+      {"PerPod", NoArgs<engine::Admission, PerPodAdmission>()},
+  };
+  return *m;
+}
+
+const std::map<std::string, Factory<engine::JobOrder>, std::less<>>& Orders() {
+  static const auto* m = new std::map<std::string, Factory<engine::JobOrder>, std::less<>>{
+      {"FIFO", NoArgs<engine::JobOrder, FifoOrder>()},
+  };
+  return *m;
+}
+
+const std::map<std::string, Factory<engine::Packer>, std::less<>>& Packers() {
+  static const auto* m = new std::map<std::string, Factory<engine::Packer>, std::less<>>{
+      {"TaskByTask", NoArgs<engine::Packer, TaskByTaskPacker>()},
+      {"SingleNode", NoArgs<engine::Packer, SingleNodePacker>()},
+  };
+  return *m;
+}
+
+const std::map<std::string, Factory<engine::NodeScorer>, std::less<>>& Scorers() {
+  static const auto* m = new std::map<std::string, Factory<engine::NodeScorer>, std::less<>>{
+      {"LeastAllocated", MakeLeastAllocated},
+      {"MostAllocated", MakeMostAllocated},
+      {"RequestedToCapacityRatio", MakeRequestedToCapacityRatio},
+  };
+  return *m;
+}
+
+const std::map<std::string, Factory<engine::Preemptor>, std::less<>>& Preemptors() {
+  static const auto* m = new std::map<std::string, Factory<engine::Preemptor>, std::less<>>{
+      {"None", NoArgs<engine::Preemptor, NoPreemptor>()},
+  };
+  return *m;
+}
+
+const std::map<std::string, Factory<engine::Sizer>, std::less<>>& Sizers() {
+  static const auto* m = new std::map<std::string, Factory<engine::Sizer>, std::less<>>{
+      {"Fixed", NoArgs<engine::Sizer, FixedSizer>()},
+      {"StaticPartition",
+       [](const YAML::Node& args,
+          const std::string& where) -> core::Result<std::unique_ptr<engine::Sizer>> {
+         ArgReader reader(args, where);
+         if (!reader.Has("slotGpus")) {
+           return core::Errorf("{}.slotGpus: required (the GPUs in one slot, e.g. 2)", where);
+         }
+         auto n = reader.Int("slotGpus", 1, 1, 1024);
+         if (!n) return std::unexpected(n.error());
+         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+         return std::make_unique<StaticPartitionSizer>(static_cast<int>(*n));
+       }},
+  };
+  return *m;
+}
+
+template <typename Map>
+std::vector<std::string_view> Names(const Map& m) {
+  std::vector<std::string_view> out;
+  for (const auto& [k, v] : m) out.push_back(k);
+  return out;
+}
+
+// Where a plugin's name sits, e.g. "p.yaml: scorers[1].name", from its args
+// location "p.yaml: scorers[1].args".
+std::string NamePath(const config::PluginSpec& p) {
+  std::string w = p.where;
+  if (w.ends_with(".args")) w.resize(w.size() - 5);
+  return w + ".name";
+}
+
+template <typename T, typename Map>
+core::Result<std::unique_ptr<T>> Build(const Map& m, const config::PluginSpec& p,
+                                       std::string_view point) {
+  auto it = m.find(p.name);
+  if (it == m.end()) {
+    return core::Errorf("{}: unknown {} '{}' (known: {})", NamePath(p), point, p.name,
+                        fmt::join(Names(m), ", "));
+  }
+  return it->second(p.args, p.where);
+}
+
+}  // namespace
+
+std::vector<std::string_view> KnownNames(Point point) {
+  switch (point) {
+    case Point::kAdmission:
+      return Names(Admissions());
+    case Point::kOrder:
+      return Names(Orders());
+    case Point::kPacker:
+      return Names(Packers());
+    case Point::kScorer:
+      return Names(Scorers());
+    case Point::kPreemptor:
+      return Names(Preemptors());
+    case Point::kSizer:
+      return Names(Sizers());
+  }
+  return {};
+}
+
+core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
+  engine::Profile p;
+  p.name = spec.name;
+  p.description = spec.description;
+  auto admission = Build<engine::Admission>(Admissions(), spec.admission, "Admission");
+  if (!admission) return std::unexpected(admission.error());
+  p.admission = std::move(*admission);
+  auto order = Build<engine::JobOrder>(Orders(), spec.order, "JobOrder");
+  if (!order) return std::unexpected(order.error());
+  p.order = std::move(*order);
+  auto packer = Build<engine::Packer>(Packers(), spec.packer, "Packer");
+  if (!packer) return std::unexpected(packer.error());
+  p.packer = std::move(*packer);
+  for (const auto& s : spec.scorers) {
+    auto scorer = Build<engine::NodeScorer>(Scorers(), s, "NodeScorer");
+    if (!scorer) return std::unexpected(scorer.error());
+    p.scorers.push_back(std::move(*scorer));
+    p.scorer_weights.push_back(s.weight);
+  }
+  auto preemptor = Build<engine::Preemptor>(Preemptors(), spec.preemptor, "Preemptor");
+  if (!preemptor) return std::unexpected(preemptor.error());
+  p.preemptor = std::move(*preemptor);
+  auto sizer = Build<engine::Sizer>(Sizers(), spec.sizer, "Sizer");
+  if (!sizer) return std::unexpected(sizer.error());
+  p.sizer = std::move(*sizer);
+  return p;
+}
+
+core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path) {
+  for (const auto& b : BuiltinProfiles()) {
+    if (b.name == name_or_path)
+      return config::ParseProfile(std::string(b.yaml), std::string(b.name));
+  }
+  if (name_or_path.starts_with("static-") && name_or_path != "static-n") {
+    const std::string_view digits = std::string_view(name_or_path).substr(7);
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec == std::errc() && ptr == digits.data() + digits.size() && n >= 1) {
+      auto spec = ResolveProfile("static-n");
+      if (!spec) return spec;
+      spec->name = name_or_path;
+      spec->description = fmt::format("Static partitioning - FIFO, one slot of {} GPUs per job", n);
+      spec->sizer.args["slotGpus"] = n;
+      return spec;
+    }
+  }
+  if (name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".yaml") &&
+      !name_or_path.ends_with(".yml")) {
+    std::vector<std::string_view> names;
+    for (const auto& b : BuiltinProfiles()) names.push_back(b.name);
+    return core::Errorf("--profile: '{}' is neither a built-in profile ({}) nor a .yaml file",
+                        name_or_path, fmt::join(names, ", "));
+  }
+  return config::LoadProfile(name_or_path);
+}
+
+}  // namespace dlsched::policy

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "dlsched/core/error.h"
+#include "dlsched/metrics/records.h"
+#include "dlsched/metrics/summary.h"
+
+namespace dlsched::report {
+
+// Machine-readable outputs of a run. All of them are deterministic: keys and
+// columns in a fixed order, numbers rounded to kOutputDecimals places
+// (format.h), so the same input gives byte-identical files.
+
+// The run summary plus one object per job (the jobs.csv columns, plus
+// ideal_runtime and slowdown). Times that never happened, and a JCT or
+// slowdown that does not apply, are null. Key order is insertion order
+// (ordered_json); it converts to nlohmann::json (keys then sorted) if needed.
+nlohmann::ordered_json SummaryJson(const metrics::RunSummary& summary,
+                                   const metrics::RunInput& input);
+
+// SummaryJson as written to summary.json: 2-space indent, trailing newline,
+// invalid UTF-8 replaced by U+FFFD.
+std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::RunInput& input);
+
+// jobs.csv: the header
+//   name,namespace,submit,first_start,completion,jct,queueing,launching,
+//   running,final_state,admission_seq,reallocations,preemptions,scale_events,
+//   final_workers,stuck,reason
+// then one row per job in input order. A time that never happened (and the
+// JCT of a job that did not complete) is an empty cell; stuck is true/false;
+// final_state is the phase name. Lines end with "\n".
+std::string JobsCsv(const metrics::RunInput& input);
+
+// utilization.csv: "time", then <name>_allocated,<name>_effective for each
+// resource of summary.utilization (capacity > 0), as fractions of capacity.
+// One row per sample (each holds until the next), plus a closing row at
+// input.end_time repeating the last sample when the run ends after it.
+std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::RunInput& input);
+
+// Writes summary.json (SummaryJsonText),
+// jobs.csv and utilization.csv into `dir`, creating it (and parents) if
+// missing. Each file is written to a temporary name in `dir` and renamed, so
+// a reader never sees a half-written file. Errors read
+// "<path>: cannot write: <reason>".
+core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
+                          const metrics::RunInput& input);
+
+// Replaces `path` atomically with `content` (temporary file in the same
+// directory, then rename). Errors read "<path>: cannot write: <reason>".
+core::Status WriteFileAtomically(const std::string& path, std::string_view content);
+
+}  // namespace dlsched::report

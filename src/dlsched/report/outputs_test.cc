@@ -1,0 +1,219 @@
+#include "dlsched/report/outputs.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/report/test_util.h"
+
+namespace dlsched::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() / ("dlsched-report-" + std::to_string(::getpid()) + "-" +
+                                         info->test_suite_name() + "-" + info->name());
+    fs::remove_all(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// SampleRun (test_util.h): the completed job has every time set; the stuck
+// job never started, so first_start, completion and jct are empty cells, and
+// its name and reason are quoted (comma; quotes doubled).
+TEST(JobsCsvTest, HandWorkedRows) {
+  const std::string expected =
+      "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
+      "admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,reason\n"
+      "resnet-a,team-1,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,false,\n"
+      "\"vgg,b\",team-2,30,,,,70,0,0,Waiting,-1,0,0,0,0,true,"
+      "\"waiting: needs \"\"4 gpu\"\" on one node, largest free is 2\"\n";
+  EXPECT_EQ(JobsCsv(testing::SampleRun()), expected);
+}
+
+TEST(JobsCsvTest, EmptyRunHasHeaderOnly) {
+  const std::string csv = JobsCsv(metrics::RunInput{});
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1);
+  EXPECT_TRUE(csv.starts_with("name,namespace,submit,"));
+}
+
+// Capacity cpu 8000m, gpu 4 (memory 0 is left out). Samples:
+//   t=0:  cpu 1000/1000 -> 0.125/0.125, gpu 2/2 -> 0.5/0.5
+//   t=50: cpu 3000/1000 -> 0.375/0.125, gpu 4/0 -> 1/0
+// and a closing row at end_time 100 repeating the last sample.
+TEST(UtilizationCsvTest, FractionsPerResourceWithClosingRow) {
+  const metrics::RunInput in = testing::SampleRun();
+  const std::string expected =
+      "time,cpu_allocated,cpu_effective,nvidia.com/gpu_allocated,nvidia.com/gpu_effective\n"
+      "0,0.125,0.125,0.5,0.5\n"
+      "50,0.375,0.125,1,0\n"
+      "100,0.375,0.125,1,0\n";
+  EXPECT_EQ(UtilizationCsv(metrics::Summarize(in), in), expected);
+}
+
+// Window [0, 100]: gpu allocated (2*50 + 4*50) / 100 / 4 = 0.75, effective
+// 2*50 / 100 / 4 = 0.25; cpu allocated (1000*50 + 3000*50) / 100 / 8000 =
+// 0.25, effective 0.125. One slowdown of 50/100 = 0.5, so variance 0 and Jain 1.
+TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
+  const metrics::RunInput in = testing::SampleRun();
+  const nlohmann::ordered_json j = SummaryJson(metrics::Summarize(in), in);
+
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"profile", "counts", "deadlocked", "cycles", "end_time",
+                                            "jct", "makespan", "mean_phase_time", "utilization",
+                                            "slowdown", "events", "jobs"}));
+  EXPECT_EQ(j["profile"], "kod2");
+  EXPECT_EQ(j["counts"]["completed"], 1);
+  EXPECT_EQ(j["counts"]["stuck"], 1);
+  EXPECT_EQ(j["deadlocked"], true);
+  EXPECT_EQ(j["jct"]["p95"], 100.0);
+  const auto& res = j["utilization"]["resources"];
+  EXPECT_EQ(res.begin().key(), "cpu");  // resource id order, not alphabetical
+  EXPECT_EQ(res["nvidia.com/gpu"]["capacity"], 4);
+  EXPECT_EQ(res["nvidia.com/gpu"]["allocated"], 0.75);
+  EXPECT_EQ(res["nvidia.com/gpu"]["effective"], 0.25);
+  EXPECT_EQ(res["cpu"]["allocated"], 0.25);
+  EXPECT_EQ(res["cpu"]["effective"], 0.125);
+  EXPECT_EQ(j["slowdown"]["mean"], 0.5);
+  EXPECT_EQ(j["slowdown"]["jain_index"], 1.0);
+  EXPECT_EQ(j["events"]["scale_events"], 2);
+
+  ASSERT_EQ(j["jobs"].size(), 2u);
+  EXPECT_EQ(j["jobs"][0]["slowdown"], 0.5);
+  EXPECT_EQ(j["jobs"][1]["name"], "vgg,b");
+  EXPECT_TRUE(j["jobs"][1]["first_start"].is_null());  // never started
+  EXPECT_TRUE(j["jobs"][1]["completion"].is_null());
+  EXPECT_TRUE(j["jobs"][1]["jct"].is_null());
+  EXPECT_EQ(j["jobs"][1]["final_state"], "Waiting");
+  EXPECT_EQ(j["jobs"][1]["stuck"], true);
+}
+
+// Numbers are rounded to 6 decimals: JCT mean 1/3 s is written 0.333333.
+TEST(SummaryJsonTest, RoundsNumbers) {
+  metrics::RunInput in;
+  metrics::JobRecord job;
+  job.name = "third";
+  job.submit = 0;
+  job.first_start = 0;
+  job.completion = 1.0 / 3;
+  job.final_phase = core::JobPhase::kCompleted;
+  in.jobs = {job};
+  const std::string text = SummaryJsonText(metrics::Summarize(in), in);
+  EXPECT_NE(text.find("\"mean\": 0.333333,"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0.3333333"), std::string::npos) << text;
+}
+
+// The same input summarised twice gives byte-identical text.
+TEST(SummaryJsonTest, Deterministic) {
+  const metrics::RunInput in1 = testing::SampleRun();
+  const metrics::RunInput in2 = testing::SampleRun();
+  const std::string a = SummaryJsonText(metrics::Summarize(in1), in1);
+  const std::string b = SummaryJsonText(metrics::Summarize(in2), in2);
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(a.ends_with("}\n"));
+  EXPECT_EQ(JobsCsv(in1), JobsCsv(in2));
+}
+
+// Invalid UTF-8 in a reason must not throw out of the report.
+TEST(SummaryJsonTest, InvalidUtf8IsReplaced) {
+  metrics::RunInput in = testing::SampleRun();
+  in.jobs[1].reason = "bad \xff byte";
+  std::string text;
+  EXPECT_NO_THROW(text = SummaryJsonText(metrics::Summarize(in), in));
+  EXPECT_NE(text.find("bad \xEF\xBF\xBD byte"), std::string::npos);
+}
+
+// Callers holding a plain nlohmann::json can take the ordered result.
+TEST(SummaryJsonTest, ConvertsToPlainJson) {
+  const metrics::RunInput in = testing::SampleRun();
+  const nlohmann::json plain = SummaryJson(metrics::Summarize(in), in);
+  EXPECT_EQ(plain["counts"]["total"], 2);
+}
+
+TEST(WriteOutputsTest, CreatesDirectoryAndWritesThreeFiles) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "nested" / "out";
+  const metrics::RunInput in = testing::SampleRun();
+  const metrics::RunSummary s = metrics::Summarize(in);
+
+  const core::Status st = WriteOutputs(dir.string(), s, in);
+  ASSERT_TRUE(st.has_value()) << st.error().message;
+
+  EXPECT_EQ(ReadFile(dir / "summary.json"), SummaryJsonText(s, in));
+  EXPECT_EQ(ReadFile(dir / "jobs.csv"), JobsCsv(in));
+  EXPECT_EQ(ReadFile(dir / "utilization.csv"), UtilizationCsv(s, in));
+  const auto parsed = nlohmann::ordered_json::parse(ReadFile(dir / "summary.json"));
+  EXPECT_EQ(parsed, SummaryJson(s, in));
+
+  // Exactly the three files: no temporary left behind.
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    ++files;
+    EXPECT_FALSE(e.path().filename().string().ends_with(".tmp")) << e.path();
+  }
+  EXPECT_EQ(files, 3);
+}
+
+// Writing again over existing outputs replaces them.
+TEST(WriteOutputsTest, OverwritesExistingFiles) {
+  TempDir tmp;
+  fs::create_directories(tmp.path());
+  { std::ofstream(tmp.path() / "jobs.csv") << "old content that is longer than the new one\n"; }
+  const metrics::RunInput in;  // empty run
+  ASSERT_TRUE(WriteOutputs(tmp.path().string(), metrics::Summarize(in), in).has_value());
+  EXPECT_EQ(ReadFile(tmp.path() / "jobs.csv"), JobsCsv(in));
+  EXPECT_EQ(ReadFile(tmp.path() / "utilization.csv"), "time\n");
+}
+
+// The output directory is an existing regular file: one-line error naming it.
+TEST(WriteOutputsTest, ErrorNamesThePath) {
+  TempDir tmp;
+  fs::create_directories(tmp.path());
+  const fs::path file = tmp.path() / "not-a-dir";
+  { std::ofstream(file) << "x"; }
+  const metrics::RunInput in;
+  const core::Status st = WriteOutputs(file.string(), metrics::Summarize(in), in);
+  ASSERT_FALSE(st.has_value());
+  EXPECT_TRUE(st.error().message.starts_with(file.string() + ": cannot write: "))
+      << st.error().message;
+  EXPECT_EQ(st.error().message.find('\n'), std::string::npos);
+}
+
+// A file in a directory that does not exist: the error names the file and
+// nothing is created.
+TEST(WriteFileAtomicallyTest, MissingDirectory) {
+  TempDir tmp;
+  const fs::path target = tmp.path() / "missing" / "summary.json";
+  const core::Status st = WriteFileAtomically(target.string(), "{}");
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().message, target.string() + ": cannot write: No such file or directory");
+  EXPECT_FALSE(fs::exists(target));
+}
+
+}  // namespace
+}  // namespace dlsched::report

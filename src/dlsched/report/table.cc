@@ -1,0 +1,128 @@
+#include "dlsched/report/table.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dlsched/report/format.h"
+
+namespace dlsched::report {
+namespace {
+
+enum class Align { kLeft, kRight };
+
+// Renders rows as columns separated by two spaces, each as wide as its widest
+// cell. The last column is never padded so lines carry no trailing blanks.
+// Widths count bytes: names are expected to be ASCII (Kubernetes names are).
+std::string RenderColumns(const std::vector<std::vector<std::string>>& rows,
+                          const std::vector<Align>& align, bool header_rule) {
+  std::vector<size_t> width(align.size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string out;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::string line;
+    const auto& row = rows[r];
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c > 0) line += "  ";
+      const bool last = c + 1 == row.size();
+      const size_t pad = width[c] - row[c].size();
+      if (align[c] == Align::kRight) line.append(pad, ' ');
+      line += row[c];
+      if (align[c] == Align::kLeft && !last) line.append(pad, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line;
+    out += '\n';
+    if (r == 0 && header_rule) {
+      size_t total = 0;
+      for (size_t c = 0; c < width.size(); ++c) total += width[c] + (c > 0 ? 2 : 0);
+      out.append(total, '-');
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+// Keeps each job on one line whatever its reason says.
+std::string OneLine(std::string_view text) {
+  std::string out(text);
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  return out;
+}
+
+std::string Seconds(core::Time t) { return FormatSeconds(t) + " s"; }
+
+std::string SummaryRows(const metrics::RunSummary& s) {
+  std::vector<std::vector<std::string>> rows;
+  auto add = [&rows](std::string key, std::string value) {
+    rows.push_back({std::move(key), std::move(value)});
+  };
+  add("profile", s.profile.empty() ? "-" : s.profile);
+  std::string jobs = fmt::format("{} total, {} completed, {} failed, {} stuck", s.total_jobs,
+                                 s.completed_jobs, s.failed_jobs, s.stuck_jobs);
+  if (s.unfinished_jobs > 0) jobs += fmt::format(", {} unfinished", s.unfinished_jobs);
+  add("jobs", jobs);
+  if (s.deadlocked) add("deadlocked", fmt::format("yes (stuck jobs: {})", s.stuck_jobs));
+  add("JCT mean", Seconds(s.jct_mean));
+  add("JCT p50", Seconds(s.jct_p50));
+  add("JCT p95", Seconds(s.jct_p95));
+  add("JCT p99", Seconds(s.jct_p99));
+  add("makespan", Seconds(s.makespan));
+  add("mean queueing", Seconds(s.mean_queueing));
+  add("mean launching", Seconds(s.mean_launching));
+  add("mean running", Seconds(s.mean_running));
+  for (const auto& u : s.utilization) {
+    add("util " + u.name,
+        FormatPercent(u.allocated) + " allocated, " + FormatPercent(u.effective) + " effective");
+  }
+  add("slowdown mean", fmt::format("{:.3f} (n={})", s.slowdown_mean, s.slowdown_jobs));
+  add("slowdown variance", fmt::format("{:.4f}", s.slowdown_variance));
+  add("Jain's index", fmt::format("{:.3f}", s.jain_index));
+  add("preemptions", std::to_string(s.preemptions));
+  add("scale events", std::to_string(s.scale_events));
+  add("reallocations", std::to_string(s.reallocations));
+  add("cycles", std::to_string(s.cycles));
+  add("end time", Seconds(s.end_time));
+  return RenderColumns(rows, {Align::kLeft, Align::kLeft}, /*header_rule=*/false);
+}
+
+std::string JobRows(const metrics::RunInput& input) {
+  if (input.jobs.empty()) return "(no jobs)\n";
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"name", "state", "submit", "start", "end", "JCT", "queue", "workers", "reason"});
+  for (const auto& job : input.jobs) {
+    const std::optional<core::Time> jct = metrics::Jct(job);
+    // Queueing is only meaningful once the job got its first allocation.
+    const bool started = job.first_start < core::kNever;
+    rows.push_back({
+        OneLine(job.name),
+        JobStateLabel(job),
+        FormatSeconds(job.submit),
+        FormatSeconds(job.first_start),
+        FormatSeconds(job.completion),
+        jct ? FormatSeconds(*jct) : "-",
+        started ? FormatSeconds(job.queueing) : "-",
+        std::to_string(job.final_workers),
+        job.reason.empty() ? "-" : OneLine(job.reason),
+    });
+  }
+  return RenderColumns(rows,
+                       {Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kRight,
+                        Align::kRight, Align::kRight, Align::kRight, Align::kLeft},
+                       /*header_rule=*/true);
+}
+
+}  // namespace
+
+std::string FormatTable(const metrics::RunSummary& summary, const metrics::RunInput& input) {
+  return SummaryRows(summary) + "\n" + JobRows(input);
+}
+
+}  // namespace dlsched::report

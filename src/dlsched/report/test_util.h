@@ -1,0 +1,66 @@
+#pragma once
+
+#include "dlsched/metrics/records.h"
+
+namespace dlsched::report::testing {
+
+// A small run used by the report tests, on a cluster of 8 cpu (8000m) and
+// 4 GPUs:
+//   resnet-a: submit 0, start 12.5, completed at 100 (JCT 100), 4 workers,
+//             ideal runtime 50 -> slowdown 0.5
+//   vgg,b:    submit 30, never started, stuck waiting with a reason that has
+//             a comma and quotes
+// GPU use: 2 allocated and effective from 0, 4 allocated / 0 effective from
+// 50; run ends at 100.
+inline metrics::RunInput SampleRun() {
+  metrics::RunInput in;
+  in.profile = "kod2";
+  in.capacity[core::kCpu] = 8000;
+  in.capacity[core::kGpu] = 4;
+  in.end_time = 100;
+  in.deadlocked = true;
+  in.cycles = 7;
+
+  metrics::JobRecord a;
+  a.name = "resnet-a";
+  a.namespace_name = "team-1";
+  a.submit = 0;
+  a.first_start = 12.5;
+  a.completion = 100;
+  a.final_phase = core::JobPhase::kCompleted;
+  a.admission_seq = 0;
+  a.queueing = 12.5;
+  a.launching = 2.5;
+  a.running = 85;
+  a.reallocations = 1;
+  a.preemptions = 0;
+  a.scale_events = 2;
+  a.final_workers = 4;
+  a.ideal_runtime = 50;
+
+  metrics::JobRecord b;
+  b.name = "vgg,b";
+  b.namespace_name = "team-2";
+  b.submit = 30;
+  b.final_phase = core::JobPhase::kWaiting;
+  b.queueing = 70;
+  b.stuck = true;
+  b.reason = "waiting: needs \"4 gpu\" on one node, largest free is 2";
+  in.jobs = {a, b};
+
+  metrics::UtilizationSample s0;
+  s0.time = 0;
+  s0.allocated[core::kGpu] = 2;
+  s0.effective[core::kGpu] = 2;
+  s0.allocated[core::kCpu] = 1000;
+  s0.effective[core::kCpu] = 1000;
+  metrics::UtilizationSample s1;
+  s1.time = 50;
+  s1.allocated[core::kGpu] = 4;
+  s1.allocated[core::kCpu] = 3000;
+  s1.effective[core::kCpu] = 1000;
+  in.utilization = {s0, s1};
+  return in;
+}
+
+}  // namespace dlsched::report::testing

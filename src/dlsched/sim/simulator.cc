@@ -1,0 +1,421 @@
+#include "dlsched/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dlsched/engine/cluster_state.h"
+#include "dlsched/engine/placement.h"
+#include "dlsched/sim/event_queue.h"
+#include "dlsched/sim/model_zoo.h"
+
+namespace dlsched::sim {
+namespace {
+
+using core::JobPhase;
+using engine::JobIndex;
+
+// What the simulator knows of a job beyond the engine's JobState.
+struct SimJob {
+  core::PhaseClock clock;
+  double rate = 0;             // steps/s while running
+  core::Time progress_at = 0;  // steps_done is exact at this time
+  uint64_t epoch = 0;          // bumps whenever a pending completion becomes stale
+  core::Time launch_started = 0;
+  int64_t admission_seq = -1;
+  int reallocations = 0;
+  int preemptions = 0;
+  int scale_events = 0;
+  bool tried_since_change = false;
+  std::string reason;
+};
+
+class Simulation {
+ public:
+  Simulation(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload,
+             const engine::Engine& engine, const SimOptions& options)
+      : workload_(workload), engine_(engine), options_(options), state_(cluster) {}
+
+  core::Result<SimResult> Run();
+
+ private:
+  void Advance(JobIndex j, core::Time now);
+  void SetRate(JobIndex j, core::Time now);
+  void Enter(JobIndex j, JobPhase to, core::Time now);
+  void Release(JobIndex j);
+  void HandleEvent(const Event& e);
+  void CreatePods(const std::vector<JobIndex>& arrived);
+  void ApplyPlan(const engine::Plan& plan, core::Time now);
+  bool PendingWork() const;
+  void SampleUtilization(core::Time now);
+  double IdealRuntime(const core::JobSpec& spec) const;
+
+  const config::WorkloadSpec& workload_;
+  const engine::Engine& engine_;
+  const SimOptions& options_;
+  engine::ClusterState state_;
+  std::vector<SimJob> jobs_;
+  EventQueue queue_;
+  core::Time now_ = 0;
+  int64_t next_admission_ = 0;
+  int active_events_ = 0;  // queued events other than ticks
+  core::Time next_tick_ = core::kNever;
+  SimResult result_;
+};
+
+void Simulation::Advance(JobIndex j, core::Time now) {
+  SimJob& sj = jobs_[j];
+  engine::JobState& js = state_.MutableJob(j);
+  if (sj.rate > 0 && now > sj.progress_at) {
+    js.steps_done =
+        std::min(js.spec->total_steps, js.steps_done + sj.rate * (now - sj.progress_at));
+  }
+  sj.progress_at = now;
+}
+
+double LocalityFactor(const engine::JobState& js) {
+  engine::NodeIndex first = engine::kNoNode;
+  for (engine::NodeIndex n : js.task_node) {
+    if (n == engine::kNoNode) continue;
+    if (first == engine::kNoNode) first = n;
+    if (n != first) return 1.0 - js.spec->throughput.locality_sensitivity;
+  }
+  return 1.0;
+}
+
+// Recomputes the job's rate from its placement and schedules its completion.
+void Simulation::SetRate(JobIndex j, core::Time now) {
+  SimJob& sj = jobs_[j];
+  const engine::JobState& js = state_.Job(j);
+  Advance(j, now);
+  ++sj.epoch;
+  sj.rate = core::IsRunning(js.phase)
+                ? js.spec->throughput.Rate(js.placed_workers) * LocalityFactor(js)
+                : 0;
+  if (sj.rate > 0) {
+    const double remaining = std::max(0.0, js.spec->total_steps - js.steps_done);
+    queue_.Push(now + remaining / sj.rate, EventKind::kCompletion, j, sj.epoch);
+    ++active_events_;
+  }
+}
+
+void Simulation::Enter(JobIndex j, JobPhase to, core::Time now) {
+  SimJob& sj = jobs_[j];
+  engine::JobState& js = state_.MutableJob(j);
+  if (!sj.clock.Enter(to, now)) return;
+  js.phase = to;
+  js.phase_since = now;
+}
+
+void Simulation::Release(JobIndex j) {
+  const engine::JobState& js = state_.Job(j);
+  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+    if (js.task_node[s] != engine::kNoNode) state_.RemoveTask(js.TaskAt(j, s));
+  }
+  auto& pods = state_.MutablePods();
+  std::erase_if(pods, [j](const engine::PendingPod& p) { return p.task.job == j; });
+}
+
+void Simulation::HandleEvent(const Event& e) {
+  if (e.kind != EventKind::kTick) --active_events_;
+  const JobIndex j = e.job;
+  switch (e.kind) {
+    case EventKind::kArrival:
+      break;  // handled in batch by Run()
+    case EventKind::kLaunchDone: {
+      if (e.epoch != jobs_[j].epoch || state_.Job(j).phase != JobPhase::kLaunching) return;
+      SimJob& sj = jobs_[j];
+      state_.MutableJob(j).last_launch = now_ - sj.launch_started;
+      const core::Time protect = options_.protect_factor * state_.Job(j).last_launch;
+      if (protect > 0) {
+        Enter(j, JobPhase::kRunningProtected, now_);
+        queue_.Push(now_ + protect, EventKind::kProtectEnd, j, sj.epoch);
+        ++active_events_;
+      } else {
+        Enter(j, JobPhase::kRunning, now_);
+      }
+      SetRate(j, now_);
+      break;
+    }
+    case EventKind::kProtectEnd:
+      if (state_.Job(j).phase == JobPhase::kRunningProtected) Enter(j, JobPhase::kRunning, now_);
+      break;
+    case EventKind::kCompletion: {
+      if (e.epoch != jobs_[j].epoch || !core::IsRunning(state_.Job(j).phase)) return;
+      Advance(j, now_);
+      state_.MutableJob(j).steps_done = state_.Job(j).spec->total_steps;
+      jobs_[j].rate = 0;
+      Enter(j, JobPhase::kCompleted, now_);
+      Release(j);
+      break;
+    }
+    case EventKind::kCheckpointDone:
+      if (state_.Job(j).phase != JobPhase::kCheckpointing) return;
+      Enter(j, JobPhase::kStopping, now_);
+      Enter(j, JobPhase::kStandby, now_);
+      break;
+    case EventKind::kDeadline: {
+      if (core::IsFinal(state_.Job(j).phase)) return;
+      Advance(j, now_);
+      ++jobs_[j].epoch;
+      jobs_[j].rate = 0;
+      jobs_[j].reason =
+          fmt::format("deadline of {:g}s after arrival passed", *state_.Job(j).spec->deadline);
+      Enter(j, JobPhase::kFailed, now_);
+      Release(j);
+      break;
+    }
+    case EventKind::kTick:
+      if (next_tick_ == e.time) next_tick_ = core::kNever;
+      break;
+  }
+}
+
+// Per-pod queue: pods of jobs that arrive at the same instant are created
+// interleaved (round robin over the jobs), as concurrent controllers do.
+void Simulation::CreatePods(const std::vector<JobIndex>& arrived) {
+  std::vector<std::vector<engine::TaskRef>> per_job;
+  size_t longest = 0;
+  for (JobIndex j : arrived) {
+    std::vector<engine::TaskRef> tasks;
+    engine::GangSlots(state_, j, state_.Job(j).target_workers, &tasks);
+    longest = std::max(longest, tasks.size());
+    per_job.push_back(std::move(tasks));
+  }
+  auto& pods = state_.MutablePods();
+  for (size_t i = 0; i < longest; ++i) {
+    for (const auto& tasks : per_job) {
+      if (i < tasks.size()) pods.push_back(engine::PendingPod{tasks[i], now_, 0});
+    }
+  }
+}
+
+void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
+  engine::ApplyPlacements(state_, plan);
+  bool changed = false;
+  for (const engine::Action& a : plan.actions) {
+    const JobIndex j = a.task.job;
+    switch (a.kind) {
+      case engine::ActionKind::kBind:
+      case engine::ActionKind::kUnbind:
+        changed = true;
+        break;
+      case engine::ActionKind::kStart: {
+        SimJob& sj = jobs_[j];
+        engine::JobState& js = state_.MutableJob(j);
+        js.target_workers = a.workers;
+        if (sj.admission_seq < 0) sj.admission_seq = next_admission_++;
+        if (js.phase == JobPhase::kWaiting) Enter(j, JobPhase::kLaunching, now);
+        if (js.phase == JobPhase::kStarving) Enter(j, JobPhase::kLaunching, now);
+        if (js.phase == JobPhase::kStandby) {
+          Enter(j, JobPhase::kLaunching, now);
+          ++sj.reallocations;
+        }
+        sj.launch_started = now;
+        sj.reason = a.reason;
+        ++sj.epoch;
+        queue_.Push(now + js.spec->launch_delay, EventKind::kLaunchDone, j, sj.epoch);
+        ++active_events_;
+        changed = true;
+        break;
+      }
+      case engine::ActionKind::kResize: {
+        SimJob& sj = jobs_[j];
+        state_.MutableJob(j).target_workers = a.workers;
+        ++sj.scale_events;
+        sj.reason = a.reason;
+        SetRate(j, now);
+        changed = true;
+        break;
+      }
+      case engine::ActionKind::kStop: {
+        SimJob& sj = jobs_[j];
+        Advance(j, now);
+        ++sj.epoch;
+        sj.rate = 0;
+        ++sj.preemptions;
+        sj.reason = a.reason;
+        Enter(j, JobPhase::kCheckpointing, now);
+        queue_.Push(now + state_.Job(j).spec->checkpoint_delay, EventKind::kCheckpointDone, j);
+        ++active_events_;
+        changed = true;
+        break;
+      }
+      case engine::ActionKind::kWait:
+        jobs_[j].reason = a.reason;
+        break;
+      case engine::ActionKind::kBackoff:
+        for (engine::PendingPod& pod : state_.MutablePods()) {
+          if (pod.task == a.task) {
+            const core::Time delay = std::min(
+                options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
+            ++pod.attempts;
+            pod.not_before = now + delay;
+            break;
+          }
+        }
+        jobs_[j].tried_since_change = true;
+        break;
+    }
+  }
+  if (changed) {
+    for (auto& sj : jobs_) sj.tried_since_change = false;
+  }
+  // Bound pods leave the queue.
+  std::erase_if(state_.MutablePods(), [this](const engine::PendingPod& p) {
+    return state_.Job(p.task.job).NodeOf(p.task.role, p.task.index) != engine::kNoNode;
+  });
+}
+
+// True while something other than the scheduler's own retries can still
+// change the state, or some pending pod has not been retried since the last
+// change.
+bool Simulation::PendingWork() const {
+  if (active_events_ > 0) return true;
+  for (const auto& pod : state_.Pods()) {
+    if (!jobs_[pod.task.job].tried_since_change) return true;
+  }
+  return false;
+}
+
+void Simulation::SampleUtilization(core::Time now) {
+  metrics::UtilizationSample s;
+  s.time = now;
+  s.allocated = state_.TotalRequested();
+  for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
+    const engine::JobState& js = state_.Job(j);
+    if (!core::IsRunning(js.phase)) continue;
+    for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+      if (js.task_node[slot] != engine::kNoNode) s.effective += state_.Request(js.TaskAt(j, slot));
+    }
+  }
+  auto& series = result_.run.utilization;
+  if (!series.empty() && series.back().allocated == s.allocated &&
+      series.back().effective == s.effective) {
+    return;
+  }
+  if (!series.empty() && series.back().time == now) {
+    series.back() = s;
+  } else {
+    series.push_back(s);
+  }
+}
+
+double Simulation::IdealRuntime(const core::JobSpec& spec) const {
+  const core::RoleSpec& w = spec.role(core::Role::kWorker);
+  double best = 0;
+  for (int n = std::max(1, w.min_replicas); n <= w.max_replicas; ++n) {
+    if (!spec.Demand(n).FitsIn(state_.Capacity())) break;
+    best = std::max(best, spec.throughput.Rate(n));
+  }
+  return best > 0 ? spec.total_steps / best : 0;
+}
+
+core::Result<SimResult> Simulation::Run() {
+  const auto& specs = workload_.jobs;
+  jobs_.resize(specs.size());
+  for (const auto& spec : specs) state_.AddJob(&spec, spec.submit_time);
+  for (JobIndex j = 0; j < static_cast<JobIndex>(specs.size()); ++j) {
+    queue_.Push(specs[j].submit_time, EventKind::kArrival, j);
+    ++active_events_;
+    if (specs[j].deadline) {
+      queue_.Push(specs[j].submit_time + *specs[j].deadline, EventKind::kDeadline, j);
+      ++active_events_;
+    }
+  }
+  engine::CycleOptions cycle_options;
+  cycle_options.trace_job = options_.trace_job.empty() ? -1 : state_.FindJob(options_.trace_job);
+  cycle_options.traces = &result_.traces;
+  const bool per_pod = engine_.profile().admission->UsesPodQueue();
+  int64_t cycles = 0;
+  while (!queue_.Empty()) {
+    now_ = queue_.Top().time;
+    std::vector<JobIndex> arrived;
+    while (!queue_.Empty() && queue_.Top().time == now_) {
+      const Event e = queue_.Pop();
+      if (e.kind == EventKind::kArrival) {
+        --active_events_;
+        Enter(e.job, JobPhase::kWaiting, now_);
+        arrived.push_back(e.job);
+      } else {
+        HandleEvent(e);
+      }
+    }
+    if (!arrived.empty()) {
+      if (per_pod) CreatePods(arrived);
+      for (auto& sj : jobs_) sj.tried_since_change = false;
+    }
+    cycle_options.cycle = cycles++;
+    const engine::Plan plan = engine_.Cycle(state_, now_, cycle_options);
+    ApplyPlan(plan, now_);
+    SampleUtilization(now_);
+    // Nothing but the scheduler's own retries is left, and every pending
+    // pod has been retried since the last change: the state is a fixed
+    // point (a deadlock if jobs are unfinished). Otherwise wake up for the
+    // earliest backoff expiry.
+    if (!PendingWork()) break;
+    core::Time wake = core::kNever;
+    for (const auto& pod : state_.Pods()) {
+      if (pod.not_before > now_) wake = std::min(wake, pod.not_before);
+    }
+    if (wake != core::kNever && wake < next_tick_) {
+      queue_.Push(wake, EventKind::kTick);
+      next_tick_ = wake;
+    }
+  }
+
+  // Records.
+  metrics::RunInput& run = result_.run;
+  run.profile = engine_.profile().name;
+  run.capacity = state_.Capacity();
+  run.end_time = now_;
+  run.cycles = cycles;
+  run.deadlocked = false;
+  for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
+    const engine::JobState& js = state_.Job(j);
+    const SimJob& sj = jobs_[j];
+    metrics::JobRecord r;
+    r.name = js.spec->name;
+    r.namespace_name = js.spec->namespace_name;
+    r.submit = js.spec->submit_time;
+    r.first_start = sj.clock.FirstEntered(JobPhase::kLaunching);
+    r.final_phase = js.phase;
+    if (core::IsFinal(js.phase)) r.completion = js.phase_since;
+    r.admission_seq = sj.admission_seq;
+    const core::Time end = core::IsFinal(js.phase) ? js.phase_since : now_;
+    r.queueing = (r.first_start != core::kNever ? r.first_start : end) - r.submit;
+    r.launching =
+        sj.clock.TimeIn(JobPhase::kStandby, end) + sj.clock.TimeIn(JobPhase::kLaunching, end) +
+        sj.clock.TimeIn(JobPhase::kCheckpointing, end) + sj.clock.TimeIn(JobPhase::kStopping, end);
+    r.running = sj.clock.TimeIn(JobPhase::kRunningProtected, end) +
+                sj.clock.TimeIn(JobPhase::kRunning, end);
+    r.reallocations = sj.reallocations;
+    r.preemptions = sj.preemptions;
+    r.scale_events = sj.scale_events;
+    r.final_workers = js.placed_workers > 0 ? js.placed_workers : js.target_workers;
+    r.ideal_runtime = IdealRuntime(*js.spec);
+    r.stuck = !core::IsFinal(js.phase);
+    run.deadlocked = run.deadlocked || r.stuck;
+    r.reason = sj.reason;
+    run.jobs.push_back(std::move(r));
+  }
+  return std::move(result_);
+}
+
+}  // namespace
+
+core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
+                                 const config::WorkloadSpec& workload, const engine::Engine& engine,
+                                 const SimOptions& options) {
+  for (size_t i = 0; i < workload.jobs.size(); ++i) {
+    if (workload.jobs[i].throughput.steps_per_s.empty()) {
+      return core::Errorf("{}: jobs[{}].throughput: model '{}' is not resolved", workload.source, i,
+                          workload.jobs[i].throughput.model);
+    }
+  }
+  Simulation sim(cluster, workload, engine, options);
+  return sim.Run();
+}
+
+}  // namespace dlsched::sim

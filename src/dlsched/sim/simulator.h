@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/error.h"
+#include "dlsched/engine/engine.h"
+#include "dlsched/metrics/records.h"
+
+namespace dlsched::sim {
+
+struct SimOptions {
+  // `dlsched explain`: record every cycle in which this job is considered.
+  std::string trace_job;
+  // After each launch a job stays RunningProtected for this many times its
+  // launch duration (F-scheduling); 0 goes straight to Running.
+  double protect_factor = 0;
+  // Per-pod backoff, as kube-scheduler: initial, doubling up to max.
+  core::Time backoff_initial = 1;
+  core::Time backoff_max = 10;
+};
+
+struct SimResult {
+  metrics::RunInput run;
+  std::vector<engine::JobTrace> traces;  // of options.trace_job
+};
+
+// Replays `workload` on `cluster` under `engine`'s profile: a discrete-event
+// simulation where progress between events is computed analytically
+// (remaining steps / rate), so the result is exact and deterministic.
+// Never hangs: when nothing can change any more (deadlock under per-pod
+// scheduling, or jobs that can never fit), the run ends and reports the jobs
+// left as stuck. The workload's throughput profiles must be resolved.
+core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
+                                 const config::WorkloadSpec& workload, const engine::Engine& engine,
+                                 const SimOptions& options);
+
+// Loads a workload and fills in model-zoo throughput tables; an unknown
+// model is an error naming the job's field.
+core::Result<config::WorkloadSpec> LoadWorkload(const std::string& path);
+
+}  // namespace dlsched::sim

@@ -1,0 +1,29 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dlsched/sim/model_zoo.h"
+#include "dlsched/sim/simulator.h"
+
+namespace dlsched::sim {
+
+core::Result<config::WorkloadSpec> LoadWorkload(const std::string& path) {
+  auto workload = config::LoadWorkload(path);
+  if (!workload) return workload;
+  // config/ sorts jobs by arrival; messages name the job by its name, which
+  // is unique, since its index in the file may differ.
+  for (auto& job : workload->jobs) {
+    auto& tp = job.throughput;
+    if (!tp.steps_per_s.empty()) continue;
+    const core::ThroughputProfile* model = FindModel(tp.model);
+    if (model == nullptr) {
+      return core::Errorf("{}: job '{}': throughput.model: unknown model '{}' (known: {})",
+                          workload->source, job.name, tp.model, fmt::join(ModelNames(), ", "));
+    }
+    const std::string name = tp.model;
+    tp = *model;
+    tp.model = name;
+  }
+  return workload;
+}
+
+}  // namespace dlsched::sim
