@@ -92,7 +92,39 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.task_node.assign(spec->NumTasks(spec->role(core::Role::kWorker).max_replicas), kNoNode);
   js.target_workers = spec->role(core::Role::kWorker).replicas;
   jobs_.push_back(std::move(js));
-  return static_cast<JobIndex>(jobs_.size() - 1);
+  const auto j = static_cast<JobIndex>(jobs_.size() - 1);
+  if (by_phase_.empty()) by_phase_.resize(core::kNumJobPhases);
+  auto& list = by_phase_[static_cast<int>(core::JobPhase::kSubmitted)];
+  phase_pos_.push_back(static_cast<int32_t>(list.size()));
+  list.push_back(j);
+  return j;
+}
+
+void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
+  JobState& js = jobs_[j];
+  js.phase_since = now;
+  if (js.phase == p) return;
+  auto& from = by_phase_[static_cast<int>(js.phase)];
+  const JobIndex last = from.back();
+  from[phase_pos_[j]] = last;
+  phase_pos_[last] = phase_pos_[j];
+  from.pop_back();
+  auto& to = by_phase_[static_cast<int>(p)];
+  phase_pos_[j] = static_cast<int32_t>(to.size());
+  to.push_back(j);
+  js.phase = p;
+}
+
+void ClusterState::PendingJobs(std::vector<JobIndex>* out) const {
+  out->clear();
+  if (by_phase_.empty()) return;
+  for (core::JobPhase p :
+       {core::JobPhase::kWaiting, core::JobPhase::kStarving, core::JobPhase::kStandby}) {
+    for (JobIndex j : JobsInPhase(p)) {
+      if (jobs_[j].IsPending()) out->push_back(j);
+    }
+  }
+  std::sort(out->begin(), out->end());
 }
 
 JobIndex ClusterState::FindJob(const std::string& name) const {

@@ -104,6 +104,16 @@ class ClusterState {
   const JobState& Job(JobIndex j) const { return jobs_[j]; }
   JobState& MutableJob(JobIndex j) { return jobs_[j]; }
   JobIndex FindJob(const std::string& name) const;
+  // Moves job `j` to phase `p` (the backend checks the transition), keeping
+  // the per-phase job index up to date.
+  void SetPhase(JobIndex j, core::JobPhase p, core::Time now);
+  // Jobs currently in phase `p`, in no particular order; O(1) to maintain,
+  // so a cycle visits the jobs that matter, not every job ever submitted.
+  const std::vector<JobIndex>& JobsInPhase(core::JobPhase p) const {
+    return by_phase_[static_cast<int>(p)];
+  }
+  // Pending jobs (see JobState::IsPending), ascending by index.
+  void PendingJobs(std::vector<JobIndex>* out) const;
 
   // Per-pod queue (creation order).
   const std::vector<PendingPod>& Pods() const { return pods_; }
@@ -136,6 +146,8 @@ class ClusterState {
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
   std::vector<int32_t> bucket_pos_;
   std::vector<JobState> jobs_;
+  std::vector<std::vector<JobIndex>> by_phase_;
+  std::vector<int32_t> phase_pos_;  // position of each job in its by_phase_ list
   std::vector<PendingPod> pods_;
 };
 

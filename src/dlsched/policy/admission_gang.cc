@@ -7,16 +7,9 @@
 
 namespace dlsched::policy {
 
-void PendingJobs(const engine::ClusterState& state, std::vector<engine::JobIndex>* out) {
-  out->clear();
-  for (engine::JobIndex j = 0; j < state.NumJobs(); ++j) {
-    if (state.Job(j).IsPending()) out->push_back(j);
-  }
-}
-
 void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
   std::vector<engine::JobIndex> jobs;
-  PendingJobs(ctx.state(), &jobs);
+  ctx.state().PendingJobs(&jobs);
   engine::OrderJobs(ctx, &jobs);
   engine::JobIndex blocker = -1;
   std::string reason;

@@ -20,8 +20,4 @@ class GangAdmission final : public engine::Admission {
   bool backfill_;
 };
 
-// Pending jobs (waiting, starving, or stopped with nothing placed) in
-// index order.
-void PendingJobs(const engine::ClusterState& state, std::vector<engine::JobIndex>* out);
-
 }  // namespace dlsched::policy

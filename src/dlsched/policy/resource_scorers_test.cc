@@ -300,7 +300,10 @@ struct Demo {
     for (NodeIndex n = 0; n < state.NumNodes(); ++n) {
       if (!state.Request(t).FitsIn(state.Free(n))) continue;
       const int64_t s = scorer.Score(state, t, n);
-      if (s > best_score) best = n, best_score = s;
+      if (s > best_score) {
+        best = n;
+        best_score = s;
+      }
     }
     return best;
   }

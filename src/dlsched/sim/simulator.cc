@@ -60,6 +60,7 @@ class Simulation {
   core::Time now_ = 0;
   int64_t next_admission_ = 0;
   int active_events_ = 0;  // queued events other than ticks
+  int unfinished_ = 0;     // jobs not Completed or Failed
   core::Time next_tick_ = core::kNever;
   SimResult result_;
 };
@@ -102,10 +103,9 @@ void Simulation::SetRate(JobIndex j, core::Time now) {
 
 void Simulation::Enter(JobIndex j, JobPhase to, core::Time now) {
   SimJob& sj = jobs_[j];
-  engine::JobState& js = state_.MutableJob(j);
   if (!sj.clock.Enter(to, now)) return;
-  js.phase = to;
-  js.phase_since = now;
+  state_.SetPhase(j, to, now);
+  if (core::IsFinal(to)) --unfinished_;
 }
 
 void Simulation::Release(JobIndex j) {
@@ -283,11 +283,13 @@ void Simulation::SampleUtilization(core::Time now) {
   metrics::UtilizationSample s;
   s.time = now;
   s.allocated = state_.TotalRequested();
-  for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
-    const engine::JobState& js = state_.Job(j);
-    if (!core::IsRunning(js.phase)) continue;
-    for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
-      if (js.task_node[slot] != engine::kNoNode) s.effective += state_.Request(js.TaskAt(j, slot));
+  for (core::JobPhase p : {JobPhase::kRunningProtected, JobPhase::kRunning}) {
+    for (JobIndex j : state_.JobsInPhase(p)) {
+      const engine::JobState& js = state_.Job(j);
+      for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+        if (js.task_node[slot] != engine::kNoNode)
+          s.effective += state_.Request(js.TaskAt(j, slot));
+      }
     }
   }
   auto& series = result_.run.utilization;
@@ -315,6 +317,7 @@ double Simulation::IdealRuntime(const core::JobSpec& spec) const {
 core::Result<SimResult> Simulation::Run() {
   const auto& specs = workload_.jobs;
   jobs_.resize(specs.size());
+  unfinished_ = static_cast<int>(specs.size());
   for (const auto& spec : specs) state_.AddJob(&spec, spec.submit_time);
   for (JobIndex j = 0; j < static_cast<JobIndex>(specs.size()); ++j) {
     queue_.Push(specs[j].submit_time, EventKind::kArrival, j);
@@ -329,7 +332,7 @@ core::Result<SimResult> Simulation::Run() {
   cycle_options.traces = &result_.traces;
   const bool per_pod = engine_.profile().admission->UsesPodQueue();
   int64_t cycles = 0;
-  while (!queue_.Empty()) {
+  while (!queue_.Empty() && unfinished_ > 0) {
     now_ = queue_.Top().time;
     std::vector<JobIndex> arrived;
     while (!queue_.Empty() && queue_.Top().time == now_) {

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/error.h"
+
+namespace dlsched::sim {
+
+// Synthetic workloads and clusters, for scale tests and benchmarks.
+//
+// The generator draws every number from one std::mt19937_64 with its own
+// integer-based distributions (std::uniform_*_distribution and friends are
+// implementation-defined and differ between standard libraries), so a seed
+// gives the same workload everywhere. Arrival times are whole milliseconds
+// and totalSteps whole numbers, so the YAML holds them exactly.
+struct GenerateOptions {
+  int jobs = 100;
+  uint64_t seed = 1;
+  // Inter-arrival times are exponential with this mean (a Poisson process),
+  // in seconds; 0 makes every job arrive at time 0.
+  double mean_interarrival = 60;
+  // Workers per job are drawn in [1, max_workers] with 1, 2, 4 and 8 most
+  // likely (as in the Philly and Helios traces); each worker takes 1 GPU.
+  int max_workers = 8;
+  // Share of jobs that are elastic (minReplicas < maxReplicas).
+  double elastic_fraction = 0.2;
+  // totalSteps is log-uniform in [min_steps, max_steps]: many short jobs,
+  // a long tail of long ones.
+  double min_steps = 1000;
+  double max_steps = 100000;
+  std::string name_prefix = "job";
+};
+
+// `options.jobs` jobs with 0-2 PS (cpu and memory only) and 1..max_workers
+// workers of 1 GPU each, models from the model zoo (throughput tables filled
+// in, as sim::LoadWorkload does), sorted by arrival. Errors name the option.
+core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& options);
+
+// The workload in the YAML format config::ParseWorkload reads. A job whose
+// throughput is a model-zoo entry is written as {model: <name>}, any other as
+// a table. Fields at their defaults are left out.
+std::string WorkloadToYaml(const config::WorkloadSpec& workload);
+
+struct ClusterOptions {
+  int nodes = 16;
+  int gpus_per_node = 8;
+  int cpus_per_node = 64;
+  int memory_gi_per_node = 512;
+  int nodes_per_rack = 32;
+  int racks_per_zone = 8;
+  std::string gpu_model = "v100";
+};
+
+// A homogeneous cluster in the YAML format config::ParseCluster reads: one
+// `count:` entry per rack, nodes named r<rack>-<i>, labelled with zone, rack
+// and gpu-model. Errors name the option.
+core::Result<std::string> ClusterYaml(const ClusterOptions& options);
+
+}  // namespace dlsched::sim
