@@ -26,6 +26,7 @@ constexpr int kRunFailed = 1;
 constexpr int kBadInput = 2;
 
 int BadInput(const core::Error& e) {
+  std::fflush(stdout);
   std::fprintf(stderr, "dlsched: %s\n", e.message.c_str());
   return kBadInput;
 }
@@ -234,7 +235,16 @@ int Explain(const RunArgs& a, const std::string& job, const std::string& format)
   return kOk;
 }
 
-int Profiles() {
+int Profiles(const std::string& show) {
+  if (!show.empty()) {
+    for (const auto& b : policy::BuiltinProfiles()) {
+      if (b.name == show) {
+        std::fwrite(b.yaml.data(), 1, b.yaml.size(), stdout);
+        return kOk;
+      }
+    }
+    return BadInput(core::Error{fmt::format("--show: no built-in profile named '{}'", show)});
+  }
   for (const auto& b : policy::BuiltinProfiles()) {
     std::printf("%-14s %s\n", std::string(b.name).c_str(), std::string(b.summary).c_str());
   }
@@ -296,7 +306,11 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
-  auto* profiles = app.add_subcommand("profiles", "List the built-in scheduler profiles");
+  std::string show;
+  auto* profiles = app.add_subcommand(
+      "profiles", "List the built-in scheduler profiles (use one with `simulate --profile NAME`)");
+  profiles->add_option("--show", show,
+                       "Print a built-in profile's YAML, a starting point for your own");
   auto* models = app.add_subcommand("models", "List the model zoo (throughput profiles)");
 
   try {
@@ -312,7 +326,7 @@ int Main(int argc, char** argv) {
   if (simulate->parsed()) return Simulate(sim_args, out_dir, quiet);
   if (validate->parsed()) return Validate(files);
   if (explain->parsed()) return Explain(explain_args, job, format);
-  if (profiles->parsed()) return Profiles();
+  if (profiles->parsed()) return Profiles(show);
   if (models->parsed()) return Models();
   return kBadInput;
 }

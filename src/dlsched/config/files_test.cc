@@ -79,7 +79,7 @@ TEST(ExamplesTest, WorkloadSmall) {
   }
   EXPECT_EQ(tables, 1);
   EXPECT_GE(elastic, 1);
-  EXPECT_EQ(models, (std::set<std::string>{"inception3", "resnet50", "vgg16"}));
+  EXPECT_EQ(models, (std::set<std::string>{"resnet18", "resnet50", "transformer"}));
 }
 
 TEST(ExamplesTest, BrokenWorkload) {

@@ -45,6 +45,7 @@ class Simulation {
   void Enter(JobIndex j, JobPhase to, core::Time now);
   void Release(JobIndex j);
   void HandleEvent(const Event& e);
+  void FinishLaunch(JobIndex j);
   void CreatePods(const std::vector<JobIndex>& arrived);
   void ApplyPlan(const engine::Plan& plan, core::Time now);
   bool PendingWork() const;
@@ -117,27 +118,30 @@ void Simulation::Release(JobIndex j) {
   std::erase_if(pods, [j](const engine::PendingPod& p) { return p.task.job == j; });
 }
 
+void Simulation::FinishLaunch(JobIndex j) {
+  SimJob& sj = jobs_[j];
+  state_.MutableJob(j).last_launch = now_ - sj.launch_started;
+  const core::Time protect = options_.protect_factor * state_.Job(j).last_launch;
+  if (protect > 0) {
+    Enter(j, JobPhase::kRunningProtected, now_);
+    queue_.Push(now_ + protect, EventKind::kProtectEnd, j, sj.epoch);
+    ++active_events_;
+  } else {
+    Enter(j, JobPhase::kRunning, now_);
+  }
+  SetRate(j, now_);
+}
+
 void Simulation::HandleEvent(const Event& e) {
   if (e.kind != EventKind::kTick) --active_events_;
   const JobIndex j = e.job;
   switch (e.kind) {
     case EventKind::kArrival:
       break;  // handled in batch by Run()
-    case EventKind::kLaunchDone: {
+    case EventKind::kLaunchDone:
       if (e.epoch != jobs_[j].epoch || state_.Job(j).phase != JobPhase::kLaunching) return;
-      SimJob& sj = jobs_[j];
-      state_.MutableJob(j).last_launch = now_ - sj.launch_started;
-      const core::Time protect = options_.protect_factor * state_.Job(j).last_launch;
-      if (protect > 0) {
-        Enter(j, JobPhase::kRunningProtected, now_);
-        queue_.Push(now_ + protect, EventKind::kProtectEnd, j, sj.epoch);
-        ++active_events_;
-      } else {
-        Enter(j, JobPhase::kRunning, now_);
-      }
-      SetRate(j, now_);
+      FinishLaunch(j);
       break;
-    }
     case EventKind::kProtectEnd:
       if (state_.Job(j).phase == JobPhase::kRunningProtected) Enter(j, JobPhase::kRunning, now_);
       break;
@@ -215,8 +219,12 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
         sj.launch_started = now;
         sj.reason = a.reason;
         ++sj.epoch;
-        queue_.Push(now + js.spec->launch_delay, EventKind::kLaunchDone, j, sj.epoch);
-        ++active_events_;
+        if (js.spec->launch_delay > 0) {
+          queue_.Push(now + js.spec->launch_delay, EventKind::kLaunchDone, j, sj.epoch);
+          ++active_events_;
+        } else {
+          FinishLaunch(j);
+        }
         changed = true;
         break;
       }

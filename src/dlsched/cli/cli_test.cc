@@ -1,0 +1,143 @@
+// End-to-end tests of the dlsched binary: exit codes, the error line for a
+// broken file, and the files a run writes.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct CmdResult {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+CmdResult Dlsched(const std::string& args) {
+  const std::string cmd =
+      std::string("cd ") + DLSCHED_SOURCE_DIR + " && " + DLSCHED_BINARY + " " + args + " 2>&1";
+  CmdResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out_ = std::filesystem::temp_directory_path() /
+           ("dlsched-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(out_);
+  }
+  void TearDown() override { std::filesystem::remove_all(out_); }
+  std::filesystem::path out_;
+};
+
+TEST_F(CliTest, SimulateExampleSucceedsAndWritesResults) {
+  const CmdResult r = Dlsched(
+      "simulate --cluster examples/cluster-3node.yaml --workload "
+      "examples/workload-small.yaml --profile gang-binpack --out " +
+      out_.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("JCT mean"), std::string::npos) << r.out;
+  ASSERT_TRUE(std::filesystem::exists(out_ / "summary.json"));
+  const std::string csv = Slurp(out_ / "jobs.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')).find("admission_seq") != std::string::npos, true);
+  // Seven jobs plus the header.
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 8) << csv;
+  EXPECT_TRUE(std::filesystem::exists(out_ / "utilization.csv"));
+}
+
+TEST_F(CliTest, DeadlockedRunExitsOne) {
+  const CmdResult r = Dlsched(
+      "simulate -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml -p "
+      "k8s-default -q -o " +
+      out_.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("2 stuck"), std::string::npos) << r.out;
+  const std::string csv = Slurp(out_ / "jobs.csv");
+  EXPECT_NE(csv.find("3 of 4 pods bound"), std::string::npos) << csv;
+}
+
+TEST_F(CliTest, ValidateReportsTheBrokenFieldAndExitsTwo) {
+  const CmdResult ok = Dlsched(
+      "validate examples/cluster-3node.yaml examples/workload-small.yaml "
+      "examples/profiles/gang-binpack.yaml");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  const CmdResult bad = Dlsched("validate examples/broken-workload.yaml");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.out,
+            "dlsched: examples/broken-workload.yaml: jobs[1].worker.minReplicas: 4 is greater "
+            "than maxReplicas 2\n");
+}
+
+TEST_F(CliTest, BadInputsExitTwoWithOneLine) {
+  const CmdResult unknown_profile =
+      Dlsched("simulate -c examples/cluster-3node.yaml -w examples/workload-small.yaml -p nope");
+  EXPECT_EQ(unknown_profile.code, 2);
+  EXPECT_NE(unknown_profile.out.find("'nope' is neither a built-in profile"), std::string::npos)
+      << unknown_profile.out;
+  const CmdResult missing = Dlsched("simulate -c examples/does-not-exist.yaml -w x.yaml");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.out.find("examples/does-not-exist.yaml: cannot read file"), std::string::npos)
+      << missing.out;
+  const CmdResult no_args = Dlsched("simulate");
+  EXPECT_EQ(no_args.code, 2) << no_args.out;
+  const CmdResult no_cmd = Dlsched("");
+  EXPECT_EQ(no_cmd.code, 2) << no_cmd.out;
+  EXPECT_FALSE(std::filesystem::exists(out_));
+}
+
+TEST_F(CliTest, HelpExitsZeroAndTeaches) {
+  const CmdResult r = Dlsched("simulate --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--profile"), std::string::npos) << r.out;
+  const CmdResult top = Dlsched("--help");
+  EXPECT_EQ(top.code, 0);
+  EXPECT_NE(top.out.find("Exit codes"), std::string::npos) << top.out;
+}
+
+TEST_F(CliTest, ExplainShowsScoresAndTheChosenNode) {
+  const CmdResult text = Dlsched(
+      "explain -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml -p "
+      "gang-binpack --job job-b");
+  EXPECT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("RequestedToCapacityRatio="), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("<- chosen"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("waiting:"), std::string::npos) << text.out;
+  const CmdResult json = Dlsched(
+      "explain -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml -p "
+      "gang-binpack --job job-b --format json");
+  EXPECT_EQ(json.code, 0) << json.out;
+  EXPECT_NE(json.out.find("\"candidates\""), std::string::npos) << json.out;
+  const CmdResult nojob = Dlsched(
+      "explain -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml --job zzz");
+  EXPECT_EQ(nojob.code, 2);
+}
+
+TEST_F(CliTest, ProfilesListsBuiltins) {
+  const CmdResult r = Dlsched("profiles");
+  EXPECT_EQ(r.code, 0);
+  for (const char* name : {"k8s-default", "gang-binpack", "static-n"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  }
+}
+
+}  // namespace

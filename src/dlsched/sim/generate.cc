@@ -1,0 +1,326 @@
+#include "dlsched/sim/generate.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dlsched/sim/model_zoo.h"
+
+namespace dlsched::sim {
+namespace {
+
+// Distributions computed from the engine's raw 64-bit outputs, identical on
+// every standard library (only std::mt19937_64 itself is fully specified).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : engine_(seed) {}
+
+  // Uniform in [0, 1), 53 random bits.
+  double Unit() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+
+  // Uniform integer in [lo, hi], without modulo bias (rejection).
+  int64_t Int(int64_t lo, int64_t hi) {
+    const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
+    if (range == 0) return static_cast<int64_t>(engine_());  // the full 64-bit range
+    const uint64_t rem = (0 - range) % range;                // 2^64 mod range
+    uint64_t x = engine_();
+    while (x > std::numeric_limits<uint64_t>::max() - rem) x = engine_();
+    return lo + static_cast<int64_t>(x % range);
+  }
+
+  bool Bernoulli(double p) { return Unit() < p; }
+
+  // Exponential with the given mean (inverse transform).
+  double Exponential(double mean) { return -mean * std::log1p(-Unit()); }
+
+  // Log-uniform in [lo, hi]: uniform in log space.
+  double LogUniform(double lo, double hi) {
+    return std::exp(std::log(lo) + Unit() * (std::log(hi) - std::log(lo)));
+  }
+
+  // Index i with probability weights[i] / sum(weights).
+  template <size_t N>
+  size_t Weighted(const std::array<int, N>& weights) {
+    int total = 0;
+    for (int w : weights) total += w;
+    int64_t x = Int(0, total - 1);
+    for (size_t i = 0; i < N; ++i) {
+      if (x < weights[i]) return i;
+      x -= weights[i];
+    }
+    return N - 1;
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+// Workers per job: mostly powers of two, as in the Philly and Helios traces.
+constexpr std::array<int, 8> kWorkerCounts = {1, 2, 4, 8, 3, 5, 6, 7};
+constexpr std::array<int, 8> kWorkerWeights = {40, 25, 18, 10, 2, 2, 2, 1};
+
+int DrawWorkers(Rng& rng, int max_workers) {
+  std::array<int, kWorkerCounts.size()> weights{};
+  for (size_t i = 0; i < weights.size(); ++i) {
+    weights[i] = kWorkerCounts[i] <= max_workers ? kWorkerWeights[i] : 0;
+  }
+  // max_workers above 8: the same mix (larger gangs come from elasticity).
+  return kWorkerCounts[rng.Weighted(weights)];
+}
+
+core::Resources CpuMemory(int64_t cores, int64_t gib) {
+  core::Resources r;
+  r[core::kCpu] = cores * 1000;
+  r[core::kMemory] = gib * kGi;
+  return r;
+}
+
+core::Status CheckOptions(const GenerateOptions& o) {
+  if (o.jobs < 1) return core::Errorf("--jobs: expected an integer >= 1, got {}", o.jobs);
+  if (!std::isfinite(o.mean_interarrival) || o.mean_interarrival < 0) {
+    return core::Errorf("--mean-interarrival: expected a number >= 0 (seconds), got {}",
+                        o.mean_interarrival);
+  }
+  if (o.max_workers < 1 || o.max_workers > 1024) {
+    return core::Errorf("--max-workers: expected an integer in [1, 1024], got {}", o.max_workers);
+  }
+  if (!(o.elastic_fraction >= 0 && o.elastic_fraction <= 1)) {
+    return core::Errorf("--elastic-fraction: expected a number in [0, 1], got {}",
+                        o.elastic_fraction);
+  }
+  if (!std::isfinite(o.min_steps) || o.min_steps < 1) {
+    return core::Errorf("--min-steps: expected a number >= 1, got {}", o.min_steps);
+  }
+  if (!std::isfinite(o.max_steps) || o.max_steps < o.min_steps) {
+    return core::Errorf("--max-steps: expected a number >= --min-steps ({}), got {}", o.min_steps,
+                        o.max_steps);
+  }
+  if (o.name_prefix.empty()) return core::Errorf("--name-prefix: expected a non-empty string");
+  return {};
+}
+
+// A YAML scalar: plain when it cannot be mistaken for anything but a string.
+std::string Str(std::string_view s) {
+  static constexpr std::array<std::string_view, 14> kReserved = {
+      "null",  "Null",  "NULL", "true", "True", "TRUE", "false",
+      "False", "FALSE", "yes",  "no",   "on",   "off",  "~"};
+  bool plain = !s.empty() && ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'));
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-' || c == '/';
+    plain = plain && ok;
+  }
+  for (std::string_view r : kReserved) plain = plain && s != r;
+  if (plain) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// Shortest text that reads back as the same double.
+std::string Num(double v) { return fmt::format("{}", v); }
+
+std::string ResourcesYaml(const core::Resources& r) {
+  std::string out = "{";
+  bool first = true;
+  for (int i = 0; i < core::NumResources(); ++i) {
+    const auto id = static_cast<core::ResourceId>(i);
+    if (r[id] == 0) continue;
+    out += first ? "" : ", ";
+    first = false;
+    out += Str(core::ResourceName(id));
+    out += ": \"";
+    out += core::FormatResourceAmount(id, r[id]);
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+void AppendRole(std::string& out, std::string_view key, const core::RoleSpec& role, bool worker) {
+  fmt::format_to(std::back_inserter(out), "    {}: {{replicas: {}", key, role.replicas);
+  if (worker && role.min_replicas != role.replicas) {
+    fmt::format_to(std::back_inserter(out), ", minReplicas: {}", role.min_replicas);
+  }
+  if (worker && role.max_replicas != role.replicas) {
+    fmt::format_to(std::back_inserter(out), ", maxReplicas: {}", role.max_replicas);
+  }
+  if (!role.resources.IsZero()) {
+    out += ", resources: ";
+    out += ResourcesYaml(role.resources);
+  }
+  out += "}\n";
+}
+
+std::string ThroughputYaml(const core::ThroughputProfile& tp) {
+  const core::ThroughputProfile* zoo = tp.model.empty() ? nullptr : FindModel(tp.model);
+  const bool unresolved = tp.steps_per_s.empty();
+  if (!tp.model.empty() && (unresolved || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
+                                           zoo->locality_sensitivity == tp.locality_sensitivity))) {
+    return fmt::format("{{model: {}}}", Str(tp.model));
+  }
+  std::string out = "{table: {";
+  bool first = true;
+  for (const auto& [workers, rate] : tp.steps_per_s) {
+    fmt::format_to(std::back_inserter(out), "{}{}: {}", first ? "" : ", ", workers, Num(rate));
+    first = false;
+  }
+  out += '}';
+  if (tp.locality_sensitivity != 0) {
+    out += ", localitySensitivity: " + Num(tp.locality_sensitivity);
+  }
+  out += '}';
+  return out;
+}
+
+}  // namespace
+
+core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& options) {
+  if (auto st = CheckOptions(options); !st) return std::unexpected(st.error());
+  const std::vector<std::string_view> models = ModelNames();
+  if (models.empty()) return core::Errorf("the model zoo is empty");
+
+  Rng rng(options.seed);
+  config::WorkloadSpec w;
+  w.source = fmt::format("generated (seed {}, {} jobs)", options.seed, options.jobs);
+  w.jobs.reserve(options.jobs);
+  const int width = static_cast<int>(fmt::format("{}", options.jobs - 1).size());
+  int64_t arrival_ms = 0;
+  for (int i = 0; i < options.jobs; ++i) {
+    core::JobSpec job;
+    job.name = fmt::format("{}-{:0{}}", options.name_prefix, i, width);
+
+    // Whole milliseconds, summed as integers, so arrivals are exact and
+    // non-decreasing: the file order is the arrival order.
+    if (i > 0 && options.mean_interarrival > 0) {
+      arrival_ms += std::llround(rng.Exponential(options.mean_interarrival) * 1000.0);
+    }
+    job.submit_time = static_cast<double>(arrival_ms) / 1000.0;
+
+    // 0-2 parameter servers: cpu and memory only.
+    core::RoleSpec& ps = job.role(core::Role::kPS);
+    ps.replicas = static_cast<int>(rng.Weighted(std::array<int, 3>{30, 50, 20}));
+    const int64_t ps_cpu = rng.Int(1, 4);
+    const int64_t ps_mem = int64_t{4} << rng.Int(0, 2);  // 4, 8 or 16 Gi
+    ps.min_replicas = ps.max_replicas = ps.replicas;
+    if (ps.replicas > 0) ps.resources = CpuMemory(ps_cpu, ps_mem);
+
+    // Workers: 1 GPU each; some elastic with min < max.
+    core::RoleSpec& worker = job.role(core::Role::kWorker);
+    worker.replicas = DrawWorkers(rng, options.max_workers);
+    worker.min_replicas = worker.max_replicas = worker.replicas;
+    if (rng.Bernoulli(options.elastic_fraction) && options.max_workers > 1) {
+      worker.min_replicas = std::max(1, worker.replicas / 2);
+      worker.max_replicas = std::min(options.max_workers, worker.replicas * 2);
+    }
+    // Separate statements: argument evaluation order is unspecified.
+    const int64_t worker_cpu = rng.Int(2, 6);
+    const int64_t worker_mem = int64_t{8} << rng.Int(0, 2);  // 8, 16 or 32 Gi
+    worker.resources = CpuMemory(worker_cpu, worker_mem);
+    worker.resources[core::kGpu] = 1;
+
+    const std::string_view model = models[rng.Int(0, static_cast<int64_t>(models.size()) - 1)];
+    job.throughput = *FindModel(model);
+    job.throughput.model = std::string(model);
+
+    job.total_steps =
+        std::max(1.0, std::round(rng.LogUniform(options.min_steps, options.max_steps)));
+    w.jobs.push_back(std::move(job));
+  }
+  return w;
+}
+
+std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
+  std::string out;
+  out.reserve(workload.jobs.size() * 320 + 64);
+  out += "jobs:\n";
+  auto emit = std::back_inserter(out);
+  for (const core::JobSpec& job : workload.jobs) {
+    fmt::format_to(emit, "  - name: {}\n", Str(job.name));
+    if (job.namespace_name != "default") {
+      fmt::format_to(emit, "    namespace: {}\n", Str(job.namespace_name));
+    }
+    fmt::format_to(emit, "    arrival: {}\n", Num(job.submit_time));
+    if (job.priority != core::PriorityClass::kNormal) {
+      fmt::format_to(emit, "    priority: {}\n", core::PriorityClassName(job.priority));
+    }
+    if (job.max_wait_minutes) {
+      fmt::format_to(emit, "    maxWaitMinutes: {}\n", Num(*job.max_wait_minutes));
+    }
+    if (job.queue != "default") fmt::format_to(emit, "    queue: {}\n", Str(job.queue));
+    if (job.role(core::Role::kPS).replicas > 0) {
+      AppendRole(out, "ps", job.role(core::Role::kPS), false);
+    }
+    if (job.role(core::Role::kChief).replicas > 0) {
+      AppendRole(out, "chief", job.role(core::Role::kChief), false);
+    }
+    AppendRole(out, "worker", job.role(core::Role::kWorker), true);
+    fmt::format_to(emit, "    totalSteps: {}\n", Num(job.total_steps));
+    fmt::format_to(emit, "    throughput: {}\n", ThroughputYaml(job.throughput));
+    if (job.launch_delay != 0) fmt::format_to(emit, "    launchDelay: {}\n", Num(job.launch_delay));
+    if (job.checkpoint_delay != 0) {
+      fmt::format_to(emit, "    checkpointDelay: {}\n", Num(job.checkpoint_delay));
+    }
+    if (job.deadline) fmt::format_to(emit, "    deadline: {}\n", Num(*job.deadline));
+  }
+  return out;
+}
+
+core::Result<std::string> ClusterYaml(const ClusterOptions& o) {
+  if (o.nodes < 1) return core::Errorf("--nodes: expected an integer >= 1, got {}", o.nodes);
+  if (o.gpus_per_node < 0) {
+    return core::Errorf("--gpus-per-node: expected an integer >= 0, got {}", o.gpus_per_node);
+  }
+  if (o.cpus_per_node < 1) {
+    return core::Errorf("--cpus-per-node: expected an integer >= 1, got {}", o.cpus_per_node);
+  }
+  if (o.memory_gi_per_node < 1) {
+    return core::Errorf("--memory-gi-per-node: expected an integer >= 1, got {}",
+                        o.memory_gi_per_node);
+  }
+  if (o.nodes_per_rack < 1 || o.racks_per_zone < 1) {
+    return core::Errorf("nodes per rack and racks per zone must be >= 1");
+  }
+  if (o.gpu_model.empty()) return core::Errorf("--gpu-model: expected a non-empty string");
+
+  const int racks = (o.nodes + o.nodes_per_rack - 1) / o.nodes_per_rack;
+  const int width = std::max(3, static_cast<int>(fmt::format("{}", racks - 1).size()));
+  std::string out = fmt::format(
+      "# {} nodes of {} GPUs, {} cpu, {}Gi in racks of {}, generated by `dlsched generate`.\n"
+      "nodes:\n",
+      o.nodes, o.gpus_per_node, o.cpus_per_node, o.memory_gi_per_node, o.nodes_per_rack);
+  auto emit = std::back_inserter(out);
+  for (int r = 0; r < racks; ++r) {
+    const int count = std::min(o.nodes_per_rack, o.nodes - r * o.nodes_per_rack);
+    const std::string rack = fmt::format("r{:0{}}", r, width);
+    fmt::format_to(emit, "  - name: {}\n", rack);
+    fmt::format_to(emit, "    count: {}\n", count);
+    fmt::format_to(emit,
+                   "    resources: {{cpu: \"{}\", memory: \"{}Gi\", nvidia.com/gpu: \"{}\"}}\n",
+                   o.cpus_per_node, o.memory_gi_per_node, o.gpus_per_node);
+    fmt::format_to(emit, "    labels: {{zone: z{}, rack: {}, gpu-model: {}}}\n",
+                   r / o.racks_per_zone, rack, Str(o.gpu_model));
+  }
+  return out;
+}
+
+}  // namespace dlsched::sim

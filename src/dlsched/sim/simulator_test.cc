@@ -1,0 +1,217 @@
+#include "dlsched/sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dlsched/metrics/summary.h"
+#include "dlsched/policy/registry.h"
+#include "dlsched/report/outputs.h"
+
+namespace dlsched::sim {
+namespace {
+
+using core::Role;
+
+engine::Engine MakeEngine(const std::string& profile) {
+  auto spec = policy::ResolveProfile(profile);
+  EXPECT_TRUE(spec.has_value()) << spec.error().message;
+  auto built = policy::BuildProfile(*spec);
+  EXPECT_TRUE(built.has_value()) << built.error().message;
+  return engine::Engine(std::move(*built));
+}
+
+core::ClusterSpec GpuNodes(int n, int64_t gpus) {
+  core::ClusterSpec c;
+  for (int i = 0; i < n; ++i) {
+    core::NodeSpec node;
+    node.name = "gpu-" + std::to_string(i);
+    node.allocatable[core::kCpu] = 16000;
+    node.allocatable[core::kMemory] = int64_t{64} << 30;
+    node.allocatable[core::kGpu] = gpus;
+    c.nodes.push_back(node);
+  }
+  return c;
+}
+
+core::JobSpec WorkerJob(std::string name, double arrival, int workers, int min, int max,
+                        std::map<int, double> table, double steps) {
+  core::JobSpec j;
+  j.name = std::move(name);
+  j.submit_time = arrival;
+  auto& w = j.role(Role::kWorker);
+  w.replicas = workers;
+  w.min_replicas = min;
+  w.max_replicas = max;
+  w.resources[core::kCpu] = 1000;
+  w.resources[core::kMemory] = int64_t{2} << 30;
+  w.resources[core::kGpu] = 1;
+  j.total_steps = steps;
+  j.throughput.steps_per_s = std::move(table);
+  return j;
+}
+
+const metrics::JobRecord& Record(const SimResult& r, const std::string& name) {
+  for (const auto& j : r.run.jobs) {
+    if (j.name == name) return j;
+  }
+  ADD_FAILURE() << "no job " << name;
+  return r.run.jobs.front();
+}
+
+// Two jobs of 4 one-GPU workers arrive together on two nodes of 3 GPUs. Their
+// pods are created interleaved: a0 b0 a1 b1 a2 b2 a3 b3. LeastAllocated
+// spreads them, the first six take all 6 GPUs (3 per job), a3 and b3 find
+// no GPU and back off for ever: both jobs are stuck, each holding 3 GPUs.
+TEST(SimulatorTest, PerPodSchedulingDeadlocksAndGangDoesNot) {
+  const core::ClusterSpec cluster = GpuNodes(2, 3);
+  config::WorkloadSpec w;
+  w.jobs.push_back(WorkerJob("a", 0, 4, 4, 4, {{1, 1.0}, {4, 4.0}}, 2000));
+  w.jobs.push_back(WorkerJob("b", 0, 4, 4, 4, {{1, 1.0}, {4, 4.0}}, 2000));
+
+  auto stuck = Simulate(cluster, w, MakeEngine("k8s-default"), {});
+  ASSERT_TRUE(stuck.has_value());
+  EXPECT_TRUE(stuck->run.deadlocked);
+  for (const char* name : {"a", "b"}) {
+    const auto& r = Record(*stuck, name);
+    EXPECT_TRUE(r.stuck) << name;
+    EXPECT_EQ(r.final_phase, core::JobPhase::kWaiting) << name;
+    EXPECT_EQ(r.final_workers, 3) << name;
+    EXPECT_EQ(r.first_start, core::kNever) << name;
+  }
+  // Every GPU is allocated, none is effective.
+  ASSERT_FALSE(stuck->run.utilization.empty());
+  EXPECT_EQ(stuck->run.utilization.back().allocated[core::kGpu], 6);
+  EXPECT_EQ(stuck->run.utilization.back().effective[core::kGpu], 0);
+
+  // Gang: a takes 4 GPUs (3 + 1) at t=0 and runs at 4 steps/s for 500 s;
+  // b cannot fit its gang in the 2 GPUs left, waits, and runs 500..1000.
+  auto gang = Simulate(cluster, w, MakeEngine("gang-binpack"), {});
+  ASSERT_TRUE(gang.has_value());
+  EXPECT_FALSE(gang->run.deadlocked);
+  EXPECT_DOUBLE_EQ(Record(*gang, "a").completion, 500);
+  EXPECT_DOUBLE_EQ(Record(*gang, "b").first_start, 500);
+  EXPECT_DOUBLE_EQ(Record(*gang, "b").completion, 1000);
+  EXPECT_EQ(Record(*gang, "a").admission_seq, 0);
+  EXPECT_EQ(Record(*gang, "b").admission_seq, 1);
+}
+
+// Static partitioning of one 6-GPU node. Four jobs of 2000 steps arrive at
+// 0, 100, 200 and 300 s; f(1)=1, f(2)=1.8, f(3)=2.4, f(6)=3.6 steps/s.
+//   n=1: 6 slots, all start at once, 2000 s each: last ends at 300+2000 = 2300.
+//   n=2: 3 slots, 2000/1.8 = 1111.1 s; j4 waits for j1 (ends 1111.1) and
+//        ends at 1111.1 + 1111.1 = 2222.2.
+//   n=3: 2 slots, 833.3 s; j3 waits for j1 (833.3 -> 1666.7), j4 for j2
+//        (933.3 -> 1766.7).
+//   n=6: 1 slot, 555.6 s each, back to back: 4 * 555.6 = 2222.2.
+TEST(SimulatorTest, StaticPartitionMakespansMatchHandComputation) {
+  const core::ClusterSpec cluster = GpuNodes(1, 6);
+  config::WorkloadSpec w;
+  const std::map<int, double> f = {{1, 1.0}, {2, 1.8}, {3, 2.4}, {6, 3.6}};
+  for (int i = 0; i < 4; ++i) {
+    w.jobs.push_back(WorkerJob("j" + std::to_string(i + 1), 100.0 * i, 1, 1, 6, f, 2000));
+  }
+  const std::map<int, double> expected = {
+      {1, 2300.0}, {2, 2000.0 / 1.8 * 2}, {3, 100 + 2000.0 / 2.4 * 2}, {6, 2000.0 / 3.6 * 4}};
+  for (const auto& [n, makespan] : expected) {
+    auto r = Simulate(cluster, w, MakeEngine("static-" + std::to_string(n)), {});
+    ASSERT_TRUE(r.has_value());
+    const metrics::RunSummary s = metrics::Summarize(r->run);
+    EXPECT_EQ(s.completed_jobs, 4) << "n=" << n;
+    EXPECT_NEAR(s.makespan, makespan, 1e-6) << "n=" << n;
+    for (const auto& j : r->run.jobs) EXPECT_EQ(j.final_workers, n) << "n=" << n;
+  }
+}
+
+TEST(SimulatorTest, SameInputsGiveByteIdenticalSummary) {
+  const core::ClusterSpec cluster = GpuNodes(3, 4);
+  config::WorkloadSpec w;
+  for (int i = 0; i < 30; ++i) {
+    w.jobs.push_back(WorkerJob("j" + std::to_string(i), 7.0 * (i % 5), 1 + i % 4, 1 + i % 4,
+                               1 + i % 4, {{1, 1.0 + i % 3}, {4, 3.0 + i % 2}}, 300 + 10 * i));
+  }
+  for (const char* profile : {"k8s-default", "gang-binpack", "static-2"}) {
+    const engine::Engine e = MakeEngine(profile);
+    auto r1 = Simulate(cluster, w, e, {});
+    auto r2 = Simulate(cluster, w, e, {});
+    ASSERT_TRUE(r1 && r2);
+    EXPECT_EQ(report::SummaryJsonText(metrics::Summarize(r1->run), r1->run),
+              report::SummaryJsonText(metrics::Summarize(r2->run), r2->run))
+        << profile;
+    EXPECT_EQ(report::JobsCsv(r1->run), report::JobsCsv(r2->run)) << profile;
+  }
+}
+
+// Launch delay and locality: a job with 2 workers spread over two 1-GPU nodes
+// runs at f(2) * (1 - 0.5) = 2 steps/s after a 10 s launch: 1000 steps end
+// at 10 + 500 = 510 s.
+TEST(SimulatorTest, LaunchDelayAndLocalityFactor) {
+  const core::ClusterSpec cluster = GpuNodes(2, 1);
+  config::WorkloadSpec w;
+  w.jobs.push_back(WorkerJob("spread", 0, 2, 2, 2, {{1, 2.0}, {2, 4.0}}, 1000));
+  w.jobs[0].launch_delay = 10;
+  w.jobs[0].throughput.locality_sensitivity = 0.5;
+  auto r = Simulate(cluster, w, MakeEngine("gang-binpack"), {});
+  ASSERT_TRUE(r.has_value());
+  const auto& rec = Record(*r, "spread");
+  EXPECT_DOUBLE_EQ(rec.completion, 510);
+  EXPECT_DOUBLE_EQ(rec.launching, 10);
+  EXPECT_DOUBLE_EQ(rec.running, 500);
+  EXPECT_DOUBLE_EQ(rec.queueing, 0);
+}
+
+// A deadline fails a job that cannot finish in time and frees its GPUs:
+// "slow" needs 1000 s but has a 100 s deadline; "next" (2 GPUs) waits for
+// them and starts at 100.
+TEST(SimulatorTest, DeadlineFailsTheJobAndReleasesItsResources) {
+  const core::ClusterSpec cluster = GpuNodes(1, 2);
+  config::WorkloadSpec w;
+  w.jobs.push_back(WorkerJob("slow", 0, 2, 2, 2, {{2, 1.0}}, 1000));
+  w.jobs[0].deadline = 100;
+  w.jobs.push_back(WorkerJob("next", 1, 2, 2, 2, {{2, 1.0}}, 50));
+  auto r = Simulate(cluster, w, MakeEngine("gang-binpack"), {});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(Record(*r, "slow").final_phase, core::JobPhase::kFailed);
+  EXPECT_DOUBLE_EQ(Record(*r, "slow").completion, 100);
+  EXPECT_DOUBLE_EQ(Record(*r, "next").first_start, 100);
+  EXPECT_DOUBLE_EQ(Record(*r, "next").completion, 150);
+}
+
+// A job larger than the cluster never starts; the run ends (no hang) and
+// reports it stuck with the reason.
+TEST(SimulatorTest, JobThatCanNeverFitIsReportedStuck) {
+  const core::ClusterSpec cluster = GpuNodes(1, 2);
+  config::WorkloadSpec w;
+  w.jobs.push_back(WorkerJob("huge", 0, 4, 4, 4, {{4, 1.0}}, 10));
+  w.jobs.push_back(WorkerJob("ok", 5, 1, 1, 1, {{1, 1.0}}, 10));
+  auto r = Simulate(cluster, w, MakeEngine("gang-binpack"), {});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(Record(*r, "huge").stuck);
+  EXPECT_NE(Record(*r, "huge").reason.find("nvidia.com/gpu"), std::string::npos)
+      << Record(*r, "huge").reason;
+  EXPECT_DOUBLE_EQ(Record(*r, "ok").completion, 15);
+}
+
+TEST(SimulatorTest, ExplainTracesEveryCycleTheJobWasConsidered) {
+  const core::ClusterSpec cluster = GpuNodes(2, 3);
+  config::WorkloadSpec w;
+  w.jobs.push_back(WorkerJob("a", 0, 4, 4, 4, {{4, 4.0}}, 2000));
+  w.jobs.push_back(WorkerJob("b", 0, 4, 4, 4, {{4, 4.0}}, 2000));
+  SimOptions options;
+  options.trace_job = "b";
+  auto r = Simulate(cluster, w, MakeEngine("gang-binpack"), options);
+  ASSERT_TRUE(r.has_value());
+  // Cycle at t=0: b is second in FIFO order and waits; at t=500 it starts.
+  ASSERT_EQ(r->traces.size(), 2u);
+  EXPECT_EQ(r->traces[0].position, 1);
+  EXPECT_NE(r->traces[0].outcome.find("waiting"), std::string::npos) << r->traces[0].outcome;
+  EXPECT_DOUBLE_EQ(r->traces[1].time, 500);
+  EXPECT_EQ(r->traces[1].outcome, "started with 4 workers");
+  ASSERT_EQ(r->traces[1].tasks.size(), 4u);
+  // First worker: both nodes empty and feasible, each scored.
+  EXPECT_EQ(r->traces[1].tasks[0].candidates.size(), 2u);
+  EXPECT_NE(r->traces[1].tasks[0].chosen, engine::kNoNode);
+}
+
+}  // namespace
+}  // namespace dlsched::sim
