@@ -11,6 +11,7 @@ namespace {
 using internal::Given;
 using internal::Index;
 using internal::Key;
+using internal::kNonNegative;
 using internal::kPositive;
 using internal::Reader;
 
@@ -70,9 +71,9 @@ core::Status ParsePoint(const Reader& r, const YAML::Node& root, const std::stri
 }
 
 core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& root) {
-  if (auto st = r.CheckMap(
-          root, "", "a map with 'name' and extension points",
-          {"name", "description", "admission", "order", "packer", "scorers", "preemptor", "sizer"});
+  if (auto st = r.CheckMap(root, "", "a map with 'name' and extension points",
+                           {"name", "description", "admission", "order", "packer", "scorers",
+                            "preemptor", "sizer", "protectFactor"});
       !st) {
     return std::unexpected(st.error());
   }
@@ -89,6 +90,12 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
       return r.Expected("description", "a string", root["description"]);
     }
     prof.description = root["description"].Scalar();
+  }
+
+  if (Given(root["protectFactor"])) {
+    auto f = r.Number(root["protectFactor"], "protectFactor", kNonNegative);
+    if (!f) return std::unexpected(f.error());
+    prof.protect_factor = *f;
   }
 
   struct Point {

@@ -23,6 +23,14 @@ class JobOrder {
   // (e.g. min-max normalisation) but only on the arguments.
   virtual void Keys(const ClusterState& state, std::span<const JobIndex> jobs, core::Time now,
                     std::span<double> keys) const = 0;
+  // True when pending job `j` has waited past the order's starvation limit
+  // (the backend then moves it Waiting -> Starving). Default: never.
+  virtual bool IsStarving(const ClusterState& state, JobIndex j, core::Time now) const {
+    (void)state;
+    (void)j;
+    (void)now;
+    return false;
+  }
 };
 
 // Scores a feasible node for one task, 0..100 (higher is better). Called

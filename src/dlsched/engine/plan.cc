@@ -4,7 +4,10 @@ namespace dlsched::engine {
 
 bool Plan::ChangesState() const {
   for (const auto& a : actions) {
-    if (a.kind != ActionKind::kWait && a.kind != ActionKind::kBackoff) return true;
+    if (a.kind != ActionKind::kWait && a.kind != ActionKind::kBackoff &&
+        a.kind != ActionKind::kStarve) {
+      return true;
+    }
   }
   return false;
 }

@@ -14,10 +14,12 @@ enum class ActionKind {
   kBind,     // put task on node
   kUnbind,   // take task off its node (scale-in or preemption of that task)
   kStart,    // all of the job's gang is bound: launch it
-  kResize,   // a running job now has `workers` workers (after binds/unbinds)
+  kResize,   // a running job now has `workers` workers (after binds/unbinds);
+             // with `restart` it checkpoints, stops and relaunches to get there
   kStop,     // the job was preempted as a whole (all its tasks unbound)
   kWait,     // the job stays pending; `reason` says why
   kBackoff,  // per-pod: the pod could not be placed; back it off
+  kStarve,   // the job has waited past its order's starvation limit
 };
 
 struct Action {
@@ -26,6 +28,7 @@ struct Action {
   NodeIndex node = kNoNode;
   int workers = 0;
   std::string reason;
+  bool restart = false;  // kResize: through Checkpointing -> ... -> Launching
 };
 
 struct Plan {
@@ -33,7 +36,7 @@ struct Plan {
 
   bool Empty() const { return actions.empty(); }
   // True when the plan changes any placement or starts/stops a job
-  // (kWait and kBackoff alone change nothing).
+  // (kWait, kBackoff and kStarve alone change no placement).
   bool ChangesState() const;
 };
 

@@ -20,6 +20,8 @@ class Profile {
   std::vector<double> scorer_weights;  // same length as scorers
   std::unique_ptr<Preemptor> preemptor;
   std::unique_ptr<Sizer> sizer;
+  // Life cycle: RunningProtected lasts protect_factor x the last launch.
+  double protect_factor = 0;
 };
 
 }  // namespace dlsched::engine

@@ -16,6 +16,10 @@ void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
   for (int pos = 0; pos < static_cast<int>(jobs.size()); ++pos) {
     const engine::JobIndex j = jobs[pos];
     engine::JobTrace* trace = ctx.BeginTrace(j, pos);
+    if (ctx.state().Job(j).phase == core::JobPhase::kWaiting &&
+        profile.order->IsStarving(ctx.state(), j, ctx.now)) {
+      ctx.AddAction(engine::ActionKind::kStarve, j, "waited past the starvation limit");
+    }
     if (blocker >= 0) {
       std::string why = fmt::format("waiting: behind {} in strict order (backfill is off)",
                                     ctx.state().Job(blocker).spec->name);
@@ -28,12 +32,13 @@ void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
     bool placed = profile.packer->PlaceGang(ctx, j, workers, &reason);
     std::string outcome;
     if (placed) {
-      outcome = fmt::format("started with {} workers", workers);
+      outcome = fmt::format("started with {} worker{}", workers, workers == 1 ? "" : "s");
     } else {
       std::string preempt_reason;
       placed = profile.preemptor->Preempt(ctx, j, workers, *profile.packer, &preempt_reason);
       if (placed) {
-        outcome = fmt::format("started with {} workers after preemption", workers);
+        outcome = fmt::format("started with {} worker{} after preemption", workers,
+                              workers == 1 ? "" : "s");
       } else if (!preempt_reason.empty()) {
         reason += "; " + preempt_reason;
       }

@@ -151,6 +151,7 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   engine::Profile p;
   p.name = spec.name;
   p.description = spec.description;
+  p.protect_factor = spec.protect_factor;
   auto admission = Build<engine::Admission>(Admissions(), spec.admission, "Admission");
   if (!admission) return std::unexpected(admission.error());
   p.admission = std::move(*admission);

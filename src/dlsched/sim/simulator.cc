@@ -45,7 +45,10 @@ class Simulation {
   void Enter(JobIndex j, JobPhase to, core::Time now);
   void Release(JobIndex j);
   void HandleEvent(const Event& e);
+  void StartLaunch(JobIndex j);
   void FinishLaunch(JobIndex j);
+  void Checkpoint(JobIndex j, core::Time now);
+  core::Status CheckInvariants() const;
   void CreatePods(const std::vector<JobIndex>& arrived);
   void ApplyPlan(const engine::Plan& plan, core::Time now);
   bool PendingWork() const;
@@ -110,6 +113,8 @@ void Simulation::Enter(JobIndex j, JobPhase to, core::Time now) {
 }
 
 void Simulation::Release(JobIndex j) {
+  // Freed resources are a change: every pending pod deserves another try.
+  for (auto& sj : jobs_) sj.tried_since_change = false;
   const engine::JobState& js = state_.Job(j);
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] != engine::kNoNode) state_.RemoveTask(js.TaskAt(j, s));
@@ -118,10 +123,24 @@ void Simulation::Release(JobIndex j) {
   std::erase_if(pods, [j](const engine::PendingPod& p) { return p.task.job == j; });
 }
 
+void Simulation::StartLaunch(JobIndex j) {
+  SimJob& sj = jobs_[j];
+  const engine::JobState& js = state_.Job(j);
+  Enter(j, JobPhase::kLaunching, now_);
+  sj.launch_started = now_;
+  ++sj.epoch;
+  if (js.spec->launch_delay > 0) {
+    queue_.Push(now_ + js.spec->launch_delay, EventKind::kLaunchDone, j, sj.epoch);
+    ++active_events_;
+  } else {
+    FinishLaunch(j);
+  }
+}
+
 void Simulation::FinishLaunch(JobIndex j) {
   SimJob& sj = jobs_[j];
   state_.MutableJob(j).last_launch = now_ - sj.launch_started;
-  const core::Time protect = options_.protect_factor * state_.Job(j).last_launch;
+  const core::Time protect = engine_.profile().protect_factor * state_.Job(j).last_launch;
   if (protect > 0) {
     Enter(j, JobPhase::kRunningProtected, now_);
     queue_.Push(now_ + protect, EventKind::kProtectEnd, j, sj.epoch);
@@ -130,6 +149,46 @@ void Simulation::FinishLaunch(JobIndex j) {
     Enter(j, JobPhase::kRunning, now_);
   }
   SetRate(j, now_);
+}
+
+// Running -> Checkpointing; progress stops (steps so far are kept).
+void Simulation::Checkpoint(JobIndex j, core::Time now) {
+  SimJob& sj = jobs_[j];
+  Advance(j, now);
+  ++sj.epoch;
+  sj.rate = 0;
+  Enter(j, JobPhase::kCheckpointing, now);
+  queue_.Push(now + state_.Job(j).spec->checkpoint_delay, EventKind::kCheckpointDone, j);
+  ++active_events_;
+}
+
+core::Status Simulation::CheckInvariants() const {
+  for (engine::NodeIndex n = 0; n < state_.NumNodes(); ++n) {
+    if (!state_.Requested(n).FitsIn(state_.Allocatable(n))) {
+      return core::Errorf("t={}: node {} over-committed: requested {} of {}", now_,
+                          state_.NodeName(n), core::FormatResources(state_.Requested(n)),
+                          core::FormatResources(state_.Allocatable(n)));
+    }
+  }
+  for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
+    const engine::JobState& js = state_.Job(j);
+    if (js.IsPending() && js.placed_tasks > 0 && !engine_.profile().admission->UsesPodQueue()) {
+      return core::Errorf("t={}: pending job {} holds {} tasks under gang admission", now_,
+                          js.spec->name, js.placed_tasks);
+    }
+    if (js.placed_tasks == 0 || js.IsPending()) continue;
+    const core::RoleSpec& w = js.spec->role(core::Role::kWorker);
+    const int fixed = js.NumPs() + js.NumChief();
+    if (js.placed_tasks - js.placed_workers != fixed) {
+      return core::Errorf("t={}: job {} runs with {} of its {} PS/Chief tasks", now_, js.spec->name,
+                          js.placed_tasks - js.placed_workers, fixed);
+    }
+    if (js.placed_workers < w.min_replicas || js.placed_workers > w.max_replicas) {
+      return core::Errorf("t={}: job {} has {} workers, outside [{}, {}]", now_, js.spec->name,
+                          js.placed_workers, w.min_replicas, w.max_replicas);
+    }
+  }
+  return {};
 }
 
 void Simulation::HandleEvent(const Event& e) {
@@ -158,6 +217,9 @@ void Simulation::HandleEvent(const Event& e) {
       if (state_.Job(j).phase != JobPhase::kCheckpointing) return;
       Enter(j, JobPhase::kStopping, now_);
       Enter(j, JobPhase::kStandby, now_);
+      // A reallocated job holds its new allocation and relaunches at once;
+      // a preempted one (nothing placed) waits in Standby to be admitted.
+      if (state_.Job(j).placed_tasks > 0) StartLaunch(j);
       break;
     case EventKind::kDeadline: {
       if (core::IsFinal(state_.Job(j).phase)) return;
@@ -210,21 +272,9 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
         engine::JobState& js = state_.MutableJob(j);
         js.target_workers = a.workers;
         if (sj.admission_seq < 0) sj.admission_seq = next_admission_++;
-        if (js.phase == JobPhase::kWaiting) Enter(j, JobPhase::kLaunching, now);
-        if (js.phase == JobPhase::kStarving) Enter(j, JobPhase::kLaunching, now);
-        if (js.phase == JobPhase::kStandby) {
-          Enter(j, JobPhase::kLaunching, now);
-          ++sj.reallocations;
-        }
-        sj.launch_started = now;
+        if (js.phase == JobPhase::kStandby) ++sj.reallocations;
         sj.reason = a.reason;
-        ++sj.epoch;
-        if (js.spec->launch_delay > 0) {
-          queue_.Push(now + js.spec->launch_delay, EventKind::kLaunchDone, j, sj.epoch);
-          ++active_events_;
-        } else {
-          FinishLaunch(j);
-        }
+        StartLaunch(j);
         changed = true;
         break;
       }
@@ -233,25 +283,28 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
         state_.MutableJob(j).target_workers = a.workers;
         ++sj.scale_events;
         sj.reason = a.reason;
-        SetRate(j, now);
+        if (a.restart) {
+          ++sj.reallocations;
+          Checkpoint(j, now);
+        } else {
+          SetRate(j, now);
+        }
         changed = true;
         break;
       }
       case engine::ActionKind::kStop: {
         SimJob& sj = jobs_[j];
-        Advance(j, now);
-        ++sj.epoch;
-        sj.rate = 0;
         ++sj.preemptions;
         sj.reason = a.reason;
-        Enter(j, JobPhase::kCheckpointing, now);
-        queue_.Push(now + state_.Job(j).spec->checkpoint_delay, EventKind::kCheckpointDone, j);
-        ++active_events_;
+        Checkpoint(j, now);
         changed = true;
         break;
       }
       case engine::ActionKind::kWait:
         jobs_[j].reason = a.reason;
+        break;
+      case engine::ActionKind::kStarve:
+        if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving, now);
         break;
       case engine::ActionKind::kBackoff:
         for (engine::PendingPod& pod : state_.MutablePods()) {
@@ -361,6 +414,9 @@ core::Result<SimResult> Simulation::Run() {
     const engine::Plan plan = engine_.Cycle(state_, now_, cycle_options);
     ApplyPlan(plan, now_);
     SampleUtilization(now_);
+    if (options_.check_invariants) {
+      if (auto st = CheckInvariants(); !st) return std::unexpected(st.error());
+    }
     // Nothing but the scheduler's own retries is left, and every pending
     // pod has been retried since the last change: the state is a fixed
     // point (a deadlock if jobs are unfinished). Otherwise wake up for the
@@ -416,15 +472,28 @@ core::Result<SimResult> Simulation::Run() {
 
 }  // namespace
 
+core::Status CheckRunnable(const config::WorkloadSpec& workload) {
+  for (const auto& job : workload.jobs) {
+    const auto& tp = job.throughput;
+    if (tp.steps_per_s.empty()) {
+      return core::Errorf("{}: job '{}': throughput: model '{}' is not resolved", workload.source,
+                          job.name, tp.model);
+    }
+    const int min = job.role(core::Role::kWorker).min_replicas;
+    if (tp.Rate(min) <= 0) {
+      return core::Errorf(
+          "{}: job '{}': throughput: the rate at minReplicas {} workers is 0 (the table starts at "
+          "{} workers), so the job could never finish",
+          workload.source, job.name, min, tp.steps_per_s.begin()->first);
+    }
+  }
+  return {};
+}
+
 core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
                                  const config::WorkloadSpec& workload, const engine::Engine& engine,
                                  const SimOptions& options) {
-  for (size_t i = 0; i < workload.jobs.size(); ++i) {
-    if (workload.jobs[i].throughput.steps_per_s.empty()) {
-      return core::Errorf("{}: jobs[{}].throughput: model '{}' is not resolved", workload.source, i,
-                          workload.jobs[i].throughput.model);
-    }
-  }
+  if (auto st = CheckRunnable(workload); !st) return std::unexpected(st.error());
   Simulation sim(cluster, workload, engine, options);
   return sim.Run();
 }

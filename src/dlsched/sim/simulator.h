@@ -13,9 +13,10 @@ namespace dlsched::sim {
 struct SimOptions {
   // `dlsched explain`: record every cycle in which this job is considered.
   std::string trace_job;
-  // After each launch a job stays RunningProtected for this many times its
-  // launch duration (F-scheduling); 0 goes straight to Running.
-  double protect_factor = 0;
+  // Check the scheduling invariants after every cycle (no node
+  // over-committed, gangs all or nothing, workers within [min, max]) and
+  // fail the run with the first violation. For property tests.
+  bool check_invariants = false;
   // Per-pod backoff, as kube-scheduler: initial, doubling up to max.
   core::Time backoff_initial = 1;
   core::Time backoff_max = 10;
@@ -35,6 +36,10 @@ struct SimResult {
 core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
                                  const config::WorkloadSpec& workload, const engine::Engine& engine,
                                  const SimOptions& options);
+
+// Fails when a job's throughput table is missing or gives rate 0 at the
+// job's minimum size (it could never finish).
+core::Status CheckRunnable(const config::WorkloadSpec& workload);
 
 // Loads a workload and fills in model-zoo throughput tables; an unknown
 // model is an error naming the job's field.

@@ -215,3 +215,36 @@ TEST(SimulatorTest, ExplainTracesEveryCycleTheJobWasConsidered) {
 
 }  // namespace
 }  // namespace dlsched::sim
+
+namespace dlsched::sim {
+namespace {
+
+// Per-pod backoff: b's pod fails at t=1 and backs off 1, 2, 4, 8, then 10 s:
+// retries at 2, 4, 8, 16, 26, 36, ..., 96, 106. a finishes at 100 and frees
+// its GPUs while b is in backoff: b must start at its next retry (106), not
+// be reported stuck.
+TEST(SimulatorTest, PerPodBackoffRetriesAfterResourcesAreFreed) {
+  const core::ClusterSpec cluster = GpuNodes(1, 2);
+  config::WorkloadSpec w;
+  w.jobs.push_back(WorkerJob("a", 0, 2, 2, 2, {{2, 1.0}}, 100));
+  w.jobs.push_back(WorkerJob("b", 1, 1, 1, 1, {{1, 1.0}}, 10));
+  auto r = Simulate(cluster, w, MakeEngine("k8s-default"), {});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->run.deadlocked);
+  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 106);
+  EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 116);
+}
+
+TEST(SimulatorTest, TableThatCannotRunAtMinimumIsRejected) {
+  config::WorkloadSpec w;
+  w.source = "w.yaml";
+  w.jobs.push_back(WorkerJob("x", 0, 1, 1, 2, {{2, 5.0}}, 10));
+  auto r = Simulate(GpuNodes(1, 2), w, MakeEngine("gang-binpack"), {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message,
+            "w.yaml: job 'x': throughput: the rate at minReplicas 1 workers is 0 (the table "
+            "starts at 2 workers), so the job could never finish");
+}
+
+}  // namespace
+}  // namespace dlsched::sim

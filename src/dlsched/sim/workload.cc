@@ -23,6 +23,7 @@ core::Result<config::WorkloadSpec> LoadWorkload(const std::string& path) {
     tp = *model;
     tp.model = name;
   }
+  if (auto st = CheckRunnable(*workload); !st) return std::unexpected(st.error());
   return workload;
 }
 
