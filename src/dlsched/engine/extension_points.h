@@ -50,6 +50,11 @@ class Packer {
   // unplaced slots). All or nothing: on failure the session is exactly as
   // before and `reason` says why.
   virtual bool PlaceGang(CycleContext& ctx, JobIndex j, int workers, std::string* reason) const = 0;
+  // False when the gang could not be placed even on the empty cluster, so
+  // waiting for others to finish is pointless (a strict-order queue must not
+  // block behind it). May be optimistic, never pessimistic. Default: every
+  // task fits some node's allocatable and the total fits the capacity.
+  virtual bool FitsEmptyCluster(const ClusterState& state, JobIndex j, int workers) const;
 };
 
 // Frees room for a job that does not fit.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/engine/extension_points.h"
 #include "dlsched/engine/profile.h"
 
 namespace dlsched::engine {
@@ -99,6 +100,21 @@ bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
     return false;
   }
   ctx.session.Assign(t, n);
+  return true;
+}
+
+bool Packer::FitsEmptyCluster(const ClusterState& st, JobIndex j, int workers) const {
+  const core::JobSpec& spec = *st.Job(j).spec;
+  if (!spec.Demand(workers).FitsIn(st.Capacity())) return false;
+  for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+    if (spec.role(role).replicas == 0 && role != core::Role::kWorker) continue;
+    const core::Resources& req = spec.role(role).resources;
+    bool somewhere = false;
+    for (NodeIndex n = 0; n < st.NumNodes() && !somewhere; ++n) {
+      somewhere = st.Schedulable(n) && req.FitsIn(st.Allocatable(n));
+    }
+    if (!somewhere) return false;
+  }
   return true;
 }
 

@@ -13,38 +13,8 @@ namespace {
 using core::Role;
 using testing::Job;
 using testing::Nodes;
-
-// Everything a rollback must restore, per node and per job.
-struct Fingerprint {
-  std::vector<core::Resources> requested, nonzero;
-  std::vector<int> tasks_on;
-  std::vector<std::vector<NodeIndex>> buckets;
-  std::vector<std::vector<NodeIndex>> task_node;
-  std::vector<int> placed_workers, placed_tasks;
-  core::Resources total;
-  bool operator==(const Fingerprint&) const = default;
-};
-
-Fingerprint Take(const ClusterState& s) {
-  Fingerprint f;
-  for (NodeIndex n = 0; n < s.NumNodes(); ++n) {
-    f.requested.push_back(s.Requested(n));
-    f.nonzero.push_back(s.NonZeroRequested(n));
-    f.tasks_on.push_back(s.NumTasksOn(n));
-  }
-  for (int g = 0; g <= s.MaxGpuPerNode(); ++g) {
-    auto b = s.NodesWithFreeGpu(g);
-    std::sort(b.begin(), b.end());  // bucket order is not part of the contract
-    f.buckets.push_back(b);
-  }
-  for (JobIndex j = 0; j < s.NumJobs(); ++j) {
-    f.task_node.push_back(s.Job(j).task_node);
-    f.placed_workers.push_back(s.Job(j).placed_workers);
-    f.placed_tasks.push_back(s.Job(j).placed_tasks);
-  }
-  f.total = s.TotalRequested();
-  return f;
-}
+using testing::Take;
+using Fingerprint = testing::Fingerprint;
 
 class SessionTest : public ::testing::Test {
  protected:

@@ -47,10 +47,14 @@ void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
       if (trace != nullptr) trace->outcome = outcome;
       ctx.AddAction(engine::ActionKind::kStart, j, std::move(outcome), workers);
     } else {
-      std::string why = "waiting: " + reason;
+      // A job that cannot fit even on the empty cluster must not hold up a
+      // strict queue for ever.
+      const bool hopeless = !profile.packer->FitsEmptyCluster(ctx.state(), j, workers);
+      std::string why =
+          (hopeless ? "waiting: can never fit in this cluster: " : "waiting: ") + reason;
       if (trace != nullptr) trace->outcome = why;
       ctx.AddAction(engine::ActionKind::kWait, j, std::move(why));
-      if (!backfill_) blocker = j;
+      if (!backfill_ && !hopeless) blocker = j;
     }
   }
 }

@@ -8,6 +8,15 @@
 
 namespace dlsched::policy {
 
+bool SingleNodePacker::FitsEmptyCluster(const engine::ClusterState& st, engine::JobIndex j,
+                                        int workers) const {
+  const core::Resources need = st.Job(j).spec->Demand(workers);
+  for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+    if (st.Schedulable(n) && need.FitsIn(st.Allocatable(n))) return true;
+  }
+  return false;
+}
+
 bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
                                  std::string* reason) const {
   const engine::ClusterState& st = ctx.state();

@@ -13,6 +13,8 @@ class SingleNodePacker final : public engine::Packer {
  public:
   bool PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
                  std::string* reason) const override;
+  bool FitsEmptyCluster(const engine::ClusterState& state, engine::JobIndex j,
+                        int workers) const override;
 
  private:
   mutable std::vector<engine::TaskRef> slots_;

@@ -1,0 +1,299 @@
+// Contract tests shared by every implementation of an extension point, as
+// Mesos runs one suite over all its sorters. Implementations are enumerated
+// from the registry, so a new policy is covered the day it is registered;
+// kArgs supplies arguments to those that require some.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <deque>
+#include <map>
+#include <random>
+
+#include "dlsched/engine/engine.h"
+#include "dlsched/engine/placement.h"
+#include "dlsched/engine/test_util.h"
+#include "dlsched/policy/registry.h"
+
+namespace dlsched::policy {
+namespace {
+
+using engine::ClusterState;
+using engine::JobIndex;
+
+// Arguments for implementations that cannot be built without any.
+const std::map<std::string, std::string>& kArgs() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"StaticPartition", "{slotGpus: 2}"},
+      {"RequestedToCapacityRatio",
+       "{shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}"},
+  };
+  return *m;
+}
+
+std::string PluginYaml(std::string_view name) {
+  auto it = kArgs().find(std::string(name));
+  return fmt::format("{{name: {}, args: {}}}", name, it == kArgs().end() ? "{}" : it->second);
+}
+
+// A profile with the defaults (gang FIFO, task by task, LeastAllocated, no
+// preemption, fixed sizes) except `key`, set to implementation `name`.
+engine::Profile ProfileWith(const std::string& key, std::string_view name) {
+  std::string yaml = "name: contract\nprotectFactor: 0\n";
+  if (key == "scorers") {
+    yaml += "scorers: [" + PluginYaml(name) + "]\n";
+  } else {
+    yaml += key + ": " + PluginYaml(name) + "\n";
+  }
+  auto spec = config::ParseProfile(yaml, "contract.yaml");
+  EXPECT_TRUE(spec.has_value()) << spec.error().message;
+  auto built = BuildProfile(*spec);
+  EXPECT_TRUE(built.has_value()) << name << ": " << built.error().message;
+  return std::move(*built);
+}
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : gen_(seed) {}
+  int In(int lo, int hi) { return lo + static_cast<int>(gen_() % uint64_t(hi - lo + 1)); }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+// A random cluster with some jobs running (placed by a gang cycle) and more
+// pending, in realistic phases.
+struct World {
+  core::ClusterSpec cluster;
+  std::deque<core::JobSpec> specs;
+  std::unique_ptr<ClusterState> state;
+};
+
+std::unique_ptr<World> MakeWorld(uint64_t seed) {
+  Rng rng(seed);
+  auto w = std::make_unique<World>();
+  w->cluster = engine::testing::Nodes(rng.In(1, 6), rng.In(4, 32), rng.In(16, 128), rng.In(0, 8));
+  w->state = std::make_unique<ClusterState>(w->cluster);
+  const int jobs = rng.In(2, 14);
+  const char* ns[] = {"a", "b"};
+  for (int i = 0; i < jobs; ++i) {
+    const int min = rng.In(1, 3);
+    core::JobSpec spec =
+        engine::testing::Job("j" + std::to_string(i), rng.In(0, 50), rng.In(0, 2),
+                             min + rng.In(0, 2), min, min + rng.In(2, 5), rng.In(0, 2));
+    spec.namespace_name = ns[rng.In(0, 1)];
+    spec.priority = static_cast<core::PriorityClass>(rng.In(0, 2));
+    if (rng.In(0, 1)) spec.max_wait_minutes = rng.In(1, 90);
+    for (int n = 1; n <= spec.role(core::Role::kWorker).max_replicas; ++n) {
+      spec.throughput.steps_per_s[n] = 1.0 + 0.5 * n * rng.In(0, 2);
+    }
+    w->specs.push_back(std::move(spec));
+    const JobIndex j = w->state->AddJob(&w->specs.back(), w->specs.back().submit_time);
+    w->state->SetPhase(j, core::JobPhase::kWaiting, w->specs.back().submit_time);
+  }
+  // Start what fits, as a backend would after a gang-binpack cycle.
+  auto spec = ResolveProfile("gang-binpack");
+  auto profile = BuildProfile(*spec);
+  const engine::Engine engine(std::move(*profile));
+  const engine::Plan plan = engine.Cycle(*w->state, 60);
+  engine::ApplyPlacements(*w->state, plan);
+  for (const auto& a : plan.actions) {
+    if (a.kind == engine::ActionKind::kStart && rng.In(0, 3) > 0) {
+      w->state->MutableJob(a.task.job).target_workers = a.workers;
+      w->state->SetPhase(a.task.job, core::JobPhase::kLaunching, 60);
+      w->state->SetPhase(a.task.job, core::JobPhase::kRunning, 60);
+    } else if (a.kind == engine::ActionKind::kStart) {
+      // Leave some placed jobs in a frozen phase.
+      w->state->SetPhase(a.task.job, core::JobPhase::kLaunching, 60);
+    }
+  }
+  return w;
+}
+
+constexpr int kWorlds = 150;
+
+std::vector<std::string> Names(Point p) {
+  std::vector<std::string> out;
+  for (auto n : KnownNames(p)) out.emplace_back(n);
+  return out;
+}
+
+std::string TestName(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
+// --- JobOrder: finite, deterministic keys; the order does not depend on the
+// order in which jobs are presented (a strict weak order on the job set).
+class JobOrderContract : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(JobOrderContract, KeysAreFiniteDeterministicAndOrderIndependent) {
+  const engine::Profile profile = ProfileWith("order", GetParam());
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed);
+    std::vector<JobIndex> pending;
+    w->state->PendingJobs(&pending);
+    if (pending.empty()) continue;
+    std::vector<double> k1(pending.size()), k2(pending.size());
+    profile.order->Keys(*w->state, pending, 500, k1);
+    profile.order->Keys(*w->state, pending, 500, k2);
+    for (size_t i = 0; i < k1.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(k1[i])) << "seed " << seed;
+      ASSERT_EQ(k1[i], k2[i]) << "seed " << seed;
+    }
+    engine::Plan plan;
+    engine::Session session(*w->state);
+    engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
+    std::vector<JobIndex> forward = pending;
+    std::vector<JobIndex> backward(pending.rbegin(), pending.rend());
+    engine::OrderJobs(ctx, &forward);
+    engine::OrderJobs(ctx, &backward);
+    ASSERT_EQ(forward, backward) << "seed " << seed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, JobOrderContract, ::testing::ValuesIn(Names(Point::kOrder)),
+                         TestName);
+
+// --- NodeScorer: 0..100 on every feasible node, deterministic.
+class NodeScorerContract : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NodeScorerContract, ScoresAreWithinZeroAndHundred) {
+  const engine::Profile profile = ProfileWith("scorers", GetParam());
+  ASSERT_EQ(profile.scorers.size(), 1u);
+  const engine::NodeScorer& scorer = *profile.scorers[0];
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed);
+    std::vector<JobIndex> pending;
+    w->state->PendingJobs(&pending);
+    std::vector<engine::TaskRef> slots;
+    for (JobIndex j : pending) {
+      engine::GangSlots(*w->state, j, w->state->Job(j).target_workers, &slots);
+      for (const auto& t : slots) {
+        for (engine::NodeIndex n = 0; n < w->state->NumNodes(); ++n) {
+          if (!w->state->Request(t).FitsIn(w->state->Free(n))) continue;
+          const int64_t s = scorer.Score(*w->state, t, n);
+          ASSERT_GE(s, 0) << "seed " << seed;
+          ASSERT_LE(s, 100) << "seed " << seed;
+          ASSERT_EQ(s, scorer.Score(*w->state, t, n));
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, NodeScorerContract, ::testing::ValuesIn(Names(Point::kScorer)),
+                         TestName);
+
+// --- Packer: all or nothing.
+class PackerContract : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PackerContract, PlacesTheWholeGangOrNothing) {
+  const engine::Profile profile = ProfileWith("packer", GetParam());
+  int placed = 0, refused = 0;
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed);
+    std::vector<JobIndex> pending;
+    w->state->PendingJobs(&pending);
+    for (JobIndex j : pending) {
+      const auto before = engine::testing::Take(*w->state);
+      engine::Plan plan;
+      engine::Session session(*w->state);
+      engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
+      const engine::JobState& js = w->state->Job(j);
+      const int workers = js.spec->role(core::Role::kWorker).min_replicas;
+      std::string reason;
+      if (profile.packer->PlaceGang(ctx, j, workers, &reason)) {
+        ++placed;
+        EXPECT_EQ(js.placed_workers, workers) << "seed " << seed;
+        EXPECT_EQ(js.placed_tasks, js.spec->NumTasks(workers)) << "seed " << seed;
+        for (engine::NodeIndex n = 0; n < w->state->NumNodes(); ++n) {
+          ASSERT_TRUE(w->state->Requested(n).FitsIn(w->state->Allocatable(n)));
+        }
+        // A gang it can place on the current cluster also fits the empty one.
+        EXPECT_TRUE(profile.packer->FitsEmptyCluster(*w->state, j, workers));
+      } else {
+        ++refused;
+        EXPECT_FALSE(reason.empty()) << "seed " << seed;
+        EXPECT_EQ(engine::testing::Take(*w->state), before) << "seed " << seed;
+      }
+      session.RollbackTo(0);
+      ASSERT_EQ(engine::testing::Take(*w->state), before);
+    }
+  }
+  EXPECT_GT(placed, 0);
+  EXPECT_GT(refused, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PackerContract, ::testing::ValuesIn(Names(Point::kPacker)), TestName);
+
+// --- Preemptor: on failure the session and the plan are unchanged; on
+// success the job's gang is placed and nothing is over-committed.
+class PreemptorContract : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PreemptorContract, FailureChangesNothingSuccessPlacesTheGang) {
+  const engine::Profile profile = ProfileWith("preemptor", GetParam());
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed);
+    std::vector<JobIndex> pending;
+    w->state->PendingJobs(&pending);
+    for (JobIndex j : pending) {
+      const auto before = engine::testing::Take(*w->state);
+      engine::Plan plan;
+      engine::Session session(*w->state);
+      engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
+      const int workers = profile.sizer->StartWorkers(*w->state, j);
+      std::string reason;
+      if (profile.preemptor->Preempt(ctx, j, workers, *profile.packer, &reason)) {
+        const engine::JobState& js = w->state->Job(j);
+        EXPECT_EQ(js.placed_workers, workers) << "seed " << seed;
+        EXPECT_EQ(js.placed_tasks, js.spec->NumTasks(workers)) << "seed " << seed;
+        for (engine::NodeIndex n = 0; n < w->state->NumNodes(); ++n) {
+          ASSERT_TRUE(w->state->Requested(n).FitsIn(w->state->Allocatable(n)));
+        }
+      } else {
+        EXPECT_TRUE(plan.actions.empty()) << "seed " << seed;
+        EXPECT_TRUE(session.Steps().empty()) << "seed " << seed;
+        EXPECT_EQ(engine::testing::Take(*w->state), before) << "seed " << seed;
+      }
+      session.RollbackTo(0);
+      ASSERT_EQ(engine::testing::Take(*w->state), before);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PreemptorContract, ::testing::ValuesIn(Names(Point::kPreemptor)),
+                         TestName);
+
+// --- Sizer: start sizes and sizes after a whole cycle are within
+// [minReplicas, maxReplicas].
+class SizerContract : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SizerContract, SizesStayWithinMinAndMax) {
+  const engine::Profile profile = ProfileWith("sizer", GetParam());
+  const engine::Engine engine(ProfileWith("sizer", GetParam()));
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed);
+    for (JobIndex j = 0; j < w->state->NumJobs(); ++j) {
+      const core::RoleSpec& r = w->state->Job(j).spec->role(core::Role::kWorker);
+      const int start = profile.sizer->StartWorkers(*w->state, j);
+      EXPECT_GE(start, r.min_replicas);
+      EXPECT_LE(start, r.max_replicas);
+    }
+    const auto before = engine::testing::Take(*w->state);
+    const engine::Plan plan = engine.Cycle(*w->state, 500);
+    ASSERT_EQ(engine::testing::Take(*w->state), before) << "Cycle must leave the state unchanged";
+    engine::ApplyPlacements(*w->state, plan);
+    for (JobIndex j = 0; j < w->state->NumJobs(); ++j) {
+      const engine::JobState& js = w->state->Job(j);
+      if (js.placed_tasks == 0) continue;
+      const core::RoleSpec& r = js.spec->role(core::Role::kWorker);
+      EXPECT_GE(js.placed_workers, r.min_replicas) << "seed " << seed << " job " << js.spec->name;
+      EXPECT_LE(js.placed_workers, r.max_replicas) << "seed " << seed << " job " << js.spec->name;
+    }
+    for (engine::NodeIndex n = 0; n < w->state->NumNodes(); ++n) {
+      ASSERT_TRUE(w->state->Requested(n).FitsIn(w->state->Allocatable(n))) << "seed " << seed;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SizerContract, ::testing::ValuesIn(Names(Point::kSizer)), TestName);
+
+}  // namespace
+}  // namespace dlsched::policy
