@@ -1,5 +1,6 @@
 #include "dlsched/policy/admission_per_pod.h"
 
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,32 +12,37 @@ namespace dlsched::policy {
 
 void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*profile*/) const {
   const engine::ClusterState& st = ctx.state();
+  // Jobs with a pod in the queue, in first-pod order, and the last reason
+  // each could not complete. Sized by the queue, not by every job ever seen.
   std::vector<engine::JobIndex> touched;
-  std::vector<std::string> last_reason(st.NumJobs());
-  std::vector<uint8_t> seen(st.NumJobs(), 0);
+  std::vector<std::string> reasons;
+  std::unordered_map<engine::JobIndex, size_t> slot;
   int position = 0;
   for (const engine::PendingPod& pod : st.Pods()) {
     const engine::JobIndex j = pod.task.job;
     const engine::JobState& js = st.Job(j);
     if (!js.IsPending() || js.NodeOf(pod.task.role, pod.task.index) != engine::kNoNode) continue;
-    if (!seen[j]) {
-      seen[j] = 1;
+    auto [it, fresh] = slot.try_emplace(j, touched.size());
+    if (fresh) {
       touched.push_back(j);
+      reasons.emplace_back();
       ctx.BeginTrace(j, position++);
     }
+    std::string& last_reason = reasons[it->second];
     if (pod.not_before > ctx.now) {
-      last_reason[j] = fmt::format("{}[{}] in backoff until {:.1f}s", core::RoleName(pod.task.role),
-                                   pod.task.index, pod.not_before);
+      last_reason = fmt::format("{}[{}] in backoff until {:.1f}s", core::RoleName(pod.task.role),
+                                pod.task.index, pod.not_before);
       continue;
     }
     std::string reason;
     if (!engine::PlaceTaskByScore(ctx, pod.task, &reason)) {
-      last_reason[j] = reason;
+      last_reason = reason;
       ctx.plan.actions.push_back(engine::Action{engine::ActionKind::kBackoff, pod.task,
                                                 engine::kNoNode, 0, std::move(reason)});
     }
   }
-  for (engine::JobIndex j : touched) {
+  for (size_t i = 0; i < touched.size(); ++i) {
+    const engine::JobIndex j = touched[i];
     const engine::JobState& js = st.Job(j);
     const int total = js.spec->NumTasks(js.target_workers);
     engine::JobTrace* trace = ctx.TraceOf(j);
@@ -46,7 +52,7 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
       ctx.AddAction(engine::ActionKind::kStart, j, std::move(outcome), js.target_workers);
     } else {
       std::string why = fmt::format("waiting: {} of {} pods bound (no gang); {}", js.placed_tasks,
-                                    total, last_reason[j]);
+                                    total, reasons[i]);
       if (trace != nullptr) trace->outcome = why;
       ctx.AddAction(engine::ActionKind::kWait, j, std::move(why));
     }

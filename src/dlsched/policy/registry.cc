@@ -191,6 +191,8 @@ core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path
       spec->name = name_or_path;
       spec->description = fmt::format("Static partitioning - FIFO, one slot of {} GPUs per job", n);
       spec->sizer.args["slotGpus"] = n;
+      spec->source = name_or_path;
+      spec->sizer.where = name_or_path + ": sizer.args";
       return spec;
     }
   }

@@ -260,6 +260,7 @@ void Simulation::CreatePods(const std::vector<JobIndex>& arrived) {
 void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
   engine::ApplyPlacements(state_, plan);
   bool changed = false;
+  size_t pod_cursor = 0;
   for (const engine::Action& a : plan.actions) {
     const JobIndex j = a.task.job;
     switch (a.kind) {
@@ -307,7 +308,9 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
         if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving, now);
         break;
       case engine::ActionKind::kBackoff:
-        for (engine::PendingPod& pod : state_.MutablePods()) {
+        // Backoffs come in queue order: one forward walk finds them all.
+        for (auto& pods = state_.MutablePods(); pod_cursor < pods.size(); ++pod_cursor) {
+          engine::PendingPod& pod = pods[pod_cursor];
           if (pod.task == a.task) {
             const core::Time delay = std::min(
                 options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
