@@ -246,8 +246,10 @@ int Profiles(const std::string& show) {
     }
     return BadInput(core::Error{fmt::format("--show: no built-in profile named '{}'", show)});
   }
+  int width = 0;
+  for (const auto& b : policy::BuiltinProfiles()) width = std::max(width, int(b.name.size()));
   for (const auto& b : policy::BuiltinProfiles()) {
-    std::printf("%-14s %s\n", std::string(b.name).c_str(), std::string(b.summary).c_str());
+    std::printf("%-*s  %s\n", width, std::string(b.name).c_str(), std::string(b.summary).c_str());
   }
   return kOk;
 }

@@ -28,7 +28,8 @@ struct Action {
   NodeIndex node = kNoNode;
   int workers = 0;
   std::string reason;
-  bool restart = false;  // kResize: through Checkpointing -> ... -> Launching
+  bool restart = false;    // kResize: through Checkpointing -> ... -> Launching
+  bool preempted = false;  // kResize: the job was shrunk to make room for another
 };
 
 struct Plan {

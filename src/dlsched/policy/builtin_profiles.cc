@@ -72,12 +72,136 @@ sizer:
   args: {slotGpus: 2}
 )";
 
-constexpr std::array<BuiltinProfile, 3> kBuiltins = {{
+constexpr std::string_view kCps =
+    R"(# Combined priority scheduling (CPS): jobs go by V = k * (m_norm + e_norm),
+# where e = namespace weight + priority-class value + ceil(100 / maxWait
+# minutes) and m = the job's workers, both min-max normalised over the
+# waiting jobs. Always gang-scheduled; workers lean to their PS's node and
+# the PS of one job keep apart (both soft); otherwise spread like Volcano's
+# nodeorder (LeastAllocated). The paper's experiment used priority values
+# 100/50/1.
+name: cps
+description: Combined priority (namespace weight, priority class, max wait, parallelism), gang, PS/worker affinity
+admission:
+  name: Gang
+  args: {backfill: true}
+order:
+  name: CombinedPriority
+  args:
+    k: 1
+    defaultUserPriority: 5
+    namespaceWeights: {}
+    priorityValues: {high: 10, normal: 5, low: 1}
+packer: TaskByTask
+scorers:
+  - name: PsWorkerAffinity
+    weight: 1
+  - name: PsAntiAffinity
+    weight: 1
+  - name: LeastAllocated
+    weight: 1
+    args:
+      resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+preemptor: None
+sizer: Fixed
+)";
+
+constexpr std::string_view kVolcanoPriority =
+    R"(# Volcano-like baseline: jobs by priority class (high, normal, low; then
+# submit time) as Volcano's priority plugin orders them, gang-scheduled
+# without blocking the queue (Volcano's allocate action), spread like
+# Volcano's nodeorder (LeastAllocated). A job that does not fit may evict
+# whole running jobs of strictly lower priority, lowest first.
+name: volcano-priority
+description: Volcano-like - priority-class order, gang, eviction of lower-priority jobs, LeastAllocated
+admission:
+  name: Gang
+  args: {backfill: true}
+order: Priority
+packer: TaskByTask
+scorers:
+  - name: LeastAllocated
+    weight: 1
+    args:
+      resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+preemptor:
+  name: PriorityEviction
+  args: {skipFrozen: true}
+sizer: Fixed
+)";
+
+constexpr std::string_view kFsched =
+    R"(# F-scheduling (SPEC section 4): jobs start at minReplicas (gang, FIFO with
+# backfill); every cycle the GPUs are re-divided greedily, one worker at a
+# time, to the job that adds the most throughput while the variance of the
+# slowdowns f(n)/f_best stays under vBound. A running job that is resized
+# checkpoints and relaunches (restart), so a reallocation must add minGain
+# steps/s or start a waiting job; after each launch a job is frozen
+# (RunningProtected) for protectFactor x its launch time.
+name: fsched
+description: F-scheduling - elastic GPUs by throughput under a slowdown-variance bound
+protectFactor: 3
+admission:
+  name: Gang
+  args: {backfill: true}
+order: FIFO
+packer: TaskByTask
+scorers:
+  - name: MostAllocated
+    weight: 1
+    args:
+      resources: [{name: nvidia.com/gpu, weight: 1}]
+preemptor: None
+sizer:
+  name: FScheduling
+  args: {vBound: 0.5, minGain: 1, restart: true}
+)";
+
+constexpr std::string_view kKod2 =
+    R"(# KOD2 (SPEC sections 2-3): jobs are weighed by w = sigmoid(kappa * minWorkers /
+# sum of resource shares), so jobs that train with many workers on few
+# resources go first; a job that waits past starveLimit seconds is raised
+# above every waiting job. The heaviest waiting job, if at least as heavy as
+# every running job, may shrink lighter running jobs (never below
+# minReplicas) to fit; lighter jobs only take idle room. Jobs start at
+# minReplicas and idle room goes to running jobs as extra workers, heaviest
+# first, up to maxReplicas. A gang goes on one node if one has room, else on
+# as few nodes as possible, most idle first.
+name: kod2
+description: KOD2 - weight order with starvation aging, fewest-nodes packing, elastic scale-in and scale-out
+admission: Kod2
+order:
+  name: Kod2Weight
+  args:
+    kappa: 0.5
+    scale: node
+    starveLimit: 600
+    resources: [cpu, memory, nvidia.com/gpu]
+packer: FewestNodes
+scorers:
+  - name: MostAllocated
+    weight: 1
+    args:
+      resources: [{name: nvidia.com/gpu, weight: 1}, {name: cpu, weight: 1}, {name: memory, weight: 1}]
+preemptor:
+  name: Kod2ScaleIn
+  args: {restartOnResize: false}
+sizer:
+  name: Kod2ScaleOut
+  args: {restartOnResize: false}
+)";
+
+constexpr std::array<BuiltinProfile, 7> kBuiltins = {{
     {"k8s-default", "Kubernetes default: pods one at a time, LeastAllocated spread, no gang",
      kK8sDefault},
     {"gang-binpack", "Gang scheduling, FIFO with backfill, GPUs binpacked", kGangBinpack},
     {"static-n", "Static partitioning into slots of n GPUs, FIFO (static-1, static-2, ...)",
      kStaticN},
+    {"cps", "Combined priority (CPS): user, job, time and parallelism; gang; PS affinity", kCps},
+    {"volcano-priority", "Volcano-like: priority-class order, gang, lower-priority jobs evicted",
+     kVolcanoPriority},
+    {"fsched", "F-scheduling: elastic GPUs by throughput, slowdown-variance bound", kFsched},
+    {"kod2", "KOD2: weight order with aging, fewest nodes, elastic scale-in/scale-out", kKod2},
 }};
 
 }  // namespace

@@ -21,9 +21,9 @@ bool GangFitsInFreeTotal(const engine::ClusterState& state, engine::JobIndex j, 
     const auto id = static_cast<core::ResourceId>(r);
     if (need[id] > free[id]) {
       if (reason != nullptr) {
-        *reason = fmt::format("gang of {} workers needs {} {}, the cluster has {} free", workers,
-                              core::FormatResourceAmount(id, need[id]), core::ResourceName(id),
-                              core::FormatResourceAmount(id, free[id]));
+        *reason = fmt::format("gang of {} worker{} needs {} {}, the cluster has {} free", workers,
+                              workers == 1 ? "" : "s", core::FormatResourceAmount(id, need[id]),
+                              core::ResourceName(id), core::FormatResourceAmount(id, free[id]));
       }
       return false;
     }

@@ -9,14 +9,24 @@
 #include <fmt/ranges.h>
 
 #include "dlsched/policy/admission_gang.h"
+#include "dlsched/policy/admission_kod2.h"
 #include "dlsched/policy/admission_per_pod.h"
 #include "dlsched/policy/args.h"
+#include "dlsched/policy/order_cps.h"
 #include "dlsched/policy/order_fifo.h"
+#include "dlsched/policy/order_kod2.h"
+#include "dlsched/policy/order_priority.h"
+#include "dlsched/policy/packer_fewest_nodes.h"
 #include "dlsched/policy/packer_single_node.h"
 #include "dlsched/policy/packer_task_by_task.h"
+#include "dlsched/policy/preemptor_kod2.h"
 #include "dlsched/policy/preemptor_none.h"
+#include "dlsched/policy/preemptor_priority.h"
 #include "dlsched/policy/resource_scorers.h"
+#include "dlsched/policy/scorers_affinity.h"
 #include "dlsched/policy/sizer_fixed.h"
+#include "dlsched/policy/sizer_fsched.h"
+#include "dlsched/policy/sizer_kod2.h"
 
 namespace dlsched::policy {
 namespace {
@@ -47,6 +57,7 @@ const std::map<std::string, Factory<engine::Admission>, std::less<>>& Admissions
          return std::make_unique<GangAdmission>(*backfill);
        }},
       {"PerPod", NoArgs<engine::Admission, PerPodAdmission>()},
+      {"Kod2", NoArgs<engine::Admission, Kod2Admission>()},
   };
   return *m;
 }
@@ -54,6 +65,9 @@ const std::map<std::string, Factory<engine::Admission>, std::less<>>& Admissions
 const std::map<std::string, Factory<engine::JobOrder>, std::less<>>& Orders() {
   static const auto* m = new std::map<std::string, Factory<engine::JobOrder>, std::less<>>{
       {"FIFO", NoArgs<engine::JobOrder, FifoOrder>()},
+      {"Kod2Weight", MakeKod2Weight},
+      {"CombinedPriority", MakeCombinedPriority},
+      {"Priority", NoArgs<engine::JobOrder, PriorityOrder>()},
   };
   return *m;
 }
@@ -62,6 +76,7 @@ const std::map<std::string, Factory<engine::Packer>, std::less<>>& Packers() {
   static const auto* m = new std::map<std::string, Factory<engine::Packer>, std::less<>>{
       {"TaskByTask", NoArgs<engine::Packer, TaskByTaskPacker>()},
       {"SingleNode", NoArgs<engine::Packer, SingleNodePacker>()},
+      {"FewestNodes", NoArgs<engine::Packer, FewestNodesPacker>()},
   };
   return *m;
 }
@@ -71,6 +86,8 @@ const std::map<std::string, Factory<engine::NodeScorer>, std::less<>>& Scorers()
       {"LeastAllocated", MakeLeastAllocated},
       {"MostAllocated", MakeMostAllocated},
       {"RequestedToCapacityRatio", MakeRequestedToCapacityRatio},
+      {"PsWorkerAffinity", NoArgs<engine::NodeScorer, PsWorkerAffinity>()},
+      {"PsAntiAffinity", NoArgs<engine::NodeScorer, PsAntiAffinity>()},
   };
   return *m;
 }
@@ -78,6 +95,16 @@ const std::map<std::string, Factory<engine::NodeScorer>, std::less<>>& Scorers()
 const std::map<std::string, Factory<engine::Preemptor>, std::less<>>& Preemptors() {
   static const auto* m = new std::map<std::string, Factory<engine::Preemptor>, std::less<>>{
       {"None", NoArgs<engine::Preemptor, NoPreemptor>()},
+      {"Kod2ScaleIn", MakeKod2ScaleIn},
+      {"PriorityEviction",
+       [](const YAML::Node& args,
+          const std::string& where) -> core::Result<std::unique_ptr<engine::Preemptor>> {
+         ArgReader reader(args, where);
+         auto skip_frozen = reader.Bool("skipFrozen", true);
+         if (!skip_frozen) return std::unexpected(skip_frozen.error());
+         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+         return std::make_unique<PriorityEvictionPreemptor>(*skip_frozen);
+       }},
   };
   return *m;
 }
@@ -85,6 +112,26 @@ const std::map<std::string, Factory<engine::Preemptor>, std::less<>>& Preemptors
 const std::map<std::string, Factory<engine::Sizer>, std::less<>>& Sizers() {
   static const auto* m = new std::map<std::string, Factory<engine::Sizer>, std::less<>>{
       {"Fixed", NoArgs<engine::Sizer, FixedSizer>()},
+      {"Kod2ScaleOut", MakeKod2ScaleOut},
+      {"FScheduling",
+       [](const YAML::Node& args,
+          const std::string& where) -> core::Result<std::unique_ptr<engine::Sizer>> {
+         // The slowdown S is in [0, 1], so its variance is at most 0.25 and a
+         // vBound above that never binds; 1 is accepted for the paper's 0.5.
+         ArgReader reader(args, where);
+         FSchedulingSizer::Options o;
+         auto v_bound = reader.Double("vBound", o.v_bound, 0, 1);
+         if (!v_bound) return std::unexpected(v_bound.error());
+         auto min_gain = reader.Double("minGain", o.min_gain, 0, 1e9);
+         if (!min_gain) return std::unexpected(min_gain.error());
+         auto restart = reader.Bool("restart", o.restart);
+         if (!restart) return std::unexpected(restart.error());
+         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+         o.v_bound = *v_bound;
+         o.min_gain = *min_gain;
+         o.restart = *restart;
+         return std::make_unique<FSchedulingSizer>(o);
+       }},
       {"StaticPartition",
        [](const YAML::Node& args,
           const std::string& where) -> core::Result<std::unique_ptr<engine::Sizer>> {

@@ -43,7 +43,10 @@ TEST(RegistryTest, UnknownNamesAndArgumentsNameTheField) {
   ASSERT_TRUE(spec.has_value()) << spec.error().message;
   auto built = BuildProfile(*spec);
   ASSERT_FALSE(built.has_value());
-  EXPECT_EQ(built.error().message, "p.yaml: order.name: unknown JobOrder 'LIFO' (known: FIFO)");
+  EXPECT_EQ(
+      built.error().message,
+      "p.yaml: order.name: unknown JobOrder 'LIFO' (known: CombinedPriority, FIFO, Kod2Weight, "
+      "Priority)");
 
   spec =
       config::ParseProfile("name: p\nadmission: {name: Gang, args: {backfil: true}}\n", "p.yaml");
@@ -66,7 +69,7 @@ TEST(RegistryTest, UnknownProfileNameListsBuiltins) {
   ASSERT_FALSE(spec.has_value());
   EXPECT_EQ(spec.error().message,
             "--profile: 'fastest' is neither a built-in profile (k8s-default, gang-binpack, "
-            "static-n) nor a .yaml file");
+            "static-n, cps, volcano-priority, fsched, kod2) nor a .yaml file");
 }
 
 }  // namespace

@@ -14,9 +14,13 @@
 #include "dlsched/policy/registry.h"
 #include "dlsched/report/outputs.h"
 #include "dlsched/sim/simulator.h"
+#include "dlsched/sim/test_util.h"
 
 namespace dlsched::sim {
 namespace {
+
+using testing::MakeEngine;
+using testing::Record;
 
 // Small integers from the raw engine output, identical on every standard
 // library (std::uniform_int_distribution is not).
@@ -83,14 +87,6 @@ config::WorkloadSpec RandomWorkload(Rng& rng) {
   return w;
 }
 
-engine::Engine Build(const std::string& name) {
-  auto spec = policy::ResolveProfile(name);
-  EXPECT_TRUE(spec.has_value()) << name << ": " << spec.error().message;
-  auto built = policy::BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << name << ": " << built.error().message;
-  return engine::Engine(std::move(*built));
-}
-
 // Whether `job` alone starts on the empty cluster under `engine`.
 bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,
                   const engine::Engine& engine) {
@@ -115,7 +111,7 @@ class PropertyTest : public ::testing::TestWithParam<std::string> {};
 constexpr int kSeeds = 400;
 
 TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
-  const engine::Engine engine = Build(GetParam());
+  const engine::Engine engine = MakeEngine(GetParam());
   const bool gang = !engine.profile().admission->UsesPodQueue();
   SimOptions options;
   options.check_invariants = true;

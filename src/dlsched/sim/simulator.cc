@@ -283,6 +283,7 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
         SimJob& sj = jobs_[j];
         state_.MutableJob(j).target_workers = a.workers;
         ++sj.scale_events;
+        if (a.preempted) ++sj.preemptions;
         sj.reason = a.reason;
         if (a.restart) {
           ++sj.reallocations;

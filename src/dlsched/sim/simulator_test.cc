@@ -1,4 +1,5 @@
 #include "dlsched/sim/simulator.h"
+#include "dlsched/sim/test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -11,15 +12,10 @@
 namespace dlsched::sim {
 namespace {
 
-using core::Role;
+using testing::MakeEngine;
+using testing::Record;
 
-engine::Engine MakeEngine(const std::string& profile) {
-  auto spec = policy::ResolveProfile(profile);
-  EXPECT_TRUE(spec.has_value()) << spec.error().message;
-  auto built = policy::BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << built.error().message;
-  return engine::Engine(std::move(*built));
-}
+using core::Role;
 
 core::ClusterSpec GpuNodes(int n, int64_t gpus) {
   core::ClusterSpec c;
@@ -49,14 +45,6 @@ core::JobSpec WorkerJob(std::string name, double arrival, int workers, int min, 
   j.total_steps = steps;
   j.throughput.steps_per_s = std::move(table);
   return j;
-}
-
-const metrics::JobRecord& Record(const SimResult& r, const std::string& name) {
-  for (const auto& j : r.run.jobs) {
-    if (j.name == name) return j;
-  }
-  ADD_FAILURE() << "no job " << name;
-  return r.run.jobs.front();
 }
 
 // Two jobs of 4 one-GPU workers arrive together on two nodes of 3 GPUs. Their

@@ -1,0 +1,160 @@
+#include "dlsched/policy/fsched_allocation.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dlsched::policy {
+namespace {
+
+// Sums of slowdowns are updated per candidate, so two candidates whose
+// variance (or throughput) is mathematically equal may differ in the last
+// bits; values this close count as equal and the earlier job wins.
+constexpr double kTolerance = 1e-9;
+
+bool Below(double a, double b) {
+  return a < b - kTolerance * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+double Rate(const FschedJob& job, int workers) { return job.throughput->Rate(workers); }
+
+double BestRate(const FschedJob& job, int cluster_gpus) {
+  int hi = job.max_workers;
+  if (job.gpus_per_worker > 0) {
+    hi = std::min(hi, (cluster_gpus - job.fixed_gpus) / job.gpus_per_worker);
+  }
+  double best = 0;
+  for (int n = std::max(job.min_workers, 1); n <= hi; ++n) best = std::max(best, Rate(job, n));
+  return best;
+}
+
+double Slowdown(const FschedJob& job, double best, int workers) {
+  return best > 0 && workers > 0 ? Rate(job, workers) / best : 0;
+}
+
+// Population variance from the sum and the sum of squares of k values.
+double VarianceOf(double sum, double sum_sq, int k) {
+  if (k == 0) return 0;
+  const double mean = sum / k;
+  return std::max(0.0, sum_sq / k - mean * mean);
+}
+
+}  // namespace
+
+double PopulationVariance(std::span<const double> values) {
+  if (values.empty()) return 0;
+  double mean = 0;
+  for (double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double var = 0;
+  for (double v : values) var += (v - mean) * (v - mean);
+  return var / static_cast<double>(values.size());
+}
+
+FschedAllocation AllocateFsched(const FschedInput& input, std::vector<FschedStep>* trace) {
+  const std::span<const FschedJob> jobs = input.jobs;
+  const int n = static_cast<int>(jobs.size());
+  FschedAllocation out;
+  out.workers.assign(n, 0);
+  out.left_at_turn.assign(n, -1);
+  out.best.resize(n);
+  out.slowdown.assign(n, 0);
+  std::vector<uint8_t> growable(n, 0);
+  for (int i = 0; i < n; ++i) out.best[i] = BestRate(jobs[i], input.cluster_gpus);
+
+  // Step 1. Running jobs first: they hold at least their minimum already,
+  // so with a consistent input they always fit.
+  int left = input.free_gpus;
+  auto admit = [&](int i) {
+    const FschedJob& job = jobs[i];
+    const int need = job.fixed_gpus + job.min_workers * job.gpus_per_worker;
+    if (need > left) {
+      out.left_at_turn[i] = left;
+      return;
+    }
+    left -= need;
+    out.workers[i] = job.min_workers;
+    growable[i] = 1;
+  };
+  for (int i = 0; i < n; ++i) {
+    if (jobs[i].frozen) {
+      out.workers[i] = jobs[i].current_workers;
+    } else if (jobs[i].current_workers > 0) {
+      admit(i);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!jobs[i].frozen && jobs[i].current_workers == 0) admit(i);
+  }
+
+  // Step 2: one worker at a time.
+  for (;;) {
+    double sum = 0;
+    double sum_sq = 0;
+    double total = 0;
+    int holding = 0;
+    for (int i = 0; i < n; ++i) {
+      if (out.workers[i] == 0) continue;
+      const double s = Slowdown(jobs[i], out.best[i], out.workers[i]);
+      sum += s;
+      sum_sq += s * s;
+      total += Rate(jobs[i], out.workers[i]);
+      ++holding;
+    }
+    FschedStep step;
+    step.gpus_left = left;
+    int best_under = -1;
+    int best_any = -1;
+    FschedCandidate best_under_c;
+    FschedCandidate best_any_c;
+    for (int i = 0; i < n; ++i) {
+      const FschedJob& job = jobs[i];
+      if (!growable[i] || out.workers[i] >= job.max_workers || job.gpus_per_worker > left) {
+        continue;
+      }
+      const int w = out.workers[i];
+      const double s0 = Slowdown(job, out.best[i], w);
+      const double s1 = Slowdown(job, out.best[i], w + 1);
+      FschedCandidate c;
+      c.job = i;
+      c.workers = w + 1;
+      c.variance = VarianceOf(sum - s0 + s1, sum_sq - s0 * s0 + s1 * s1, holding);
+      c.throughput = total - Rate(job, w) + Rate(job, w + 1);
+      c.under_bound = Below(c.variance, input.v_bound);
+      // Candidates come in job order, so strict comparisons keep the earlier
+      // job on ties.
+      if (c.under_bound && (best_under < 0 || Below(best_under_c.throughput, c.throughput))) {
+        best_under = i;
+        best_under_c = c;
+      }
+      if (best_any < 0 || Below(c.variance, best_any_c.variance)) {
+        best_any = i;
+        best_any_c = c;
+      }
+      if (trace != nullptr) step.candidates.push_back(c);
+    }
+    if (best_any < 0) break;
+    const int pick = best_under >= 0 ? best_under : best_any;
+    if (trace != nullptr) {
+      step.smallest_variance = best_under < 0;
+      for (int k = 0; k < static_cast<int>(step.candidates.size()); ++k) {
+        if (step.candidates[k].job == pick) step.chosen = k;
+      }
+      trace->push_back(std::move(step));
+    }
+    ++out.workers[pick];
+    left -= jobs[pick].gpus_per_worker;
+  }
+
+  std::vector<double> held;
+  held.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    out.throughput += Rate(jobs[i], out.workers[i]);
+    out.slowdown[i] = Slowdown(jobs[i], out.best[i], out.workers[i]);
+    if (out.workers[i] > 0) held.push_back(out.slowdown[i]);
+  }
+  out.variance = PopulationVariance(held);
+  out.gpus_left = left;
+  return out;
+}
+
+}  // namespace dlsched::policy

@@ -1,0 +1,375 @@
+#include "dlsched/policy/sizer_fsched.h"
+
+#include <algorithm>
+#include <climits>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "dlsched/engine/placement.h"
+
+namespace dlsched::policy {
+
+using engine::ActionKind;
+using engine::ClusterState;
+using engine::JobIndex;
+using engine::JobState;
+using engine::NodeIndex;
+
+namespace {
+
+constexpr core::JobPhase kFrozenPhases[] = {
+    core::JobPhase::kStandby, core::JobPhase::kLaunching, core::JobPhase::kRunningProtected,
+    core::JobPhase::kCheckpointing, core::JobPhase::kStopping};
+
+int WorkerGpus(const JobState& js) {
+  return static_cast<int>(js.spec->role(core::Role::kWorker).resources[core::kGpu]);
+}
+
+int FixedGpus(const JobState& js) {
+  const core::JobSpec& s = *js.spec;
+  return static_cast<int>(s.role(core::Role::kPS).resources[core::kGpu] * js.NumPs() +
+                          s.role(core::Role::kChief).resources[core::kGpu] * js.NumChief());
+}
+
+// How many more tasks like `t` node `n` has room for.
+int64_t Room(const ClusterState& st, engine::TaskRef t, NodeIndex n) {
+  const core::Resources& req = st.Request(t);
+  const core::Resources free = st.Free(n);
+  int64_t room = INT64_MAX;
+  for (int r = 0; r < core::NumResources(); ++r) {
+    const auto id = static_cast<core::ResourceId>(r);
+    if (req[id] > 0) room = std::min(room, free[id] / req[id]);
+  }
+  return room;
+}
+
+std::string Workers(int n) { return fmt::format("{} worker{}", n, n == 1 ? "" : "s"); }
+
+// The lowest unplaced worker slot of job `j` (scale-out fills the lowest).
+engine::TaskRef FreeWorkerSlot(const JobState& js, JobIndex j) {
+  const int max_w = js.spec->role(core::Role::kWorker).max_replicas;
+  for (int i = 0; i < max_w; ++i) {
+    if (js.NodeOf(core::Role::kWorker, i) == engine::kNoNode) return {j, core::Role::kWorker, i};
+  }
+  return {j, core::Role::kWorker, -1};
+}
+
+}  // namespace
+
+engine::Action* FSchedulingSizer::AdmissionAction(engine::Plan& plan, JobIndex j) const {
+  auto it = std::lower_bound(job_actions_.begin(), job_actions_.end(), std::pair(j, 0));
+  if (it == job_actions_.end() || it->first != j) return nullptr;
+  return &plan.actions[it->second];
+}
+
+void FSchedulingSizer::Collect(const engine::CycleContext& ctx) const {
+  const ClusterState& st = ctx.state();
+  entries_.clear();
+  // The admission's verdict on each pending job (kStart or kWait), found by
+  // binary search: no scan of the plan per job.
+  job_actions_.clear();
+  for (int i = 0; i < static_cast<int>(ctx.plan.actions.size()); ++i) {
+    const engine::Action& a = ctx.plan.actions[i];
+    if (a.kind == ActionKind::kStart || a.kind == ActionKind::kWait) {
+      job_actions_.emplace_back(a.task.job, i);
+    }
+  }
+  std::sort(job_actions_.begin(), job_actions_.end());
+  for (JobIndex j : st.JobsInPhase(core::JobPhase::kRunning)) {
+    const JobState& js = st.Job(j);
+    if (js.placed_tasks == 0) continue;
+    entries_.push_back({j, WorkerGpus(js) > 0 ? Kind::kRunning : Kind::kFrozen, js.placed_workers});
+  }
+  for (core::JobPhase p : kFrozenPhases) {
+    for (JobIndex j : st.JobsInPhase(p)) {
+      const JobState& js = st.Job(j);
+      if (js.IsPending() || js.placed_workers == 0) continue;
+      entries_.push_back({j, Kind::kFrozen, js.placed_workers});
+    }
+  }
+  st.PendingJobs(&pending_);
+  for (JobIndex j : pending_) {
+    const JobState& js = st.Job(j);
+    const bool gpu = WorkerGpus(js) > 0;
+    const engine::Action* a = AdmissionAction(ctx.plan, j);
+    if (a != nullptr && a->kind == ActionKind::kStart) {
+      entries_.push_back({j, gpu ? Kind::kStarted : Kind::kFrozen, js.placed_workers});
+    } else if (gpu && js.placed_tasks == 0) {
+      entries_.push_back({j, Kind::kWaiting, 0});
+    }
+  }
+  std::sort(entries_.begin(), entries_.end(), [&st](const Entry& a, const Entry& b) {
+    const core::Time sa = st.Job(a.job).spec->submit_time;
+    const core::Time sb = st.Job(b.job).spec->submit_time;
+    return sa != sb ? sa < sb : a.job < b.job;
+  });
+}
+
+FschedAllocation FSchedulingSizer::Allocate(const ClusterState& st, bool keep_running) const {
+  fjobs_.clear();
+  int64_t free = std::max<int64_t>(0, st.TotalFree()[core::kGpu]);
+  for (const Entry& e : entries_) {
+    const JobState& js = st.Job(e.job);
+    const core::RoleSpec& w = js.spec->role(core::Role::kWorker);
+    FschedJob f;
+    f.throughput = &js.spec->throughput;
+    f.min_workers = w.min_replicas;
+    f.max_workers = w.max_replicas;
+    f.gpus_per_worker = WorkerGpus(js);
+    f.fixed_gpus = FixedGpus(js);
+    f.current_workers = e.current;
+    f.frozen = e.kind == Kind::kFrozen || (keep_running && e.kind == Kind::kRunning);
+    if (!f.frozen && e.kind != Kind::kWaiting) {
+      free += f.fixed_gpus + int64_t{e.current} * f.gpus_per_worker;
+    }
+    fjobs_.push_back(f);
+  }
+  FschedInput in;
+  in.jobs = fjobs_;
+  in.free_gpus = static_cast<int>(free);
+  in.cluster_gpus = static_cast<int>(st.Capacity()[core::kGpu]);
+  in.v_bound = options_.v_bound;
+  return AllocateFsched(in);
+}
+
+void FSchedulingSizer::CountNodes(const ClusterState& st, JobIndex j) const {
+  nodes_.clear();
+  const JobState& js = st.Job(j);
+  const int first_worker = js.SlotOf(core::Role::kWorker, 0);
+  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+    const NodeIndex n = js.task_node[s];
+    if (n == engine::kNoNode) continue;
+    auto it =
+        std::find_if(nodes_.begin(), nodes_.end(), [n](const NodeCount& c) { return c.node == n; });
+    if (it == nodes_.end()) {
+      nodes_.push_back({n, 0, false});
+      it = nodes_.end() - 1;
+    }
+    ++it->tasks;
+    if (s < first_worker) it->has_ps = true;
+  }
+}
+
+// Removes workers from the nodes where the job is thinnest, so what is left
+// stays together; the node of its PS (or Chief) goes last; within a node the
+// highest slot goes first. Ties between nodes: the higher node index first.
+void FSchedulingSizer::Shrink(engine::CycleContext& ctx, JobIndex j, int target) const {
+  const ClusterState& st = ctx.state();
+  const int max_w = st.Job(j).spec->role(core::Role::kWorker).max_replicas;
+  while (st.Job(j).placed_workers > target) {
+    const JobState& js = st.Job(j);
+    CountNodes(st, j);
+    int slot = -1;
+    std::tuple<bool, int, NodeIndex> best_key;
+    for (const NodeCount& c : nodes_) {
+      int highest = -1;
+      for (int i = max_w - 1; i >= 0 && highest < 0; --i) {
+        if (js.NodeOf(core::Role::kWorker, i) == c.node) highest = i;
+      }
+      if (highest < 0) continue;  // only its PS/Chief there
+      const std::tuple<bool, int, NodeIndex> key(c.has_ps, c.tasks, -c.node);
+      if (slot < 0 || key < best_key) {
+        slot = highest;
+        best_key = key;
+      }
+    }
+    if (slot < 0) return;
+    ctx.session.Evict({j, core::Role::kWorker, slot});
+  }
+}
+
+bool FSchedulingSizer::Grow(engine::CycleContext& ctx, JobIndex j, int target) const {
+  const ClusterState& st = ctx.state();
+  while (st.Job(j).placed_workers < target) {
+    const JobState& js = st.Job(j);
+    const engine::TaskRef t = FreeWorkerSlot(js, j);
+    if (t.index < 0) return false;
+    NodeIndex best = engine::kNoNode;
+    // Next to the job first: the node holding most of its tasks.
+    CountNodes(st, j);
+    int best_tasks = -1;
+    for (const NodeCount& c : nodes_) {
+      if (!ctx.session.Fits(t, c.node)) continue;
+      if (c.tasks > best_tasks || (c.tasks == best_tasks && c.node < best)) {
+        best = c.node;
+        best_tasks = c.tasks;
+      }
+    }
+    if (best == engine::kNoNode) {
+      // A new node: one that takes every remaining worker with the least room
+      // to spare (keeps big holes for others), else the roomiest.
+      const int64_t need = target - js.placed_workers;
+      NodeIndex fit = engine::kNoNode;
+      int64_t fit_room = INT64_MAX;
+      NodeIndex roomiest = engine::kNoNode;
+      int64_t most_room = 0;
+      const int gpu = static_cast<int>(st.Request(t)[core::kGpu]);
+      for (int g = std::max(gpu, 0); g <= st.MaxGpuPerNode(); ++g) {
+        for (NodeIndex n : st.NodesWithFreeGpu(g)) {
+          if (!ctx.session.Fits(t, n)) continue;
+          const int64_t room = Room(st, t, n);
+          if (room >= need && (room < fit_room || (room == fit_room && n < fit))) {
+            fit = n;
+            fit_room = room;
+          }
+          if (room > most_room || (room == most_room && n < roomiest)) {
+            roomiest = n;
+            most_room = room;
+          }
+        }
+      }
+      best = fit != engine::kNoNode ? fit : roomiest;
+    }
+    if (best == engine::kNoNode) return false;
+    ctx.session.Assign(t, best);
+  }
+  return true;
+}
+
+bool FSchedulingSizer::Apply(engine::CycleContext& ctx, const engine::Packer& packer,
+                             const FschedAllocation& alloc, double current_total) const {
+  const ClusterState& st = ctx.state();
+  const engine::Session::Mark mark = ctx.session.GetMark();
+  const int n = static_cast<int>(entries_.size());
+  // Shrink first: growing jobs may need the freed GPUs.
+  for (int k = 0; k < n; ++k) {
+    const Entry& e = entries_[k];
+    if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) {
+      Shrink(ctx, e.job, alloc.workers[k]);
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    const Entry& e = entries_[k];
+    const int target = alloc.workers[k];
+    if (e.kind == Kind::kFrozen || target <= e.current) continue;
+    bool ok = true;
+    if (e.kind == Kind::kWaiting) {
+      std::string why;
+      ok = packer.PlaceGang(ctx, e.job, st.Job(e.job).spec->role(core::Role::kWorker).min_replicas,
+                            &why);
+    }
+    if (ok) ok = Grow(ctx, e.job, target);
+    if (!ok) {
+      ctx.session.RollbackTo(mark);
+      return false;
+    }
+  }
+
+  const std::string summary =
+      fmt::format("total throughput {:.1f} -> {:.1f} steps/s, variance {:.4f}", current_total,
+                  alloc.throughput, alloc.variance);
+  for (int k = 0; k < n; ++k) {
+    const Entry& e = entries_[k];
+    const int target = alloc.workers[k];
+    if (e.kind == Kind::kFrozen || target == e.current) continue;
+    std::string reason;
+    if (e.kind == Kind::kRunning) {
+      reason = fmt::format("reallocated: {} -> {} ({})", e.current, Workers(target), summary);
+      ctx.AddAction(ActionKind::kResize, e.job, reason, target);
+      ctx.plan.actions.back().restart = options_.restart;
+    } else if (e.kind == Kind::kStarted) {
+      reason = fmt::format("started with {} (F-scheduling: {})", Workers(target), summary);
+      if (engine::Action* a = AdmissionAction(ctx.plan, e.job)) {
+        a->workers = target;
+        a->reason = reason;
+      }
+    } else {  // kWaiting
+      reason = fmt::format("started with {} by reallocation ({})", Workers(target), summary);
+      if (engine::Action* a = AdmissionAction(ctx.plan, e.job); a && a->kind == ActionKind::kWait) {
+        a->kind = ActionKind::kStart;
+        a->workers = target;
+        a->reason = reason;
+      } else {
+        ctx.AddAction(ActionKind::kStart, e.job, reason, target);
+      }
+    }
+    if (engine::JobTrace* trace = ctx.TraceOf(e.job)) trace->outcome = reason;
+  }
+  return true;
+}
+
+void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& packer) const {
+  Collect(ctx);
+  const ClusterState& st = ctx.state();
+  double current_total = 0;
+  for (const Entry& e : entries_) current_total += st.Job(e.job).spec->throughput.Rate(e.current);
+
+  // What a plan does relative to now.
+  struct Effect {
+    bool changes = false;          // some job's size changes
+    bool changes_running = false;  // ... a running one (it restarts)
+    bool admits_waiting = false;   // a job that had nothing gets its minimum
+    bool valid = true;             // no running job dropped to 0 (never, if consistent)
+  };
+  const auto effect = [this](const FschedAllocation& a) {
+    Effect ef;
+    for (int k = 0; k < static_cast<int>(entries_.size()); ++k) {
+      const Entry& e = entries_[k];
+      if (e.kind == Kind::kFrozen || a.workers[k] == e.current) continue;
+      ef.changes = true;
+      if (e.kind == Kind::kRunning) ef.changes_running = true;
+      if (e.kind == Kind::kWaiting) ef.admits_waiting = true;
+      if (e.kind != Kind::kWaiting && a.workers[k] == 0) ef.valid = false;
+    }
+    return ef;
+  };
+
+  bool has_elastic = false;
+  bool has_new = false;
+  for (const Entry& e : entries_) {
+    has_elastic = has_elastic || e.kind != Kind::kFrozen;
+    has_new = has_new || e.kind == Kind::kStarted || e.kind == Kind::kWaiting;
+  }
+  if (!has_elastic) return;
+
+  const FschedAllocation full = Allocate(st, /*keep_running=*/false);
+  const Effect ef = effect(full);
+  // SPEC: a reallocation (it restarts running jobs) must raise the total
+  // throughput by min_gain or give resources to a job that had none. A plan
+  // that only sizes jobs starting in this cycle restarts nobody.
+  const bool worth = !ef.changes_running || ef.admits_waiting ||
+                     full.throughput - current_total >= options_.min_gain - 1e-9;
+  if (!(ef.valid && ef.changes && worth && Apply(ctx, packer, full, current_total)) && has_new) {
+    // Fallback: keep every running job as it is; size only this cycle's
+    // starts.
+    const FschedAllocation kept = Allocate(st, /*keep_running=*/true);
+    const Effect ek = effect(kept);
+    if (ek.valid && ek.changes) Apply(ctx, packer, kept, current_total);
+  }
+  ExplainWaiting(ctx, full);
+}
+
+// Says why the reallocation did not start a job the admission left waiting.
+void FSchedulingSizer::ExplainWaiting(engine::CycleContext& ctx,
+                                      const FschedAllocation& full) const {
+  const ClusterState& st = ctx.state();
+  int frozen_gpus = 0;
+  for (const Entry& e : entries_) {
+    if (e.kind != Kind::kFrozen) continue;
+    const JobState& js = st.Job(e.job);
+    frozen_gpus += FixedGpus(js) + e.current * WorkerGpus(js);
+  }
+  for (int k = 0; k < static_cast<int>(entries_.size()); ++k) {
+    const Entry& e = entries_[k];
+    if (e.kind != Kind::kWaiting) continue;
+    engine::Action* wait = AdmissionAction(ctx.plan, e.job);
+    if (wait == nullptr || wait->kind != ActionKind::kWait) continue;  // started after all
+    const JobState& js = st.Job(e.job);
+    if (full.left_at_turn[k] >= 0) {
+      wait->reason += fmt::format(
+          "; reallocation: its minimum needs {} nvidia.com/gpu, {} left after the minimums of "
+          "running and earlier jobs",
+          FixedGpus(js) + js.spec->role(core::Role::kWorker).min_replicas * WorkerGpus(js),
+          full.left_at_turn[k]);
+      if (frozen_gpus > 0) {
+        wait->reason += fmt::format(" ({} held by launching or protected jobs)", frozen_gpus);
+      }
+    } else {
+      wait->reason += "; reallocation: the new allocation could not be placed";
+    }
+    if (engine::JobTrace* trace = ctx.TraceOf(e.job)) trace->outcome = wait->reason;
+  }
+}
+
+}  // namespace dlsched::policy

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dlsched/core/error.h"
+#include "dlsched/core/resources.h"
+#include "dlsched/engine/extension_points.h"
+#include "dlsched/policy/packer_fewest_nodes.h"
+
+namespace dlsched::policy {
+
+// KOD2 scale-out (SPEC section 3). A job starts with its minReplicas
+// workers; after admission, idle room goes to running jobs as extra
+// workers, heaviest job first (the profile's JobOrder), each grown one
+// worker at a time up to maxReplicas before the next job is considered.
+//
+// Who grows: jobs in phase Running (not the frozen phases: a
+// RunningProtected job keeps its allocation, as F-scheduling's freeze rule
+// asks) and jobs started in this cycle (step 5 of the KOD2 cycle runs after
+// steps 2-3 have started them; their kStart action then carries the grown
+// size). A job scaled in during this cycle is not grown again in the same
+// cycle: it would only move workers around.
+//
+// Where a worker goes: nodes already holding the job's tasks first - the
+// node(s) of its PS first, then its other nodes by ascending index (SPEC
+// choice: workers near their PS and siblings) - then the other nodes most
+// idle first (MostIdleNodes: most free GPUs, then cpu, then memory, then
+// index). A node takes as many workers as fit before the next one is tried.
+// A job that gained workers gets one kResize ("scaled out 2 workers into
+// idle room"), relaunching when `restart_on_resize`.
+class Kod2ScaleOut final : public engine::Sizer {
+ public:
+  explicit Kod2ScaleOut(bool restart_on_resize) : restart_on_resize_(restart_on_resize) {}
+  int StartWorkers(const engine::ClusterState& state, engine::JobIndex j) const override {
+    return state.Job(j).spec->role(core::Role::kWorker).min_replicas;
+  }
+  void Resize(engine::CycleContext& ctx, const engine::Packer& packer) const override;
+  bool restart_on_resize() const { return restart_on_resize_; }
+
+ private:
+  bool restart_on_resize_;
+  MostIdleNodes idle_;
+  // Scratch, reused across calls.
+  mutable std::vector<engine::JobIndex> jobs_;
+  mutable std::vector<engine::JobIndex> active_;
+  mutable std::vector<engine::NodeIndex> own_;
+  mutable std::vector<core::Resources> no_room_;  // worker requests no node could take
+};
+
+// Args: restartOnResize (bool, default false).
+core::Result<std::unique_ptr<engine::Sizer>> MakeKod2ScaleOut(const YAML::Node& args,
+                                                              const std::string& where);
+
+}  // namespace dlsched::policy
