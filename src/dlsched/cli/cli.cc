@@ -1,5 +1,6 @@
 #include "dlsched/cli/cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -94,6 +95,79 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
                  summary.total_jobs);
     return kRunFailed;
   }
+  return kOk;
+}
+
+// One row of `dlsched compare`: a profile's headline numbers.
+std::vector<std::string> CompareRow(const std::string& profile, const metrics::RunSummary& s) {
+  auto util = [&](core::ResourceId id, bool effective) -> std::string {
+    for (const auto& u : s.utilization) {
+      if (u.id == id) return fmt::format("{:.1f}%", 100 * (effective ? u.effective : u.allocated));
+    }
+    return "-";
+  };
+  auto secs = [&](double t) { return s.completed_jobs > 0 ? fmt::format("{:.1f}", t) : "-"; };
+  return {profile,
+          fmt::format("{}/{}", s.completed_jobs, s.total_jobs),
+          std::to_string(s.stuck_jobs + s.failed_jobs + s.unfinished_jobs),
+          secs(s.jct_mean),
+          secs(s.jct_p95),
+          secs(s.makespan),
+          util(core::kGpu, false),
+          util(core::kGpu, true),
+          util(core::kCpu, true),
+          fmt::format("{:.3f}", s.jain_index),
+          std::to_string(s.preemptions),
+          std::to_string(s.scale_events)};
+}
+
+std::string AlignedTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    width.resize(std::max(width.size(), r.size()));
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      // First column left-aligned, numbers right-aligned.
+      out +=
+          i == 0 ? fmt::format("{:<{}}", r[i], width[i]) : fmt::format("  {:>{}}", r[i], width[i]);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+int Compare(RunArgs a, const std::vector<std::string>& profiles, const std::string& out_dir) {
+  std::vector<std::vector<std::string>> rows = {{"profile", "done", "not done", "JCT mean",
+                                                 "JCT p95", "makespan", "gpu alloc", "gpu eff",
+                                                 "cpu eff", "Jain", "preempt", "scale"}};
+  std::string csv = "profile,completed,total,not_done,jct_mean,jct_p95,makespan\n";
+  for (const auto& profile : profiles) {
+    a.profile = profile;
+    auto loaded = Load(a);
+    if (!loaded) return BadInput(loaded.error());
+    auto result = sim::Simulate(loaded->cluster, loaded->workload, *loaded->engine, {});
+    if (!result) return BadInput(result.error());
+    const metrics::RunSummary summary = metrics::Summarize(result->run);
+    const std::string dir = fmt::format("{}/{}", out_dir, loaded->engine->profile().name);
+    if (auto st = report::WriteOutputs(dir, summary, result->run); !st) {
+      std::fprintf(stderr, "dlsched: %s\n", st.error().message.c_str());
+      return kRunFailed;
+    }
+    rows.push_back(CompareRow(loaded->engine->profile().name, summary));
+    csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", loaded->engine->profile().name,
+                       summary.completed_jobs, summary.total_jobs,
+                       summary.stuck_jobs + summary.failed_jobs + summary.unfinished_jobs,
+                       summary.jct_mean, summary.jct_p95, summary.makespan);
+  }
+  std::fputs(AlignedTable(rows).c_str(), stdout);
+  if (auto st = report::WriteFileAtomically(out_dir + "/compare.csv", csv); !st) {
+    std::fprintf(stderr, "dlsched: %s\n", st.error().message.c_str());
+    return kRunFailed;
+  }
+  std::printf("results: %s/compare.csv and %s/<profile>/\n", out_dir.c_str(), out_dir.c_str());
   return kOk;
 }
 
@@ -338,6 +412,30 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 
+  RunArgs compare_args;
+  std::vector<std::string> compare_profiles;
+  std::string compare_out = "out/compare";
+  auto* compare = app.add_subcommand(
+      "compare",
+      "Run one workload under several profiles and print their headline numbers side by "
+      "side (mean / p95 JCT, makespan, GPU and CPU utilisation, fairness, preemptions); "
+      "each profile's files go to OUT/<profile>/, the table to OUT/compare.csv. Jobs left "
+      "stuck are a result here, not an error: the exit code is 0 unless the input is bad");
+  compare
+      ->add_option("--cluster,-c", compare_args.cluster, "Cluster YAML (nodes and their resources)")
+      ->required();
+  compare
+      ->add_option("--workload,-w", compare_args.workload,
+                   "Workload YAML (jobs with arrival times)")
+      ->required();
+  compare
+      ->add_option("--profiles,-p", compare_profiles,
+                   "Profiles to compare, comma-separated built-in names or YAML files, e.g. "
+                   "k8s-default,gang-binpack,kod2")
+      ->required()
+      ->delimiter(',');
+  compare->add_option("--out,-o", compare_out, "Output directory")->capture_default_str();
+
   std::string show;
   auto* profiles = app.add_subcommand(
       "profiles", "List the built-in scheduler profiles (use one with `simulate --profile NAME`)");
@@ -398,6 +496,7 @@ int Main(int argc, char** argv) {
   if (validate->parsed()) return Validate(files);
   if (explain->parsed()) return Explain(explain_args, job, format);
   if (profiles->parsed()) return Profiles(show);
+  if (compare->parsed()) return Compare(compare_args, compare_profiles, compare_out);
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
   return kBadInput;

@@ -141,3 +141,28 @@ TEST_F(CliTest, ProfilesListsBuiltins) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(CliTest, CompareRunsEveryProfileAndWritesATable) {
+  const CmdResult r = Dlsched(
+      "compare -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml -p "
+      "k8s-default,gang-binpack -o " +
+      out_.string());
+  // Stuck jobs under one profile are a result of the comparison, not an error.
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("k8s-default    0/2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gang-binpack   2/2"), std::string::npos) << r.out;
+  const std::string csv = Slurp(out_ / "compare.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "profile,completed,total,not_done,jct_mean,jct_p95,makespan");
+  EXPECT_NE(csv.find("gang-binpack,2,2,0,"), std::string::npos) << csv;
+  EXPECT_TRUE(std::filesystem::exists(out_ / "k8s-default" / "jobs.csv"));
+  const CmdResult bad = Dlsched(
+      "compare -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml -p "
+      "gang-binpack,nope -o " +
+      out_.string());
+  EXPECT_EQ(bad.code, 2) << bad.out;
+}
+
+}  // namespace
