@@ -56,8 +56,8 @@ struct BenchState {
   BenchState(int nodes, int waiting, double running_gpu_share, bool pod_queue) {
     cluster = MakeCluster(nodes);
     state = std::make_unique<engine::ClusterState>(cluster);
-    const int64_t gpu_target =
-        static_cast<int64_t>(running_gpu_share * static_cast<double>(state->Capacity()[core::kGpu]));
+    const int64_t gpu_target = static_cast<int64_t>(
+        running_gpu_share * static_cast<double>(state->Capacity()[core::kGpu]));
     // Enough candidates for the running set (each job takes >= 1 GPU).
     std::vector<core::JobSpec> running = MakeJobs(static_cast<int>(gpu_target) + 1, 1, "run");
     std::vector<core::JobSpec> queued = MakeJobs(waiting, 2, "wait");

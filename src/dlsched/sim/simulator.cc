@@ -27,7 +27,9 @@ struct SimJob {
   int reallocations = 0;
   int preemptions = 0;
   int scale_events = 0;
-  bool tried_since_change = false;
+  // Equal to Simulation::change_epoch_ when one of the job's pods has been
+  // tried since the state last changed (per-pod deadlock detection).
+  uint64_t tried_epoch = 0;
   std::string reason;
 };
 
@@ -53,6 +55,7 @@ class Simulation {
   void ApplyPlan(const engine::Plan& plan, core::Time now);
   bool PendingWork() const;
   void SampleUtilization(core::Time now);
+  core::Resources Held(JobIndex j) const;
   double IdealRuntime(const core::JobSpec& spec) const;
 
   const config::WorkloadSpec& workload_;
@@ -65,6 +68,11 @@ class Simulation {
   int64_t next_admission_ = 0;
   int active_events_ = 0;  // queued events other than ticks
   int unfinished_ = 0;     // jobs not Completed or Failed
+  // Bumped at every change of state; a pod tried in this epoch has seen it.
+  uint64_t change_epoch_ = 1;
+  // Resources held by jobs making progress (RunningProtected, Running),
+  // kept up to date at every phase change and placement.
+  core::Resources effective_;
   core::Time next_tick_ = core::kNever;
   SimResult result_;
 };
@@ -105,16 +113,34 @@ void Simulation::SetRate(JobIndex j, core::Time now) {
   }
 }
 
+core::Resources Simulation::Held(JobIndex j) const {
+  const engine::JobState& js = state_.Job(j);
+  core::Resources held;
+  for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+    if (js.task_node[slot] != engine::kNoNode) held += state_.Request(js.TaskAt(j, slot));
+  }
+  return held;
+}
+
 void Simulation::Enter(JobIndex j, JobPhase to, core::Time now) {
   SimJob& sj = jobs_[j];
+  const JobPhase from = state_.Job(j).phase;
   if (!sj.clock.Enter(to, now)) return;
+  if (core::IsRunning(from) != core::IsRunning(to)) {
+    const core::Resources held = Held(j);
+    if (core::IsRunning(to)) {
+      effective_ += held;
+    } else {
+      effective_ -= held;
+    }
+  }
   state_.SetPhase(j, to, now);
   if (core::IsFinal(to)) --unfinished_;
 }
 
 void Simulation::Release(JobIndex j) {
   // Freed resources are a change: every pending pod deserves another try.
-  for (auto& sj : jobs_) sj.tried_since_change = false;
+  ++change_epoch_;
   const engine::JobState& js = state_.Job(j);
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] != engine::kNoNode) state_.RemoveTask(js.TaskAt(j, s));
@@ -163,6 +189,14 @@ void Simulation::Checkpoint(JobIndex j, core::Time now) {
 }
 
 core::Status Simulation::CheckInvariants() const {
+  core::Resources effective;
+  for (core::JobPhase p : {JobPhase::kRunningProtected, JobPhase::kRunning}) {
+    for (JobIndex j : state_.JobsInPhase(p)) effective += Held(j);
+  }
+  if (!(effective == effective_)) {
+    return core::Errorf("t={}: effective resources tracked as {}, held by running jobs {}", now_,
+                        core::FormatResources(effective_), core::FormatResources(effective));
+  }
   for (engine::NodeIndex n = 0; n < state_.NumNodes(); ++n) {
     if (!state_.Requested(n).FitsIn(state_.Allocatable(n))) {
       return core::Errorf("t={}: node {} over-committed: requested {} of {}", now_,
@@ -258,7 +292,17 @@ void Simulation::CreatePods(const std::vector<JobIndex>& arrived) {
 }
 
 void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
-  engine::ApplyPlacements(state_, plan);
+  for (const engine::Action& a : plan.actions) {
+    if (a.kind != engine::ActionKind::kBind && a.kind != engine::ActionKind::kUnbind) continue;
+    const bool running = core::IsRunning(state_.Job(a.task.job).phase);
+    if (a.kind == engine::ActionKind::kBind) {
+      state_.PlaceTask(a.task, a.node);
+      if (running) effective_ += state_.Request(a.task);
+    } else {
+      state_.RemoveTask(a.task);
+      if (running) effective_ -= state_.Request(a.task);
+    }
+  }
   bool changed = false;
   size_t pod_cursor = 0;
   for (const engine::Action& a : plan.actions) {
@@ -320,13 +364,11 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
             break;
           }
         }
-        jobs_[j].tried_since_change = true;
+        jobs_[j].tried_epoch = change_epoch_;
         break;
     }
   }
-  if (changed) {
-    for (auto& sj : jobs_) sj.tried_since_change = false;
-  }
+  if (changed) ++change_epoch_;
   // Bound pods leave the queue.
   std::erase_if(state_.MutablePods(), [this](const engine::PendingPod& p) {
     return state_.Job(p.task.job).NodeOf(p.task.role, p.task.index) != engine::kNoNode;
@@ -339,7 +381,7 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
 bool Simulation::PendingWork() const {
   if (active_events_ > 0) return true;
   for (const auto& pod : state_.Pods()) {
-    if (!jobs_[pod.task.job].tried_since_change) return true;
+    if (jobs_[pod.task.job].tried_epoch != change_epoch_) return true;
   }
   return false;
 }
@@ -348,15 +390,7 @@ void Simulation::SampleUtilization(core::Time now) {
   metrics::UtilizationSample s;
   s.time = now;
   s.allocated = state_.TotalRequested();
-  for (core::JobPhase p : {JobPhase::kRunningProtected, JobPhase::kRunning}) {
-    for (JobIndex j : state_.JobsInPhase(p)) {
-      const engine::JobState& js = state_.Job(j);
-      for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
-        if (js.task_node[slot] != engine::kNoNode)
-          s.effective += state_.Request(js.TaskAt(j, slot));
-      }
-    }
-  }
+  s.effective = effective_;
   auto& series = result_.run.utilization;
   if (!series.empty() && series.back().allocated == s.allocated &&
       series.back().effective == s.effective) {
@@ -412,7 +446,7 @@ core::Result<SimResult> Simulation::Run() {
     }
     if (!arrived.empty()) {
       if (per_pod) CreatePods(arrived);
-      for (auto& sj : jobs_) sj.tried_since_change = false;
+      ++change_epoch_;
     }
     cycle_options.cycle = cycles++;
     const engine::Plan plan = engine_.Cycle(state_, now_, cycle_options);
