@@ -98,19 +98,11 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
 }  // namespace
 
 core::Result<core::ClusterSpec> ParseCluster(const std::string& text, const std::string& source) {
-  try {
-    auto root = internal::ParseYaml(text, source);
-    if (!root) return std::unexpected(root.error());
-    return ParseClusterNode(Reader(source), *root);
-  } catch (const std::exception& e) {
-    return std::unexpected(internal::FromException(source, e));
-  }
+  return internal::ParseText(text, source, ParseClusterNode);
 }
 
 core::Result<core::ClusterSpec> LoadCluster(const std::string& path) {
-  auto text = internal::ReadFile(path);
-  if (!text) return std::unexpected(text.error());
-  return ParseCluster(*text, path);
+  return internal::LoadFile(path, ParseCluster);
 }
 
 }  // namespace dlsched::config

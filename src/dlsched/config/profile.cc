@@ -130,19 +130,11 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
 }  // namespace
 
 core::Result<ProfileSpec> ParseProfile(const std::string& text, const std::string& source) {
-  try {
-    auto root = internal::ParseYaml(text, source);
-    if (!root) return std::unexpected(root.error());
-    return ParseProfileNode(Reader(source), *root);
-  } catch (const std::exception& e) {
-    return std::unexpected(internal::FromException(source, e));
-  }
+  return internal::ParseText(text, source, ParseProfileNode);
 }
 
 core::Result<ProfileSpec> LoadProfile(const std::string& path) {
-  auto text = internal::ReadFile(path);
-  if (!text) return std::unexpected(text.error());
-  return ParseProfile(*text, path);
+  return internal::LoadFile(path, ParseProfile);
 }
 
 }  // namespace dlsched::config

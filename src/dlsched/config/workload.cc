@@ -273,19 +273,11 @@ core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& 
 }  // namespace
 
 core::Result<WorkloadSpec> ParseWorkload(const std::string& text, const std::string& source) {
-  try {
-    auto root = internal::ParseYaml(text, source);
-    if (!root) return std::unexpected(root.error());
-    return ParseWorkloadNode(Reader(source), *root);
-  } catch (const std::exception& e) {
-    return std::unexpected(internal::FromException(source, e));
-  }
+  return internal::ParseText(text, source, ParseWorkloadNode);
 }
 
 core::Result<WorkloadSpec> LoadWorkload(const std::string& path) {
-  auto text = internal::ReadFile(path);
-  if (!text) return std::unexpected(text.error());
-  return ParseWorkload(*text, path);
+  return internal::LoadFile(path, ParseWorkload);
 }
 
 }  // namespace dlsched::config

@@ -95,4 +95,27 @@ class Reader {
 // but yaml-cpp throws from unexpected places) into one-line errors.
 core::Error FromException(const std::string& source, const std::exception& e);
 
+// Parses YAML `text` and hands the root to `parse(reader, root)`; any
+// exception becomes a one-line error. The shared body of every Parse*.
+template <typename Parse>
+auto ParseText(const std::string& text, const std::string& source, Parse parse)
+    -> decltype(parse(Reader(source), YAML::Node())) {
+  try {
+    auto root = ParseYaml(text, source);
+    if (!root) return std::unexpected(root.error());
+    return parse(Reader(source), *root);
+  } catch (const std::exception& e) {
+    return std::unexpected(FromException(source, e));
+  }
+}
+
+// Reads the file at `path` and hands its text to `parse(text, path)`.
+template <typename Parse>
+auto LoadFile(const std::string& path, Parse parse)
+    -> decltype(parse(std::string(), std::string())) {
+  auto text = ReadFile(path);
+  if (!text) return std::unexpected(text.error());
+  return parse(*text, path);
+}
+
 }  // namespace dlsched::config::internal
