@@ -34,8 +34,6 @@ struct Action {
 
 struct Plan {
   std::vector<Action> actions;
-
-  bool Empty() const { return actions.empty(); }
   // True when the plan changes any placement or starts/stops a job
   // (kWait, kBackoff and kStarve alone change no placement).
   bool ChangesState() const;
