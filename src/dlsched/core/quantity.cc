@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "dlsched/core/text.h"
+
 namespace dlsched::core {
 namespace {
 
@@ -131,19 +133,7 @@ Result<int64_t> ToInt64(const Quantity& q, __int128 unit, std::string_view what)
 namespace internal {
 
 std::string QuoteInput(std::string_view text) {
-  std::string out = "'";
-  size_t n = std::min(text.size(), kMaxEchoedChars);
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += fmt::format("\\x{:02x}", c);
-    }
-  }
-  if (n < text.size()) out += "...";
-  out.push_back('\'');
-  return out;
+  return "'" + EscapeText(text, kMaxEchoedChars) + "'";
 }
 
 }  // namespace internal

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dlsched::core {
+
+// Limits on what dlsched accepts, checked when a file or flag is read, so
+// that nothing later overflows, allocates without bound or reaches the
+// internal "never" time. Each is far above any real cluster or workload;
+// docs/reliability.md lists them with the reason for each.
+
+// Nodes in a cluster (the largest Kubernetes clusters run about 65,000).
+inline constexpr int kMaxNodes = 200'000;
+// nvidia.com/gpu on one node: the free-GPU index keeps one bucket per count.
+inline constexpr int64_t kMaxGpusPerNode = 1024;
+// Any resource of one node or one task, in canonical units (millicores,
+// bytes, devices): 2^50 is 1 PiB of memory or 1.1e12 cores.
+inline constexpr int64_t kMaxAmount = int64_t{1} << 50;
+// A cluster's capacity of one resource, and a job's request of one resource
+// at maxReplicas. Any sum of two such totals still fits in int64, so
+// capacities, free room and demands never overflow.
+inline constexpr int64_t kMaxTotalAmount = int64_t{1} << 62;
+// Tasks of one job: PS + Chief + maxReplicas workers. A job keeps one slot
+// per task, so this bounds a job's memory.
+inline constexpr int kMaxTasksPerJob = 100'000;
+// Task slots of a whole workload (the sum of the above over its jobs).
+inline constexpr int64_t kMaxWorkloadTasks = 100'000'000;
+// Arrivals, deadlines, launch and checkpoint delays, and the time a job
+// needs at its minimum size, in seconds: about 31.7 years. The simulator's
+// "never" (kNever, 1e300) stays out of reach of any sum of these.
+inline constexpr double kMaxTime = 1e9;
+// totalSteps of one job.
+inline constexpr double kMaxSteps = 1e15;
+// A throughput table's rates in steps/s: 0 (cannot run at that size) or
+// within [kMinRate, kMaxRate].
+inline constexpr double kMinRate = 1e-6;
+inline constexpr double kMaxRate = 1e12;
+// Names of jobs, nodes, namespaces, queues and labels, in bytes (Kubernetes'
+// limit for object names).
+inline constexpr size_t kMaxNameBytes = 253;
+// An input file (YAML), in bytes. Files larger than kYamlScanBytes are
+// scanned first and refused past kMaxYamlNodes nodes, since yaml-cpp needs
+// about 500 bytes of memory per node whatever the file's size.
+inline constexpr size_t kMaxInputBytes = size_t{64} << 20;
+inline constexpr size_t kYamlScanBytes = size_t{4} << 20;
+inline constexpr int64_t kMaxYamlNodes = 5'000'000;
+
+}  // namespace dlsched::core

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dlsched::core {
+
+// Makes user text safe to show on one line of a terminal or a log: valid
+// UTF-8 passes unchanged; invalid bytes, control characters (C0, DEL, C1)
+// and the Unicode line and paragraph separators become \xNN (the bytes as
+// written), so no newline or terminal escape sequence gets through. Text
+// longer than `max_bytes` is cut at a character boundary and ends in "...".
+std::string EscapeText(std::string_view text, size_t max_bytes = 200);
+
+// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or
+// code points above U+10FFFF).
+bool IsValidUtf8(std::string_view text);
+
+// Why `name` is not acceptable as the name of a job, node, namespace, queue
+// or label, or nullopt when it is: names are 1..kMaxNameBytes bytes of UTF-8
+// without control characters. (Kubernetes is stricter for its own objects;
+// the operator checks those rules where names become object names.)
+std::optional<std::string> NameProblem(std::string_view name);
+
+}  // namespace dlsched::core

@@ -1,0 +1,71 @@
+#include "dlsched/core/text.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/core/limits.h"
+
+namespace dlsched::core {
+namespace {
+
+TEST(EscapeTextTest, KeepsPrintableAndValidUtf8) {
+  EXPECT_EQ(EscapeText("job-1 on gpu-0"), "job-1 on gpu-0");
+  EXPECT_EQ(EscapeText("zürich \u65e5\u672c \U0001F600"), "zürich \u65e5\u672c \U0001F600");
+  // A backslash is printable: already-escaped text is not escaped twice.
+  EXPECT_EQ(EscapeText("a\\x0ab"), "a\\x0ab");
+}
+
+TEST(EscapeTextTest, EscapesLineBreaksAndTerminalControls) {
+  EXPECT_EQ(EscapeText("a\nb\r\tc"), "a\\x0ab\\x0d\\x09c");
+  EXPECT_EQ(EscapeText("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
+  EXPECT_EQ(EscapeText(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(EscapeText("del\x7f"), "del\\x7f");
+  // C1 controls encoded in UTF-8: U+009B is CSI to some terminals.
+  EXPECT_EQ(EscapeText("a\xc2\x9b"
+                       "b"),
+            "a\\xc2\\x9bb");
+  // U+2028 LINE SEPARATOR breaks lines in some viewers.
+  EXPECT_EQ(EscapeText("a\u2028b"), "a\\xe2\\x80\\xa8b");
+}
+
+TEST(EscapeTextTest, EscapesInvalidUtf8ByteByByte) {
+  EXPECT_EQ(EscapeText("\xff\xfe"), "\\xff\\xfe");
+  EXPECT_EQ(EscapeText("\xc3\x28"), "\\xc3(");                        // truncated sequence
+  EXPECT_EQ(EscapeText("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(EscapeText("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
+  EXPECT_EQ(EscapeText("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
+}
+
+TEST(EscapeTextTest, CutsAtACharacterBoundary) {
+  EXPECT_EQ(EscapeText("abcdef", 4), "abcd...");
+  // "é" is two bytes: never cut in half.
+  EXPECT_EQ(EscapeText("abcé", 4), "abc...");
+  // An escape counts as the four characters it prints.
+  EXPECT_EQ(EscapeText("ab\ncd", 4), "ab...");
+  EXPECT_EQ(EscapeText("abcd", 4), "abcd");
+}
+
+TEST(IsValidUtf8Test, AcceptsAndRejects) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("plain \u00e9\u4e2d\U0010FFFF"));
+  EXPECT_FALSE(IsValidUtf8("\x80"));
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));
+  EXPECT_FALSE(IsValidUtf8("\xf5\x80\x80\x80"));
+}
+
+TEST(NameProblemTest, NamesAreBoundedPrintableUtf8) {
+  EXPECT_EQ(NameProblem("job-1"), std::nullopt);
+  EXPECT_EQ(NameProblem("équipe/ñ"), std::nullopt);
+  EXPECT_EQ(NameProblem(std::string(kMaxNameBytes, 'x')), std::nullopt);
+  EXPECT_EQ(NameProblem(""), "a name must not be empty");
+  auto long_name = NameProblem(std::string(kMaxNameBytes + 1, 'x'));
+  ASSERT_TRUE(long_name.has_value());
+  EXPECT_NE(long_name->find("254 bytes long; names have at most 253"), std::string::npos)
+      << *long_name;
+  EXPECT_EQ(NameProblem("a\nb"), "'a\\x0ab' contains a control character");
+  EXPECT_EQ(NameProblem("a\xff"), "'a\\xff' is not valid UTF-8");
+}
+
+}  // namespace
+}  // namespace dlsched::core
