@@ -104,9 +104,9 @@ TEST(ParseClusterTest, StructuralErrors) {
 
 TEST(ParseClusterTest, FieldTypeErrors) {
   EXPECT_EQ(ClusterError("nodes:\n  - {name: a, count: 0, resources: {cpu: 1}}\n"),
-            "cluster.yaml: nodes[0].count: expected an integer >= 1, got '0'");
+            "cluster.yaml: nodes[0].count: expected an integer between 1 and 200000, got '0'");
   EXPECT_EQ(ClusterError("nodes:\n  - {name: a, count: two, resources: {cpu: 1}}\n"),
-            "cluster.yaml: nodes[0].count: expected an integer >= 1, got 'two'");
+            "cluster.yaml: nodes[0].count: expected an integer between 1 and 200000, got 'two'");
   EXPECT_EQ(ClusterError("nodes:\n  - {name: a, schedulable: maybe, resources: {cpu: 1}}\n"),
             "cluster.yaml: nodes[0].schedulable: expected true or false, got 'maybe'");
   EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, labels: {zone: [z]}}\n"),

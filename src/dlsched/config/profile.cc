@@ -11,11 +11,25 @@ namespace {
 using internal::Given;
 using internal::Index;
 using internal::Key;
-using internal::kNonNegative;
-using internal::kPositive;
+using internal::NumberRange;
 using internal::Reader;
 
 constexpr std::string_view kPluginExpected = "a plugin name or a map with 'name'";
+constexpr size_t kMaxProfileName = 63;
+
+// A profile's name becomes a directory (out/<name>), so it may not hold a
+// path separator, start with a dot or be long.
+bool IsProfileName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxProfileName) return false;
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  if (!alnum(name[0])) return false;
+  for (char c : name) {
+    if (!alnum(c) && c != '.' && c != '-' && c != '_') return false;
+  }
+  return true;
+}
 
 PluginSpec DefaultPlugin(const Reader& r, std::string_view path, std::string name) {
   PluginSpec p;
@@ -45,7 +59,7 @@ core::Result<PluginSpec> ParsePlugin(const Reader& r, const YAML::Node& n, const
   PluginSpec p = DefaultPlugin(r, path, *name);
 
   if (scorer && Given(n["weight"])) {
-    auto w = r.Number(n["weight"], Key(path, "weight"), kPositive);
+    auto w = r.Number(n["weight"], Key(path, "weight"), NumberRange{0, true, 1e6});
     if (!w) return std::unexpected(w.error());
     p.weight = *w;
   }
@@ -83,6 +97,13 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
   if (!Given(root["name"])) return r.Missing("name", "a non-empty string");
   auto name = r.String(root["name"], "name");
   if (!name) return std::unexpected(name.error());
+  if (!IsProfileName(*name)) {
+    return r.Expected("name",
+                      fmt::format("a profile name: 1 to {} letters, digits, '.', '-' or '_', "
+                                  "starting with a letter or digit (it names the output directory)",
+                                  kMaxProfileName),
+                      root["name"]);
+  }
   prof.name = *name;
 
   if (Given(root["description"])) {
@@ -93,7 +114,7 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
   }
 
   if (Given(root["protectFactor"])) {
-    auto f = r.Number(root["protectFactor"], "protectFactor", kNonNegative);
+    auto f = r.Number(root["protectFactor"], "protectFactor", NumberRange{0, false, 1000});
     if (!f) return std::unexpected(f.error());
     prof.protect_factor = *f;
   }

@@ -101,7 +101,7 @@ TEST(ParseProfileTest, Errors) {
   EXPECT_EQ(ProfileError("name: g\nscorers: [{name: A, wieght: 2}]\n"),
             "gang.yaml: scorers[0].wieght: unknown key (allowed: name, weight, args)");
   EXPECT_EQ(ProfileError("name: g\nscorers:\n  - A\n  - {name: B, weight: 0}\n"),
-            "gang.yaml: scorers[1].weight: expected a number > 0, got '0'");
+            "gang.yaml: scorers[1].weight: expected a number in (0, 1000000], got '0'");
   EXPECT_EQ(ProfileError("name: g\nscorers: {name: A}\n"),
             "gang.yaml: scorers: expected a list of scorers, got a map");
   EXPECT_EQ(ProfileError("name: g\norder: {args: {}}\n"),

@@ -6,6 +6,7 @@
 
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
+#include "dlsched/core/limits.h"
 
 namespace dlsched::config {
 namespace {
@@ -13,8 +14,6 @@ namespace {
 using internal::Given;
 using internal::Index;
 using internal::Key;
-using internal::kNonNegative;
-using internal::kPositive;
 using internal::NumberRange;
 using internal::Reader;
 
@@ -42,7 +41,7 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
   if (!st) return st;
 
   const int64_t min = worker ? 1 : 0;
-  const int64_t max = role == core::Role::kChief ? 1 : internal::kMaxInt;
+  const int64_t max = role == core::Role::kChief ? 1 : core::kMaxTasksPerJob;
   std::string replicas_path = Key(path, "replicas");
   if (!Given(n["replicas"])) {
     return r.Missing(replicas_path, worker ? "an integer >= 1" : "an integer >= 0");
@@ -55,12 +54,12 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
 
   if (worker) {
     if (Given(n["minReplicas"])) {
-      auto v = r.Int(n["minReplicas"], Key(path, "minReplicas"), 1);
+      auto v = r.Int(n["minReplicas"], Key(path, "minReplicas"), 1, core::kMaxTasksPerJob);
       if (!v) return std::unexpected(v.error());
       out.min_replicas = static_cast<int>(*v);
     }
     if (Given(n["maxReplicas"])) {
-      auto v = r.Int(n["maxReplicas"], Key(path, "maxReplicas"), 1);
+      auto v = r.Int(n["maxReplicas"], Key(path, "maxReplicas"), 1, core::kMaxTasksPerJob);
       if (!v) return std::unexpected(v.error());
       out.max_replicas = static_cast<int>(*v);
     }
@@ -123,12 +122,20 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   bool any_positive = false;
   for (const auto& kv : table) {
     std::string entry_path = Key(table_path, kv.first.Scalar());
-    auto workers = r.Int(kv.first, entry_path, 1);
+    auto workers = r.Int(kv.first, entry_path, 1, core::kMaxTasksPerJob);
     if (!workers) {
-      return r.Expected(entry_path, "a worker count (an integer >= 1) as key", kv.first);
+      return r.Expected(
+          entry_path,
+          fmt::format("a worker count (an integer between 1 and {}) as key", core::kMaxTasksPerJob),
+          kv.first);
     }
-    auto rate = r.Number(kv.second, entry_path, kNonNegative);
+    auto rate = r.Number(kv.second, entry_path, NumberRange{0, false, core::kMaxRate});
     if (!rate) return std::unexpected(rate.error());
+    if (*rate > 0 && *rate < core::kMinRate) {
+      return r.Expected(entry_path,
+                        fmt::format("0 or a rate of at least {:g} steps/s", core::kMinRate),
+                        kv.second);
+    }
     // "1" and "01" are different YAML keys but the same worker count.
     if (!out.steps_per_s.emplace(static_cast<int>(*workers), *rate).second) {
       return r.Fail(entry_path, fmt::format("duplicate worker count {}", *workers));
@@ -138,6 +145,35 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   if (!any_positive) return r.Fail(table_path, "expected at least one rate > 0");
   return OptionalNumber(r, n, "localitySensitivity", path, NumberRange{0, false, 1},
                         out.locality_sensitivity);
+}
+
+// Keeps a job within core::kMaxTasksPerJob tasks and its request of every
+// resource at maxReplicas within core::kMaxTotalAmount.
+core::Status CheckJobSize(const Reader& r, const core::JobSpec& job, const std::string& path) {
+  const core::RoleSpec& worker = job.role(core::Role::kWorker);
+  const int64_t tasks = int64_t{job.role(core::Role::kPS).replicas} +
+                        job.role(core::Role::kChief).replicas + worker.max_replicas;
+  if (tasks > core::kMaxTasksPerJob) {
+    return r.Fail(Key(path, "worker.maxReplicas"),
+                  fmt::format("the job would have {} tasks (PS, Chief and maxReplicas workers); "
+                              "at most {} are supported",
+                              tasks, core::kMaxTasksPerJob));
+  }
+  for (int i = 0; i < core::kMaxResources; ++i) {
+    const auto id = static_cast<core::ResourceId>(i);
+    __int128 total = 0;
+    for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+      const core::RoleSpec& spec = job.role(role);
+      const int64_t count = role == core::Role::kWorker ? spec.max_replicas : spec.replicas;
+      total += static_cast<__int128>(spec.resources[id]) * count;
+    }
+    if (total > core::kMaxTotalAmount) {
+      return r.Fail(path, fmt::format("the job's total {} at maxReplicas exceeds the limit of {}",
+                                      core::ResourceName(id),
+                                      core::FormatResourceAmount(id, core::kMaxTotalAmount)));
+    }
+  }
+  return {};
 }
 
 core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
@@ -151,18 +187,18 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
 
   if (!Given(n["name"])) return r.Missing(Key(path, "name"), "a non-empty string");
-  auto name = r.String(n["name"], Key(path, "name"));
+  auto name = r.Name(n["name"], Key(path, "name"));
   if (!name) return std::unexpected(name.error());
   job.name = *name;
 
   if (Given(n["namespace"])) {
-    auto ns = r.String(n["namespace"], Key(path, "namespace"));
+    auto ns = r.Name(n["namespace"], Key(path, "namespace"));
     if (!ns) return std::unexpected(ns.error());
     job.namespace_name = *ns;
   }
 
-  if (!Given(n["arrival"])) return r.Missing(Key(path, "arrival"), kNonNegative.Describe());
-  if (auto st = OptionalNumber(r, n, "arrival", path, kNonNegative, job.submit_time); !st) {
+  if (!Given(n["arrival"])) return r.Missing(Key(path, "arrival"), internal::kTime.Describe());
+  if (auto st = OptionalNumber(r, n, "arrival", path, internal::kTime, job.submit_time); !st) {
     return st;
   }
 
@@ -181,13 +217,13 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
 
   if (Given(n["maxWaitMinutes"])) {
-    auto v = r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"), kPositive);
+    auto v = r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"), NumberRange{0, true, 1e7});
     if (!v) return std::unexpected(v.error());
     job.max_wait_minutes = *v;
   }
 
   if (Given(n["queue"])) {
-    auto q = r.String(n["queue"], Key(path, "queue"));
+    auto q = r.Name(n["queue"], Key(path, "queue"));
     if (!q) return std::unexpected(q.error());
     job.queue = *q;
   }
@@ -214,9 +250,11 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
       return st;
     }
   }
+  if (auto st = CheckJobSize(r, job, path); !st) return st;
 
-  if (!Given(n["totalSteps"])) return r.Missing(Key(path, "totalSteps"), kPositive.Describe());
-  if (auto st = OptionalNumber(r, n, "totalSteps", path, kPositive, job.total_steps); !st) {
+  const NumberRange steps_range{0, true, core::kMaxSteps};
+  if (!Given(n["totalSteps"])) return r.Missing(Key(path, "totalSteps"), steps_range.Describe());
+  if (auto st = OptionalNumber(r, n, "totalSteps", path, steps_range, job.total_steps); !st) {
     return st;
   }
 
@@ -227,15 +265,16 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
     return st;
   }
 
-  if (auto st = OptionalNumber(r, n, "launchDelay", path, kNonNegative, job.launch_delay); !st) {
+  if (auto st = OptionalNumber(r, n, "launchDelay", path, internal::kTime, job.launch_delay); !st) {
     return st;
   }
-  if (auto st = OptionalNumber(r, n, "checkpointDelay", path, kNonNegative, job.checkpoint_delay);
+  if (auto st =
+          OptionalNumber(r, n, "checkpointDelay", path, internal::kTime, job.checkpoint_delay);
       !st) {
     return st;
   }
   if (Given(n["deadline"])) {
-    auto v = r.Number(n["deadline"], Key(path, "deadline"), kPositive);
+    auto v = r.Number(n["deadline"], Key(path, "deadline"), internal::kPositiveTime);
     if (!v) return std::unexpected(v.error());
     job.deadline = *v;
   }
@@ -254,10 +293,17 @@ core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& 
   WorkloadSpec w;
   w.source = r.source();
   std::map<std::string, std::string> owner;
+  int64_t tasks = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     std::string path = Index("jobs", i);
     core::JobSpec job;
     if (auto st = ParseJob(r, jobs[i], path, job); !st) return std::unexpected(st.error());
+    tasks += job.NumTasks(job.role(core::Role::kWorker).max_replicas);
+    if (tasks > core::kMaxWorkloadTasks) {
+      return r.Fail(path, fmt::format("the workload has more than {} tasks (PS, Chief and "
+                                      "maxReplicas workers over all jobs), the limit",
+                                      core::kMaxWorkloadTasks));
+    }
     auto [it, inserted] = owner.emplace(job.name, path);
     if (!inserted) {
       return r.Fail(Key(path, "name"),

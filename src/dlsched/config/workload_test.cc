@@ -143,14 +143,18 @@ TEST(ParseWorkloadTest, ReplicaRangeErrors) {
             "workload.yaml: jobs[0].worker.minReplicas: 3 is greater than replicas 2");
   EXPECT_EQ(WorkerError("{replicas: 3, maxReplicas: 2" + res),
             "workload.yaml: jobs[0].worker.replicas: 3 is greater than maxReplicas 2");
-  EXPECT_EQ(WorkerError("{replicas: 0" + res),
-            "workload.yaml: jobs[0].worker.replicas: expected an integer >= 1, got '0'");
+  EXPECT_EQ(
+      WorkerError("{replicas: 0" + res),
+      "workload.yaml: jobs[0].worker.replicas: expected an integer between 1 and 100000, got '0'");
   EXPECT_EQ(WorkerError("{replicas: 2, minReplicas: 0" + res),
-            "workload.yaml: jobs[0].worker.minReplicas: expected an integer >= 1, got '0'");
+            "workload.yaml: jobs[0].worker.minReplicas: expected an integer between 1 and 100000, "
+            "got '0'");
   EXPECT_EQ(WorkerError("{replicas: 1.5" + res),
-            "workload.yaml: jobs[0].worker.replicas: expected an integer >= 1, got '1.5'");
+            "workload.yaml: jobs[0].worker.replicas: expected an integer between 1 and 100000, got "
+            "'1.5'");
   EXPECT_EQ(WorkerError("{replicas: 99999999999" + res),
-            "workload.yaml: jobs[0].worker.replicas: expected an integer >= 1, got '99999999999'");
+            "workload.yaml: jobs[0].worker.replicas: expected an integer between 1 and 100000, got "
+            "'99999999999'");
   EXPECT_EQ(WorkerError("{resources: {cpu: 1}}"),
             "workload.yaml: jobs[0].worker.replicas: missing, expected an integer >= 1");
   EXPECT_EQ(WorkerError("{replicas: 1}"),
@@ -158,8 +162,9 @@ TEST(ParseWorkloadTest, ReplicaRangeErrors) {
             "quantity");
   EXPECT_EQ(JobError("    chief: {replicas: 2, resources: {cpu: 1}}\n"),
             "workload.yaml: jobs[0].chief.replicas: expected 0 or 1, got '2'");
-  EXPECT_EQ(JobError("    ps: {replicas: -1, resources: {cpu: 1}}\n"),
-            "workload.yaml: jobs[0].ps.replicas: expected an integer >= 0, got '-1'");
+  EXPECT_EQ(
+      JobError("    ps: {replicas: -1, resources: {cpu: 1}}\n"),
+      "workload.yaml: jobs[0].ps.replicas: expected an integer between 0 and 100000, got '-1'");
   EXPECT_EQ(JobError("    ps: {replicas: 1, minReplicas: 1, resources: {cpu: 1}}\n"),
             "workload.yaml: jobs[0].ps.minReplicas: unknown key (allowed: replicas, resources)");
 }
@@ -176,37 +181,43 @@ TEST(ParseWorkloadTest, FieldTypeErrors) {
     return "jobs:\n" + Job() + "  - name: k\n    arrival: 0\n    worker: {replicas: 1, " +
            "resources: {cpu: 1}}\n    throughput: {model: m}\n" + line;
   };
-  EXPECT_EQ(WorkloadError(job2("    totalSteps: abc\n")),
-            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got 'abc'");
-  EXPECT_EQ(WorkloadError(job2("    totalSteps: 0\n")),
-            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got '0'");
-  EXPECT_EQ(WorkloadError(job2("")),
-            "workload.yaml: jobs[1].totalSteps: missing, expected a number > 0");
-  EXPECT_EQ(WorkloadError(job2("    totalSteps: .nan\n")),
-            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got '.nan'");
+  EXPECT_EQ(
+      WorkloadError(job2("    totalSteps: abc\n")),
+      "workload.yaml: jobs[1].totalSteps: expected a number in (0, 1000000000000000], got 'abc'");
+  EXPECT_EQ(
+      WorkloadError(job2("    totalSteps: 0\n")),
+      "workload.yaml: jobs[1].totalSteps: expected a number in (0, 1000000000000000], got '0'");
+  EXPECT_EQ(
+      WorkloadError(job2("")),
+      "workload.yaml: jobs[1].totalSteps: missing, expected a number in (0, 1000000000000000]");
+  EXPECT_EQ(
+      WorkloadError(job2("    totalSteps: .nan\n")),
+      "workload.yaml: jobs[1].totalSteps: expected a number in (0, 1000000000000000], got '.nan'");
   // Block scalars are shown on one line.
   EXPECT_EQ(WorkloadError(job2("    totalSteps: |\n      12\n      34\n")),
-            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got '12\\n34\\n'");
+            "workload.yaml: jobs[1].totalSteps: expected a number in (0, 1000000000000000], got "
+            "'12\\x0a34\\x0a'");
   EXPECT_EQ(WorkloadError(job2("    totalSteps: " + std::string(70, '9') + "x\n")),
-            "workload.yaml: jobs[1].totalSteps: expected a number > 0, got '" +
+            "workload.yaml: jobs[1].totalSteps: expected a number in (0, 1000000000000000], got '" +
                 std::string(60, '9') + "...'");
   EXPECT_EQ(JobError("    launchDelay: -1\n"),
-            "workload.yaml: jobs[0].launchDelay: expected a number >= 0, got '-1'");
+            "workload.yaml: jobs[0].launchDelay: expected a number in [0, 1000000000], got '-1'");
   EXPECT_EQ(JobError("    deadline: 0\n"),
-            "workload.yaml: jobs[0].deadline: expected a number > 0, got '0'");
-  EXPECT_EQ(JobError("    maxWaitMinutes: [1]\n"),
-            "workload.yaml: jobs[0].maxWaitMinutes: expected a number > 0, got a list");
+            "workload.yaml: jobs[0].deadline: expected a number in (0, 1000000000], got '0'");
+  EXPECT_EQ(
+      JobError("    maxWaitMinutes: [1]\n"),
+      "workload.yaml: jobs[0].maxWaitMinutes: expected a number in (0, 10000000], got a list");
   EXPECT_EQ(JobError("    priority: urgent\n"),
             "workload.yaml: jobs[0].priority: expected one of high, normal, low, got 'urgent'");
   EXPECT_EQ(JobError("    namespace: \"\"\n"),
-            "workload.yaml: jobs[0].namespace: expected a non-empty string, got ''");
+            "workload.yaml: jobs[0].namespace: a name must not be empty");
 }
 
 TEST(ParseWorkloadTest, MissingRequiredFields) {
   EXPECT_EQ(WorkloadError("jobs:\n  - {arrival: 0}\n"),
             "workload.yaml: jobs[0].name: missing, expected a non-empty string");
   EXPECT_EQ(WorkloadError("jobs:\n  - {name: a}\n"),
-            "workload.yaml: jobs[0].arrival: missing, expected a number >= 0");
+            "workload.yaml: jobs[0].arrival: missing, expected a number in [0, 1000000000]");
   EXPECT_EQ(WorkloadError("jobs:\n  - {name: a, arrival: 0, totalSteps: 1}\n"),
             "workload.yaml: jobs[0].worker: missing, expected a map with replicas and resources");
   EXPECT_EQ(WorkloadError("jobs:\n  - {name: a, arrival: 0, totalSteps: 1, worker: {replicas: 1, "
@@ -265,10 +276,11 @@ TEST(ParseWorkloadTest, ThroughputErrors) {
             "workload.yaml: jobs[0].throughput.localitySensitivity: only allowed with 'table' (a "
             "model brings its own)");
   EXPECT_EQ(tp("{table: {0: 1.5}}"),
-            "workload.yaml: jobs[0].throughput.table.0: expected a worker count (an integer >= 1) "
-            "as key, got '0'");
+            "workload.yaml: jobs[0].throughput.table.0: expected a worker count (an integer "
+            "between 1 and 100000) as key, got '0'");
   EXPECT_EQ(tp("{table: {1: -2}}"),
-            "workload.yaml: jobs[0].throughput.table.1: expected a number >= 0, got '-2'");
+            "workload.yaml: jobs[0].throughput.table.1: expected a number in [0, 1000000000000], "
+            "got '-2'");
   EXPECT_EQ(tp("{table: {1: 0, 2: 0}}"),
             "workload.yaml: jobs[0].throughput.table: expected at least one rate > 0");
   EXPECT_EQ(tp("{table: {}}"),

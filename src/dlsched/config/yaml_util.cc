@@ -1,15 +1,23 @@
 #include "dlsched/config/yaml_util.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 #include <set>
+#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+
+#include "dlsched/core/limits.h"
+#include "dlsched/core/text.h"
 
 namespace dlsched::config::internal {
 namespace {
@@ -46,43 +54,114 @@ std::string Describe(const YAML::Node& node) {
   if (node.IsMap()) return "a map";
   if (node.IsSequence()) return "a list";
   // Errors are one line: escape line breaks and cut long block scalars.
-  constexpr size_t kMaxShown = 60;
-  std::string shown;
-  for (char c : node.Scalar()) {
-    if (shown.size() >= kMaxShown) {
-      shown += "...";
-      break;
-    }
-    if (c == '\n') {
-      shown += "\\n";
-    } else if (c == '\r') {
-      shown += "\\r";
-    } else {
-      shown += c;
-    }
-  }
-  return fmt::format("'{}'", shown);
+  return fmt::format("'{}'", core::EscapeText(node.Scalar(), 60));
 }
 
 core::Result<std::string> ReadFile(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
-  std::string text;
-  char buf[1 << 14];
-  for (;;) {
-    size_t n = std::fread(buf, 1, sizeof buf, f.get());
-    text.append(buf, n);
-    if (n < sizeof buf) break;
-  }
-  // Reading a directory "opens" fine on Linux and fails here with EISDIR.
-  if (std::ferror(f.get())) {
+  // Non-blocking, so opening a FIFO with no writer returns at once instead
+  // of waiting for one; anything but a regular file is refused before a
+  // byte is read (a FIFO could block, /dev/zero never ends).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
     return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
   }
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return core::Errorf("{}: cannot read file: it is {}; dlsched reads regular files only", path,
+                        what);
+  }
+  auto too_large = [&](uint64_t size) {
+    return core::Errorf("{}: cannot read file: it has {} bytes; input files are limited to {} MiB",
+                        path, size, core::kMaxInputBytes >> 20);
+  };
+  if (static_cast<uint64_t>(st.st_size) > core::kMaxInputBytes) return too_large(st.st_size);
+  std::string text;
+  text.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  // Read one byte past the size seen, so a file that grew is noticed.
+  for (;;) {
+    if (got == text.size()) {
+      if (text.size() > core::kMaxInputBytes) return too_large(text.size());
+      text.resize(std::max<size_t>(text.size() * 2, 4096));
+    }
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  if (text.size() > core::kMaxInputBytes) return too_large(text.size());
   return text;
 }
 
-core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source) {
+namespace {
+
+// Counts the nodes of a YAML stream without building them, and stops the
+// parse once there are too many.
+class NodeCounter final : public YAML::EventHandler {
+ public:
+  struct TooMany {};
+  explicit NodeCounter(int64_t max_nodes) : max_nodes_(max_nodes) {}
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override { Count(); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { Count(); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Count();
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Count();
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Count();
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Count() {
+    if (++nodes_ > max_nodes_) throw TooMany{};
+  }
+  int64_t max_nodes_;
+  int64_t nodes_ = 0;
+};
+
+}  // namespace
+
+core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source,
+                                   int64_t max_nodes, size_t scan_above) {
   try {
+    if (text.size() > scan_above) {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      NodeCounter counter(max_nodes);
+      try {
+        while (parser.HandleNextDocument(counter)) {
+        }
+      } catch (const NodeCounter::TooMany&) {
+        return core::Errorf(
+            "{}: has more than {} YAML nodes; YAML inputs are limited to that many (each takes "
+            "about 500 bytes of memory)",
+            source, max_nodes);
+      }
+    }
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return core::MakeError(FromException(source, e).message);
@@ -102,7 +181,8 @@ core::Error FromException(const std::string& source, const std::exception& e) {
 
 std::string NumberRange::Describe() const {
   if (max.has_value()) {
-    return fmt::format("a number in [{}, {}]", FormatNumber(min), FormatNumber(*max));
+    return fmt::format("a number in {}{}, {}]", min_exclusive ? "(" : "[", FormatNumber(min),
+                       FormatNumber(*max));
   }
   if (std::isinf(min)) return "a number";
   return fmt::format("a number {} {}", min_exclusive ? ">" : ">=", FormatNumber(min));
@@ -154,6 +234,12 @@ core::Status Reader::CheckMap(const YAML::Node& node, std::string_view path, std
 
 core::Result<std::string> Reader::String(const YAML::Node& node, std::string_view path) const {
   if (!node.IsScalar() || node.Scalar().empty()) return Expected(path, "a non-empty string", node);
+  return node.Scalar();
+}
+
+core::Result<std::string> Reader::Name(const YAML::Node& node, std::string_view path) const {
+  if (!node.IsScalar()) return Expected(path, "a name", node);
+  if (auto problem = core::NameProblem(node.Scalar())) return Fail(path, *problem);
   return node.Scalar();
 }
 
@@ -209,6 +295,10 @@ core::Result<core::Resources> Reader::Resources(const YAML::Node& node,
     if (!kv.second.IsScalar()) return Expected(field, "a quantity", kv.second);
     auto amount = core::ParseResourceAmount(*id, kv.second.Scalar());
     if (!amount) return Fail(field, amount.error().message);
+    if (*amount > core::kMaxAmount) {
+      return Fail(field, fmt::format("{} is more than the limit of {}", Describe(kv.second),
+                                     core::FormatResourceAmount(*id, core::kMaxAmount)));
+    }
     out[*id] = *amount;
   }
   return out;

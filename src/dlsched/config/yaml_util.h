@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dlsched/core/error.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/core/resources.h"
 
 namespace dlsched::config::internal {
@@ -30,11 +31,18 @@ std::string Describe(const YAML::Node& node);
 // (`key:` or `key: ~`) both mean "not given", so the default applies.
 inline bool Given(const YAML::Node& node) { return node.IsDefined() && !node.IsNull(); }
 
-// Reads a whole file; "<path>: cannot read file: <strerror>" on failure.
+// Reads a whole regular file of at most core::kMaxInputBytes; anything else
+// (a FIFO, a device, a directory, a larger file) is "<path>: cannot read
+// file: <why>", and so is any I/O error. Never blocks on a FIFO.
 core::Result<std::string> ReadFile(const std::string& path);
 
 // Parses YAML text; syntax errors become "<source>:<line>:<col>: <message>".
-core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source);
+// Text over core::kYamlScanBytes is first scanned and refused when it has
+// more than core::kMaxYamlNodes nodes, so memory stays bounded.
+// (Tests pass smaller limits.)
+core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source,
+                                   int64_t max_nodes = core::kMaxYamlNodes,
+                                   size_t scan_above = core::kYamlScanBytes);
 
 // Bounds of a number, with the words used in messages ("a number > 0").
 struct NumberRange {
@@ -46,6 +54,9 @@ struct NumberRange {
 };
 inline constexpr NumberRange kNonNegative{0, false, std::nullopt};
 inline constexpr NumberRange kPositive{0, true, std::nullopt};
+// Seconds: arrivals, delays, deadlines (core::kMaxTime).
+inline constexpr NumberRange kTime{0, false, core::kMaxTime};
+inline constexpr NumberRange kPositiveTime{0, true, core::kMaxTime};
 
 inline constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 
@@ -75,6 +86,8 @@ class Reader {
 
   // A non-empty scalar.
   core::Result<std::string> String(const YAML::Node& node, std::string_view path) const;
+  // A name of a job, node, namespace, queue or label (core::NameProblem).
+  core::Result<std::string> Name(const YAML::Node& node, std::string_view path) const;
   // A decimal integer in [min, max]; counts fit in an int, so that is the
   // default (and unstated) upper bound.
   core::Result<int64_t> Int(const YAML::Node& node, std::string_view path, int64_t min,
@@ -84,7 +97,7 @@ class Reader {
                               const NumberRange& range) const;
   core::Result<bool> Bool(const YAML::Node& node, std::string_view path) const;
   // A map of resource name -> Kubernetes quantity (YAML string or number),
-  // interned and converted to canonical units.
+  // interned and converted to canonical units, each at most core::kMaxAmount.
   core::Result<core::Resources> Resources(const YAML::Node& node, std::string_view path) const;
 
  private:

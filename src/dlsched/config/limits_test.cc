@@ -1,0 +1,272 @@
+// The limits of core/limits.h, checked where files are read: each value that
+// later becomes an int, an array size, a bucket index or a time is refused
+// with one line naming the file, the field and the limit.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/config/yaml_util.h"
+#include "dlsched/core/limits.h"
+
+namespace dlsched::config {
+namespace {
+
+std::string ClusterError(const std::string& text) {
+  auto c = ParseCluster(text, "c.yaml");
+  EXPECT_FALSE(c.has_value()) << "parsed: " << text.substr(0, 200);
+  return c ? std::string() : c.error().message;
+}
+
+std::string WorkloadError(const std::string& job_fields) {
+  const std::string text = "jobs:\n  - {name: j, arrival: 0, totalSteps: 10, " + job_fields + "}\n";
+  auto w = ParseWorkload(text, "w.yaml");
+  EXPECT_FALSE(w.has_value()) << "parsed: " << text;
+  return w ? std::string() : w.error().message;
+}
+
+std::string ProfileError(const std::string& text) {
+  auto p = ParseProfile(text, "p.yaml");
+  EXPECT_FALSE(p.has_value()) << "parsed: " << text;
+  return p ? std::string() : p.error().message;
+}
+
+constexpr char kWorker[] = "worker: {replicas: 1, resources: {nvidia.com/gpu: 1}}";
+constexpr char kTable[] = "throughput: {table: {1: 1}}";
+
+// GPU counts of 2^31 and more used to crash the engine's free-GPU index,
+// and 2^32 used to become 0 there.
+TEST(ClusterLimitsTest, GpusPerNode) {
+  for (const char* gpus : {"2147483648", "4294967296", "1125899906842624", "1025"}) {
+    const std::string text =
+        std::string("nodes:\n  - {name: n, resources: {nvidia.com/gpu: ") + gpus + "}}\n";
+    EXPECT_EQ(ClusterError(text),
+              "c.yaml: nodes[0].resources.nvidia.com/gpu: " + std::string(gpus) +
+                  " GPUs on one node is more than the limit of 1024")
+        << gpus;
+  }
+  EXPECT_EQ(
+      ClusterError("nodes:\n  - {name: n, resources: {nvidia.com/gpu: 9223372036854775807}}\n"),
+      "c.yaml: nodes[0].resources.nvidia.com/gpu: '9223372036854775807' is more than the "
+      "limit of 1125899906842624");
+  EXPECT_TRUE(ParseCluster("nodes:\n  - {name: n, resources: {nvidia.com/gpu: 1024}}\n", "c.yaml")
+                  .has_value());
+}
+
+TEST(ClusterLimitsTest, AmountsPerNode) {
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: n, resources: {memory: 2Pi}}\n"),
+            "c.yaml: nodes[0].resources.memory: '2Pi' is more than the limit of 1Pi");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: n, resources: {cpu: 2e12}}\n"),
+            "c.yaml: nodes[0].resources.cpu: '2e12' is more than the limit of 1125899906842624m");
+}
+
+// `count: 10000000` used to end in std::bad_alloc.
+TEST(ClusterLimitsTest, NodeCount) {
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: n, count: 10000000, resources: {cpu: 1}}\n"),
+            "c.yaml: nodes[0].count: expected an integer between 1 and 200000, got '10000000'");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, count: 150000, resources: {cpu: 1}}\n"
+                         "  - {name: b, count: 60000, resources: {cpu: 1}}\n"),
+            "c.yaml: nodes[1].count: the cluster would have 210000 nodes; at most 200000 are "
+            "supported");
+}
+
+// Any two totals added stay within int64: the capacity is capped.
+TEST(ClusterLimitsTest, TotalCapacity) {
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, count: 4096, resources: {memory: 1Pi}}\n"
+                         "  - {name: b, count: 1, resources: {memory: 1}}\n"),
+            "c.yaml: nodes[1].resources.memory: the cluster's total memory would exceed the "
+            "limit of 4Ei");
+  // Exactly at the limit is fine.
+  EXPECT_TRUE(
+      ParseCluster("nodes:\n  - {name: a, count: 4096, resources: {memory: 1Pi}}\n", "c.yaml")
+          .has_value());
+}
+
+TEST(ClusterLimitsTest, NamesAndLabels) {
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: \"a\\nb\", resources: {cpu: 1}}\n"),
+            "c.yaml: nodes[0].name: 'a\\x0ab' contains a control character");
+  // Raw bytes: YAML's own "\xff" escape would be U+00FF, valid UTF-8.
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: \"a\xff\", resources: {cpu: 1}}\n"),
+            "c.yaml: nodes[0].name: 'a\\xff' is not valid UTF-8");
+  EXPECT_NE(ClusterError("nodes:\n  - {name: " + std::string(251, 'x') +
+                         ", count: 20, resources: {cpu: 1}}\n")
+                .find("names have at most 253"),
+            std::string::npos);
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: n, resources: {cpu: 1}, labels: {zone: \"\\e\"}}\n"),
+            "c.yaml: nodes[0].labels.zone: '\\x1b' contains a control character");
+  // An empty label value is allowed, as in Kubernetes.
+  EXPECT_TRUE(
+      ParseCluster("nodes:\n  - {name: n, resources: {cpu: 1}, labels: {zone: \"\"}}\n", "c.yaml")
+          .has_value());
+}
+
+// `maxReplicas: 2147483647` used to allocate gigabytes for one job.
+TEST(WorkloadLimitsTest, TasksPerJob) {
+  EXPECT_EQ(WorkloadError(std::string(kTable) +
+                          ", worker: {replicas: 1, maxReplicas: 2147483647, resources: {cpu: 1}}"),
+            "w.yaml: jobs[0].worker.maxReplicas: expected an integer between 1 and 100000, got "
+            "'2147483647'");
+  EXPECT_EQ(WorkloadError(std::string(kTable) +
+                          ", ps: {replicas: 2, resources: {cpu: 1}}, worker: {replicas: 1, "
+                          "maxReplicas: 99999, resources: {cpu: 1}}"),
+            "w.yaml: jobs[0].worker.maxReplicas: the job would have 100001 tasks (PS, Chief and "
+            "maxReplicas workers); at most 100000 are supported");
+}
+
+TEST(WorkloadLimitsTest, JobTotalRequest) {
+  EXPECT_EQ(WorkloadError(std::string(kTable) +
+                          ", worker: {replicas: 1, maxReplicas: 4097, resources: {memory: 1Pi}}"),
+            "w.yaml: jobs[0]: the job's total memory at maxReplicas exceeds the limit of 4Ei");
+}
+
+// An arrival or a rate near the internal "never" (1e300) used to make a job
+// "Completed" at infinity.
+TEST(WorkloadLimitsTest, Times) {
+  const std::string base = std::string(kWorker) + ", " + kTable;
+  auto with = [&](const std::string& field) {
+    const std::string text = "jobs:\n  - {name: j, totalSteps: 10, " + base + ", " + field + "}\n";
+    auto w = ParseWorkload(text, "w.yaml");
+    return w ? std::string() : w.error().message;
+  };
+  EXPECT_EQ(with("arrival: 1e300"),
+            "w.yaml: jobs[0].arrival: expected a number in [0, 1000000000], got '1e300'");
+  EXPECT_EQ(with("arrival: .inf"),
+            "w.yaml: jobs[0].arrival: expected a number in [0, 1000000000], got '.inf'");
+  EXPECT_EQ(with("arrival: 0, deadline: 1e300"),
+            "w.yaml: jobs[0].deadline: expected a number in (0, 1000000000], got '1e300'");
+  EXPECT_EQ(with("arrival: 0, launchDelay: 1e10"),
+            "w.yaml: jobs[0].launchDelay: expected a number in [0, 1000000000], got '1e10'");
+  EXPECT_EQ(with("arrival: 0, maxWaitMinutes: 1e300"),
+            "w.yaml: jobs[0].maxWaitMinutes: expected a number in (0, 10000000], got '1e300'");
+  EXPECT_EQ(with("arrival: 1000000000"), "");  // the limit itself is fine
+}
+
+TEST(WorkloadLimitsTest, StepsAndRates) {
+  EXPECT_EQ(
+      WorkloadError(std::string(kWorker) + ", throughput: {table: {1: 1e-300}}"),
+      "w.yaml: jobs[0].throughput.table.1: expected 0 or a rate of at least 1e-06 steps/s, got "
+      "'1e-300'");
+  EXPECT_EQ(WorkloadError(std::string(kWorker) + ", throughput: {table: {1: 1e300}}"),
+            "w.yaml: jobs[0].throughput.table.1: expected a number in [0, 1000000000000], got "
+            "'1e300'");
+  EXPECT_EQ(
+      WorkloadError(std::string(kWorker) + ", throughput: {table: {2147483648: 1}}"),
+      "w.yaml: jobs[0].throughput.table.2147483648: expected a worker count (an integer between "
+      "1 and 100000) as key, got '2147483648'");
+  auto w = ParseWorkload(
+      "jobs:\n  - {name: j, arrival: 0, totalSteps: 1e300, worker: {replicas: 1, resources: "
+      "{cpu: 1}}, throughput: {table: {1: 1}}}\n",
+      "w.yaml");
+  ASSERT_FALSE(w.has_value());
+  EXPECT_EQ(w.error().message,
+            "w.yaml: jobs[0].totalSteps: expected a number in (0, 1000000000000000], got '1e300'");
+}
+
+TEST(WorkloadLimitsTest, Names) {
+  auto named = [](const std::string& field) {
+    auto w = ParseWorkload("jobs:\n  - {" + field +
+                               ", arrival: 0, totalSteps: 1, worker: {replicas: 1, resources: "
+                               "{cpu: 1}}, throughput: {table: {1: 1}}}\n",
+                           "w.yaml");
+    return w ? std::string() : w.error().message;
+  };
+  EXPECT_EQ(named("name: \"a\\x1b[2Jb\""),
+            "w.yaml: jobs[0].name: 'a\\x1b[2Jb' contains a control character");
+  EXPECT_EQ(named("name: j, namespace: \"\\t\""),
+            "w.yaml: jobs[0].namespace: '\\x09' contains a control character");
+  EXPECT_EQ(named("name: j, queue: \"\\x85\""),
+            "w.yaml: jobs[0].queue: '\\xc2\\x85' contains a control character");
+  EXPECT_EQ(
+      named("name: " + std::string(254, 'n')).find("names have at most 253") != std::string::npos,
+      true);
+}
+
+TEST(ProfileLimitsTest, NameCannotBecomeAPath) {
+  for (const char* name : {"../../x", ".", "..", "a/b", ".hidden", "a b", "-x"}) {
+    EXPECT_NE(ProfileError(std::string("name: \"") + name + "\"\n").find("expected a profile name"),
+              std::string::npos)
+        << name;
+  }
+  EXPECT_NE(ProfileError("name: " + std::string(64, 'p') + "\n").find("expected a profile name"),
+            std::string::npos);
+  EXPECT_TRUE(ParseProfile("name: My_profile-2.1\n", "p.yaml").has_value());
+}
+
+TEST(ProfileLimitsTest, FactorsAndWeights) {
+  EXPECT_EQ(ProfileError("name: x\nprotectFactor: 1e300\n"),
+            "p.yaml: protectFactor: expected a number in [0, 1000], got '1e300'");
+  EXPECT_EQ(ProfileError("name: x\nscorers:\n  - {name: LeastAllocated, weight: 1e300}\n"),
+            "p.yaml: scorers[0].weight: expected a number in (0, 1000000], got '1e300'");
+}
+
+// --- Reading files: regular files only, with a size cap; a FIFO never blocks.
+
+class ReadFileTest : public ::testing::Test {
+ protected:
+  std::string Path(const std::string& name) {
+    return testing::TempDir() + "dlsched_readfile_" + std::to_string(getpid()) + "_" + name;
+  }
+};
+
+TEST_F(ReadFileTest, RefusesDevicesFifosAndDirectories) {
+  auto zero = internal::ReadFile("/dev/zero");
+  ASSERT_FALSE(zero.has_value());
+  EXPECT_EQ(zero.error().message,
+            "/dev/zero: cannot read file: it is a character device; dlsched reads regular files "
+            "only");
+  const std::string fifo = Path("fifo");
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto f = internal::ReadFile(fifo);  // would block for ever on a blocking open
+  ASSERT_FALSE(f.has_value());
+  EXPECT_EQ(f.error().message,
+            fifo + ": cannot read file: it is a FIFO; dlsched reads regular files only");
+  unlink(fifo.c_str());
+  auto dir = internal::ReadFile(testing::TempDir());
+  ASSERT_FALSE(dir.has_value());
+  EXPECT_NE(dir.error().message.find("it is a directory"), std::string::npos);
+}
+
+TEST_F(ReadFileTest, RefusesFilesOverTheCap) {
+  const std::string big = Path("big");
+  const int fd = open(big.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(core::kMaxInputBytes) + 1), 0);  // sparse
+  close(fd);
+  auto r = internal::ReadFile(big);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message,
+            big + ": cannot read file: it has 67108865 bytes; input files are limited to 64 MiB");
+  unlink(big.c_str());
+  const std::string small = Path("small");
+  std::ofstream(small) << "nodes: []\n";
+  auto ok = internal::ReadFile(small);
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_EQ(*ok, "nodes: []\n");
+  unlink(small.c_str());
+}
+
+// yaml-cpp needs about 500 bytes per node, so a large file of tiny nodes
+// ("[],[],...") is refused by a scan before the tree is built.
+TEST(ParseYamlTest, NodeBudget) {
+  std::string text = "[";
+  for (int i = 0; i < 1000; ++i) text += "[],";
+  text += "]";
+  auto over = internal::ParseYaml(text, "big.yaml", /*max_nodes=*/500, /*scan_above=*/100);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().message,
+            "big.yaml: has more than 500 YAML nodes; YAML inputs are limited to that many (each "
+            "takes about 500 bytes of memory)");
+  EXPECT_TRUE(internal::ParseYaml(text, "big.yaml", 2000, 100).has_value());
+  // Small texts are not scanned at all.
+  EXPECT_TRUE(internal::ParseYaml(text, "big.yaml", 500, text.size()).has_value());
+}
+
+}  // namespace
+}  // namespace dlsched::config
