@@ -59,7 +59,13 @@ core::Status ArgReader::Finish() const {
   if (!args_.IsDefined() || args_.IsNull()) return {};
   if (!args_.IsMap()) return core::Errorf("{}: expected a map of arguments", where_);
   for (const auto& kv : args_) {
-    const std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) {
+      return core::Errorf("{}: argument names must be plain names, got a {}", where_,
+                          kv.first.IsMap()        ? "map"
+                          : kv.first.IsSequence() ? "list"
+                                                  : "null");
+    }
+    const std::string& key = kv.first.Scalar();
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
       if (known_.empty()) return core::Errorf("{}.{}: this plugin takes no arguments", where_, key);
       return core::Errorf("{}.{}: unknown argument (expected one of: {})", where_, key,

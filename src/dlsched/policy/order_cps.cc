@@ -106,7 +106,10 @@ core::Result<std::unique_ptr<engine::JobOrder>> MakeCombinedPriority(const YAML:
     }
     ArgReader nr(ns, ns_path);
     for (const auto& kv : ns) {
-      const std::string name = kv.first.as<std::string>();
+      if (!kv.first.IsScalar() || kv.first.Scalar().empty()) {
+        return core::Errorf("{}: expected namespace names as keys", ns_path);
+      }
+      const std::string& name = kv.first.Scalar();
       auto w = nr.Int(name, p.default_user_priority, 1, 10);
       if (!w) return std::unexpected(w.error());
       p.namespace_weights[name] = *w;

@@ -171,7 +171,13 @@ core::Result<std::unique_ptr<T>> Build(const Map& m, const config::PluginSpec& p
     return core::Errorf("{}: unknown {} '{}' (known: {})", NamePath(p), point, p.name,
                         fmt::join(Names(m), ", "));
   }
-  return it->second(p.args, p.where);
+  // yaml-cpp throws from unexpected places (a conversion, a subscript); a
+  // plugin's arguments are user input, so that is an error about them.
+  try {
+    return it->second(p.args, p.where);
+  } catch (const std::exception& e) {
+    return core::Errorf("{}: {}", p.where, e.what());
+  }
 }
 
 }  // namespace
