@@ -31,6 +31,9 @@ struct PendingPod {
   TaskRef task;
   core::Time not_before = 0;  // in backoff until then
   int attempts = 0;           // failed attempts so far
+  // Backend bookkeeping: the backend's count of state changes when the pod
+  // was last tried, so it knows whether retrying can help.
+  uint64_t tried_epoch = 0;
 };
 
 // A job as the engine sees it.

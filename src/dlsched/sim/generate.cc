@@ -11,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/core/limits.h"
 #include "dlsched/sim/model_zoo.h"
+#include "dlsched/sim/simulator.h"
 
 namespace dlsched::sim {
 namespace {
@@ -85,10 +87,13 @@ core::Resources CpuMemory(int64_t cores, int64_t gib) {
 }
 
 core::Status CheckOptions(const GenerateOptions& o) {
-  if (o.jobs < 1) return core::Errorf("--jobs: expected an integer >= 1, got {}", o.jobs);
-  if (!std::isfinite(o.mean_interarrival) || o.mean_interarrival < 0) {
-    return core::Errorf("--mean-interarrival: expected a number >= 0 (seconds), got {}",
-                        o.mean_interarrival);
+  if (o.jobs < 1 || o.jobs > kMaxGeneratedJobs) {
+    return core::Errorf("--jobs: expected an integer between 1 and {}, got {}", kMaxGeneratedJobs,
+                        o.jobs);
+  }
+  if (!(o.mean_interarrival >= 0 && o.mean_interarrival <= core::kMaxTime)) {
+    return core::Errorf("--mean-interarrival: expected a number of seconds in [0, {:g}], got {}",
+                        core::kMaxTime, o.mean_interarrival);
   }
   if (o.max_workers < 1 || o.max_workers > 1024) {
     return core::Errorf("--max-workers: expected an integer in [1, 1024], got {}", o.max_workers);
@@ -100,9 +105,9 @@ core::Status CheckOptions(const GenerateOptions& o) {
   if (!std::isfinite(o.min_steps) || o.min_steps < 1) {
     return core::Errorf("--min-steps: expected a number >= 1, got {}", o.min_steps);
   }
-  if (!std::isfinite(o.max_steps) || o.max_steps < o.min_steps) {
-    return core::Errorf("--max-steps: expected a number >= --min-steps ({}), got {}", o.min_steps,
-                        o.max_steps);
+  if (!(o.max_steps >= o.min_steps && o.max_steps <= core::kMaxSteps)) {
+    return core::Errorf("--max-steps: expected a number between --min-steps ({}) and {:g}, got {}",
+                        o.min_steps, core::kMaxSteps, o.max_steps);
   }
   if (o.name_prefix.empty()) return core::Errorf("--name-prefix: expected a non-empty string");
   return {};
@@ -213,6 +218,13 @@ core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& optio
     // non-decreasing: the file order is the arrival order.
     if (i > 0 && options.mean_interarrival > 0) {
       arrival_ms += std::llround(rng.Exponential(options.mean_interarrival) * 1000.0);
+      // Checked at every step, so the sum cannot overflow either.
+      if (arrival_ms > static_cast<int64_t>(core::kMaxTime) * 1000) {
+        return core::Errorf(
+            "--mean-interarrival: job {} of {} would arrive after {:g} s, the limit for arrivals; "
+            "use fewer jobs or a shorter mean",
+            i + 1, options.jobs, core::kMaxTime);
+      }
     }
     job.submit_time = static_cast<double>(arrival_ms) / 1000.0;
 
@@ -245,6 +257,9 @@ core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& optio
     job.total_steps =
         std::max(1.0, std::round(rng.LogUniform(options.min_steps, options.max_steps)));
     w.jobs.push_back(std::move(job));
+  }
+  if (auto st = CheckRunnable(w); !st) {
+    return core::Errorf("{} (lower --max-steps)", st.error().message);
   }
   return w;
 }
@@ -286,9 +301,13 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
 }
 
 core::Result<std::string> ClusterYaml(const ClusterOptions& o) {
-  if (o.nodes < 1) return core::Errorf("--nodes: expected an integer >= 1, got {}", o.nodes);
-  if (o.gpus_per_node < 0) {
-    return core::Errorf("--gpus-per-node: expected an integer >= 0, got {}", o.gpus_per_node);
+  if (o.nodes < 1 || o.nodes > core::kMaxNodes) {
+    return core::Errorf("--nodes: expected an integer between 1 and {}, got {}", core::kMaxNodes,
+                        o.nodes);
+  }
+  if (o.gpus_per_node < 0 || o.gpus_per_node > core::kMaxGpusPerNode) {
+    return core::Errorf("--gpus-per-node: expected an integer between 0 and {}, got {}",
+                        core::kMaxGpusPerNode, o.gpus_per_node);
   }
   if (o.cpus_per_node < 1) {
     return core::Errorf("--cpus-per-node: expected an integer >= 1, got {}", o.cpus_per_node);
@@ -319,6 +338,11 @@ core::Result<std::string> ClusterYaml(const ClusterOptions& o) {
                    o.cpus_per_node, o.memory_gi_per_node, o.gpus_per_node);
     fmt::format_to(emit, "    labels: {{zone: z{}, rack: {}, gpu-model: {}}}\n",
                    r / o.racks_per_zone, rack, Str(o.gpu_model));
+  }
+  // What the options add up to must be a cluster dlsched accepts (e.g. the
+  // total memory stays within core::kMaxTotalAmount).
+  if (auto parsed = config::ParseCluster(out, "generated cluster"); !parsed) {
+    return std::unexpected(parsed.error());
   }
   return out;
 }

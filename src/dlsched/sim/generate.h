@@ -15,6 +15,9 @@ namespace dlsched::sim {
 // implementation-defined and differ between standard libraries), so a seed
 // gives the same workload everywhere. Arrival times are whole milliseconds
 // and totalSteps whole numbers, so the YAML holds them exactly.
+// Most jobs `dlsched generate` writes (its YAML is built in memory).
+inline constexpr int kMaxGeneratedJobs = 1'000'000;
+
 struct GenerateOptions {
   int jobs = 100;
   uint64_t seed = 1;

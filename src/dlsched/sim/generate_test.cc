@@ -198,7 +198,7 @@ TEST(GenerateTest, BadOptionsNameTheOption) {
   o.jobs = 0;
   auto w = GenerateWorkload(o);
   ASSERT_FALSE(w.has_value());
-  EXPECT_EQ(w.error().message, "--jobs: expected an integer >= 1, got 0");
+  EXPECT_EQ(w.error().message, "--jobs: expected an integer between 1 and 1000000, got 0");
 
   o = {};
   o.mean_interarrival = -1;
@@ -263,7 +263,8 @@ TEST(GenerateTest, ClusterYamlParses) {
 
   o.nodes = 0;
   ASSERT_FALSE(ClusterYaml(o).has_value());
-  EXPECT_EQ(ClusterYaml(o).error().message, "--nodes: expected an integer >= 1, got 0");
+  EXPECT_EQ(ClusterYaml(o).error().message,
+            "--nodes: expected an integer between 1 and 200000, got 0");
 }
 
 }  // namespace

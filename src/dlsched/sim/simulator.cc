@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/core/limits.h"
 #include "dlsched/engine/cluster_state.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/sim/event_queue.h"
@@ -27,9 +28,6 @@ struct SimJob {
   int reallocations = 0;
   int preemptions = 0;
   int scale_events = 0;
-  // Equal to Simulation::change_epoch_ when one of the job's pods has been
-  // tried since the state last changed (per-pod deadlock detection).
-  uint64_t tried_epoch = 0;
   std::string reason;
 };
 
@@ -53,7 +51,8 @@ class Simulation {
   core::Status CheckInvariants() const;
   void CreatePods(const std::vector<JobIndex>& arrived);
   void ApplyPlan(const engine::Plan& plan, core::Time now);
-  bool PendingWork() const;
+  void SetJobRate(JobIndex j, double rate);
+  bool AnyPodUntried() const;
   void SampleUtilization(core::Time now);
   core::Resources Held(JobIndex j) const;
   double IdealRuntime(const core::JobSpec& spec) const;
@@ -70,6 +69,7 @@ class Simulation {
   int unfinished_ = 0;     // jobs not Completed or Failed
   // Bumped at every change of state; a pod tried in this epoch has seen it.
   uint64_t change_epoch_ = 1;
+  int training_jobs_ = 0;  // jobs with a positive rate
   // Resources held by jobs making progress (RunningProtected, Running),
   // kept up to date at every phase change and placement.
   core::Resources effective_;
@@ -103,9 +103,9 @@ void Simulation::SetRate(JobIndex j, core::Time now) {
   const engine::JobState& js = state_.Job(j);
   Advance(j, now);
   ++sj.epoch;
-  sj.rate = core::IsRunning(js.phase)
-                ? js.spec->throughput.Rate(js.placed_workers) * LocalityFactor(js)
-                : 0;
+  SetJobRate(j, core::IsRunning(js.phase)
+                    ? js.spec->throughput.Rate(js.placed_workers) * LocalityFactor(js)
+                    : 0);
   if (sj.rate > 0) {
     const double remaining = std::max(0.0, js.spec->total_steps - js.steps_done);
     queue_.Push(now + remaining / sj.rate, EventKind::kCompletion, j, sj.epoch);
@@ -182,7 +182,7 @@ void Simulation::Checkpoint(JobIndex j, core::Time now) {
   SimJob& sj = jobs_[j];
   Advance(j, now);
   ++sj.epoch;
-  sj.rate = 0;
+  SetJobRate(j, 0);
   Enter(j, JobPhase::kCheckpointing, now);
   queue_.Push(now + state_.Job(j).spec->checkpoint_delay, EventKind::kCheckpointDone, j);
   ++active_events_;
@@ -242,7 +242,7 @@ void Simulation::HandleEvent(const Event& e) {
       if (e.epoch != jobs_[j].epoch || !core::IsRunning(state_.Job(j).phase)) return;
       Advance(j, now_);
       state_.MutableJob(j).steps_done = state_.Job(j).spec->total_steps;
-      jobs_[j].rate = 0;
+      SetJobRate(j, 0);
       Enter(j, JobPhase::kCompleted, now_);
       Release(j);
       break;
@@ -259,7 +259,7 @@ void Simulation::HandleEvent(const Event& e) {
       if (core::IsFinal(state_.Job(j).phase)) return;
       Advance(j, now_);
       ++jobs_[j].epoch;
-      jobs_[j].rate = 0;
+      SetJobRate(j, 0);
       jobs_[j].reason =
           fmt::format("deadline of {:g}s after arrival passed", *state_.Job(j).spec->deadline);
       Enter(j, JobPhase::kFailed, now_);
@@ -361,10 +361,10 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
                 options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
             ++pod.attempts;
             pod.not_before = now + delay;
+            pod.tried_epoch = change_epoch_;
             break;
           }
         }
-        jobs_[j].tried_epoch = change_epoch_;
         break;
     }
   }
@@ -375,13 +375,18 @@ void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
   });
 }
 
-// True while something other than the scheduler's own retries can still
-// change the state, or some pending pod has not been retried since the last
-// change.
-bool Simulation::PendingWork() const {
-  if (active_events_ > 0) return true;
+void Simulation::SetJobRate(JobIndex j, double rate) {
+  double& r = jobs_[j].rate;
+  training_jobs_ += (rate > 0) - (r > 0);
+  r = rate;
+}
+
+// True when some pending pod has not been tried since the state last
+// changed: retrying it might succeed. A pod that failed since then would
+// fail again, so waking up for it is pointless.
+bool Simulation::AnyPodUntried() const {
   for (const auto& pod : state_.Pods()) {
-    if (jobs_[pod.task.job].tried_epoch != change_epoch_) return true;
+    if (pod.tried_epoch != change_epoch_) return true;
   }
   return false;
 }
@@ -431,7 +436,19 @@ core::Result<SimResult> Simulation::Run() {
   cycle_options.traces = &result_.traces;
   const bool per_pod = engine_.profile().admission->UsesPodQueue();
   int64_t cycles = 0;
+  // Livelock guard: a profile that keeps changing the plan while no job
+  // trains, arrives or ends (e.g. resizing a job back and forth with zero
+  // delays, all at one instant) would cycle for ever. Legitimate runs have
+  // a few such cycles per task in a row at most (per-pod backoff retries).
+  int64_t tasks = 0;
+  for (const auto& spec : specs)
+    tasks += spec.NumTasks(spec.role(core::Role::kWorker).max_replicas);
+  const int64_t max_idle_cycles = 1000 + 10 * tasks;
+  int64_t idle_cycles = 0;
+  bool livelock = false;
   while (!queue_.Empty() && unfinished_ > 0) {
+    const int unfinished_before = unfinished_;
+    const bool trained = queue_.Top().time > now_ && training_jobs_ > 0;
     now_ = queue_.Top().time;
     std::vector<JobIndex> arrived;
     while (!queue_.Empty() && queue_.Top().time == now_) {
@@ -448,6 +465,12 @@ core::Result<SimResult> Simulation::Run() {
       if (per_pod) CreatePods(arrived);
       ++change_epoch_;
     }
+    if (trained || !arrived.empty() || unfinished_ != unfinished_before) {
+      idle_cycles = 0;
+    } else if (++idle_cycles > max_idle_cycles) {
+      livelock = true;
+      break;
+    }
     cycle_options.cycle = cycles++;
     const engine::Plan plan = engine_.Cycle(state_, now_, cycle_options);
     ApplyPlan(plan, now_);
@@ -455,14 +478,20 @@ core::Result<SimResult> Simulation::Run() {
     if (options_.check_invariants) {
       if (auto st = CheckInvariants(); !st) return std::unexpected(st.error());
     }
-    // Nothing but the scheduler's own retries is left, and every pending
-    // pod has been retried since the last change: the state is a fixed
-    // point (a deadlock if jobs are unfinished). Otherwise wake up for the
-    // earliest backoff expiry.
-    if (!PendingWork()) break;
+    // A pod is worth a wake-up (at its backoff expiry) only if it has not
+    // been tried since the state last changed. With no such pod, the next
+    // real event (an arrival, a completion, a deadline) is the next thing
+    // that can change anything, however far away it is; with no event left
+    // either, the state is a fixed point (a deadlock if jobs are unfinished).
+    if (!AnyPodUntried()) {
+      if (active_events_ == 0) break;
+      continue;
+    }
     core::Time wake = core::kNever;
     for (const auto& pod : state_.Pods()) {
-      if (pod.not_before > now_) wake = std::min(wake, pod.not_before);
+      if (pod.tried_epoch != change_epoch_ && pod.not_before > now_) {
+        wake = std::min(wake, pod.not_before);
+      }
     }
     if (wake != core::kNever && wake < next_tick_) {
       queue_.Push(wake, EventKind::kTick);
@@ -503,6 +532,12 @@ core::Result<SimResult> Simulation::Run() {
     r.stuck = !core::IsFinal(js.phase);
     run.deadlocked = run.deadlocked || r.stuck;
     r.reason = sj.reason;
+    if (livelock && r.stuck) {
+      r.reason = fmt::format(
+          "run stopped at {:g}s: {} scheduling cycles in a row without any job training, "
+          "arriving or ending (livelock); last reason: {}",
+          now_, max_idle_cycles, sj.reason.empty() ? "none" : sj.reason);
+    }
     run.jobs.push_back(std::move(r));
   }
   return std::move(result_);
@@ -518,11 +553,19 @@ core::Status CheckRunnable(const config::WorkloadSpec& workload) {
                           job.name, tp.model);
     }
     const int min = job.role(core::Role::kWorker).min_replicas;
-    if (tp.Rate(min) <= 0) {
+    const double rate = tp.Rate(min);
+    if (rate <= 0) {
       return core::Errorf(
           "{}: job '{}': throughput: the rate at minReplicas {} workers is 0 (the table starts at "
           "{} workers), so the job could never finish",
           workload.source, job.name, min, tp.steps_per_s.begin()->first);
+    }
+    if (job.total_steps / rate > core::kMaxTime) {
+      return core::Errorf(
+          "{}: job '{}': totalSteps: {:g} steps at {:g} steps/s ({} workers) take {:.3g} s, more "
+          "than the limit of {:g} s",
+          workload.source, job.name, job.total_steps, rate, min, job.total_steps / rate,
+          core::kMaxTime);
     }
   }
   return {};

@@ -207,10 +207,11 @@ TEST(SimulatorTest, ExplainTracesEveryCycleTheJobWasConsidered) {
 namespace dlsched::sim {
 namespace {
 
-// Per-pod backoff: b's pod fails at t=1 and backs off 1, 2, 4, 8, then 10 s:
-// retries at 2, 4, 8, 16, 26, 36, ..., 96, 106. a finishes at 100 and frees
-// its GPUs while b is in backoff: b must start at its next retry (106), not
-// be reported stuck.
+// Per-pod backoff: b's pod fails at t=1 and backs off 1 s. Retrying it
+// before anything changes cannot succeed, so it is not retried (as
+// kube-scheduler parks it as unschedulable until a cluster event). a
+// finishes at 100 and frees its GPUs: b, whose backoff ended long ago, is
+// retried at once and starts at 100; it must not be reported stuck.
 TEST(SimulatorTest, PerPodBackoffRetriesAfterResourcesAreFreed) {
   const core::ClusterSpec cluster = GpuNodes(1, 2);
   config::WorkloadSpec w;
@@ -219,8 +220,8 @@ TEST(SimulatorTest, PerPodBackoffRetriesAfterResourcesAreFreed) {
   auto r = Simulate(cluster, w, MakeEngine("k8s-default"), {});
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(r->run.deadlocked);
-  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 106);
-  EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 116);
+  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 100);
+  EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 110);
 }
 
 TEST(SimulatorTest, TableThatCannotRunAtMinimumIsRejected) {
