@@ -1,16 +1,9 @@
 #include "dlsched/report/outputs.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
+#include <iterator>
 
 #include <fmt/format.h>
-#include <iterator>
-#include <system_error>
 
 #include "dlsched/report/format.h"
 
@@ -55,10 +48,6 @@ ordered_json JobJson(const metrics::JobRecord& job) {
   j["ideal_runtime"] = Number(job.ideal_runtime);
   j["slowdown"] = slowdown ? Number(*slowdown) : ordered_json(nullptr);
   return j;
-}
-
-core::Status CannotWrite(const std::string& path, const std::string& reason) {
-  return core::MakeError(path + ": cannot write: " + reason);
 }
 
 }  // namespace
@@ -178,57 +167,20 @@ std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::R
          "\n";
 }
 
-core::Status WriteFileAtomically(const std::string& path, std::string_view content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  fs::path tmp = target;
-  // Same directory, so the rename cannot cross file systems; the pid keeps
-  // concurrent writers of the same directory apart.
-  // (fmt rather than operator+: GCC 12 -O3 warns falsely on "." + string.)
-  tmp.replace_filename(fmt::format(".{}.{}.tmp", target.filename().string(), ::getpid()));
-
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return CannotWrite(path, std::strerror(errno));
-  bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  int err = ok ? 0 : errno;
-  if (std::fflush(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  std::error_code ec;
-  if (!ok) {
-    fs::remove(tmp, ec);
-    return CannotWrite(path, std::strerror(err != 0 ? err : EIO));
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    return CannotWrite(path, ec.message());
-  }
-  return {};
+core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
+                         const metrics::RunSummary& summary, const metrics::RunInput& input) {
+  const std::string prefix(subdir);
+  if (auto st = out.Add(prefix + "summary.json", SummaryJsonText(summary, input)); !st) return st;
+  if (auto st = out.Add(prefix + "jobs.csv", JobsCsv(input)); !st) return st;
+  return out.Add(prefix + "utilization.csv", UtilizationCsv(summary, input));
 }
 
 core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
                           const metrics::RunInput& input) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return CannotWrite(dir, ec.message());
-  if (!fs::is_directory(dir, ec)) return CannotWrite(dir, "not a directory");
-
-  const fs::path base(dir);
-  if (auto s =
-          WriteFileAtomically((base / "summary.json").string(), SummaryJsonText(summary, input));
-      !s) {
-    return s;
-  }
-  if (auto s = WriteFileAtomically((base / "jobs.csv").string(), JobsCsv(input)); !s) return s;
-  return WriteFileAtomically((base / "utilization.csv").string(), UtilizationCsv(summary, input));
+  auto out = OutputDir::Open(dir);
+  if (!out) return std::unexpected(out.error());
+  if (auto st = AddRunFiles(*out, "", summary, input); !st) return st;
+  return out->Commit();
 }
 
 }  // namespace dlsched::report

@@ -8,6 +8,7 @@
 #include "dlsched/core/error.h"
 #include "dlsched/metrics/records.h"
 #include "dlsched/metrics/summary.h"
+#include "dlsched/report/output_dir.h"
 
 namespace dlsched::report {
 
@@ -41,16 +42,15 @@ std::string JobsCsv(const metrics::RunInput& input);
 // input.end_time repeating the last sample when the run ends after it.
 std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::RunInput& input);
 
-// Writes summary.json (SummaryJsonText),
-// jobs.csv and utilization.csv into `dir`, creating it (and parents) if
-// missing. Each file is written to a temporary name in `dir` and renamed, so
-// a reader never sees a half-written file. Errors read
-// "<path>: cannot write: <reason>".
+// Adds summary.json (SummaryJsonText), jobs.csv and utilization.csv to
+// `out`, under `subdir` ("" or "<profile>/").
+core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
+                         const metrics::RunSummary& summary, const metrics::RunInput& input);
+
+// Writes a run's files into `dir` as one unit (OutputDir): creates it and
+// its parents if missing, replaces it as a whole otherwise. Errors read
+// "<path>: cannot write: <reason>", or come from CheckOutputDir.
 core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
                           const metrics::RunInput& input);
-
-// Replaces `path` atomically with `content` (temporary file in the same
-// directory, then rename). Errors read "<path>: cannot write: <reason>".
-core::Status WriteFileAtomically(const std::string& path, std::string_view content);
 
 }  // namespace dlsched::report

@@ -1,0 +1,282 @@
+#include "dlsched/report/output_dir.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace dlsched::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every file name dlsched writes into an output directory.
+constexpr std::string_view kOutputFiles[] = {"summary.json", "jobs.csv", "utilization.csv",
+                                             "compare.csv"};
+constexpr std::string_view kTmpMarker = ".dlsched-tmp-";
+
+std::unexpected<core::Error> CannotWrite(const std::string& path, const std::string& reason) {
+  return core::MakeError(path + ": cannot write: " + reason);
+}
+
+std::unexpected<core::Error> CannotWrite(const std::string& path, int err) {
+  return CannotWrite(path, std::strerror(err));
+}
+
+bool IsOutputFile(std::string_view name) {
+  for (auto known : kOutputFiles) {
+    if (name == known) return true;
+  }
+  // Temporaries of earlier versions, which wrote file by file.
+  return name.starts_with('.') && name.ends_with(".tmp");
+}
+
+// The first entry of `dir` that dlsched did not write, "" if none;
+// subdirectories count as dlsched's when `depth` > 0 and they hold only
+// output files.
+core::Result<std::string> ForeignEntry(const fs::path& dir, int depth) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return core::Errorf("{}: cannot read directory: {}", dir.string(), ec.message());
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::directory_entry& e = *it;
+    const std::string name = e.path().filename().string();
+    const fs::file_status st = e.symlink_status(ec);
+    if (ec) return core::Errorf("{}: cannot read: {}", e.path().string(), ec.message());
+    if (fs::is_regular_file(st) && IsOutputFile(name)) continue;
+    if (fs::is_directory(st) && depth > 0) {
+      auto inner = ForeignEntry(e.path(), depth - 1);
+      if (!inner) return inner;
+      if (inner->empty()) continue;
+      return name + "/" + *inner;
+    }
+    return name;
+  }
+  if (ec) return core::Errorf("{}: cannot read directory: {}", dir.string(), ec.message());
+  return std::string();
+}
+
+// Writes a whole file, fsyncs it and closes it; errno on failure.
+int WriteAndSync(const std::string& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int err = 0;
+  size_t done = 0;
+  while (done < content.size() && err == 0) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno != EINTR) err = errno;
+    } else {
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
+// Flushes a directory's entries (new files, renames) to disk.
+int SyncDirectory(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = ::fsync(fd) != 0 ? errno : 0;
+  ::close(fd);
+  return err;
+}
+
+bool ProcessAlive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+// Deletes ".<leaf>.dlsched-tmp-<pid>" directories of processes that are gone:
+// a run killed while writing, or after the swap but before deleting the old
+// contents.
+void SweepStale(const fs::path& parent, const std::string& leaf) {
+  const std::string prefix = "." + leaf + std::string(kTmpMarker);
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string_view digits = std::string_view(name).substr(prefix.size());
+    pid_t pid = 0;
+    auto [end, perr] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    const std::string_view rest(end, digits.data() + digits.size() - end);
+    if (perr != std::errc() || pid <= 0 || !(rest.empty() || rest == "-old")) continue;
+    if (pid == ::getpid() || ProcessAlive(pid)) continue;
+    std::error_code ignored;
+    fs::remove_all(it->path(), ignored);
+  }
+}
+
+}  // namespace
+
+core::Status CheckOutputDir(const std::string& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return core::Errorf("{}: cannot use as output directory: {}", dir, ec.message());
+  }
+  if (!fs::exists(st)) return {};
+  if (!fs::is_directory(st)) return core::Errorf("{}: exists and is not a directory", dir);
+  auto foreign = ForeignEntry(dir, 1);
+  if (!foreign) return std::unexpected(foreign.error());
+  if (!foreign->empty()) {
+    return core::Errorf(
+        "{}: holds '{}', which dlsched did not write; results replace the whole directory, so "
+        "give a new or empty one",
+        dir, *foreign);
+  }
+  return {};
+}
+
+core::Result<OutputDir> OutputDir::Open(const std::string& dir_arg) {
+  std::error_code ec;
+  std::string dir = dir_arg;
+  // Replace what a symlink points to, not the link.
+  if (fs::is_symlink(fs::symlink_status(dir, ec))) {
+    const fs::path target = fs::canonical(dir, ec);
+    if (ec) return CannotWrite(dir_arg, ec.message());
+    dir = target.string();
+  }
+  fs::path path = fs::path(dir).lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();  // "out/" -> "out"
+  const std::string leaf = path.filename().string();
+  if (leaf.empty() || leaf == "." || leaf == "..") {
+    return core::Errorf("{}: cannot write: give a directory by name (not '.' or '..')", dir_arg);
+  }
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  fs::create_directories(parent, ec);
+  if (ec) return CannotWrite(parent.string(), ec.message());
+  SweepStale(parent, leaf);
+  if (auto st = CheckOutputDir(path.string()); !st) return std::unexpected(st.error());
+
+  const fs::path tmp = parent / fmt::format(".{}{}{}", leaf, kTmpMarker, ::getpid());
+  fs::remove_all(tmp, ec);  // ours from an earlier OutputDir that failed
+  if (::mkdir(tmp.c_str(), 0755) != 0) return CannotWrite(dir_arg, errno);
+  return OutputDir(path.string(), tmp.string());
+}
+
+OutputDir::OutputDir(OutputDir&& other) noexcept
+    : dir_(std::move(other.dir_)), tmp_(std::move(other.tmp_)) {
+  other.tmp_.clear();
+}
+
+OutputDir::~OutputDir() {
+  if (tmp_.empty()) return;
+  std::error_code ignored;
+  fs::remove_all(tmp_, ignored);
+}
+
+core::Status OutputDir::Add(std::string_view relative, std::string_view content) {
+  const std::string target = (fs::path(dir_) / relative).string();
+  if (tmp_.empty()) return CannotWrite(target, "the output directory is already committed");
+  const fs::path file = fs::path(tmp_) / relative;
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) return CannotWrite(target, ec.message());
+  if (int err = WriteAndSync(file.string(), content); err != 0) return CannotWrite(target, err);
+  return {};
+}
+
+core::Status OutputDir::Commit() {
+  if (tmp_.empty()) return CannotWrite(dir_, "the output directory is already committed");
+  // Subdirectories first, then the top: every entry is on disk before the
+  // swap makes it visible.
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(tmp_, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    if (it->is_directory(ec)) {
+      if (int err = SyncDirectory(it->path().string()); err != 0) return CannotWrite(dir_, err);
+    }
+  }
+  if (ec) return CannotWrite(dir_, ec.message());
+  if (int err = SyncDirectory(tmp_); err != 0) return CannotWrite(dir_, err);
+  // The directory may have changed since Open.
+  if (auto st = CheckOutputDir(dir_); !st) return st;
+
+  const std::string parent = fs::path(dir_).parent_path().empty()
+                                 ? std::string(".")
+                                 : fs::path(dir_).parent_path().string();
+  bool swapped = false;
+  if (::rename(tmp_.c_str(), dir_.c_str()) == 0) {
+    // `dir` did not exist (or was empty): nothing old to delete.
+    tmp_.clear();
+  } else if (errno == EEXIST || errno == ENOTEMPTY) {
+    if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) == 0) {
+      swapped = true;
+    } else if (errno == EINVAL || errno == ENOSYS) {
+      // No atomic exchange on this file system: move the old directory
+      // aside, then the new one in. Never a mix, but briefly no directory.
+      const std::string old = tmp_ + "-old";
+      if (::rename(dir_.c_str(), old.c_str()) != 0) return CannotWrite(dir_, errno);
+      if (::rename(tmp_.c_str(), dir_.c_str()) != 0) {
+        const int err = errno;
+        ::rename(old.c_str(), dir_.c_str());
+        return CannotWrite(dir_, err);
+      }
+      tmp_ = old;
+      swapped = true;
+    } else {
+      return CannotWrite(dir_, errno);
+    }
+  } else {
+    return CannotWrite(dir_, errno);
+  }
+  SyncDirectory(parent);
+  if (swapped) {
+    // tmp_ now holds the previous results.
+    fs::remove_all(tmp_, ec);
+    tmp_.clear();
+  }
+  return {};
+}
+
+core::Status ReplaceFiles(std::span<const FileContent> files) {
+  std::vector<std::string> tmps;
+  // Deletes the temporaries not renamed yet, whatever happens.
+  struct Cleanup {
+    std::vector<std::string>& tmps;
+    ~Cleanup() {
+      for (const auto& t : tmps) {
+        if (!t.empty()) ::unlink(t.c_str());
+      }
+    }
+  } cleanup{tmps};
+  for (const FileContent& f : files) {
+    const fs::path target(f.path);
+    const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    const std::string leaf = target.filename().string();
+    if (leaf.empty()) return CannotWrite(f.path, "not a file name");
+    // Renaming over a device or a directory would replace it (as root,
+    // /dev/null): only regular files are replaced.
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(target, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st)) {
+      return CannotWrite(f.path, "it exists and is not a regular file");
+    }
+    SweepStale(parent, leaf);
+    const std::string tmp =
+        (parent / fmt::format(".{}{}{}", leaf, kTmpMarker, ::getpid())).string();
+    ::unlink(tmp.c_str());
+    tmps.push_back(tmp);
+    if (int err = WriteAndSync(tmp, f.content); err != 0) return CannotWrite(f.path, err);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (::rename(tmps[i].c_str(), files[i].path.c_str()) != 0) {
+      return CannotWrite(files[i].path, errno);
+    }
+    tmps[i].clear();
+  }
+  tmps.clear();
+  return {};
+}
+
+}  // namespace dlsched::report

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "dlsched/core/error.h"
+
+namespace dlsched::report {
+
+// Checks that `dir` may receive a run's outputs: it does not exist, or it
+// is a directory that holds nothing but files dlsched writes (summary.json,
+// jobs.csv, utilization.csv, compare.csv), directly or in subdirectories
+// one level down (compare's <profile>/). Anything else is refused, since
+// writing replaces the directory as a whole. Errors read "<dir>: ...".
+core::Status CheckOutputDir(const std::string& dir);
+
+// A run's output files, written as one unit: they go to a temporary
+// directory beside `dir` (".<name>.dlsched-tmp-<pid>"), are flushed to disk,
+// and Commit() swaps that directory with `dir` in one atomic rename
+// (renameat2 RENAME_EXCHANGE) before deleting the old contents. A reader
+// sees all the old files or all the new ones, never a mix, whatever
+// happens: a full disk fails the write and leaves `dir` as it was; a kill
+// leaves a temporary directory, which the next OutputDir for the same `dir`
+// deletes (its process is gone). On a file system without RENAME_EXCHANGE,
+// `dir` is briefly absent between two renames instead.
+class OutputDir {
+ public:
+  // Sweeps temporaries left by dead processes, checks `dir`
+  // (CheckOutputDir) and creates the temporary directory and `dir`'s
+  // parents. Errors read "<path>: cannot write: <reason>" or come from
+  // CheckOutputDir.
+  static core::Result<OutputDir> Open(const std::string& dir);
+
+  OutputDir(OutputDir&& other) noexcept;
+  OutputDir& operator=(OutputDir&&) = delete;
+  OutputDir(const OutputDir&) = delete;
+  // Deletes the temporary directory unless Commit() succeeded.
+  ~OutputDir();
+
+  // Writes `content` to `relative` ("jobs.csv" or "<profile>/jobs.csv")
+  // under the temporary directory and flushes it to disk. Errors name the
+  // final path: "<dir>/<relative>: cannot write: <reason>".
+  core::Status Add(std::string_view relative, std::string_view content);
+
+  // Puts everything added in place of `dir` at once. After an error `dir`
+  // is as it was before Open.
+  core::Status Commit();
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  OutputDir(std::string dir, std::string tmp) : dir_(std::move(dir)), tmp_(std::move(tmp)) {}
+
+  std::string dir_;
+  std::string tmp_;  // empty once committed or moved from
+};
+
+// A file to write with ReplaceFiles.
+struct FileContent {
+  std::string path;
+  std::string_view content;
+};
+
+// Replaces single files (not a run directory), e.g. what `dlsched generate`
+// writes: each goes to a temporary beside its target
+// (".<name>.dlsched-tmp-<pid>") and is flushed; only when all are written
+// are they renamed into place, so after an error no target has changed.
+// Temporaries of dead processes are swept. Errors read
+// "<path>: cannot write: <reason>".
+core::Status ReplaceFiles(std::span<const FileContent> files);
+
+}  // namespace dlsched::report

@@ -1,0 +1,202 @@
+// A run's files appear together or not at all: OutputDir writes them beside
+// the target and swaps the directory in; ReplaceFiles does the same for
+// single files.
+#include "dlsched/report/output_dir.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/report/test_util.h"
+
+namespace dlsched::report {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::TempDir;
+
+std::set<std::string> Entries(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    out.insert(fs::relative(e.path(), dir).string());
+  }
+  return out;
+}
+
+void Write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+TEST(OutputDirTest, WritesANewDirectoryAndLeavesNothingElse) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "runs" / "out";
+  auto out = OutputDir::Open(dir.string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  ASSERT_TRUE(out->Add("summary.json", "{}\n").has_value());
+  ASSERT_TRUE(out->Add("kod2/jobs.csv", "name\n").has_value());
+  // Nothing is visible before the commit.
+  EXPECT_FALSE(fs::exists(dir));
+  ASSERT_TRUE(out->Commit().has_value());
+  EXPECT_EQ(ReadFile(dir / "summary.json"), "{}\n");
+  EXPECT_EQ(ReadFile(dir / "kod2" / "jobs.csv"), "name\n");
+  EXPECT_EQ(Entries(tmp.path() / "runs"),
+            (std::set<std::string>{"out", "out/summary.json", "out/kod2", "out/kod2/jobs.csv"}));
+}
+
+// The old results go as a whole: a file the new run does not write does not
+// survive beside the new ones.
+TEST(OutputDirTest, ReplacesEarlierResultsAsAWhole) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  Write(dir / "summary.json", "old\n");
+  Write(dir / "jobs.csv", "old\n");
+  Write(dir / "gang-binpack" / "jobs.csv", "old\n");
+  auto out = OutputDir::Open(dir.string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  ASSERT_TRUE(out->Add("summary.json", "new\n").has_value());
+  ASSERT_TRUE(out->Commit().has_value());
+  EXPECT_EQ(Entries(tmp.path()), (std::set<std::string>{"out", "out/summary.json"}));
+  EXPECT_EQ(ReadFile(dir / "summary.json"), "new\n");
+}
+
+TEST(OutputDirTest, RefusesADirectoryWithFilesItDidNotWrite) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "mine";
+  Write(dir / "notes.txt", "keep me\n");
+  Write(dir / "jobs.csv", "old\n");
+  auto out = OutputDir::Open(dir.string());
+  ASSERT_FALSE(out.has_value());
+  EXPECT_EQ(out.error().message,
+            dir.string() +
+                ": holds 'notes.txt', which dlsched did not write; results replace the whole "
+                "directory, so give a new or empty one");
+  EXPECT_EQ(ReadFile(dir / "notes.txt"), "keep me\n");
+  EXPECT_EQ(Entries(tmp.path()),
+            (std::set<std::string>{"mine", "mine/notes.txt", "mine/jobs.csv"}));
+  // A foreign file one level down is refused too.
+  Write(tmp.path() / "out2" / "kod2" / "plot.png", "x");
+  EXPECT_FALSE(CheckOutputDir((tmp.path() / "out2").string()).has_value());
+  EXPECT_TRUE(CheckOutputDir((tmp.path() / "absent").string()).has_value());
+}
+
+// A full disk while writing (here the file-size limit, which fails writes
+// with EFBIG once SIGXFSZ is ignored): the error names the file, the old
+// results stay, and no temporary is left.
+TEST(OutputDirTest, AFailedWriteLeavesTheOldResults) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  Write(dir / "summary.json", "old\n");
+  auto out = OutputDir::Open(dir.string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  ASSERT_TRUE(out->Add("jobs.csv", "small\n").has_value());
+
+  auto* old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit saved{};
+  ::getrlimit(RLIMIT_FSIZE, &saved);
+  rlimit small = saved;
+  small.rlim_cur = 64;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  const core::Status st = out->Add("summary.json", std::string(1000, 'x'));
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::signal(SIGXFSZ, old_handler);
+
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().message, (dir / "summary.json").string() + ": cannot write: File too large");
+  { OutputDir dropped = std::move(*out); }  // the run gives up
+  EXPECT_EQ(ReadFile(dir / "summary.json"), "old\n");
+  EXPECT_EQ(Entries(tmp.path()), (std::set<std::string>{"out", "out/summary.json"}));
+}
+
+// A run killed mid-way leaves ".<name>.dlsched-tmp-<pid>"; the next run for
+// the same directory deletes it once that process is gone, and leaves those
+// of live processes alone.
+TEST(OutputDirTest, SweepsTemporariesOfDeadProcesses) {
+  TempDir tmp;
+  // A pid that is certainly not running: a child that has exited.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  const std::string dead = ".out.dlsched-tmp-" + std::to_string(child);
+  const std::string dead_old = dead + "-old";
+  const std::string live = ".out.dlsched-tmp-1";  // init is always there
+  Write(tmp.path() / dead / "summary.json", "half\n");
+  Write(tmp.path() / dead_old / "summary.json", "old\n");
+  Write(tmp.path() / live / "summary.json", "busy\n");
+  auto out = OutputDir::Open((tmp.path() / "out").string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_FALSE(fs::exists(tmp.path() / dead));
+  EXPECT_FALSE(fs::exists(tmp.path() / dead_old));
+  EXPECT_TRUE(fs::exists(tmp.path() / live));
+}
+
+TEST(OutputDirTest, AbandonedWithoutCommitLeavesNothing) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  {
+    auto out = OutputDir::Open(dir.string());
+    ASSERT_TRUE(out.has_value());
+    ASSERT_TRUE(out->Add("summary.json", "x").has_value());
+  }
+  EXPECT_EQ(Entries(tmp.path()), std::set<std::string>{});
+}
+
+// A symlinked output directory: the results go where it points.
+TEST(OutputDirTest, FollowsASymlink) {
+  TempDir tmp;
+  const fs::path real = tmp.path() / "real";
+  Write(real / "summary.json", "old\n");
+  fs::create_directory_symlink(real, tmp.path() / "link");
+  auto out = OutputDir::Open((tmp.path() / "link").string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  ASSERT_TRUE(out->Add("summary.json", "new\n").has_value());
+  ASSERT_TRUE(out->Commit().has_value());
+  EXPECT_TRUE(fs::is_symlink(tmp.path() / "link"));
+  EXPECT_EQ(ReadFile(tmp.path() / "link" / "summary.json"), "new\n");
+}
+
+TEST(ReplaceFilesTest, WritesAllOrLeavesAll) {
+  TempDir tmp;
+  fs::create_directories(tmp.path());
+  const fs::path a = tmp.path() / "w.yaml";
+  const fs::path b = tmp.path() / "c.yaml";
+  Write(a, "old a\n");
+  const FileContent files[] = {{a.string(), "new a\n"}, {b.string(), "new b\n"}};
+  ASSERT_TRUE(ReplaceFiles(files).has_value());
+  EXPECT_EQ(ReadFile(a), "new a\n");
+  EXPECT_EQ(ReadFile(b), "new b\n");
+  EXPECT_EQ(Entries(tmp.path()), (std::set<std::string>{"w.yaml", "c.yaml"}));
+
+  // The second target cannot be written (its directory is missing): the
+  // first is not replaced either.
+  const FileContent bad[] = {{a.string(), "newer a\n"},
+                             {(tmp.path() / "missing" / "c.yaml").string(), "x"}};
+  const core::Status st = ReplaceFiles(bad);
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().message, (tmp.path() / "missing" / "c.yaml").string() +
+                                    ": cannot write: No such file or directory");
+  EXPECT_EQ(ReadFile(a), "new a\n");
+  EXPECT_EQ(Entries(tmp.path()), (std::set<std::string>{"w.yaml", "c.yaml"}));
+}
+
+// Renaming over a device would replace it (as root, /dev/null itself).
+TEST(ReplaceFilesTest, RefusesToReplaceWhatIsNotARegularFile) {
+  const FileContent files[] = {{"/dev/null", "x"}};
+  const core::Status st = ReplaceFiles(files);
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().message, "/dev/null: cannot write: it exists and is not a regular file");
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+}  // namespace
+}  // namespace dlsched::report
