@@ -1,19 +1,27 @@
 #include "dlsched/cli/cli.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <iostream>
+#include <cstring>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/core/text.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/metrics/summary.h"
 #include "dlsched/policy/registry.h"
+#include "dlsched/report/format.h"
 #include "dlsched/report/outputs.h"
 #include "dlsched/report/table.h"
 #include "dlsched/sim/generate.h"
@@ -27,10 +35,32 @@ constexpr int kOk = 0;
 constexpr int kRunFailed = 1;
 constexpr int kBadInput = 2;
 
-int BadInput(const core::Error& e) {
+// Messages echo user text (file names, field names, values): escaped, so
+// each is one line whatever the input held.
+constexpr size_t kMaxMessageBytes = 4096;
+
+void PrintError(std::string_view message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "dlsched: %s\n", e.message.c_str());
+  std::fprintf(stderr, "dlsched: %s\n", core::EscapeText(message, kMaxMessageBytes).c_str());
+}
+
+int BadInput(const core::Error& e) {
+  PrintError(e.message);
   return kBadInput;
+}
+
+int RunFailed(const core::Error& e) {
+  PrintError(e.message);
+  return kRunFailed;
+}
+
+// `--out` must name a directory dlsched may replace; checked before a run,
+// so a long simulation does not end in a refusal.
+core::Status CheckOut(const std::string& dir) {
+  if (auto st = report::CheckOutputDir(dir); !st) {
+    return core::MakeError("--out: " + st.error().message);
+  }
+  return {};
 }
 
 struct RunArgs {
@@ -49,50 +79,68 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
       ->capture_default_str();
 }
 
-// Everything a simulation needs, loaded and validated.
-struct Loaded {
+// The cluster and workload of a run, loaded and validated.
+struct Inputs {
   core::ClusterSpec cluster;
   config::WorkloadSpec workload;
-  std::unique_ptr<engine::Engine> engine;
 };
 
-core::Result<Loaded> Load(const RunArgs& a) {
-  Loaded out;
+core::Result<Inputs> LoadInputs(const RunArgs& a) {
+  Inputs out;
   auto cluster = config::LoadCluster(a.cluster);
   if (!cluster) return std::unexpected(cluster.error());
   out.cluster = std::move(*cluster);
   auto workload = sim::LoadWorkload(a.workload);
   if (!workload) return std::unexpected(workload.error());
   out.workload = std::move(*workload);
-  auto spec = policy::ResolveProfile(a.profile);
+  return out;
+}
+
+core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg) {
+  auto spec = policy::ResolveProfile(profile_arg);
   if (!spec) return std::unexpected(spec.error());
   auto profile = policy::BuildProfile(*spec);
   if (!profile) return std::unexpected(profile.error());
-  out.engine = std::make_unique<engine::Engine>(std::move(*profile));
-  return out;
+  return std::make_unique<engine::Engine>(std::move(*profile));
+}
+
+// Everything a simulation needs, loaded and validated.
+struct Loaded {
+  Inputs inputs;
+  std::unique_ptr<engine::Engine> engine;
+};
+
+core::Result<Loaded> Load(const RunArgs& a) {
+  auto inputs = LoadInputs(a);
+  if (!inputs) return std::unexpected(inputs.error());
+  auto engine = LoadEngine(a.profile);
+  if (!engine) return std::unexpected(engine.error());
+  return Loaded{std::move(*inputs), std::move(*engine)};
 }
 
 int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
   auto loaded = Load(a);
   if (!loaded) return BadInput(loaded.error());
-  auto result = sim::Simulate(loaded->cluster, loaded->workload, *loaded->engine, {});
+  const std::string dir =
+      out_dir.empty() ? fmt::format("out/{}", loaded->engine->profile().name) : out_dir;
+  if (auto st = CheckOut(dir); !st) return BadInput(st.error());
+  auto result = sim::Simulate(loaded->inputs.cluster, loaded->inputs.workload, *loaded->engine, {});
   if (!result) return BadInput(result.error());
   const metrics::RunSummary summary = metrics::Summarize(result->run);
   if (!quiet) std::fputs(report::FormatTable(summary, result->run).c_str(), stdout);
-  const std::string dir =
-      out_dir.empty() ? fmt::format("out/{}", loaded->engine->profile().name) : out_dir;
-  if (auto st = report::WriteOutputs(dir, summary, result->run); !st) {
-    std::fprintf(stderr, "dlsched: %s\n", st.error().message.c_str());
-    return kRunFailed;
-  }
-  std::printf("results: %s/summary.json, %s/jobs.csv, %s/utilization.csv\n", dir.c_str(),
-              dir.c_str(), dir.c_str());
+  auto out = report::OutputDir::Open(dir);
+  if (!out) return RunFailed(out.error());
+  if (auto st = report::AddRunFiles(*out, "", summary, result->run); !st)
+    return RunFailed(st.error());
+  if (auto st = out->Commit(); !st) return RunFailed(st.error());
+  const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
+  std::printf("results: %s/summary.json, %s/jobs.csv, %s/utilization.csv\n", shown.c_str(),
+              shown.c_str(), shown.c_str());
   if (summary.stuck_jobs > 0 || summary.failed_jobs > 0 || summary.unfinished_jobs > 0) {
-    std::fprintf(stderr,
-                 "dlsched: run failed: %d stuck, %d failed, %d unfinished of %d jobs (see "
-                 "jobs.csv for each job's reason)\n",
-                 summary.stuck_jobs, summary.failed_jobs, summary.unfinished_jobs,
-                 summary.total_jobs);
+    PrintError(fmt::format(
+        "run failed: {} stuck, {} failed, {} unfinished of {} jobs (see jobs.csv for each job's "
+        "reason)",
+        summary.stuck_jobs, summary.failed_jobs, summary.unfinished_jobs, summary.total_jobs));
     return kRunFailed;
   }
   return kOk;
@@ -139,35 +187,66 @@ std::string AlignedTable(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-int Compare(RunArgs a, const std::vector<std::string>& profiles, const std::string& out_dir) {
+// Directory names for compare's profiles: each profile's name, with "-2",
+// "-3", ... for a name already taken, so two profiles that share a name
+// (two files, or one given twice) never write to the same place.
+std::vector<std::string> UniqueNames(const std::vector<std::string>& names) {
+  std::set<std::string> taken(names.begin(), names.end());
+  std::set<std::string> used;
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    std::string name = n;
+    // A suffixed name may not be another profile's own name either.
+    for (int k = 2; used.contains(name) || (name != n && taken.contains(name)); ++k) {
+      name = fmt::format("{}-{}", n, k);
+    }
+    used.insert(name);
+    out.push_back(name);
+  }
+  return out;
+}
+
+int Compare(const RunArgs& a, const std::vector<std::string>& profiles,
+            const std::string& out_dir) {
+  // Everything is loaded and checked before the first run: bad input fails
+  // at once, not after minutes of simulation.
+  auto inputs = LoadInputs(a);
+  if (!inputs) return BadInput(inputs.error());
+  std::vector<std::unique_ptr<engine::Engine>> engines;
+  std::vector<std::string> names;
+  for (const auto& profile : profiles) {
+    auto engine = LoadEngine(profile);
+    if (!engine) return BadInput(engine.error());
+    names.push_back((*engine)->profile().name);
+    engines.push_back(std::move(*engine));
+  }
+  const std::vector<std::string> dirs = UniqueNames(names);
+  if (auto st = CheckOut(out_dir); !st) return BadInput(st.error());
+
   std::vector<std::vector<std::string>> rows = {{"profile", "done", "not done", "JCT mean",
                                                  "JCT p95", "makespan", "gpu alloc", "gpu eff",
                                                  "cpu eff", "Jain", "preempt", "scale"}};
   std::string csv = "profile,completed,total,not_done,jct_mean,jct_p95,makespan\n";
-  for (const auto& profile : profiles) {
-    a.profile = profile;
-    auto loaded = Load(a);
-    if (!loaded) return BadInput(loaded.error());
-    auto result = sim::Simulate(loaded->cluster, loaded->workload, *loaded->engine, {});
+  auto out = report::OutputDir::Open(out_dir);
+  if (!out) return RunFailed(out.error());
+  for (size_t i = 0; i < engines.size(); ++i) {
+    auto result = sim::Simulate(inputs->cluster, inputs->workload, *engines[i], {});
     if (!result) return BadInput(result.error());
     const metrics::RunSummary summary = metrics::Summarize(result->run);
-    const std::string dir = fmt::format("{}/{}", out_dir, loaded->engine->profile().name);
-    if (auto st = report::WriteOutputs(dir, summary, result->run); !st) {
-      std::fprintf(stderr, "dlsched: %s\n", st.error().message.c_str());
-      return kRunFailed;
+    if (auto st = report::AddRunFiles(*out, dirs[i] + "/", summary, result->run); !st) {
+      return RunFailed(st.error());
     }
-    rows.push_back(CompareRow(loaded->engine->profile().name, summary));
-    csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", loaded->engine->profile().name,
+    rows.push_back(CompareRow(dirs[i], summary));
+    csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", report::CsvField(dirs[i]),
                        summary.completed_jobs, summary.total_jobs,
                        summary.stuck_jobs + summary.failed_jobs + summary.unfinished_jobs,
                        summary.jct_mean, summary.jct_p95, summary.makespan);
   }
   std::fputs(AlignedTable(rows).c_str(), stdout);
-  if (auto st = report::WriteFileAtomically(out_dir + "/compare.csv", csv); !st) {
-    std::fprintf(stderr, "dlsched: %s\n", st.error().message.c_str());
-    return kRunFailed;
-  }
-  std::printf("results: %s/compare.csv and %s/<profile>/\n", out_dir.c_str(), out_dir.c_str());
+  if (auto st = out->Add("compare.csv", csv); !st) return RunFailed(st.error());
+  if (auto st = out->Commit(); !st) return RunFailed(st.error());
+  const std::string shown = core::EscapeText(out_dir, kMaxMessageBytes);
+  std::printf("results: %s/compare.csv and %s/<profile>/\n", shown.c_str(), shown.c_str());
   return kOk;
 }
 
@@ -275,17 +354,18 @@ int Explain(const RunArgs& a, const std::string& job, const std::string& format)
   auto loaded = Load(a);
   if (!loaded) return BadInput(loaded.error());
   bool found = false;
-  for (const auto& j : loaded->workload.jobs) found = found || j.name == job;
+  for (const auto& j : loaded->inputs.workload.jobs) found = found || j.name == job;
   if (!found) {
-    return BadInput(
-        core::Error{fmt::format("--job: no job named '{}' in {}", job, loaded->workload.source)});
+    return BadInput(core::Error{
+        fmt::format("--job: no job named '{}' in {}", job, loaded->inputs.workload.source)});
   }
   sim::SimOptions options;
   options.trace_job = job;
-  auto result = sim::Simulate(loaded->cluster, loaded->workload, *loaded->engine, options);
+  auto result =
+      sim::Simulate(loaded->inputs.cluster, loaded->inputs.workload, *loaded->engine, options);
   if (!result) return BadInput(result.error());
   // Node names only: a fresh state of the same cluster.
-  const engine::ClusterState names(loaded->cluster);
+  const engine::ClusterState names(loaded->inputs.cluster);
   const engine::Profile& p = loaded->engine->profile();
   const metrics::JobRecord* record = nullptr;
   for (const auto& r : result->run.jobs) {
@@ -299,7 +379,9 @@ int Explain(const RunArgs& a, const std::string& job, const std::string& format)
     j["stuck"] = record->stuck;
     auto& cycles = j["cycles"] = nlohmann::ordered_json::array();
     for (const auto& t : result->traces) cycles.push_back(TraceJson(names, p, t));
-    std::puts(j.dump(2).c_str());
+    // Names are valid UTF-8 (the loaders check); replace rather than throw
+    // should anything else slip through.
+    std::puts(j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   } else {
     std::printf("job %s under profile %s: %zu cycles considered it; final state %s%s\n",
                 job.c_str(), p.name.c_str(), result->traces.size(),
@@ -342,6 +424,16 @@ int Models() {
 // scale tests and benchmarks. The same options give the same bytes.
 int Generate(const sim::GenerateOptions& options, const sim::ClusterOptions& cluster,
              const std::string& out, const std::string& cluster_out) {
+  // A device or a directory is never replaced by a file.
+  for (const auto& [flag, path] :
+       {std::pair{"--out", out}, std::pair{"--cluster-out", cluster_out}}) {
+    std::error_code ec;
+    const auto st = std::filesystem::symlink_status(path, ec);
+    if (!path.empty() && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+      return BadInput(
+          core::Error{fmt::format("{}: {} exists and is not a regular file", flag, path)});
+    }
+  }
   auto workload = sim::GenerateWorkload(options);
   if (!workload) return BadInput(workload.error());
   std::string cluster_text;
@@ -353,23 +445,22 @@ int Generate(const sim::GenerateOptions& options, const sim::ClusterOptions& clu
   const std::string text = fmt::format(
       "# {} jobs, seed {}, mean inter-arrival {}s, generated by `dlsched generate`.\n{}",
       options.jobs, options.seed, options.mean_interarrival, sim::WorkloadToYaml(*workload));
-  auto write = [](const std::string& path, const std::string& body) {
-    std::FILE* f = path.empty() ? stdout : std::fopen(path.c_str(), "w");
-    bool ok = f != nullptr && std::fwrite(body.data(), 1, body.size(), f) == body.size();
-    if (f != nullptr) ok = (f == stdout ? std::fflush(f) : std::fclose(f)) == 0 && ok;
-    if (!ok) {
-      std::fprintf(stderr, "dlsched: cannot write %s\n", path.empty() ? "stdout" : path.c_str());
-    }
-    return ok;
-  };
-  if (!write(out, text)) return kRunFailed;
-  if (!cluster_out.empty() && !write(cluster_out, cluster_text)) return kRunFailed;
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);  // errors are caught in Main
+  } else {
+    std::vector<report::FileContent> files = {{out, text}};
+    if (!cluster_out.empty()) files.push_back({cluster_out, cluster_text});
+    if (auto st = report::ReplaceFiles(files); !st) return RunFailed(st.error());
+    return kOk;
+  }
+  if (!cluster_out.empty()) {
+    const report::FileContent file{cluster_out, cluster_text};
+    if (auto st = report::ReplaceFiles({&file, 1}); !st) return RunFailed(st.error());
+  }
   return kOk;
 }
 
-}  // namespace
-
-int Main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   CLI::App app{
       "dlsched - a scheduler for distributed deep-learning training jobs.\n"
       "Replays a workload of training jobs on a simulated cluster under a scheduling\n"
@@ -390,7 +481,10 @@ int Main(int argc, char** argv) {
       "Run a workload on a simulated cluster under a profile; print a summary and write "
       "summary.json, jobs.csv and utilization.csv");
   AddRunOptions(simulate, &sim_args);
-  simulate->add_option("--out,-o", out_dir, "Output directory (default: out/<profile name>)");
+  simulate->add_option("--out,-o", out_dir,
+                       "Output directory (default: out/<profile name>). Written as one unit and "
+                       "replaced as a whole, so it must be new, empty or an earlier result "
+                       "directory of dlsched");
   simulate->add_flag("--quiet,-q", quiet, "Do not print the tables");
 
   std::vector<std::string> files;
@@ -434,7 +528,12 @@ int Main(int argc, char** argv) {
                    "k8s-default,gang-binpack,kod2")
       ->required()
       ->delimiter(',');
-  compare->add_option("--out,-o", compare_out, "Output directory")->capture_default_str();
+  compare
+      ->add_option("--out,-o", compare_out,
+                   "Output directory, written as one unit and replaced as a whole (new, empty "
+                   "or an earlier result directory of dlsched); a profile name given twice gets "
+                   "<name>-2/")
+      ->capture_default_str();
 
   std::string show;
   auto* profiles = app.add_subcommand(
@@ -471,7 +570,9 @@ int Main(int argc, char** argv) {
   generate->add_option("--min-steps", gen.min_steps, "Smallest totalSteps (log-uniform)")
       ->capture_default_str();
   generate->add_option("--max-steps", gen.max_steps, "Largest totalSteps")->capture_default_str();
-  generate->add_option("--out,-o", gen_out, "Workload file to write (default: stdout)");
+  generate->add_option("--out,-o", gen_out,
+                       "Workload file to write (default: stdout); replaced only once every "
+                       "file is written");
   auto* cluster_out_opt = generate->add_option(
       "--cluster-out", gen_cluster_out,
       "Also write a cluster YAML: --nodes nodes of --gpus-per-node GPUs, 64 cpu, 512Gi");
@@ -482,6 +583,16 @@ int Main(int argc, char** argv) {
       ->capture_default_str()
       ->needs(cluster_out_opt);
 
+  // CLI11 answers an unknown command with "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> known;
+    for (const CLI::App* sub : app.get_subcommands({})) known.push_back(sub->get_name());
+    if (std::find(known.begin(), known.end(), argv[1]) == known.end()) {
+      PrintError(fmt::format("'{}' is not a dlsched command (commands: {}; see 'dlsched --help')",
+                             argv[1], fmt::join(known, ", ")));
+      return kBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -489,7 +600,12 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line, naming the subcommand and where its help is.
+    std::string sub;
+    for (const CLI::App* s : app.get_subcommands()) sub = s->get_name() + " ";
+    std::string what = e.what();
+    if (!sub.empty()) what = sub.substr(0, sub.size() - 1) + ": " + what;
+    PrintError(fmt::format("{} (see 'dlsched {}--help')", what, sub));
     return kBadInput;
   }
   if (simulate->parsed()) return Simulate(sim_args, out_dir, quiet);
@@ -500,6 +616,37 @@ int Main(int argc, char** argv) {
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
   return kBadInput;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  // A closed pipe or a full file-size limit is a write error we report,
+  // not a signal that kills the process half-way.
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGXFSZ, SIG_IGN);
+  int code = kOk;
+  try {
+    code = Run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    PrintError("out of memory");
+    return kRunFailed;
+  } catch (const std::exception& e) {
+    // Every input error is a returned error; reaching this is a bug.
+    PrintError(fmt::format("internal error: {} (please report it)", e.what()));
+    return kRunFailed;
+  }
+  // Output that could not be written is a failed run, even when the
+  // command itself succeeded (a full disk, a closed pipe).
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if ((!flushed || std::ferror(stdout)) && code == kOk) {
+    std::fprintf(stderr, "dlsched: cannot write to standard output%s%s\n", err != 0 ? ": " : "",
+                 err != 0 ? std::strerror(err) : "");
+    return kRunFailed;
+  }
+  return code;
 }
 
 }  // namespace dlsched::cli

@@ -166,3 +166,42 @@ TEST_F(CliTest, CompareRunsEveryProfileAndWritesATable) {
 }
 
 }  // namespace
+
+namespace {
+
+// Two profiles with one name (here the same built-in twice) never write to
+// the same directory: the second gets "<name>-2", in the table too.
+TEST_F(CliTest, CompareKeepsProfilesWithOneNameApart) {
+  const CmdResult r = Dlsched(
+      "compare -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml -p "
+      "gang-binpack,gang-binpack -o " +
+      out_.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(out_ / "gang-binpack" / "jobs.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out_ / "gang-binpack-2" / "jobs.csv"));
+  const std::string csv = Slurp(out_ / "compare.csv");
+  EXPECT_NE(csv.find("\ngang-binpack,2,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ngang-binpack-2,2,2,"), std::string::npos) << csv;
+}
+
+// Results replace an earlier run's directory as a whole, and a directory
+// with the user's own files in it is refused before the run.
+TEST_F(CliTest, OutputDirectoryIsReplacedAsAWholeOrRefused) {
+  const std::string run =
+      "simulate -q -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml -p "
+      "gang-binpack -o " +
+      out_.string();
+  std::filesystem::create_directories(out_);
+  std::ofstream(out_ / "compare.csv") << "from an earlier compare\n";
+  EXPECT_EQ(Dlsched(run).code, 0);
+  EXPECT_FALSE(std::filesystem::exists(out_ / "compare.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out_ / "jobs.csv"));
+  std::ofstream(out_ / "notes.txt") << "mine\n";
+  const CmdResult refused = Dlsched(run);
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.out.find("holds 'notes.txt', which dlsched did not write"), std::string::npos)
+      << refused.out;
+  EXPECT_EQ(Slurp(out_ / "notes.txt"), "mine\n");
+}
+
+}  // namespace
