@@ -41,8 +41,12 @@ core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
 // job's minimum size (it could never finish).
 core::Status CheckRunnable(const config::WorkloadSpec& workload);
 
-// Loads a workload and fills in model-zoo throughput tables; an unknown
-// model is an error naming the job's field.
+// Fills in the model-zoo throughput tables of a parsed workload and checks
+// that every job can run (CheckRunnable); an unknown model is an error
+// naming the job's field.
+core::Status ResolveWorkload(config::WorkloadSpec& workload);
+
+// Loads a workload and resolves it (ResolveWorkload).
 core::Result<config::WorkloadSpec> LoadWorkload(const std::string& path);
 
 }  // namespace dlsched::sim

@@ -6,24 +6,28 @@
 
 namespace dlsched::sim {
 
-core::Result<config::WorkloadSpec> LoadWorkload(const std::string& path) {
-  auto workload = config::LoadWorkload(path);
-  if (!workload) return workload;
+core::Status ResolveWorkload(config::WorkloadSpec& workload) {
   // config/ sorts jobs by arrival; messages name the job by its name, which
   // is unique, since its index in the file may differ.
-  for (auto& job : workload->jobs) {
+  for (auto& job : workload.jobs) {
     auto& tp = job.throughput;
     if (!tp.steps_per_s.empty()) continue;
     const core::ThroughputProfile* model = FindModel(tp.model);
     if (model == nullptr) {
       return core::Errorf("{}: job '{}': throughput.model: unknown model '{}' (known: {})",
-                          workload->source, job.name, tp.model, fmt::join(ModelNames(), ", "));
+                          workload.source, job.name, tp.model, fmt::join(ModelNames(), ", "));
     }
     const std::string name = tp.model;
     tp = *model;
     tp.model = name;
   }
-  if (auto st = CheckRunnable(*workload); !st) return std::unexpected(st.error());
+  return CheckRunnable(workload);
+}
+
+core::Result<config::WorkloadSpec> LoadWorkload(const std::string& path) {
+  auto workload = config::LoadWorkload(path);
+  if (!workload) return workload;
+  if (auto st = ResolveWorkload(*workload); !st) return std::unexpected(st.error());
   return workload;
 }
 

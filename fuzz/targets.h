@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace dlsched::fuzz {
+
+// A fuzz target: takes any bytes and must neither crash, hang, leak nor
+// throw. A broken property (a round trip that changes a value, an invariant
+// of the simulator) traps, so the fuzzer records the input.
+using Target = void (*)(const uint8_t* data, size_t size);
+
+// Kubernetes quantities: core::Quantity::Parse and ParseResourceAmount.
+void Quantity(const uint8_t* data, size_t size);
+// Cluster YAML; a cluster that loads is simulated with a small fixed
+// workload under gang-binpack and k8s-default, invariants checked.
+void Cluster(const uint8_t* data, size_t size);
+// Workload YAML; a workload that loads and resolves is simulated on a
+// small fixed cluster under gang-binpack, k8s-default, kod2 and fsched.
+void Workload(const uint8_t* data, size_t size);
+// Profile YAML; a profile that builds runs the fixed workload and cluster.
+void Profile(const uint8_t* data, size_t size);
+
+struct NamedTarget {
+  std::string_view name;
+  Target run;
+};
+// Every target, by the name its corpus directory and binary carry.
+std::span<const NamedTarget> Targets();
+// The target called `name`, or nullptr.
+Target FindTarget(std::string_view name);
+
+}  // namespace dlsched::fuzz
