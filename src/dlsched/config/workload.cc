@@ -31,13 +31,62 @@ core::Status OptionalNumber(const Reader& r, const YAML::Node& map, std::string_
   return {};
 }
 
+// A role's containers, as in a pod spec: [{name, resources}], the role's
+// request being their sum. Which of cpu and memory each container sets is
+// kept: scoring counts a default for a key a container leaves out, but not
+// for an explicit 0.
+core::Status ParseContainers(const Reader& r, const YAML::Node& list, const std::string& path,
+                             core::RoleSpec& out) {
+  constexpr std::string_view kExpected = "a non-empty list of containers ({name, resources})";
+  if (!list.IsSequence() || list.size() == 0) return r.Expected(path, kExpected, list);
+  std::map<std::string, std::string> owner;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string item_path = Index(path, i);
+    const YAML::Node& c = list[i];
+    if (auto st = r.CheckMap(c, item_path, "a map with name and resources", {"name", "resources"});
+        !st) {
+      return st;
+    }
+    core::ContainerSpec container;
+    if (!Given(c["name"])) return r.Missing(Key(item_path, "name"), "a container name");
+    auto name = r.Name(c["name"], Key(item_path, "name"));
+    if (!name) return std::unexpected(name.error());
+    if (auto [it, fresh] = owner.emplace(*name, item_path); !fresh) {
+      return r.Fail(Key(item_path, "name"),
+                    fmt::format("container name '{}' is already used by {}", *name, it->second));
+    }
+    container.name = *name;
+    const std::string res_path = Key(item_path, "resources");
+    if (Given(c["resources"])) {
+      auto res = r.Resources(c["resources"], res_path);
+      if (!res) return std::unexpected(res.error());
+      container.requests = *res;
+      container.sets_cpu = c["resources"]["cpu"].IsDefined();
+      container.sets_memory = c["resources"]["memory"].IsDefined();
+    }
+    for (int k = 0; k < core::kMaxResources; ++k) {
+      const auto id = static_cast<core::ResourceId>(k);
+      // Each term is at most kMaxAmount, so the sum cannot overflow first.
+      out.resources[id] += container.requests[id];
+      if (out.resources[id] > core::kMaxAmount) {
+        return r.Fail(res_path, fmt::format("the containers' total {} is more than the limit of {}",
+                                            core::ResourceName(id),
+                                            core::FormatResourceAmount(id, core::kMaxAmount)));
+      }
+    }
+    out.containers.push_back(std::move(container));
+  }
+  return {};
+}
+
 // Parses ps, chief or worker (chief has 0 or 1 replica).
 core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& path,
                        core::Role role, core::RoleSpec& out) {
   const bool worker = role == core::Role::kWorker;
   core::Status st =
-      worker ? r.CheckMap(n, path, "a map", {"replicas", "minReplicas", "maxReplicas", "resources"})
-             : r.CheckMap(n, path, "a map", {"replicas", "resources"});
+      worker ? r.CheckMap(n, path, "a map",
+                          {"replicas", "minReplicas", "maxReplicas", "resources", "containers"})
+             : r.CheckMap(n, path, "a map", {"replicas", "resources", "containers"});
   if (!st) return st;
 
   const int64_t min = worker ? 1 : 0;
@@ -80,6 +129,11 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
 
   // A role with no replicas needs no resources.
   std::string res_path = Key(path, "resources");
+  if (Given(n["resources"]) && Given(n["containers"])) {
+    return r.Fail(path, "give either 'resources' or 'containers', not both");
+  }
+  if (Given(n["containers"]))
+    return ParseContainers(r, n["containers"], Key(path, "containers"), out);
   if (Given(n["resources"])) {
     auto res = r.Resources(n["resources"], res_path);
     if (!res) return std::unexpected(res.error());

@@ -166,7 +166,8 @@ TEST(ParseWorkloadTest, ReplicaRangeErrors) {
       JobError("    ps: {replicas: -1, resources: {cpu: 1}}\n"),
       "workload.yaml: jobs[0].ps.replicas: expected an integer between 0 and 100000, got '-1'");
   EXPECT_EQ(JobError("    ps: {replicas: 1, minReplicas: 1, resources: {cpu: 1}}\n"),
-            "workload.yaml: jobs[0].ps.minReplicas: unknown key (allowed: replicas, resources)");
+            "workload.yaml: jobs[0].ps.minReplicas: unknown key (allowed: replicas, resources, "
+            "containers)");
 }
 
 TEST(ParseWorkloadTest, PsWithoutReplicasNeedsNoResources) {
@@ -302,6 +303,82 @@ TEST(ParseWorkloadTest, SyntaxErrorHasLineAndColumn) {
   // Bad indentation: line 3 is indented less than the job's keys.
   EXPECT_EQ(WorkloadError("jobs:\n  - name: a\n   arrival: 0\n"),
             "workload.yaml:3:4: end of sequence not found");
+}
+
+}  // namespace
+}  // namespace dlsched::config
+
+namespace dlsched::config {
+namespace {
+
+// A role may list containers, as a pod does: its request is their sum, and
+// kube-scheduler's scoring counts 100m cpu / 200Mi memory for each container
+// that leaves the key out, but an explicit 0 as 0.
+//   trainer:  cpu 4, memory 8Gi, gpu 1   -> scoring cpu 4000m, memory 8Gi
+//   sidecar:  memory 100Mi (no cpu)      -> scoring cpu 100m,  memory 100Mi
+//   idle:     cpu 0 (explicit), no memory -> scoring cpu 0,    memory 200Mi
+// request: cpu 4000m, memory 8Gi + 100Mi, gpu 1
+// scoring: cpu 4100m, memory 8Gi + 300Mi, gpu 1
+TEST(ParseWorkloadTest, ContainersSumAndCountDefaultsPerContainer) {
+  auto w = ParseWorkload(R"(
+jobs:
+  - name: j
+    arrival: 0
+    totalSteps: 10
+    throughput: {table: {1: 1}}
+    worker:
+      replicas: 1
+      containers:
+        - {name: trainer, resources: {cpu: "4", memory: 8Gi, nvidia.com/gpu: 1}}
+        - {name: sidecar, resources: {memory: 100Mi}}
+        - {name: idle, resources: {cpu: 0}}
+)",
+                         "w.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const core::RoleSpec& worker = w->jobs[0].role(Role::kWorker);
+  constexpr int64_t kMi = int64_t{1} << 20;
+  ASSERT_EQ(worker.containers.size(), 3u);
+  EXPECT_EQ(worker.resources[core::kCpu], 4000);
+  EXPECT_EQ(worker.resources[core::kMemory], 8192 * kMi + 100 * kMi);
+  EXPECT_EQ(worker.resources[core::kGpu], 1);
+  const core::Resources scoring = worker.ScoringRequest();
+  EXPECT_EQ(scoring[core::kCpu], 4100);
+  EXPECT_EQ(scoring[core::kMemory], 8192 * kMi + 300 * kMi);
+  EXPECT_EQ(scoring[core::kGpu], 1);
+}
+
+// Without containers a role keeps its plain form: a 0 (or missing) cpu or
+// memory counts as unset.
+TEST(ParseWorkloadTest, RoleWithoutContainersKeepsThePlainForm) {
+  auto w = ParseWorkload(
+      "jobs:\n  - {name: j, arrival: 0, totalSteps: 1, throughput: {table: {1: 1}}, worker: "
+      "{replicas: 1, resources: {cpu: 0, nvidia.com/gpu: 1}}}\n",
+      "w.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const core::RoleSpec& worker = w->jobs[0].role(Role::kWorker);
+  EXPECT_TRUE(worker.containers.empty());
+  EXPECT_EQ(worker.ScoringRequest()[core::kCpu], 100);
+  EXPECT_EQ(worker.ScoringRequest()[core::kMemory], 200 << 20);
+}
+
+TEST(ParseWorkloadTest, ContainerErrors) {
+  EXPECT_EQ(WorkerError("{replicas: 1, resources: {cpu: 1}, containers: [{name: a}]}"),
+            "workload.yaml: jobs[0].worker: give either 'resources' or 'containers', not both");
+  EXPECT_EQ(WorkerError("{replicas: 1, containers: []}"),
+            "workload.yaml: jobs[0].worker.containers: expected a non-empty list of containers "
+            "({name, resources}), got a list");
+  EXPECT_EQ(WorkerError("{replicas: 1, containers: [{resources: {cpu: 1}}]}"),
+            "workload.yaml: jobs[0].worker.containers[0].name: missing, expected a container name");
+  EXPECT_EQ(WorkerError("{replicas: 1, containers: [{name: a}, {name: a}]}"),
+            "workload.yaml: jobs[0].worker.containers[1].name: container name 'a' is already "
+            "used by jobs[0].worker.containers[0]");
+  EXPECT_EQ(WorkerError("{replicas: 1, containers: [{name: a, image: x}]}"),
+            "workload.yaml: jobs[0].worker.containers[0].image: unknown key (allowed: name, "
+            "resources)");
+  EXPECT_EQ(WorkerError("{replicas: 1, containers: [{name: a, resources: {memory: 1Pi}}, "
+                        "{name: b, resources: {memory: 1}}]}"),
+            "workload.yaml: jobs[0].worker.containers[1].resources: the containers' total memory "
+            "is more than the limit of 1Pi");
 }
 
 }  // namespace

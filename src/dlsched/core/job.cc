@@ -39,6 +39,22 @@ double ThroughputProfile::Rate(int workers) const {
   return lo->second + f * (hi->second - lo->second);
 }
 
+Resources RoleSpec::ScoringRequest() const {
+  if (containers.empty()) {
+    Resources r = resources;
+    if (r[kCpu] == 0) r[kCpu] = kDefaultMilliCpuRequest;
+    if (r[kMemory] == 0) r[kMemory] = kDefaultMemoryRequest;
+    return r;
+  }
+  Resources r;
+  for (const ContainerSpec& c : containers) {
+    r += c.requests;
+    if (!c.sets_cpu) r[kCpu] += kDefaultMilliCpuRequest;
+    if (!c.sets_memory) r[kMemory] += kDefaultMemoryRequest;
+  }
+  return r;
+}
+
 Resources JobSpec::Demand(int workers) const {
   Resources r = role(Role::kPS).resources * role(Role::kPS).replicas;
   r += role(Role::kChief).resources * role(Role::kChief).replicas;

@@ -17,11 +17,34 @@ enum class Role : uint8_t { kPS = 0, kChief = 1, kWorker = 2 };
 inline constexpr int kNumRoles = 3;
 std::string_view RoleName(Role r);  // "PS", "Chief", "Worker"
 
+// kube-scheduler's scoring counts a container that sets no cpu or memory
+// request as asking for this much (its "non-zero" requests).
+inline constexpr int64_t kDefaultMilliCpuRequest = 100;
+inline constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
+
+// One container of a task. A key left out of `requests` is unset: scoring
+// then counts the defaults above for cpu and memory; an explicit 0 stays 0.
+struct ContainerSpec {
+  std::string name;
+  Resources requests;
+  bool sets_cpu = false;
+  bool sets_memory = false;
+};
+
 struct RoleSpec {
   int replicas = 0;      // initial count
   int min_replicas = 0;  // elastic range (Worker only; equal to replicas otherwise)
   int max_replicas = 0;
-  Resources resources;  // per replica
+  Resources resources;  // per replica: what it requests (the sum of its containers)
+  // The containers of one replica, when the role lists them. Empty for a
+  // role given as plain `resources` (and for specs built in code): it is
+  // then one container whose cpu and memory count as unset when 0.
+  std::vector<ContainerSpec> containers;
+
+  // Per replica, what kube-scheduler's scoring counts (NonZeroRequested):
+  // the requests, with the defaults for cpu and memory in every container
+  // that does not set them.
+  Resources ScoringRequest() const;
 };
 
 enum class PriorityClass : uint8_t { kLow = 0, kNormal = 1, kHigh = 2 };

@@ -5,13 +5,6 @@
 
 namespace dlsched::engine {
 
-core::Resources NonZeroRequest(const core::Resources& r) {
-  core::Resources out = r;
-  if (out[core::kCpu] == 0) out[core::kCpu] = kDefaultMilliCpuRequest;
-  if (out[core::kMemory] == 0) out[core::kMemory] = kDefaultMemoryRequest;
-  return out;
-}
-
 TaskRef JobState::TaskAt(JobIndex j, int slot) const {
   if (slot < NumPs()) return {j, core::Role::kPS, slot};
   slot -= NumPs();
@@ -91,6 +84,9 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.phase_since = now;
   js.task_node.assign(spec->NumTasks(spec->role(core::Role::kWorker).max_replicas), kNoNode);
   js.target_workers = spec->role(core::Role::kWorker).replicas;
+  for (int r = 0; r < core::kNumRoles; ++r) {
+    js.scoring_request[r] = spec->roles[r].ScoringRequest();
+  }
   jobs_.push_back(std::move(js));
   const auto j = static_cast<JobIndex>(jobs_.size() - 1);
   if (by_phase_.empty()) by_phase_.resize(core::kNumJobPhases);
@@ -142,7 +138,7 @@ void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {
   const int old_gpu = FreeGpu(n);
   requested_[n] += req;
   total_requested_ += req;
-  nonzero_requested_[n] += NonZeroRequest(req);
+  nonzero_requested_[n] += js.scoring_request[static_cast<int>(t.role)];
   ++tasks_on_[n];
   slot = n;
   ++js.placed_tasks;
@@ -159,7 +155,7 @@ void ClusterState::RemoveTask(TaskRef t) {
   const int old_gpu = FreeGpu(n);
   requested_[n] -= req;
   total_requested_ -= req;
-  nonzero_requested_[n] -= NonZeroRequest(req);
+  nonzero_requested_[n] -= js.scoring_request[static_cast<int>(t.role)];
   --tasks_on_[n];
   slot = kNoNode;
   --js.placed_tasks;

@@ -46,6 +46,9 @@ struct JobState {
   // Node of each task slot, kNoNode when unplaced. Slots are laid out PS
   // replicas, then Chief replicas, then Worker slots 0..maxReplicas-1.
   std::vector<NodeIndex> task_node;
+  // Per replica of each role, what kube-scheduler's scoring counts
+  // (RoleSpec::ScoringRequest), computed once.
+  core::Resources scoring_request[core::kNumRoles];
   int placed_workers = 0;  // placed Worker slots
   int placed_tasks = 0;    // placed slots of any role
   int target_workers = 0;  // workers the job runs with once started
@@ -87,8 +90,8 @@ class ClusterState {
   void SetSchedulable(NodeIndex n, bool on);
   const core::Resources& Allocatable(NodeIndex n) const { return allocatable_[n]; }
   const core::Resources& Requested(NodeIndex n) const { return requested_[n]; }
-  // Requested cpu/memory counting kube-scheduler's defaults (100m, 200Mi) for
-  // tasks that request none; used by the resource scorers.
+  // Requested resources as kube-scheduler's scoring counts them (each
+  // task's ScoringRequest); used by the resource scorers.
   const core::Resources& NonZeroRequested(NodeIndex n) const { return nonzero_requested_[n]; }
   core::Resources Free(NodeIndex n) const { return allocatable_[n] - requested_[n]; }
   int NumTasksOn(NodeIndex n) const { return tasks_on_[n]; }
@@ -126,6 +129,11 @@ class ClusterState {
   const core::Resources& Request(TaskRef t) const {
     return jobs_[t.job].spec->role(t.role).resources;
   }
+  // What kube-scheduler's scoring counts for the task (defaults for cpu and
+  // memory its containers leave unset).
+  const core::Resources& ScoringRequest(TaskRef t) const {
+    return jobs_[t.job].scoring_request[static_cast<int>(t.role)];
+  }
 
   // Low-level placement. Callers go through Session, which logs undo steps.
   void PlaceTask(TaskRef t, NodeIndex n);
@@ -154,9 +162,7 @@ class ClusterState {
   std::vector<PendingPod> pods_;
 };
 
-// kube-scheduler's defaults for containers that request no cpu / memory.
-inline constexpr int64_t kDefaultMilliCpuRequest = 100;
-inline constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
-core::Resources NonZeroRequest(const core::Resources& r);
+using core::kDefaultMemoryRequest;
+using core::kDefaultMilliCpuRequest;
 
 }  // namespace dlsched::engine

@@ -258,10 +258,7 @@ void NodeRequestedAndAllocatable(const engine::ClusterState& state, engine::Task
     allocatable[i] = 0;
     if (id == core::kCpu || id == core::kMemory) {
       // The non-zero view, on the node and for the task alike.
-      const int64_t fallback =
-          id == core::kCpu ? engine::kDefaultMilliCpuRequest : engine::kDefaultMemoryRequest;
-      const int64_t task_request = task[id] != 0 ? task[id] : fallback;
-      requested[i] = state.NonZeroRequested(n)[id] + task_request;
+      requested[i] = state.NonZeroRequested(n)[id] + state.ScoringRequest(t)[id];
       allocatable[i] = alloc[id];
     } else if (task[id] != 0) {
       // An extended resource the task does not ask for stays out (0, 0).

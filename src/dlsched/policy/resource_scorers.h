@@ -12,9 +12,10 @@
 //
 // What a node is scored on, per configured resource r (resource_allocation.go):
 //   - cpu, memory: requested = node's non-zero requests + the task's non-zero
-//     request, where a task asking for none counts 100m cpu / 200Mi memory
-//     (engine::NonZeroRequest). Kubernetes applies the default only when the
-//     request is missing; our resource vectors cannot tell missing from 0.
+//     request, where each container that sets no cpu (memory) request counts
+//     100m cpu (200Mi memory) and an explicit 0 stays 0
+//     (core::RoleSpec::ScoringRequest; a role without containers counts a 0
+//     as unset).
 //   - any other resource is an extended resource: if the task does not ask
 //     for it, it is left out of the score altogether (not scored as idle);
 //     otherwise requested = node's requests + the task's request. (Kubernetes

@@ -255,6 +255,45 @@ TEST(ResourceScorerTest, DefaultsForTasksWithoutCpuOrMemory) {
   EXPECT_EQ(most.Score(state, Worker(j, 1), 0), 30);
 }
 
+// With containers, the defaults apply per container and only where a
+// container leaves the key out; an explicit 0 stays 0 (kube's
+// GetNonzeroRequests). Node 1000m / 1000Mi. Worker containers:
+//   main:    cpu 0 (explicit), memory 100Mi  -> counts 0m,   100Mi
+//   sidecar: nothing set                      -> counts 100m, 200Mi
+// so a worker counts 100m / 300Mi (its request is 0m / 100Mi).
+// Least: cpu 900*100/1000 = 90, memory 700*100/1000 = 70: 80.
+// Most: 10 and 30: 20. The plain form with the same request (cpu 0,
+// memory 100Mi, no containers) counts the 0 cpu as unset: 100m / 100Mi,
+// Least (90 + 90) / 2 = 90.
+TEST(ResourceScorerTest, ContainerDefaultsApplyPerContainerAndNotToAnExplicitZero) {
+  core::ClusterSpec cluster;
+  cluster.nodes = {Node("n0", 1000, 1000 * kMi, 4)};
+  ClusterState state(cluster);
+  core::JobSpec spec = Job("containers", {}, 2, Req(0, 100 * kMi, 0));
+  auto& w = spec.role(core::Role::kWorker);
+  core::ContainerSpec main;
+  main.name = "main";
+  main.requests = Req(0, 100 * kMi, 0);
+  main.sets_cpu = main.sets_memory = true;
+  core::ContainerSpec sidecar;
+  sidecar.name = "sidecar";
+  w.containers = {main, sidecar};
+  const auto j = state.AddJob(&spec, 0);
+  LeastAllocated least(DefaultResourceWeights());
+  MostAllocated most(DefaultResourceWeights());
+  EXPECT_EQ(least.Score(state, Worker(j, 0), 0), 80);
+  EXPECT_EQ(most.Score(state, Worker(j, 0), 0), 20);
+  state.PlaceTask(Worker(j, 0), 0);
+  EXPECT_EQ(state.NonZeroRequested(0)[kCpu], 100);
+  EXPECT_EQ(state.NonZeroRequested(0)[kMemory], 300 * kMi);
+  EXPECT_EQ(state.Requested(0)[kMemory], 100 * kMi);
+
+  core::JobSpec plain = Job("plain", {}, 1, Req(0, 100 * kMi, 0));
+  ClusterState fresh(cluster);
+  const auto p = fresh.AddJob(&plain, 0);
+  EXPECT_EQ(least.Score(fresh, Worker(p, 0), 0), 90);
+}
+
 // A GPU weight does not make a CPU-only task prefer GPU-free nodes: an
 // extended resource the task does not request is left out. Node 4000m /
 // 16Gi / 4 gpu, one GPU worker already there; the PS asks 1000m / 1Gi.
