@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "dlsched/engine/cycle_state.h"
 #include "dlsched/engine/plan.h"
 #include "dlsched/engine/session.h"
 
@@ -14,7 +15,9 @@ class Profile;
 // Everything a policy may look at or change during one cycle.
 struct CycleContext {
   Session& session;
-  Plan& plan;
+  // What this cycle's stages decide and compute for each other; with the
+  // session's steps, it becomes the cycle's plan.
+  CycleState& decisions;
   const Profile& profile;
   core::Time now = 0;
   int64_t cycle = 0;
@@ -31,9 +34,9 @@ struct CycleContext {
   // The open trace of job `j` in this cycle, or nullptr.
   JobTrace* TraceOf(JobIndex j);
 
+  // A job-level action no later stage revisits (kStarve, kStop).
   void AddAction(ActionKind kind, JobIndex j, std::string reason, int workers = 0) {
-    plan.actions.push_back(
-        Action{kind, TaskRef{j, core::Role::kWorker, 0}, kNoNode, workers, std::move(reason)});
+    decisions.Add(kind, TaskRef{j, core::Role::kWorker, 0}, std::move(reason), workers);
   }
 };
 

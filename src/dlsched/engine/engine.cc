@@ -7,10 +7,12 @@ namespace dlsched::engine {
 Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& options) const {
   Plan plan;
   Session session(state);
-  CycleContext ctx{session, plan, profile_, now, options.cycle, options.trace_job, options.traces};
+  CycleState decisions;
+  CycleContext ctx{session,       decisions,         profile_,      now,
+                   options.cycle, options.trace_job, options.traces};
   profile_.admission->Admit(ctx, profile_);
   profile_.sizer->Resize(ctx, *profile_.packer);
-  EmitPlacements(session, &plan);
+  EmitPlan(session, decisions, &plan);
   session.RollbackTo(0);
   return plan;
 }

@@ -137,7 +137,8 @@ void GangSlots(const ClusterState& st, JobIndex j, int workers, std::vector<Task
   }
 }
 
-void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs) {
+void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
+               std::vector<double>* keys_out) {
   const ClusterState& st = ctx.state();
   std::vector<double> keys(jobs->size());
   ctx.profile.order->Keys(st, *jobs, ctx.now, keys);
@@ -153,17 +154,21 @@ void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs) {
   std::vector<JobIndex> sorted(jobs->size());
   for (size_t i = 0; i < idx.size(); ++i) sorted[i] = (*jobs)[idx[i]];
   *jobs = std::move(sorted);
+  if (keys_out != nullptr) {
+    keys_out->resize(idx.size());
+    for (size_t i = 0; i < idx.size(); ++i) (*keys_out)[i] = keys[idx[i]];
+  }
 }
 
-void EmitPlacements(const Session& session, Plan* plan) {
-  std::vector<Action> out;
-  out.reserve(session.Steps().size() + plan->actions.size());
+void EmitPlan(const Session& session, CycleState& decisions, Plan* plan) {
+  std::vector<Action> jobs = decisions.TakeActions();
+  plan->actions.clear();
+  plan->actions.reserve(session.Steps().size() + jobs.size());
   for (const auto& s : session.Steps()) {
-    out.push_back(
+    plan->actions.push_back(
         Action{s.assigned ? ActionKind::kBind : ActionKind::kUnbind, s.task, s.node, 0, {}});
   }
-  for (auto& a : plan->actions) out.push_back(std::move(a));
-  plan->actions = std::move(out);
+  for (auto& a : jobs) plan->actions.push_back(std::move(a));
 }
 
 }  // namespace dlsched::engine

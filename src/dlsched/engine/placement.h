@@ -26,11 +26,14 @@ std::string NoFitReason(const ClusterState& state, TaskRef t);
 // placement order: PS, Chief, then Worker slots (lowest free index first).
 void GangSlots(const ClusterState& state, JobIndex j, int workers, std::vector<TaskRef>* out);
 
-// Order of pending jobs for this cycle per the profile's JobOrder.
-void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs);
+// Sorts `jobs` per the profile's JobOrder (ties: submit time, then index).
+// When `keys` is given it receives each job's key, in the sorted order.
+void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
+               std::vector<double>* keys = nullptr);
 
-// Emits kBind/kUnbind actions for the net session steps; then the engine's
-// job-level actions follow. Called once, by the engine, at the end.
-void EmitPlacements(const Session& session, Plan* plan);
+// The plan of a cycle, in the order a backend applies it: kBind/kUnbind for
+// the net session steps, then the job-level actions in the order they were
+// decided. Called once, by the engine, at the end of the cycle.
+void EmitPlan(const Session& session, CycleState& decisions, Plan* plan);
 
 }  // namespace dlsched::engine

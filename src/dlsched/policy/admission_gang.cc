@@ -10,7 +10,9 @@ namespace dlsched::policy {
 void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
   std::vector<engine::JobIndex> jobs;
   ctx.state().PendingJobs(&jobs);
-  engine::OrderJobs(ctx, &jobs);
+  std::vector<double> keys;
+  engine::OrderJobs(ctx, &jobs, &keys);
+  ctx.decisions.SetPendingKeys(jobs, keys);
   engine::JobIndex blocker = -1;
   std::string reason;
   for (int pos = 0; pos < static_cast<int>(jobs.size()); ++pos) {
@@ -24,7 +26,7 @@ void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
       std::string why = fmt::format("waiting: behind {} in strict order (backfill is off)",
                                     ctx.state().Job(blocker).spec->name);
       if (trace != nullptr) trace->outcome = why;
-      ctx.AddAction(engine::ActionKind::kWait, j, std::move(why));
+      ctx.decisions.Wait(j, std::move(why));
       continue;
     }
     const int workers = profile.sizer->StartWorkers(ctx.state(), j);
@@ -45,7 +47,7 @@ void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
     }
     if (placed) {
       if (trace != nullptr) trace->outcome = outcome;
-      ctx.AddAction(engine::ActionKind::kStart, j, std::move(outcome), workers);
+      ctx.decisions.Start(j, workers, std::move(outcome));
     } else {
       // A job that cannot fit even on the empty cluster must not hold up a
       // strict queue for ever.
@@ -53,7 +55,7 @@ void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
       std::string why =
           (hopeless ? "waiting: can never fit in this cluster: " : "waiting: ") + reason;
       if (trace != nullptr) trace->outcome = why;
-      ctx.AddAction(engine::ActionKind::kWait, j, std::move(why));
+      ctx.decisions.Wait(j, std::move(why));
       if (!backfill_ && !hopeless) blocker = j;
     }
   }

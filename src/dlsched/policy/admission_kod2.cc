@@ -63,14 +63,16 @@ std::string NeverFitsReason(engine::CycleContext& ctx, JobIndex j, int workers,
 
 void Kod2Admission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
   const ClusterState& st = ctx.state();
-  st.PendingJobs(&jobs_);
-  if (jobs_.empty()) return;
-  engine::OrderJobs(ctx, &jobs_);  // heaviest first
-  keys_.resize(jobs_.size());
-  profile.order->Keys(st, jobs_, ctx.now, keys_);  // the keys that order used
+  std::vector<JobIndex> jobs;
+  st.PendingJobs(&jobs);
+  if (jobs.empty()) return;
+  std::vector<double> keys;
+  engine::OrderJobs(ctx, &jobs, &keys);  // heaviest first
+  ctx.decisions.SetPendingKeys(jobs, keys);
 
   // The heaviest running job (no aging: every job here holds resources).
-  ActiveJobs(st, &running_);
+  std::vector<JobIndex> running;
+  ActiveJobs(st, &running);
   JobIndex heaviest = -1;
   double heaviest_w = 0;
   auto consider_running = [&](JobIndex r, double w) {
@@ -79,22 +81,22 @@ void Kod2Admission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
       heaviest_w = w;
     }
   };
-  running_keys_.resize(running_.size());
-  profile.order->Keys(st, running_, ctx.now, running_keys_);
-  for (size_t i = 0; i < running_.size(); ++i) consider_running(running_[i], -running_keys_[i]);
+  std::vector<double> running_keys(running.size());
+  profile.order->Keys(st, running, ctx.now, running_keys);
+  for (size_t i = 0; i < running.size(); ++i) consider_running(running[i], -running_keys[i]);
 
   JobIndex blocker = -1;
   std::string reason;
-  for (int pos = 0; pos < static_cast<int>(jobs_.size()); ++pos) {
-    const JobIndex j = jobs_[pos];
-    const double w = -keys_[pos];
+  for (int pos = 0; pos < static_cast<int>(jobs.size()); ++pos) {
+    const JobIndex j = jobs[pos];
+    const double w = -keys[pos];
     engine::JobTrace* trace = ctx.BeginTrace(j, pos);
     if (st.Job(j).phase == core::JobPhase::kWaiting && profile.order->IsStarving(st, j, ctx.now)) {
       ctx.AddAction(ActionKind::kStarve, j, "waited past the starvation limit");
     }
     auto wait = [&](std::string why) {
       if (trace != nullptr) trace->outcome = why;
-      ctx.AddAction(ActionKind::kWait, j, std::move(why));
+      ctx.decisions.Wait(j, std::move(why));
     };
     if (blocker >= 0) {
       wait(fmt::format(
@@ -138,10 +140,10 @@ void Kod2Admission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
       }
     }
     if (trace != nullptr) trace->outcome = outcome;
-    ctx.AddAction(ActionKind::kStart, j, std::move(outcome), workers);
+    ctx.decisions.Start(j, workers, std::move(outcome));
     // J now runs: later jobs compare against its plain (unaged) weight.
     double key = 0;
-    profile.order->Keys(st, std::span<const JobIndex>(&jobs_[pos], 1), ctx.now,
+    profile.order->Keys(st, std::span<const JobIndex>(&jobs[pos], 1), ctx.now,
                         std::span<double>(&key, 1));
     consider_running(j, -key);
   }

@@ -30,13 +30,6 @@ namespace dlsched::policy {
 class Kod2Admission final : public engine::Admission {
  public:
   void Admit(engine::CycleContext& ctx, const engine::Profile& profile) const override;
-
- private:
-  // Scratch, reused across calls.
-  mutable std::vector<engine::JobIndex> jobs_;
-  mutable std::vector<engine::JobIndex> running_;
-  mutable std::vector<double> keys_;
-  mutable std::vector<double> running_keys_;
 };
 
 // Why job `j`'s gang of `workers` workers can never be placed by `packer`,

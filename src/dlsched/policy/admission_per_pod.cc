@@ -37,8 +37,7 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
     std::string reason;
     if (!engine::PlaceTaskByScore(ctx, pod.task, &reason)) {
       last_reason = reason;
-      ctx.plan.actions.push_back(engine::Action{engine::ActionKind::kBackoff, pod.task,
-                                                engine::kNoNode, 0, std::move(reason)});
+      ctx.decisions.Add(engine::ActionKind::kBackoff, pod.task, std::move(reason));
     }
   }
   for (size_t i = 0; i < touched.size(); ++i) {
@@ -49,12 +48,12 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
     if (js.placed_tasks == total) {
       std::string outcome = fmt::format("started: all {} pods bound", total);
       if (trace != nullptr) trace->outcome = outcome;
-      ctx.AddAction(engine::ActionKind::kStart, j, std::move(outcome), js.target_workers);
+      ctx.decisions.Start(j, js.target_workers, std::move(outcome));
     } else {
       std::string why = fmt::format("waiting: {} of {} pods bound (no gang); {}", js.placed_tasks,
                                     total, reasons[i]);
       if (trace != nullptr) trace->outcome = why;
-      ctx.AddAction(engine::ActionKind::kWait, j, std::move(why));
+      ctx.decisions.Wait(j, std::move(why));
     }
   }
 }

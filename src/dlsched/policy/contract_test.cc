@@ -137,7 +137,7 @@ TEST_P(JobOrderContract, KeysAreFiniteDeterministicAndOrderIndependent) {
       ASSERT_TRUE(std::isfinite(k1[i])) << "seed " << seed;
       ASSERT_EQ(k1[i], k2[i]) << "seed " << seed;
     }
-    engine::Plan plan;
+    engine::CycleState plan;
     engine::Session session(*w->state);
     engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
     std::vector<JobIndex> forward = pending;
@@ -193,7 +193,7 @@ TEST_P(PackerContract, PlacesTheWholeGangOrNothing) {
     w->state->PendingJobs(&pending);
     for (JobIndex j : pending) {
       const auto before = engine::testing::Take(*w->state);
-      engine::Plan plan;
+      engine::CycleState plan;
       engine::Session session(*w->state);
       engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
       const engine::JobState& js = w->state->Job(j);
@@ -235,7 +235,7 @@ TEST_P(PreemptorContract, FailureChangesNothingSuccessPlacesTheGang) {
     w->state->PendingJobs(&pending);
     for (JobIndex j : pending) {
       const auto before = engine::testing::Take(*w->state);
-      engine::Plan plan;
+      engine::CycleState plan;
       engine::Session session(*w->state);
       engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
       const int workers = profile.sizer->StartWorkers(*w->state, j);
@@ -248,7 +248,7 @@ TEST_P(PreemptorContract, FailureChangesNothingSuccessPlacesTheGang) {
           ASSERT_TRUE(w->state->Requested(n).FitsIn(w->state->Allocatable(n)));
         }
       } else {
-        EXPECT_TRUE(plan.actions.empty()) << "seed " << seed;
+        EXPECT_TRUE(plan.actions().empty()) << "seed " << seed;
         EXPECT_TRUE(session.Steps().empty()) << "seed " << seed;
         EXPECT_EQ(engine::testing::Take(*w->state), before) << "seed " << seed;
       }

@@ -65,7 +65,7 @@ std::vector<std::string> Served(const std::vector<core::JobSpec>& jobs,
   engine::Profile profile;
   profile.order = std::move(order);
   engine::Session session(state);
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::CycleContext ctx{session, plan, profile, 0};
   std::vector<engine::JobIndex> pending;
   state.PendingJobs(&pending);

@@ -112,8 +112,14 @@ class Kod2Test : public ::testing::Test {
   }
   // The job-level actions of a plan as "kind job workers" strings.
   std::vector<std::string> JobActions(const engine::Plan& plan) const {
+    return JobActions(plan.actions);
+  }
+  std::vector<std::string> JobActions(const engine::CycleState& decisions) const {
+    return JobActions(decisions.actions());
+  }
+  std::vector<std::string> JobActions(std::span<const engine::Action> actions) const {
     std::vector<std::string> out;
-    for (const auto& a : plan.actions) {
+    for (const auto& a : actions) {
       const std::string& name = state_->Job(a.task.job).spec->name;
       switch (a.kind) {
         case ActionKind::kStart:
@@ -135,7 +141,15 @@ class Kod2Test : public ::testing::Test {
     return out;
   }
   const engine::Action* Find(const engine::Plan& plan, ActionKind kind, JobIndex j) const {
-    for (const auto& a : plan.actions) {
+    return Find(plan.actions, kind, j);
+  }
+  const engine::Action* Find(const engine::CycleState& decisions, ActionKind kind,
+                             JobIndex j) const {
+    return Find(decisions.actions(), kind, j);
+  }
+  const engine::Action* Find(std::span<const engine::Action> actions, ActionKind kind,
+                             JobIndex j) const {
+    for (const auto& a : actions) {
       if (a.kind == kind && a.task.job == j) return &a;
     }
     return nullptr;
@@ -189,7 +203,7 @@ TEST_F(Kod2Test, WeightsMatchTheHandComputation) {
   node.Keys(*state_, jobs, 0, keys);
   EXPECT_DOUBLE_EQ(keys[1], -node.Weight(*state_, b));
   const engine::Profile profile = Kod2Profile();
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::Session session(*state_);
   engine::CycleContext ctx{session, plan, profile, 0};
   engine::OrderJobs(ctx, &jobs);
@@ -230,7 +244,7 @@ TEST_F(Kod2Test, AgingPutsStarvingJobsFirstInFifoOrder) {
   auto served = [&](core::Time now) {
     std::vector<JobIndex> jobs;
     state_->PendingJobs(&jobs);
-    engine::Plan plan;
+    engine::CycleState plan;
     engine::Session session(*state_);
     engine::CycleContext ctx{session, plan, profile, now};
     engine::OrderJobs(ctx, &jobs);
@@ -416,7 +430,7 @@ TEST_F(Kod2Test, ScaleInTakesLightestFirstPsNodeLastAndStopsAtMinimum) {
   ASSERT_EQ(state_->TotalFree()[core::kGpu], 0);
 
   const engine::Profile profile = Kod2Profile();
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::Session session(*state_);
   engine::CycleContext ctx{session, plan, profile, 30};
   std::string reason;
@@ -458,7 +472,7 @@ TEST_F(Kod2Test, FailedScaleInLeavesSessionAndPlanUnchanged) {
   const auto before = engine::testing::Take(*state_);
 
   const engine::Profile profile = Kod2Profile();
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::Session session(*state_);
   engine::CycleContext ctx{session, plan, profile, 20};
   std::string reason;
@@ -468,7 +482,7 @@ TEST_F(Kod2Test, FailedScaleInLeavesSessionAndPlanUnchanged) {
       "scale-in of every lighter running job to its minReplicas leaves no place for j's gang");
   EXPECT_EQ(engine::testing::Take(*state_), before);
   EXPECT_TRUE(session.Steps().empty());
-  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_TRUE(plan.actions().empty());
 }
 
 // One node of 8 cpu, 32 GiB, 4 GPUs. f (4 workers of 1 GPU, min 1, max 6)
@@ -480,7 +494,7 @@ TEST_F(Kod2Test, FrozenJobsAreNeitherShrunkNorGrown) {
       AddRunning(Spec("f", 0, 0, 1, 6, 1000, 2, 1), {}, {0, 0, 0}, JobPhase::kRunningProtected);
   const JobIndex j = Add(Spec("j", 10, 0, 2, 2, 500, 1, 1));
   const engine::Profile profile = Kod2Profile();
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::Session session(*state_);
   engine::CycleContext ctx{session, plan, profile, 20};
   std::string reason;
@@ -488,7 +502,7 @@ TEST_F(Kod2Test, FrozenJobsAreNeitherShrunkNorGrown) {
   EXPECT_EQ(reason,
             "scale-in found no running job lighter than j with workers above its minReplicas");
   profile.sizer->Resize(ctx, *profile.packer);
-  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_TRUE(plan.actions().empty());
   EXPECT_EQ(state_->Job(f).placed_workers, 3);
 }
 
@@ -499,13 +513,13 @@ TEST_F(Kod2Test, RestartOnResizeIsCarried) {
   const JobIndex j = Add(Spec("j", 10, 0, 1, 1, 500, 1, 1));
   engine::Profile profile = Kod2Profile();
   profile.preemptor = std::move(*MakeKod2ScaleIn(YAML::Load("{restartOnResize: true}"), "p"));
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::Session session(*state_);
   engine::CycleContext ctx{session, plan, profile, 20};
   ASSERT_TRUE(profile.preemptor->Preempt(ctx, j, 1, *profile.packer, nullptr));
-  ASSERT_EQ(plan.actions.size(), 1u);
-  EXPECT_TRUE(plan.actions[0].restart);
-  EXPECT_EQ(plan.actions[0].workers, 3);
+  ASSERT_EQ(plan.actions().size(), 1u);
+  EXPECT_TRUE(plan.actions()[0].restart);
+  EXPECT_EQ(plan.actions()[0].workers, 3);
 }
 
 // ---------------------------------------------------------------------------
@@ -529,7 +543,7 @@ TEST_F(Kod2Test, ScaleOutHeaviestFirstOnOwnNodesUpToMax) {
   AddRunning(Spec("z", 0, 0, 3, 3, 1000, 2, 1), {}, {2, 2, 0});
   const JobIndex w = AddRunning(Spec("w", 0, 0, 1, 3, 2000, 8, 1), {}, {1});
   const engine::Profile profile = Kod2Profile();
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::Session session(*state_);
   engine::CycleContext ctx{session, plan, profile, 10};
   profile.sizer->Resize(ctx, *profile.packer);
@@ -569,7 +583,7 @@ TEST_F(Kod2Test, FewestNodesPrefersOneNodeThenMostIdleFirst) {
   const JobIndex g = Add(Spec("g", 10, 1, 6, 6, 1000, 2, 1));
   const JobIndex g2 = Add(Spec("g2", 10, 1, 2, 2, 1000, 2, 1));
   const engine::Profile profile = Kod2Profile();
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::Session session(*state_);
   engine::CycleContext ctx{session, plan, profile, 20};
   const FewestNodesPacker packer;
@@ -598,7 +612,7 @@ TEST_F(Kod2Test, FewestNodesIsAllOrNothing) {
   const JobIndex g = Add(Spec("g", 10, 0, 2, 2, 1000, 1, 1));
   const auto before = engine::testing::Take(*state_);
   const engine::Profile profile = Kod2Profile();
-  engine::Plan plan;
+  engine::CycleState plan;
   engine::Session session(*state_);
   engine::CycleContext ctx{session, plan, profile, 20};
   std::string reason;

@@ -143,22 +143,6 @@ bool Outranks(const ClusterState& state, JobIndex a, double wa, JobIndex b, doub
   return a < b;
 }
 
-void AddOrMergeResize(engine::CycleContext& ctx, JobIndex j, int workers, std::string reason,
-                      bool restart, bool preempted) {
-  for (engine::Action& a : ctx.plan.actions) {
-    if (a.kind == engine::ActionKind::kResize && a.task.job == j) {
-      a.workers = workers;
-      a.reason += "; " + reason;
-      a.restart = a.restart || restart;
-      a.preempted = a.preempted || preempted;
-      return;
-    }
-  }
-  ctx.AddAction(engine::ActionKind::kResize, j, std::move(reason), workers);
-  ctx.plan.actions.back().restart = restart;
-  ctx.plan.actions.back().preempted = preempted;
-}
-
 std::string Workers(int n) { return fmt::format("{} worker{}", n, n == 1 ? "" : "s"); }
 
 std::string FormatWeight(double w) { return fmt::format("{:.4g}", w); }

@@ -94,13 +94,6 @@ void ActiveJobs(const engine::ClusterState& state, std::vector<engine::JobIndex>
 bool Outranks(const engine::ClusterState& state, engine::JobIndex a, double wa, engine::JobIndex b,
               double wb);
 
-// Adds a kResize action for job `j` (now `workers` workers), or, when the
-// plan already resizes `j` in this cycle, updates that action (workers,
-// reason appended, restart / preempted if either says so) so the backend
-// sees one resize. `preempted`: shrunk to make room for another job.
-void AddOrMergeResize(engine::CycleContext& ctx, engine::JobIndex j, int workers,
-                      std::string reason, bool restart, bool preempted = false);
-
 // "1 worker", "3 workers".
 std::string Workers(int n);
 

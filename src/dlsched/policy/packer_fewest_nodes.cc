@@ -40,37 +40,38 @@ bool FewestNodesPacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j,
   if (!GangFitsInFreeTotal(st, j, workers, reason)) return false;
 
   // 2. Fill the most idle nodes first, each with as many tasks as fit.
-  engine::GangSlots(st, j, workers, &slots_);
+  std::vector<engine::TaskRef> slots;
+  engine::GangSlots(st, j, workers, &slots);
   // Slots come grouped by role (PS, Chief, Worker): one cursor per role.
   size_t begin[core::kNumRoles];
   size_t end[core::kNumRoles];
   for (int r = 0; r < core::kNumRoles; ++r) begin[r] = end[r] = 0;
   int min_gpu = std::numeric_limits<int>::max();
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    const int r = static_cast<int>(slots_[i].role);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const int r = static_cast<int>(slots[i].role);
     if (end[r] == 0) begin[r] = i;
     end[r] = i + 1;
-    min_gpu = std::min(min_gpu, static_cast<int>(st.Request(slots_[i])[core::kGpu]));
+    min_gpu = std::min(min_gpu, static_cast<int>(st.Request(slots[i])[core::kGpu]));
   }
   size_t placed = 0;
   idle_.ForEach(st, min_gpu, [&](engine::NodeIndex n) {
     for (int r = 0; r < core::kNumRoles; ++r) {
-      while (begin[r] < end[r] && ctx.session.Fits(slots_[begin[r]], n)) {
-        ctx.session.Assign(slots_[begin[r]], n);
+      while (begin[r] < end[r] && ctx.session.Fits(slots[begin[r]], n)) {
+        ctx.session.Assign(slots[begin[r]], n);
         ++begin[r];
         ++placed;
       }
     }
-    return placed < slots_.size();
+    return placed < slots.size();
   });
-  if (placed == slots_.size()) {
+  if (placed == slots.size()) {
     TraceSince(ctx, j, mark, "fewest nodes, most idle first");
     return true;
   }
-  engine::TaskRef left = slots_.back();
+  engine::TaskRef left = slots.back();
   for (int r = 0; r < core::kNumRoles; ++r) {
     if (begin[r] < end[r]) {
-      left = slots_[begin[r]];
+      left = slots[begin[r]];
       break;
     }
   }
@@ -78,7 +79,7 @@ bool FewestNodesPacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j,
   if (reason != nullptr) {
     *reason = fmt::format(
         "{}; filling the most idle nodes first, {} of {} tasks fit and {} ({}) found no room",
-        single_reason, placed, slots_.size(), core::RoleName(left.role),
+        single_reason, placed, slots.size(), core::RoleName(left.role),
         core::FormatResources(st.Request(left)));
   }
   return false;

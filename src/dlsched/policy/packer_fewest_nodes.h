@@ -22,20 +22,21 @@ class MostIdleNodes {
   // free GPUs, in the order above, until visit returns false.
   template <typename Visit>
   void ForEach(const engine::ClusterState& state, int min_free_gpu, Visit&& visit) const {
+    std::vector<Entry> bucket;
     for (int g = state.MaxGpuPerNode(); g >= std::max(min_free_gpu, 0); --g) {
       const std::vector<engine::NodeIndex>& nodes = state.NodesWithFreeGpu(g);
       if (nodes.empty()) continue;
-      bucket_.clear();
+      bucket.clear();
       for (engine::NodeIndex n : nodes) {
         const core::Resources free = state.Free(n);
-        bucket_.push_back(Entry{free[core::kCpu], free[core::kMemory], n});
+        bucket.push_back(Entry{free[core::kCpu], free[core::kMemory], n});
       }
-      std::sort(bucket_.begin(), bucket_.end(), [](const Entry& a, const Entry& b) {
+      std::sort(bucket.begin(), bucket.end(), [](const Entry& a, const Entry& b) {
         if (a.cpu != b.cpu) return a.cpu > b.cpu;
         if (a.memory != b.memory) return a.memory > b.memory;
         return a.node < b.node;
       });
-      for (const Entry& e : bucket_) {
+      for (const Entry& e : bucket) {
         if (!visit(e.node)) return;
       }
     }
@@ -47,7 +48,6 @@ class MostIdleNodes {
     int64_t memory;
     engine::NodeIndex node;
   };
-  mutable std::vector<Entry> bucket_;  // scratch, reused across calls
 };
 
 // KOD2's job-level packing (SPEC section 2): the whole gang on one node if
@@ -65,7 +65,6 @@ class FewestNodesPacker final : public engine::Packer {
  private:
   SingleNodePacker single_;
   MostIdleNodes idle_;
-  mutable std::vector<engine::TaskRef> slots_;  // scratch, reused across calls
 };
 
 }  // namespace dlsched::policy

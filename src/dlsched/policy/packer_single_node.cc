@@ -21,10 +21,11 @@ bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, 
                                  std::string* reason) const {
   const engine::ClusterState& st = ctx.state();
   if (!GangFitsInFreeTotal(st, j, workers, reason)) return false;
-  engine::GangSlots(st, j, workers, &slots_);
-  if (slots_.empty()) return true;
+  std::vector<engine::TaskRef> slots;
+  engine::GangSlots(st, j, workers, &slots);
+  if (slots.empty()) return true;
   core::Resources need;
-  for (const auto& t : slots_) need += st.Request(t);
+  for (const auto& t : slots) need += st.Request(t);
   const int need_gpu = static_cast<int>(need[core::kGpu]);
   engine::NodeIndex best = engine::kNoNode;
   double best_total = -1;
@@ -34,7 +35,7 @@ bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, 
       double total = 0;
       for (size_t i = 0; i < ctx.profile.scorers.size(); ++i) {
         total += ctx.profile.scorer_weights[i] *
-                 static_cast<double>(ctx.profile.scorers[i]->Score(st, slots_.front(), n));
+                 static_cast<double>(ctx.profile.scorers[i]->Score(st, slots.front(), n));
       }
       if (total > best_total || (total == best_total && n < best)) {
         best = n;
@@ -52,7 +53,7 @@ bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, 
     }
     return false;
   }
-  for (const auto& t : slots_) ctx.session.Assign(t, best);
+  for (const auto& t : slots) ctx.session.Assign(t, best);
   return true;
 }
 

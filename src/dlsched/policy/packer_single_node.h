@@ -15,9 +15,6 @@ class SingleNodePacker final : public engine::Packer {
                  std::string* reason) const override;
   bool FitsEmptyCluster(const engine::ClusterState& state, engine::JobIndex j,
                         int workers) const override;
-
- private:
-  mutable std::vector<engine::TaskRef> slots_;
 };
 
 }  // namespace dlsched::policy

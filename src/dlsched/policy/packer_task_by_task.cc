@@ -34,9 +34,10 @@ bool GangFitsInFreeTotal(const engine::ClusterState& state, engine::JobIndex j, 
 bool TaskByTaskPacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
                                  std::string* reason) const {
   if (!GangFitsInFreeTotal(ctx.state(), j, workers, reason)) return false;
-  engine::GangSlots(ctx.state(), j, workers, &slots_);
+  std::vector<engine::TaskRef> slots;
+  engine::GangSlots(ctx.state(), j, workers, &slots);
   const auto mark = ctx.session.GetMark();
-  for (const engine::TaskRef& t : slots_) {
+  for (const engine::TaskRef& t : slots) {
     if (!engine::PlaceTaskByScore(ctx, t, reason)) {
       ctx.session.RollbackTo(mark);
       return false;

@@ -13,9 +13,6 @@ class TaskByTaskPacker final : public engine::Packer {
  public:
   bool PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
                  std::string* reason) const override;
-
- private:
-  mutable std::vector<engine::TaskRef> slots_;  // scratch, reused across calls
 };
 
 // Quick cluster-wide check before any node is visited: the gang's total

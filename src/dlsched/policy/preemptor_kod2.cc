@@ -19,30 +19,38 @@ bool Kod2ScaleIn::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
   const ClusterState& st = ctx.state();
   const engine::JobOrder& order = *ctx.profile.order;
 
-  // J's weight as the waiting queue sees it. The pending set does not change
-  // within a cycle (phases do not), so this is the weight admission used.
-  st.PendingJobs(&jobs_);
-  if (std::find(jobs_.begin(), jobs_.end(), j) == jobs_.end()) jobs_.push_back(j);
-  keys_.resize(jobs_.size());
-  order.Keys(st, jobs_, ctx.now, keys_);
-  const double wj = -keys_[std::find(jobs_.begin(), jobs_.end(), j) - jobs_.begin()];
+  // J's weight as the waiting queue sees it: the key admission ordered it
+  // by. Without one (a caller other than an admission), the keys over the
+  // pending jobs, as admission would compute them.
+  double wj = 0;
+  if (const std::optional<double> key = ctx.decisions.PendingKey(j)) {
+    wj = -*key;
+  } else {
+    std::vector<JobIndex> pending;
+    st.PendingJobs(&pending);
+    if (std::find(pending.begin(), pending.end(), j) == pending.end()) pending.push_back(j);
+    std::vector<double> keys(pending.size());
+    order.Keys(st, pending, ctx.now, keys);
+    wj = -keys[std::find(pending.begin(), pending.end(), j) - pending.begin()];
+  }
 
   // Victims: running, above minReplicas, ranked below J.
-  ActiveJobs(st, &jobs_);
-  std::erase_if(jobs_, [&](JobIndex v) {
+  std::vector<JobIndex> jobs;
+  ActiveJobs(st, &jobs);
+  std::erase_if(jobs, [&](JobIndex v) {
     const JobState& vs = st.Job(v);
     const core::RoleSpec& w = vs.spec->role(core::Role::kWorker);
     return v == j || vs.phase != core::JobPhase::kRunning || vs.placed_workers <= w.min_replicas ||
            w.resources.IsZero();  // removing such a worker frees nothing
   });
-  keys_.resize(jobs_.size());
-  order.Keys(st, jobs_, ctx.now, keys_);
-  victims_.clear();
-  for (size_t i = 0; i < jobs_.size(); ++i) {
-    if (Outranks(st, j, wj, jobs_[i], -keys_[i])) victims_.push_back({jobs_[i], -keys_[i], 0});
+  std::vector<double> keys(jobs.size());
+  order.Keys(st, jobs, ctx.now, keys);
+  std::vector<Victim> victims;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (Outranks(st, j, wj, jobs[i], -keys[i])) victims.push_back({jobs[i], -keys[i], 0});
   }
   const std::string& jname = st.Job(j).spec->name;
-  if (victims_.empty()) {
+  if (victims.empty()) {
     if (reason != nullptr) {
       *reason = fmt::format(
           "scale-in found no running job lighter than {} with workers above its minReplicas",
@@ -59,7 +67,7 @@ bool Kod2ScaleIn::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
     if (js.task_node[s] != engine::kNoNode) need -= st.Request(js.TaskAt(j, s));
   }
   core::Resources room = st.TotalFree();
-  for (const Victim& v : victims_) {
+  for (const Victim& v : victims) {
     const JobState& vs = st.Job(v.job);
     const core::RoleSpec& w = vs.spec->role(core::Role::kWorker);
     room += w.resources * (vs.placed_workers - w.min_replicas);
@@ -74,31 +82,32 @@ bool Kod2ScaleIn::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
   }
 
   // Lightest first; among equal weights the later submitted first.
-  std::sort(victims_.begin(), victims_.end(), [&](const Victim& a, const Victim& b) {
+  std::sort(victims.begin(), victims.end(), [&](const Victim& a, const Victim& b) {
     return Outranks(st, b.job, b.weight, a.job, a.weight);
   });
   const engine::Session::Mark mark = ctx.session.GetMark();
   bool placed = false;
-  for (Victim& v : victims_) {
+  std::vector<WorkerSlot> slots;
+  for (Victim& v : victims) {
     const JobState& vs = st.Job(v.job);
     const int min = vs.spec->role(core::Role::kWorker).min_replicas;
-    slots_.clear();
+    slots.clear();
     const int max = vs.spec->role(core::Role::kWorker).max_replicas;
     for (int i = 0; i < max; ++i) {
       const engine::NodeIndex n = vs.NodeOf(core::Role::kWorker, i);
       if (n == engine::kNoNode) continue;
       bool ps_node = false;
       for (int p = 0; p < vs.NumPs(); ++p) ps_node = ps_node || vs.NodeOf(core::Role::kPS, p) == n;
-      slots_.push_back({ps_node, n, i});
+      slots.push_back({ps_node, n, i});
     }
     // Nodes without a PS first, by ascending index; PS nodes last; on a node
     // the highest slot first.
-    std::sort(slots_.begin(), slots_.end(), [](const WorkerSlot& a, const WorkerSlot& b) {
+    std::sort(slots.begin(), slots.end(), [](const WorkerSlot& a, const WorkerSlot& b) {
       if (a.ps_node != b.ps_node) return !a.ps_node;
       if (a.node != b.node) return a.node < b.node;
       return a.index > b.index;
     });
-    for (const WorkerSlot& s : slots_) {
+    for (const WorkerSlot& s : slots) {
       if (st.Job(v.job).placed_workers <= min) break;
       ctx.session.Evict({v.job, core::Role::kWorker, s.index});
       ++v.removed;
@@ -118,12 +127,12 @@ bool Kod2ScaleIn::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
     }
     return false;
   }
-  for (const Victim& v : victims_) {
+  for (const Victim& v : victims) {
     if (v.removed == 0) continue;
-    AddOrMergeResize(ctx, v.job, st.Job(v.job).placed_workers,
-                     fmt::format("scaled in {} of {} for {}", Workers(v.removed),
-                                 st.Job(v.job).spec->name, jname),
-                     restart_on_resize_, /*preempted=*/true);
+    ctx.decisions.Resize(v.job, st.Job(v.job).placed_workers,
+                         fmt::format("scaled in {} of {} for {}", Workers(v.removed),
+                                     st.Job(v.job).spec->name, jname),
+                         restart_on_resize_, /*preempted=*/true);
   }
   return true;
 }

@@ -21,8 +21,9 @@ namespace dlsched::policy {
 // the queue's total order: lighter than J, or as heavy and submitted later
 // (an equally heavy job submitted earlier is skipped, as the paper says).
 // Weights come from the profile's JobOrder (weight = -key); J's weight is
-// the one it has in the waiting queue (starvation aging included), a
-// victim's is its plain weight (running jobs are not aged).
+// the one admission ordered it by in this cycle (CycleState::PendingKey,
+// starvation aging included), a victim's is its plain weight (running jobs
+// are not aged).
 //
 // Victims are visited lightest first (ties: the later submitted first). For
 // each, its workers are removed one at a time, node by node: nodes without
@@ -55,11 +56,6 @@ class Kod2ScaleIn final : public engine::Preemptor {
     int index;
   };
   bool restart_on_resize_;
-  // Scratch, reused across calls.
-  mutable std::vector<engine::JobIndex> jobs_;
-  mutable std::vector<double> keys_;
-  mutable std::vector<Victim> victims_;
-  mutable std::vector<WorkerSlot> slots_;
 };
 
 // Args: restartOnResize (bool, default false).

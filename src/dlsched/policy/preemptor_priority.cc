@@ -17,11 +17,12 @@ void PriorityEvictionPreemptor::EvictJob(engine::Session& session, JobIndex v) {
 }
 
 bool PriorityEvictionPreemptor::TryWith(engine::CycleContext& ctx, engine::Session::Mark mark,
-                                        JobIndex j, int workers, const engine::Packer& packer,
-                                        std::string* reason) const {
+                                        std::span<const JobIndex> victims,
+                                        std::span<const uint8_t> spared, JobIndex j, int workers,
+                                        const engine::Packer& packer, std::string* reason) {
   ctx.session.RollbackTo(mark);
-  for (size_t i = 0; i < victims_.size(); ++i) {
-    if (!spared_[i]) EvictJob(ctx.session, victims_[i]);
+  for (size_t i = 0; i < victims.size(); ++i) {
+    if (!spared[i]) EvictJob(ctx.session, victims[i]);
   }
   return packer.PlaceGang(ctx, j, workers, reason);
 }
@@ -32,7 +33,7 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
   const core::JobSpec& spec = *st.Job(j).spec;
   const core::PriorityClass prio = spec.priority;
 
-  candidates_.clear();
+  std::vector<JobIndex> candidates;
   // Nothing ranks below low: skip the scan of running jobs (this is called
   // for every waiting job that does not fit, every cycle).
   if (prio == core::PriorityClass::kLow) {
@@ -44,12 +45,12 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
       const JobState& vs = st.Job(v);
       // placed_tasks > 0 also skips a job another preemption emptied earlier
       // in this cycle.
-      if (v != j && vs.placed_tasks > 0 && vs.spec->priority < prio) candidates_.push_back(v);
+      if (v != j && vs.placed_tasks > 0 && vs.spec->priority < prio) candidates.push_back(v);
     }
   };
   collect(core::JobPhase::kRunning);
   if (!skip_frozen_) collect(core::JobPhase::kRunningProtected);
-  if (candidates_.empty()) {
+  if (candidates.empty()) {
     if (reason != nullptr) {
       *reason = fmt::format("no running job of lower priority than {} to preempt",
                             core::PriorityClassName(prio));
@@ -59,7 +60,7 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
   // Lowest priority first; among equals the latest (re)started, which
   // loses the least work; then the highest index. Phase lists are unordered,
   // so this sort is what makes the choice deterministic.
-  std::sort(candidates_.begin(), candidates_.end(), [&](JobIndex a, JobIndex b) {
+  std::sort(candidates.begin(), candidates.end(), [&](JobIndex a, JobIndex b) {
     const JobState& ja = st.Job(a);
     const JobState& jb = st.Job(b);
     if (ja.spec->priority != jb.spec->priority) return ja.spec->priority < jb.spec->priority;
@@ -70,7 +71,7 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
   // Cheap test first: the gang must fit in what is free plus everything the
   // candidates hold, else no eviction can help.
   core::Resources room = st.TotalFree();
-  for (JobIndex v : candidates_) {
+  for (JobIndex v : candidates) {
     const JobState& vs = st.Job(v);
     for (int s = 0; s < static_cast<int>(vs.task_node.size()); ++s) {
       if (vs.task_node[s] != engine::kNoNode) room += st.Request(vs.TaskAt(v, s));
@@ -85,19 +86,19 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
     if (reason != nullptr) {
       *reason = fmt::format(
           "preempting all {} running job{} of lower priority would not free enough for the gang",
-          candidates_.size(), candidates_.size() == 1 ? "" : "s");
+          candidates.size(), candidates.size() == 1 ? "" : "s");
     }
     return false;
   }
 
   // Greedy: evict one job at a time until the gang fits.
   const engine::Session::Mark mark = ctx.session.GetMark();
-  victims_.clear();
+  std::vector<JobIndex> victims;
   std::string why;
   bool placed = false;
-  for (JobIndex v : candidates_) {
+  for (JobIndex v : candidates) {
     EvictJob(ctx.session, v);
-    victims_.push_back(v);
+    victims.push_back(v);
     why.clear();
     if (packer.PlaceGang(ctx, j, workers, &why)) {
       placed = true;
@@ -109,7 +110,7 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
     if (reason != nullptr) {
       *reason =
           fmt::format("preempting all {} running job{} of lower priority would not make room: {}",
-                      candidates_.size(), candidates_.size() == 1 ? "" : "s", why);
+                      candidates.size(), candidates.size() == 1 ? "" : "s", why);
     }
     return false;
   }
@@ -117,15 +118,15 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
   // Give back every earlier victim the gang does not need: a victim evicted
   // first may have freed room on the wrong nodes. The last victim is needed
   // by construction (the gang did not fit before it).
-  spared_.assign(victims_.size(), 0);
+  std::vector<uint8_t> spared(victims.size(), 0);
   bool current = true;  // the session holds the placement for the current set
-  for (size_t i = 0; i + 1 < victims_.size(); ++i) {
-    spared_[i] = 1;
+  for (size_t i = 0; i + 1 < victims.size(); ++i) {
+    spared[i] = 1;
     why.clear();
-    current = TryWith(ctx, mark, j, workers, packer, &why);
-    if (!current) spared_[i] = 0;
+    current = TryWith(ctx, mark, victims, spared, j, workers, packer, &why);
+    if (!current) spared[i] = 0;
   }
-  if (!current && !TryWith(ctx, mark, j, workers, packer, &why)) {
+  if (!current && !TryWith(ctx, mark, victims, spared, j, workers, packer, &why)) {
     // Only a non-deterministic packer could get here: the same session state
     // placed the gang before. Keep the contract: leave nothing behind.
     ctx.session.RollbackTo(mark);
@@ -133,10 +134,10 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
     return false;
   }
 
-  for (size_t i = 0; i < victims_.size(); ++i) {
-    if (spared_[i]) continue;
-    const core::JobSpec& vs = *st.Job(victims_[i]).spec;
-    ctx.AddAction(engine::ActionKind::kStop, victims_[i],
+  for (size_t i = 0; i < victims.size(); ++i) {
+    if (spared[i]) continue;
+    const core::JobSpec& vs = *st.Job(victims[i]).spec;
+    ctx.AddAction(engine::ActionKind::kStop, victims[i],
                   fmt::format("preempted by {}: priority {} > {}", spec.name,
                               core::PriorityClassName(prio), core::PriorityClassName(vs.priority)));
   }

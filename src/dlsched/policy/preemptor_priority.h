@@ -1,5 +1,7 @@
 #pragma once
 
+#include <span>
+
 #include <vector>
 
 #include "dlsched/engine/extension_points.h"
@@ -33,15 +35,13 @@ class PriorityEvictionPreemptor final : public engine::Preemptor {
  private:
   // Evicts every placed task of job `v` on the session.
   static void EvictJob(engine::Session& session, engine::JobIndex v);
-  // From `mark`: evicts the victims not excluded, then places the gang.
-  bool TryWith(engine::CycleContext& ctx, engine::Session::Mark mark, engine::JobIndex j,
-               int workers, const engine::Packer& packer, std::string* reason) const;
+  // From `mark`: evicts the victims not spared, then places the gang.
+  static bool TryWith(engine::CycleContext& ctx, engine::Session::Mark mark,
+                      std::span<const engine::JobIndex> victims, std::span<const uint8_t> spared,
+                      engine::JobIndex j, int workers, const engine::Packer& packer,
+                      std::string* reason);
 
   bool skip_frozen_;
-  // Scratch, reused across calls.
-  mutable std::vector<engine::JobIndex> candidates_;
-  mutable std::vector<engine::JobIndex> victims_;
-  mutable std::vector<uint8_t> spared_;
 };
 
 }  // namespace dlsched::policy

@@ -103,7 +103,7 @@ class PriorityEvictionTest : public ::testing::Test {
 
   std::vector<std::string> Stopped() const {
     std::vector<std::string> out;
-    for (const auto& a : plan_.actions) {
+    for (const auto& a : plan_.actions()) {
       if (a.kind == ActionKind::kStop) out.push_back(state_.Job(a.task.job).spec->name);
     }
     return out;
@@ -113,7 +113,7 @@ class PriorityEvictionTest : public ::testing::Test {
   std::deque<core::JobSpec> specs_;
   engine::ClusterState state_{cluster_};
   engine::Profile profile_;
-  engine::Plan plan_;
+  engine::CycleState plan_;
   std::string reason_;
 };
 
@@ -129,8 +129,8 @@ TEST_F(PriorityEvictionTest, EvictsTheLowestPriorityJobFirstAndOnlyWhatIsNeeded)
   const JobIndex high = Pending("high", PriorityClass::kHigh, 4);
   ASSERT_TRUE(Preempt(high)) << reason_;
   EXPECT_EQ(Stopped(), std::vector<std::string>{"low2"});
-  ASSERT_EQ(plan_.actions.size(), 1u);
-  EXPECT_EQ(plan_.actions[0].reason, "preempted by high: priority high > low");
+  ASSERT_EQ(plan_.actions().size(), 1u);
+  EXPECT_EQ(plan_.actions()[0].reason, "preempted by high: priority high > low");
   EXPECT_EQ(state_.Job(low2).placed_tasks, 0);
   EXPECT_EQ(state_.Job(low1).placed_tasks, 2);
   EXPECT_EQ(state_.Job(normal1).placed_tasks, 2);
@@ -180,7 +180,7 @@ TEST_F(PriorityEvictionTest, FailureLeavesSessionAndPlanUnchanged) {
   const Fingerprint before = Take(state_);
   EXPECT_FALSE(Preempt(big));
   EXPECT_EQ(Take(state_), before);
-  EXPECT_TRUE(plan_.actions.empty());
+  EXPECT_TRUE(plan_.actions().empty());
   EXPECT_EQ(reason_,
             "preempting all 2 running jobs of lower priority would not make room: Worker needs 4 "
             "nvidia.com/gpu on one node, largest free is 2");
@@ -190,7 +190,7 @@ TEST_F(PriorityEvictionTest, FailureLeavesSessionAndPlanUnchanged) {
   const Fingerprint again = Take(state_);
   EXPECT_FALSE(Preempt(huge));
   EXPECT_EQ(Take(state_), again);
-  EXPECT_TRUE(plan_.actions.empty());
+  EXPECT_TRUE(plan_.actions().empty());
   EXPECT_EQ(reason_,
             "preempting all 2 running jobs of lower priority would not free enough for the gang");
 }
@@ -203,7 +203,7 @@ TEST_F(PriorityEvictionTest, EqualPriorityIsNeverEvicted) {
   const Fingerprint before = Take(state_);
   EXPECT_FALSE(Preempt(n));
   EXPECT_EQ(Take(state_), before);
-  EXPECT_TRUE(plan_.actions.empty());
+  EXPECT_TRUE(plan_.actions().empty());
   EXPECT_EQ(reason_, "no running job of lower priority than normal to preempt");
   const JobIndex l = Pending("lowD", PriorityClass::kLow, 1);
   EXPECT_FALSE(Preempt(l));

@@ -43,7 +43,7 @@ class AffinityTest : public ::testing::Test {
     profile_.scorers = std::move(scorers);
     profile_.scorer_weights.assign(profile_.scorers.size(), 1.0);
     engine::Session session(state_);
-    engine::Plan plan;
+    engine::CycleState plan;
     engine::CycleContext ctx{session, plan, profile_, 0};
     std::string reason;
     const bool ok = TaskByTaskPacker().PlaceGang(ctx, j, workers, &reason);
@@ -169,7 +169,7 @@ TEST_F(AffinityTest, NeitherMakesAJobUnschedulable) {
   profile_.scorer_weights = {1, 1};
   {
     engine::Session session(single);
-    engine::Plan plan;
+    engine::CycleState plan;
     engine::CycleContext ctx{session, plan, profile_, 0};
     std::string reason;
     EXPECT_TRUE(TaskByTaskPacker().PlaceGang(ctx, j, 2, &reason)) << reason;

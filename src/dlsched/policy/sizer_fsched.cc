@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <span>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -55,61 +58,64 @@ engine::TaskRef FreeWorkerSlot(const JobState& js, JobIndex j) {
   return {j, core::Role::kWorker, -1};
 }
 
-}  // namespace
+enum class Kind : uint8_t { kRunning, kStarted, kWaiting, kFrozen };
+struct Entry {
+  JobIndex job;
+  Kind kind;
+  int current;  // workers held now (after this cycle's admission)
+};
 
-engine::Action* FSchedulingSizer::AdmissionAction(engine::Plan& plan, JobIndex j) const {
-  auto it = std::lower_bound(job_actions_.begin(), job_actions_.end(), std::pair(j, 0));
-  if (it == job_actions_.end() || it->first != j) return nullptr;
-  return &plan.actions[it->second];
-}
+// Distinct nodes holding tasks of a job, and how many of its tasks each holds.
+struct NodeCount {
+  NodeIndex node;
+  int tasks;
+  bool has_ps;  // holds a PS or Chief of the job
+};
 
-void FSchedulingSizer::Collect(const engine::CycleContext& ctx) const {
+// The jobs the allocation covers, in arrival order, from the cluster and
+// admission's verdicts in this cycle.
+std::vector<Entry> Collect(const engine::CycleContext& ctx) {
   const ClusterState& st = ctx.state();
-  entries_.clear();
-  // The admission's verdict on each pending job (kStart or kWait), found by
-  // binary search: no scan of the plan per job.
-  job_actions_.clear();
-  for (int i = 0; i < static_cast<int>(ctx.plan.actions.size()); ++i) {
-    const engine::Action& a = ctx.plan.actions[i];
-    if (a.kind == ActionKind::kStart || a.kind == ActionKind::kWait) {
-      job_actions_.emplace_back(a.task.job, i);
-    }
-  }
-  std::sort(job_actions_.begin(), job_actions_.end());
+  std::vector<Entry> entries;
   for (JobIndex j : st.JobsInPhase(core::JobPhase::kRunning)) {
     const JobState& js = st.Job(j);
     if (js.placed_tasks == 0) continue;
-    entries_.push_back({j, WorkerGpus(js) > 0 ? Kind::kRunning : Kind::kFrozen, js.placed_workers});
+    entries.push_back({j, WorkerGpus(js) > 0 ? Kind::kRunning : Kind::kFrozen, js.placed_workers});
   }
   for (core::JobPhase p : kFrozenPhases) {
     for (JobIndex j : st.JobsInPhase(p)) {
       const JobState& js = st.Job(j);
       if (js.IsPending() || js.placed_workers == 0) continue;
-      entries_.push_back({j, Kind::kFrozen, js.placed_workers});
+      entries.push_back({j, Kind::kFrozen, js.placed_workers});
     }
   }
-  st.PendingJobs(&pending_);
-  for (JobIndex j : pending_) {
+  std::vector<JobIndex> pending;
+  st.PendingJobs(&pending);
+  for (JobIndex j : pending) {
     const JobState& js = st.Job(j);
     const bool gpu = WorkerGpus(js) > 0;
-    const engine::Action* a = AdmissionAction(ctx.plan, j);
-    if (a != nullptr && a->kind == ActionKind::kStart) {
-      entries_.push_back({j, gpu ? Kind::kStarted : Kind::kFrozen, js.placed_workers});
+    const engine::Action* verdict = ctx.decisions.VerdictOf(j);
+    if (verdict != nullptr && verdict->kind == ActionKind::kStart) {
+      entries.push_back({j, gpu ? Kind::kStarted : Kind::kFrozen, js.placed_workers});
     } else if (gpu && js.placed_tasks == 0) {
-      entries_.push_back({j, Kind::kWaiting, 0});
+      entries.push_back({j, Kind::kWaiting, 0});
     }
   }
-  std::sort(entries_.begin(), entries_.end(), [&st](const Entry& a, const Entry& b) {
+  std::sort(entries.begin(), entries.end(), [&st](const Entry& a, const Entry& b) {
     const core::Time sa = st.Job(a.job).spec->submit_time;
     const core::Time sb = st.Job(b.job).spec->submit_time;
     return sa != sb ? sa < sb : a.job < b.job;
   });
+  return entries;
 }
 
-FschedAllocation FSchedulingSizer::Allocate(const ClusterState& st, bool keep_running) const {
-  fjobs_.clear();
+// The allocation over `entries`; with `keep_running` running jobs are frozen.
+FschedAllocation Allocate(const ClusterState& st, std::span<const Entry> entries,
+                          const FSchedulingSizer::Options& options, bool keep_running) {
+  std::vector<FschedJob> fjobs;
+  fjobs.reserve(entries.size());
   int64_t free = std::max<int64_t>(0, st.TotalFree()[core::kGpu]);
-  for (const Entry& e : entries_) {
+  for (const Entry& e : entries) {
     const JobState& js = st.Job(e.job);
     const core::RoleSpec& w = js.spec->role(core::Role::kWorker);
     FschedJob f;
@@ -123,46 +129,46 @@ FschedAllocation FSchedulingSizer::Allocate(const ClusterState& st, bool keep_ru
     if (!f.frozen && e.kind != Kind::kWaiting) {
       free += f.fixed_gpus + int64_t{e.current} * f.gpus_per_worker;
     }
-    fjobs_.push_back(f);
+    fjobs.push_back(f);
   }
   FschedInput in;
-  in.jobs = fjobs_;
+  in.jobs = fjobs;
   in.free_gpus = static_cast<int>(free);
   in.cluster_gpus = static_cast<int>(st.Capacity()[core::kGpu]);
-  in.v_bound = options_.v_bound;
+  in.v_bound = options.v_bound;
   return AllocateFsched(in);
 }
 
-void FSchedulingSizer::CountNodes(const ClusterState& st, JobIndex j) const {
-  nodes_.clear();
+std::vector<NodeCount> CountNodes(const ClusterState& st, JobIndex j) {
+  std::vector<NodeCount> nodes;
   const JobState& js = st.Job(j);
   const int first_worker = js.SlotOf(core::Role::kWorker, 0);
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     const NodeIndex n = js.task_node[s];
     if (n == engine::kNoNode) continue;
     auto it =
-        std::find_if(nodes_.begin(), nodes_.end(), [n](const NodeCount& c) { return c.node == n; });
-    if (it == nodes_.end()) {
-      nodes_.push_back({n, 0, false});
-      it = nodes_.end() - 1;
+        std::find_if(nodes.begin(), nodes.end(), [n](const NodeCount& c) { return c.node == n; });
+    if (it == nodes.end()) {
+      nodes.push_back({n, 0, false});
+      it = nodes.end() - 1;
     }
     ++it->tasks;
     if (s < first_worker) it->has_ps = true;
   }
+  return nodes;
 }
 
 // Removes workers from the nodes where the job is thinnest, so what is left
 // stays together; the node of its PS (or Chief) goes last; within a node the
 // highest slot goes first. Ties between nodes: the higher node index first.
-void FSchedulingSizer::Shrink(engine::CycleContext& ctx, JobIndex j, int target) const {
+void Shrink(engine::CycleContext& ctx, JobIndex j, int target) {
   const ClusterState& st = ctx.state();
   const int max_w = st.Job(j).spec->role(core::Role::kWorker).max_replicas;
   while (st.Job(j).placed_workers > target) {
     const JobState& js = st.Job(j);
-    CountNodes(st, j);
     int slot = -1;
     std::tuple<bool, int, NodeIndex> best_key;
-    for (const NodeCount& c : nodes_) {
+    for (const NodeCount& c : CountNodes(st, j)) {
       int highest = -1;
       for (int i = max_w - 1; i >= 0 && highest < 0; --i) {
         if (js.NodeOf(core::Role::kWorker, i) == c.node) highest = i;
@@ -179,7 +185,7 @@ void FSchedulingSizer::Shrink(engine::CycleContext& ctx, JobIndex j, int target)
   }
 }
 
-bool FSchedulingSizer::Grow(engine::CycleContext& ctx, JobIndex j, int target) const {
+bool Grow(engine::CycleContext& ctx, JobIndex j, int target) {
   const ClusterState& st = ctx.state();
   while (st.Job(j).placed_workers < target) {
     const JobState& js = st.Job(j);
@@ -187,9 +193,8 @@ bool FSchedulingSizer::Grow(engine::CycleContext& ctx, JobIndex j, int target) c
     if (t.index < 0) return false;
     NodeIndex best = engine::kNoNode;
     // Next to the job first: the node holding most of its tasks.
-    CountNodes(st, j);
     int best_tasks = -1;
-    for (const NodeCount& c : nodes_) {
+    for (const NodeCount& c : CountNodes(st, j)) {
       if (!ctx.session.Fits(t, c.node)) continue;
       if (c.tasks > best_tasks || (c.tasks == best_tasks && c.node < best)) {
         best = c.node;
@@ -227,20 +232,22 @@ bool FSchedulingSizer::Grow(engine::CycleContext& ctx, JobIndex j, int target) c
   return true;
 }
 
-bool FSchedulingSizer::Apply(engine::CycleContext& ctx, const engine::Packer& packer,
-                             const FschedAllocation& alloc, double current_total) const {
+// Places `alloc` on the session and records the decisions; false (and
+// nothing changed) if some worker cannot be placed.
+bool Apply(engine::CycleContext& ctx, const engine::Packer& packer, std::span<const Entry> entries,
+           const FschedAllocation& alloc, double current_total, bool restart) {
   const ClusterState& st = ctx.state();
   const engine::Session::Mark mark = ctx.session.GetMark();
-  const int n = static_cast<int>(entries_.size());
+  const int n = static_cast<int>(entries.size());
   // Shrink first: growing jobs may need the freed GPUs.
   for (int k = 0; k < n; ++k) {
-    const Entry& e = entries_[k];
+    const Entry& e = entries[k];
     if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) {
       Shrink(ctx, e.job, alloc.workers[k]);
     }
   }
   for (int k = 0; k < n; ++k) {
-    const Entry& e = entries_[k];
+    const Entry& e = entries[k];
     const int target = alloc.workers[k];
     if (e.kind == Kind::kFrozen || target <= e.current) continue;
     bool ok = true;
@@ -260,40 +267,66 @@ bool FSchedulingSizer::Apply(engine::CycleContext& ctx, const engine::Packer& pa
       fmt::format("total throughput {:.1f} -> {:.1f} steps/s, variance {:.4f}", current_total,
                   alloc.throughput, alloc.variance);
   for (int k = 0; k < n; ++k) {
-    const Entry& e = entries_[k];
+    const Entry& e = entries[k];
     const int target = alloc.workers[k];
     if (e.kind == Kind::kFrozen || target == e.current) continue;
     std::string reason;
     if (e.kind == Kind::kRunning) {
       reason = fmt::format("reallocated: {} -> {} ({})", e.current, Workers(target), summary);
-      ctx.AddAction(ActionKind::kResize, e.job, reason, target);
-      ctx.plan.actions.back().restart = options_.restart;
+      ctx.decisions.Resize(e.job, target, reason, restart);
     } else if (e.kind == Kind::kStarted) {
       reason = fmt::format("started with {} (F-scheduling: {})", Workers(target), summary);
-      if (engine::Action* a = AdmissionAction(ctx.plan, e.job)) {
-        a->workers = target;
-        a->reason = reason;
-      }
-    } else {  // kWaiting
+      ctx.decisions.ResizeStart(e.job, target, reason);
+    } else {  // kWaiting: its wait becomes a start (or a start is added)
       reason = fmt::format("started with {} by reallocation ({})", Workers(target), summary);
-      if (engine::Action* a = AdmissionAction(ctx.plan, e.job); a && a->kind == ActionKind::kWait) {
-        a->kind = ActionKind::kStart;
-        a->workers = target;
-        a->reason = reason;
-      } else {
-        ctx.AddAction(ActionKind::kStart, e.job, reason, target);
-      }
+      ctx.decisions.Start(e.job, target, reason);
     }
     if (engine::JobTrace* trace = ctx.TraceOf(e.job)) trace->outcome = reason;
   }
   return true;
 }
 
+// Says why the reallocation did not start a job the admission left waiting.
+void ExplainWaiting(engine::CycleContext& ctx, std::span<const Entry> entries,
+                    const FschedAllocation& full) {
+  const ClusterState& st = ctx.state();
+  int frozen_gpus = 0;
+  for (const Entry& e : entries) {
+    if (e.kind != Kind::kFrozen) continue;
+    const JobState& js = st.Job(e.job);
+    frozen_gpus += FixedGpus(js) + e.current * WorkerGpus(js);
+  }
+  for (int k = 0; k < static_cast<int>(entries.size()); ++k) {
+    const Entry& e = entries[k];
+    if (e.kind != Kind::kWaiting) continue;
+    const engine::Action* wait = ctx.decisions.VerdictOf(e.job);
+    if (wait == nullptr || wait->kind != ActionKind::kWait) continue;  // started after all
+    const JobState& js = st.Job(e.job);
+    std::string reason = wait->reason;
+    if (full.left_at_turn[k] >= 0) {
+      reason += fmt::format(
+          "; reallocation: its minimum needs {} nvidia.com/gpu, {} left after the minimums of "
+          "running and earlier jobs",
+          FixedGpus(js) + js.spec->role(core::Role::kWorker).min_replicas * WorkerGpus(js),
+          full.left_at_turn[k]);
+      if (frozen_gpus > 0) {
+        reason += fmt::format(" ({} held by launching or protected jobs)", frozen_gpus);
+      }
+    } else {
+      reason += "; reallocation: the new allocation could not be placed";
+    }
+    if (engine::JobTrace* trace = ctx.TraceOf(e.job)) trace->outcome = reason;
+    ctx.decisions.Wait(e.job, std::move(reason));
+  }
+}
+
+}  // namespace
+
 void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& packer) const {
-  Collect(ctx);
+  const std::vector<Entry> entries = Collect(ctx);
   const ClusterState& st = ctx.state();
   double current_total = 0;
-  for (const Entry& e : entries_) current_total += st.Job(e.job).spec->throughput.Rate(e.current);
+  for (const Entry& e : entries) current_total += st.Job(e.job).spec->throughput.Rate(e.current);
 
   // What a plan does relative to now.
   struct Effect {
@@ -302,10 +335,10 @@ void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& p
     bool admits_waiting = false;   // a job that had nothing gets its minimum
     bool valid = true;             // no running job dropped to 0 (never, if consistent)
   };
-  const auto effect = [this](const FschedAllocation& a) {
+  const auto effect = [&entries](const FschedAllocation& a) {
     Effect ef;
-    for (int k = 0; k < static_cast<int>(entries_.size()); ++k) {
-      const Entry& e = entries_[k];
+    for (int k = 0; k < static_cast<int>(entries.size()); ++k) {
+      const Entry& e = entries[k];
       if (e.kind == Kind::kFrozen || a.workers[k] == e.current) continue;
       ef.changes = true;
       if (e.kind == Kind::kRunning) ef.changes_running = true;
@@ -317,59 +350,31 @@ void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& p
 
   bool has_elastic = false;
   bool has_new = false;
-  for (const Entry& e : entries_) {
+  for (const Entry& e : entries) {
     has_elastic = has_elastic || e.kind != Kind::kFrozen;
     has_new = has_new || e.kind == Kind::kStarted || e.kind == Kind::kWaiting;
   }
   if (!has_elastic) return;
 
-  const FschedAllocation full = Allocate(st, /*keep_running=*/false);
+  const FschedAllocation full = Allocate(st, entries, options_, /*keep_running=*/false);
   const Effect ef = effect(full);
   // SPEC: a reallocation (it restarts running jobs) must raise the total
   // throughput by min_gain or give resources to a job that had none. A plan
   // that only sizes jobs starting in this cycle restarts nobody.
   const bool worth = !ef.changes_running || ef.admits_waiting ||
                      full.throughput - current_total >= options_.min_gain - 1e-9;
-  if (!(ef.valid && ef.changes && worth && Apply(ctx, packer, full, current_total)) && has_new) {
+  if (!(ef.valid && ef.changes && worth &&
+        Apply(ctx, packer, entries, full, current_total, options_.restart)) &&
+      has_new) {
     // Fallback: keep every running job as it is; size only this cycle's
     // starts.
-    const FschedAllocation kept = Allocate(st, /*keep_running=*/true);
+    const FschedAllocation kept = Allocate(st, entries, options_, /*keep_running=*/true);
     const Effect ek = effect(kept);
-    if (ek.valid && ek.changes) Apply(ctx, packer, kept, current_total);
-  }
-  ExplainWaiting(ctx, full);
-}
-
-// Says why the reallocation did not start a job the admission left waiting.
-void FSchedulingSizer::ExplainWaiting(engine::CycleContext& ctx,
-                                      const FschedAllocation& full) const {
-  const ClusterState& st = ctx.state();
-  int frozen_gpus = 0;
-  for (const Entry& e : entries_) {
-    if (e.kind != Kind::kFrozen) continue;
-    const JobState& js = st.Job(e.job);
-    frozen_gpus += FixedGpus(js) + e.current * WorkerGpus(js);
-  }
-  for (int k = 0; k < static_cast<int>(entries_.size()); ++k) {
-    const Entry& e = entries_[k];
-    if (e.kind != Kind::kWaiting) continue;
-    engine::Action* wait = AdmissionAction(ctx.plan, e.job);
-    if (wait == nullptr || wait->kind != ActionKind::kWait) continue;  // started after all
-    const JobState& js = st.Job(e.job);
-    if (full.left_at_turn[k] >= 0) {
-      wait->reason += fmt::format(
-          "; reallocation: its minimum needs {} nvidia.com/gpu, {} left after the minimums of "
-          "running and earlier jobs",
-          FixedGpus(js) + js.spec->role(core::Role::kWorker).min_replicas * WorkerGpus(js),
-          full.left_at_turn[k]);
-      if (frozen_gpus > 0) {
-        wait->reason += fmt::format(" ({} held by launching or protected jobs)", frozen_gpus);
-      }
-    } else {
-      wait->reason += "; reallocation: the new allocation could not be placed";
+    if (ek.valid && ek.changes) {
+      Apply(ctx, packer, entries, kept, current_total, options_.restart);
     }
-    if (engine::JobTrace* trace = ctx.TraceOf(e.job)) trace->outcome = wait->reason;
   }
+  ExplainWaiting(ctx, entries, full);
 }
 
 }  // namespace dlsched::policy

@@ -1,9 +1,5 @@
 #pragma once
 
-#include <cstdint>
-#include <utility>
-#include <vector>
-
 #include "dlsched/engine/extension_points.h"
 #include "dlsched/policy/fsched_allocation.h"
 
@@ -49,46 +45,13 @@ class FSchedulingSizer final : public engine::Sizer {
   int StartWorkers(const engine::ClusterState& state, engine::JobIndex j) const override {
     return state.Job(j).spec->role(core::Role::kWorker).min_replicas;
   }
+  // Reads admission's verdicts from the cycle's decisions and records its
+  // own there (resizes; starts that replace waits; larger starts).
   void Resize(engine::CycleContext& ctx, const engine::Packer& packer) const override;
   const Options& options() const { return options_; }
 
  private:
-  enum class Kind : uint8_t { kRunning, kStarted, kWaiting, kFrozen };
-  struct Entry {
-    engine::JobIndex job;
-    Kind kind;
-    int current;  // workers held now (after this cycle's admission)
-  };
-
-  void Collect(const engine::CycleContext& ctx) const;
-  // The admission's kStart or kWait action for job `j` in this cycle's
-  // plan, or nullptr (index built by Collect).
-  engine::Action* AdmissionAction(engine::Plan& plan, engine::JobIndex j) const;
-  // Allocation over entries_; with `keep_running` running jobs are frozen.
-  FschedAllocation Allocate(const engine::ClusterState& state, bool keep_running) const;
-  // Places `alloc` on the session and emits the actions; false (and nothing
-  // changed) if some worker cannot be placed.
-  bool Apply(engine::CycleContext& ctx, const engine::Packer& packer, const FschedAllocation& alloc,
-             double current_total) const;
-  void ExplainWaiting(engine::CycleContext& ctx, const FschedAllocation& full) const;
-  void Shrink(engine::CycleContext& ctx, engine::JobIndex j, int target) const;
-  bool Grow(engine::CycleContext& ctx, engine::JobIndex j, int target) const;
-  // Distinct nodes holding tasks of job `j` and how many of its tasks each
-  // holds, into nodes_.
-  void CountNodes(const engine::ClusterState& state, engine::JobIndex j) const;
-
   Options options_;
-  // Scratch, reused across cycles.
-  mutable std::vector<Entry> entries_;
-  mutable std::vector<FschedJob> fjobs_;
-  mutable std::vector<engine::JobIndex> pending_;
-  mutable std::vector<std::pair<engine::JobIndex, int>> job_actions_;  // (job, action index)
-  struct NodeCount {
-    engine::NodeIndex node;
-    int tasks;
-    bool has_ps;  // holds a PS or Chief of the job
-  };
-  mutable std::vector<NodeCount> nodes_;
 };
 
 }  // namespace dlsched::policy

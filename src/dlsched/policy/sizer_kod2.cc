@@ -17,37 +17,35 @@ using engine::NodeIndex;
 
 void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*packer*/) const {
   const engine::ClusterState& st = ctx.state();
-  jobs_.clear();
+  std::vector<JobIndex> jobs;
   // Jobs started in this cycle are still pending in the session's phases;
-  // their kStart actions name them.
-  for (const engine::Action& a : ctx.plan.actions) {
-    if (a.kind == ActionKind::kStart) jobs_.push_back(a.task.job);
+  // admission's verdicts name them.
+  for (const engine::Action& a : ctx.decisions.actions()) {
+    if (a.kind == ActionKind::kStart) jobs.push_back(a.task.job);
   }
-  ActiveJobs(st, &active_);
-  for (JobIndex j : active_) {
-    if (st.Job(j).phase == core::JobPhase::kRunning) jobs_.push_back(j);
+  std::vector<JobIndex> active;
+  ActiveJobs(st, &active);
+  for (JobIndex j : active) {
+    if (st.Job(j).phase == core::JobPhase::kRunning) jobs.push_back(j);
   }
-  std::erase_if(jobs_, [&](JobIndex j) {
-    if (st.Job(j).placed_workers >= st.Job(j).spec->role(core::Role::kWorker).max_replicas) {
-      return true;
-    }
-    return std::any_of(ctx.plan.actions.begin(), ctx.plan.actions.end(), [j](const auto& a) {
-      return a.kind == ActionKind::kResize && a.task.job == j;
-    });
+  std::erase_if(jobs, [&](JobIndex j) {
+    return st.Job(j).placed_workers >= st.Job(j).spec->role(core::Role::kWorker).max_replicas ||
+           ctx.decisions.ResizeOf(j) != nullptr;
   });
-  if (jobs_.empty()) return;
+  if (jobs.empty()) return;
   // Heaviest first. Every job here holds resources, so none is aged.
-  engine::OrderJobs(ctx, &jobs_);
+  engine::OrderJobs(ctx, &jobs);
 
-  no_room_.clear();
-  for (const JobIndex x : jobs_) {
+  std::vector<core::Resources> no_room;  // worker requests no node could take
+  std::vector<NodeIndex> own;
+  for (const JobIndex x : jobs) {
     const JobState& xs = st.Job(x);
     const core::RoleSpec& w = xs.spec->role(core::Role::kWorker);
     const core::Resources& req = w.resources;
     if (!req.FitsIn(st.TotalFree())) continue;
     // A worker at least this large already found no node in this cycle, and
     // room only shrinks as the cycle goes on.
-    if (std::any_of(no_room_.begin(), no_room_.end(),
+    if (std::any_of(no_room.begin(), no_room.end(),
                     [&](const core::Resources& r) { return r.FitsIn(req); })) {
       continue;
     }
@@ -65,27 +63,27 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
       return xs.placed_workers < w.max_replicas && req.FitsIn(st.TotalFree());
     };
     // The job's own nodes: its PS node(s) first, then the others by index.
-    own_.clear();
+    own.clear();
     for (int p = 0; p < xs.NumPs(); ++p) {
       const NodeIndex n = xs.NodeOf(core::Role::kPS, p);
-      if (n != engine::kNoNode && std::find(own_.begin(), own_.end(), n) == own_.end()) {
-        own_.push_back(n);
+      if (n != engine::kNoNode && std::find(own.begin(), own.end(), n) == own.end()) {
+        own.push_back(n);
       }
     }
-    const auto ps_end = static_cast<std::ptrdiff_t>(own_.size());
+    const auto ps_end = static_cast<std::ptrdiff_t>(own.size());
     for (int s = xs.NumPs(); s < static_cast<int>(xs.task_node.size()); ++s) {
-      if (xs.task_node[s] != engine::kNoNode) own_.push_back(xs.task_node[s]);
+      if (xs.task_node[s] != engine::kNoNode) own.push_back(xs.task_node[s]);
     }
-    std::sort(own_.begin() + ps_end, own_.end());
-    own_.erase(std::unique(own_.begin() + ps_end, own_.end()), own_.end());
-    own_.erase(std::remove_if(own_.begin() + ps_end, own_.end(),
-                              [&](NodeIndex n) {
-                                return std::find(own_.begin(), own_.begin() + ps_end, n) !=
-                                       own_.begin() + ps_end;
-                              }),
-               own_.end());
+    std::sort(own.begin() + ps_end, own.end());
+    own.erase(std::unique(own.begin() + ps_end, own.end()), own.end());
+    own.erase(std::remove_if(own.begin() + ps_end, own.end(),
+                             [&](NodeIndex n) {
+                               return std::find(own.begin(), own.begin() + ps_end, n) !=
+                                      own.begin() + ps_end;
+                             }),
+              own.end());
     bool more = true;
-    for (const NodeIndex n : own_) {
+    for (const NodeIndex n : own) {
       if (!(more = fill(n))) break;
     }
     if (more) {
@@ -95,22 +93,21 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
       });
       // Every node was visited and the job still wants a worker that the
       // cluster's free total could hold: no single node has room for one.
-      if (more) no_room_.push_back(req);
+      if (more) no_room.push_back(req);
     }
     const int added = xs.placed_workers - before;
     if (added == 0) continue;
-    auto start = std::find_if(ctx.plan.actions.begin(), ctx.plan.actions.end(), [x](const auto& a) {
-      return a.kind == ActionKind::kStart && a.task.job == x;
-    });
-    if (start != ctx.plan.actions.end()) {
-      start->workers = xs.placed_workers;
-      start->reason += fmt::format(", scaled out to {} into idle room", Workers(xs.placed_workers));
-      if (engine::JobTrace* trace = ctx.TraceOf(x)) trace->outcome = start->reason;
+    const engine::Action* start = ctx.decisions.VerdictOf(x);
+    if (start != nullptr && start->kind == ActionKind::kStart) {
+      std::string reason = start->reason + fmt::format(", scaled out to {} into idle room",
+                                                       Workers(xs.placed_workers));
+      if (engine::JobTrace* trace = ctx.TraceOf(x)) trace->outcome = reason;
+      ctx.decisions.ResizeStart(x, xs.placed_workers, std::move(reason));
       continue;
     }
-    ctx.AddAction(ActionKind::kResize, x,
-                  fmt::format("scaled out {} into idle room", Workers(added)), xs.placed_workers);
-    ctx.plan.actions.back().restart = restart_on_resize_;
+    ctx.decisions.Resize(x, xs.placed_workers,
+                         fmt::format("scaled out {} into idle room", Workers(added)),
+                         restart_on_resize_);
   }
 }
 

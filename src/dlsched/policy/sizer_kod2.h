@@ -44,11 +44,6 @@ class Kod2ScaleOut final : public engine::Sizer {
  private:
   bool restart_on_resize_;
   MostIdleNodes idle_;
-  // Scratch, reused across calls.
-  mutable std::vector<engine::JobIndex> jobs_;
-  mutable std::vector<engine::JobIndex> active_;
-  mutable std::vector<engine::NodeIndex> own_;
-  mutable std::vector<core::Resources> no_room_;  // worker requests no node could take
 };
 
 // Args: restartOnResize (bool, default false).

@@ -88,8 +88,7 @@ class FlipFlopSizer final : public engine::Sizer {
       } else if (!engine::PlaceTaskByScore(ctx, second, &reason)) {
         continue;
       }
-      ctx.AddAction(engine::ActionKind::kResize, j, "flip", st.Job(j).placed_workers);
-      ctx.plan.actions.back().restart = true;
+      ctx.decisions.Resize(j, st.Job(j).placed_workers, "flip", /*restart=*/true);
     }
   }
 };

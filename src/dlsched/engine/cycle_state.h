@@ -1,0 +1,63 @@
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dlsched/engine/plan.h"
+
+namespace dlsched::engine {
+
+// What the stages of one cycle decide, and compute for each other. Owned by
+// the cycle (Engine::Cycle), never by a policy: policies keep nothing
+// between calls, so one Engine may run cycles on several threads at once.
+// Its job-level actions, in the order they were first decided, follow the
+// session's binds and unbinds in the cycle's plan (EmitPlan).
+class CycleState {
+ public:
+  // Appends a job-level action no later stage revisits (kStarve, kStop,
+  // kBackoff: `task` names the pod).
+  void Add(ActionKind kind, TaskRef task, std::string reason, int workers = 0);
+
+  // Admission's verdict on a pending job: it starts with `workers` workers,
+  // or it waits. A later verdict on the same job (a sizer that starts a job
+  // admission left waiting, or grows one admission started) replaces the
+  // earlier one in place, so verdicts keep the order in which jobs were
+  // first decided.
+  void Start(JobIndex j, int workers, std::string reason);
+  void Wait(JobIndex j, std::string reason);
+  // The verdict (kStart or kWait) on job `j` in this cycle, or nullptr.
+  const Action* VerdictOf(JobIndex j) const;
+  // Changes a start verdict's size and reason (a sizer growing a job that
+  // starts in this cycle). `j` must have a kStart verdict.
+  void ResizeStart(JobIndex j, int workers, std::string reason);
+
+  // A running job's new size. A second resize of the same job in the cycle
+  // merges into the first: the size is the latest, the reasons are joined,
+  // restart and preempted stick once set.
+  void Resize(JobIndex j, int workers, std::string reason, bool restart, bool preempted = false);
+  // The kResize of job `j` in this cycle, or nullptr.
+  const Action* ResizeOf(JobIndex j) const;
+
+  // Every job-level action, in order.
+  std::span<const Action> actions() const { return actions_; }
+  std::vector<Action> TakeActions() { return std::move(actions_); }
+
+  // The job order's keys of this cycle's pending jobs as admission ordered
+  // them (aging included), for the stages after it: a preemptor weighing
+  // the job it frees room for reads them instead of recomputing.
+  void SetPendingKeys(std::span<const JobIndex> jobs, std::span<const double> keys);
+  std::optional<double> PendingKey(JobIndex j) const;
+
+ private:
+  size_t Put(std::unordered_map<JobIndex, size_t>& index, Action action);
+
+  std::vector<Action> actions_;
+  std::unordered_map<JobIndex, size_t> verdict_of_;
+  std::unordered_map<JobIndex, size_t> resize_of_;
+  std::unordered_map<JobIndex, double> pending_keys_;
+};
+
+}  // namespace dlsched::engine
