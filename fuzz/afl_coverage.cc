@@ -9,7 +9,8 @@
 // does, so afl-fuzz is coverage-guided. It must not be instrumented itself.
 #include <cstdint>
 
-extern "C" uint8_t* __afl_area_ptr;  // AFL++'s map (afl-compiler-rt.o), 64 KiB by default
+extern "C" uint8_t* __afl_area_ptr;          // AFL++'s map (afl-compiler-rt.o), 64 KiB by default
+extern "C" const char __executable_start[];  // GNU ld: where the executable is loaded
 
 namespace {
 thread_local uintptr_t g_previous = 0;
@@ -17,8 +18,16 @@ thread_local uintptr_t g_previous = 0;
 
 extern "C" __attribute__((no_sanitize_coverage, no_sanitize_address, no_sanitize_undefined)) void
 __sanitizer_cov_trace_pc() {
-  const auto pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  // Relative to the load address, so a block keeps its map slot from one
+  // process to the next despite ASLR (afl-showmap maps are comparable).
+  const auto pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0)) -
+                  reinterpret_cast<uintptr_t>(__executable_start);
   const uintptr_t current = ((pc >> 4) ^ (pc << 8)) & 0xffff;
   __afl_area_ptr[current ^ g_previous]++;
   g_previous = current >> 1;
 }
+
+// AFL++ resets its own previous-block state between persistent-mode inputs,
+// not ours: without this, each input's first edge would depend on the input
+// run before it, which AFL++ reports as instability.
+extern "C" __attribute__((no_sanitize_coverage)) void DlschedFuzzStartInput() { g_previous = 0; }

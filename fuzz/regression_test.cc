@@ -1,8 +1,10 @@
 // Runs every seed of the fuzz corpus and every input a fuzzer once crashed
 // on through its target, in the normal (sanitized) test build: a fixed
 // finding stays fixed, and the seeds stay valid inputs for the fuzzers.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +14,13 @@
 #include "targets.h"
 
 namespace dlsched::fuzz {
+
+// gtest_discover_tests puts the printed parameter into the CTest name: by
+// default its bytes, pointers included, which change from build to build.
+// Not in the anonymous namespace: argument-dependent lookup looks in
+// NamedTarget's namespace only.
+void PrintTo(const NamedTarget& target, std::ostream* os) { *os << target.name; }
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -152,6 +152,16 @@ std::span<const NamedTarget> Targets() {
   return kTargets;
 }
 
+void WarmUp() {
+  const auto run = [](Target target, std::string_view text) {
+    target(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  };
+  run(&Quantity, "1.5Gi");
+  run(&Cluster, kCluster);
+  run(&Workload, kWorkload);
+  for (const auto& builtin : policy::BuiltinProfiles()) run(&Profile, builtin.yaml);
+}
+
 Target FindTarget(std::string_view name) {
   for (const auto& t : Targets()) {
     if (t.name == name) return t.run;

@@ -32,4 +32,11 @@ std::span<const NamedTarget> Targets();
 // The target called `name`, or nullptr.
 Target FindTarget(std::string_view name);
 
+// Runs every target once on valid input. The fuzz binaries call it before
+// AFL++'s fork server starts, so one-time initialisation (function-local
+// statics: the fixed inputs, built-in profiles, the model zoo) is inherited
+// by every child instead of showing up as coverage of each child's first
+// input, which AFL++ would count as unstable edges.
+void WarmUp();
+
 }  // namespace dlsched::fuzz
