@@ -307,6 +307,10 @@ nlohmann::ordered_json TraceJson(const engine::ClusterState& state, const engine
   j["time"] = t.time;
   j["position"] = t.position;
   j["outcome"] = t.outcome;
+  // kube-scheduler's status code while the job waits: Unschedulable (not
+  // now) or UnschedulableAndUnresolvable (never on this cluster).
+  j["status"] = t.waiting ? nlohmann::ordered_json(std::string(engine::WaitStatusName(t.status)))
+                          : nlohmann::ordered_json(nullptr);
   auto& tasks = j["tasks"] = nlohmann::ordered_json::array();
   for (const auto& task : t.tasks) {
     nlohmann::ordered_json tj;
@@ -332,8 +336,10 @@ nlohmann::ordered_json TraceJson(const engine::ClusterState& state, const engine
 
 std::string TraceText(const engine::ClusterState& state, const engine::Profile& p,
                       const engine::JobTrace& t) {
-  std::string out = fmt::format("cycle {} at {:.1f}s (position {} in the queue): {}\n", t.cycle,
-                                t.time, t.position, t.outcome);
+  std::string out = fmt::format(
+      "cycle {} at {:.1f}s (position {} in the queue): {}{}\n", t.cycle, t.time, t.position,
+      t.outcome,
+      t.waiting ? fmt::format(" [{}]", engine::WaitStatusName(t.status)) : std::string());
   for (const auto& task : t.tasks) {
     out += fmt::format("  {}[{}] -> {}{}\n", core::RoleName(task.task.role), task.task.index,
                        task.chosen == engine::kNoNode ? "(none)" : state.NodeName(task.chosen),

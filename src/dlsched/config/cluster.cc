@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/config/constraints.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
@@ -31,8 +32,8 @@ struct Totals {
 core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::string& path,
                             std::vector<core::NodeSpec>& out,
                             std::map<std::string, std::string>& owner, Totals& totals) {
-  if (auto st =
-          r.CheckMap(n, path, "a map", {"name", "count", "resources", "labels", "schedulable"});
+  if (auto st = r.CheckMap(n, path, "a map",
+                           {"name", "count", "resources", "labels", "taints", "schedulable"});
       !st) {
     return st;
   }
@@ -94,6 +95,12 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
         return r.Fail(label_path, *problem);
       }
       node.labels[kv.first.Scalar()] = value;
+    }
+  }
+
+  if (Given(n["taints"])) {
+    if (auto st = internal::ParseTaints(r, n["taints"], Key(path, "taints"), node.taints); !st) {
+      return st;
     }
   }
 

@@ -80,7 +80,7 @@ nodes:
 TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
   EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, lables: {zone: z}}\n"),
             "cluster.yaml: nodes[0].lables: unknown key (allowed: name, count, resources, labels, "
-            "schedulable)");
+            "taints, schedulable)");
   EXPECT_EQ(ClusterError("node: []\n"), "cluster.yaml: node: unknown key (allowed: nodes)");
 }
 
@@ -134,6 +134,51 @@ TEST(ParseClusterTest, SyntaxErrorHasLineAndColumn) {
   // yaml-cpp reports an unclosed flow map where the input ends.
   EXPECT_EQ(ClusterError("nodes:\n  - name: a\n    resources: {cpu: 1\n"),
             "cluster.yaml:4:1: end of map flow not found");
+}
+
+}  // namespace
+}  // namespace dlsched::config
+
+namespace dlsched::config {
+namespace {
+
+TEST(ParseClusterTest, Taints) {
+  auto c = ParseCluster(R"(
+nodes:
+  - name: n
+    resources: {cpu: 1}
+    taints:
+      - {key: dedicated, value: infra, effect: NoSchedule}
+      - {key: maintenance, effect: NoExecute}
+      - {key: dedicated, value: infra, effect: PreferNoSchedule}
+)",
+                        "c.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const auto& t = c->nodes[0].taints;
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(core::FormatTaint(t[0]), "dedicated=infra:NoSchedule");
+  EXPECT_EQ(core::FormatTaint(t[1]), "maintenance:NoExecute");
+  EXPECT_EQ(t[2].effect, core::TaintEffect::kPreferNoSchedule);
+}
+
+TEST(ParseClusterTest, TaintErrors) {
+  auto err = [](const std::string& taints) {
+    return ClusterError("nodes:\n  - {name: n, resources: {cpu: 1}, taints: " + taints + "}\n");
+  };
+  EXPECT_EQ(err("[{key: a}]"),
+            "cluster.yaml: nodes[0].taints[0].effect: missing, expected NoSchedule, "
+            "PreferNoSchedule or NoExecute");
+  EXPECT_EQ(err("[{key: a, effect: Evict}]"),
+            "cluster.yaml: nodes[0].taints[0].effect: expected NoSchedule, PreferNoSchedule or "
+            "NoExecute, got 'Evict'");
+  EXPECT_EQ(err("[{effect: NoSchedule}]"),
+            "cluster.yaml: nodes[0].taints[0].key: missing, expected a label key");
+  EXPECT_EQ(err("[{key: a, effect: NoSchedule}, {key: a, value: b, effect: NoSchedule}]"),
+            "cluster.yaml: nodes[0].taints[1]: a taint with key 'a' and effect NoSchedule is "
+            "already given");
+  EXPECT_EQ(err("{a: b}"),
+            "cluster.yaml: nodes[0].taints: expected a list of taints ({key, value, effect}), got "
+            "a map");
 }
 
 }  // namespace

@@ -86,8 +86,8 @@ core::Status ParsePoint(const Reader& r, const YAML::Node& root, const std::stri
 
 core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& root) {
   if (auto st = r.CheckMap(root, "", "a map with 'name' and extension points",
-                           {"name", "description", "admission", "order", "packer", "scorers",
-                            "preemptor", "sizer", "protectFactor"});
+                           {"name", "description", "admission", "order", "filters", "packer",
+                            "scorers", "preemptor", "sizer", "protectFactor"});
       !st) {
     return std::unexpected(st.error());
   }
@@ -130,6 +130,23 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
         Point{"sizer", "Fixed", &prof.sizer}}) {
     if (auto st = ParsePoint(r, root, pt.key, pt.default_name, *pt.out); !st) {
       return std::unexpected(st.error());
+    }
+  }
+
+  const YAML::Node& filters = root["filters"];
+  if (!Given(filters)) {
+    // kube-scheduler's filters for node taints and labels, in its order;
+    // the engine itself checks the schedulable flag first and the free
+    // resources last.
+    prof.filters.push_back(DefaultPlugin(r, Index("filters", 0), "TaintToleration"));
+    prof.filters.push_back(DefaultPlugin(r, Index("filters", 1), "NodeAffinity"));
+  } else {
+    // An explicit empty list is allowed: labels and taints are ignored.
+    if (!filters.IsSequence()) return r.Expected("filters", "a list of filters", filters);
+    for (size_t i = 0; i < filters.size(); ++i) {
+      auto p = ParsePlugin(r, filters[i], Index("filters", i), /*scorer=*/false);
+      if (!p) return std::unexpected(p.error());
+      prof.filters.push_back(std::move(*p));
     }
   }
 

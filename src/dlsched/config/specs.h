@@ -30,6 +30,7 @@ struct ProfileSpec {
   std::string source;               // file name, for messages
   PluginSpec admission;             // "Gang" (default) or "PerPod"
   PluginSpec order;                 // default "FIFO"
+  std::vector<PluginSpec> filters;  // default: TaintToleration, NodeAffinity
   PluginSpec packer;                // default "TaskByTask"
   std::vector<PluginSpec> scorers;  // default: LeastAllocated weight 1
   PluginSpec preemptor;             // default "None"

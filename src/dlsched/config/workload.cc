@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/config/constraints.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
@@ -79,15 +80,45 @@ core::Status ParseContainers(const Reader& r, const YAML::Node& list, const std:
   return {};
 }
 
+// A role's nodeSelector, affinity and tolerations, as in a pod spec.
+core::Status ParseConstraints(const Reader& r, const YAML::Node& n, const std::string& path,
+                              core::NodeConstraints& out) {
+  if (Given(n["nodeSelector"])) {
+    if (auto st = internal::ParseNodeSelector(r, n["nodeSelector"], Key(path, "nodeSelector"),
+                                              out.node_selector);
+        !st) {
+      return st;
+    }
+  }
+  if (Given(n["affinity"])) {
+    if (auto st =
+            internal::ParseAffinity(r, n["affinity"], Key(path, "affinity"), out.required_terms);
+        !st) {
+      return st;
+    }
+  }
+  if (Given(n["tolerations"])) {
+    if (auto st = internal::ParseTolerations(r, n["tolerations"], Key(path, "tolerations"),
+                                             out.tolerations);
+        !st) {
+      return st;
+    }
+  }
+  return {};
+}
+
 // Parses ps, chief or worker (chief has 0 or 1 replica).
 core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& path,
                        core::Role role, core::RoleSpec& out) {
   const bool worker = role == core::Role::kWorker;
-  core::Status st =
-      worker ? r.CheckMap(n, path, "a map",
-                          {"replicas", "minReplicas", "maxReplicas", "resources", "containers"})
-             : r.CheckMap(n, path, "a map", {"replicas", "resources", "containers"});
+  core::Status st = worker ? r.CheckMap(n, path, "a map",
+                                        {"replicas", "minReplicas", "maxReplicas", "resources",
+                                         "containers", "nodeSelector", "affinity", "tolerations"})
+                           : r.CheckMap(n, path, "a map",
+                                        {"replicas", "resources", "containers", "nodeSelector",
+                                         "affinity", "tolerations"});
   if (!st) return st;
+  if (auto cs = ParseConstraints(r, n, path, out.constraints); !cs) return cs;
 
   const int64_t min = worker ? 1 : 0;
   const int64_t max = role == core::Role::kChief ? 1 : core::kMaxTasksPerJob;

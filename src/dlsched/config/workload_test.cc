@@ -167,7 +167,7 @@ TEST(ParseWorkloadTest, ReplicaRangeErrors) {
       "workload.yaml: jobs[0].ps.replicas: expected an integer between 0 and 100000, got '-1'");
   EXPECT_EQ(JobError("    ps: {replicas: 1, minReplicas: 1, resources: {cpu: 1}}\n"),
             "workload.yaml: jobs[0].ps.minReplicas: unknown key (allowed: replicas, resources, "
-            "containers)");
+            "containers, nodeSelector, affinity, tolerations)");
 }
 
 TEST(ParseWorkloadTest, PsWithoutReplicasNeedsNoResources) {
@@ -379,6 +379,91 @@ TEST(ParseWorkloadTest, ContainerErrors) {
                         "{name: b, resources: {memory: 1}}]}"),
             "workload.yaml: jobs[0].worker.containers[1].resources: the containers' total memory "
             "is more than the limit of 1Pi");
+}
+
+}  // namespace
+}  // namespace dlsched::config
+
+namespace dlsched::config {
+namespace {
+
+// A role's nodeSelector, required node affinity and tolerations, written as
+// in a pod spec.
+TEST(ParseWorkloadTest, NodeConstraints) {
+  auto w = ParseWorkload(R"(
+jobs:
+  - name: j
+    arrival: 0
+    totalSteps: 10
+    throughput: {table: {1: 1}}
+    worker:
+      replicas: 1
+      resources: {nvidia.com/gpu: 1}
+      nodeSelector: {gpu-model: v100}
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions:
+                  - {key: zone, operator: In, values: [z1, z2]}
+                  - {key: spot, operator: DoesNotExist}
+              - matchExpressions:
+                  - {key: gpus, operator: Gt, values: ["4"]}
+      tolerations:
+        - {key: dedicated, operator: Equal, value: ml, effect: NoSchedule}
+        - {operator: Exists}
+)",
+                         "w.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const core::NodeConstraints& c = w->jobs[0].role(Role::kWorker).constraints;
+  EXPECT_EQ(c.node_selector.at("gpu-model"), "v100");
+  ASSERT_EQ(c.required_terms.size(), 2u);
+  ASSERT_EQ(c.required_terms[0].match_expressions.size(), 2u);
+  EXPECT_EQ(c.required_terms[0].match_expressions[0].values,
+            (std::vector<std::string>{"z1", "z2"}));
+  EXPECT_EQ(c.required_terms[0].match_expressions[1].op,
+            core::NodeSelectorRequirement::Op::kDoesNotExist);
+  ASSERT_EQ(c.tolerations.size(), 2u);
+  EXPECT_FALSE(c.tolerations[0].any_effect);
+  EXPECT_TRUE(c.tolerations[1].any_effect);
+  EXPECT_TRUE(c.tolerations[1].key.empty());
+}
+
+TEST(ParseWorkloadTest, NodeConstraintErrors) {
+  const std::string res = ", resources: {cpu: 1}";
+  auto affinity = [&](const std::string& expr) {
+    return WorkerError(
+        "{replicas: 1" + res +
+        ", affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        "{nodeSelectorTerms: [{matchExpressions: [" +
+        expr + "]}]}}}}");
+  };
+  const std::string prefix =
+      "workload.yaml: jobs[0].worker.affinity.nodeAffinity."
+      "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].";
+  EXPECT_EQ(affinity("{key: zone, operator: In}"), prefix + "values: In needs at least one value");
+  EXPECT_EQ(affinity("{key: zone, operator: Exists, values: [a]}"),
+            prefix + "values: Exists takes no values");
+  EXPECT_EQ(affinity("{key: n, operator: Gt, values: [a]}"),
+            prefix + "values: Gt takes exactly one integer value");
+  EXPECT_EQ(affinity("{key: zone, operator: Near, values: [a]}"),
+            prefix + "operator: expected In, NotIn, Exists, DoesNotExist, Gt or Lt, got 'Near'");
+  EXPECT_EQ(
+      WorkerError("{replicas: 1" + res +
+                  ", affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: "
+                  "[]}}}"),
+      "workload.yaml: jobs[0].worker.affinity.nodeAffinity."
+      "preferredDuringSchedulingIgnoredDuringExecution: unknown key (allowed: "
+      "requiredDuringSchedulingIgnoredDuringExecution)");
+  EXPECT_EQ(WorkerError("{replicas: 1" + res + ", tolerations: [{value: x}]}"),
+            "workload.yaml: jobs[0].worker.tolerations[0].operator: a toleration without a key "
+            "must use Exists");
+  EXPECT_EQ(
+      WorkerError("{replicas: 1" + res + ", tolerations: [{key: a, operator: Exists, value: x}]}"),
+      "workload.yaml: jobs[0].worker.tolerations[0].value: a toleration with operator "
+      "Exists takes no value");
+  EXPECT_EQ(WorkerError("{replicas: 1" + res + ", nodeSelector: {zone: [a]}}"),
+            "workload.yaml: jobs[0].worker.nodeSelector.zone: expected a label value, got a list");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dlsched/core/affinity.h"
 #include "dlsched/core/resources.h"
 #include "dlsched/core/time.h"
 
@@ -40,6 +41,9 @@ struct RoleSpec {
   // role given as plain `resources` (and for specs built in code): it is
   // then one container whose cpu and memory count as unset when 0.
   std::vector<ContainerSpec> containers;
+  // Which nodes a replica may go to: nodeSelector, required node affinity,
+  // tolerations.
+  NodeConstraints constraints;
 
   // Per replica, what kube-scheduler's scoring counts (NonZeroRequested):
   // the requests, with the defaults for cpu and memory in every container

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "dlsched/core/affinity.h"
 #include "dlsched/core/resources.h"
 
 namespace dlsched::core {
@@ -13,7 +14,10 @@ struct NodeSpec {
   Resources allocatable;
   // At least zone, rack and gpu-model are meaningful to policies; any label
   // may be present. Ordered so output is deterministic.
-  std::map<std::string, std::string> labels;
+  Labels labels;
+  // Taints keep tasks that do not tolerate them off the node (NoSchedule,
+  // NoExecute) or make it less attractive (PreferNoSchedule).
+  std::vector<Taint> taints;
   bool schedulable = true;
 };
 

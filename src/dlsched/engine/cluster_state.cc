@@ -30,6 +30,7 @@ ClusterState::ClusterState(const core::ClusterSpec& cluster) : specs_(&cluster.n
   bucket_pos_.assign(n, -1);
   for (NodeIndex i = 0; i < n; ++i) {
     if (!Schedulable(i)) continue;
+    ++num_schedulable_;
     auto& b = gpu_buckets_[FreeGpu(i)];
     bucket_pos_[i] = static_cast<int32_t>(b.size());
     b.push_back(i);
@@ -47,6 +48,7 @@ void ClusterState::SetSchedulable(NodeIndex n, bool on) {
   if (Schedulable(n) == on) return;
   const int g = FreeGpu(n);
   if (on) {
+    ++num_schedulable_;
     schedulable_[n] = 1;
     capacity_ += allocatable_[n];
     bucket_pos_[n] = static_cast<int32_t>(gpu_buckets_[g].size());
@@ -58,6 +60,7 @@ void ClusterState::SetSchedulable(NodeIndex n, bool on) {
     bucket_pos_[last] = bucket_pos_[n];
     b.pop_back();
     bucket_pos_[n] = -1;
+    --num_schedulable_;
     schedulable_[n] = 0;
     capacity_ -= allocatable_[n];
   }

@@ -84,6 +84,7 @@ class ClusterState {
 
   // Nodes.
   int NumNodes() const { return static_cast<int>(names_.size()); }
+  int NumSchedulable() const { return num_schedulable_; }
   const std::string& NodeName(NodeIndex n) const { return names_[n]; }
   const core::NodeSpec& NodeSpecOf(NodeIndex n) const { return (*specs_)[n]; }
   bool Schedulable(NodeIndex n) const { return schedulable_[n] != 0; }
@@ -152,6 +153,7 @@ class ClusterState {
   std::vector<core::Resources> requested_;
   std::vector<core::Resources> nonzero_requested_;
   std::vector<int32_t> tasks_on_;
+  int num_schedulable_ = 0;
   core::Resources capacity_;
   core::Resources total_requested_;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;

@@ -29,8 +29,10 @@ void CycleState::Start(JobIndex j, int workers, std::string reason) {
   Put(verdict_of_, JobAction(ActionKind::kStart, j, std::move(reason), workers));
 }
 
-void CycleState::Wait(JobIndex j, std::string reason) {
-  Put(verdict_of_, JobAction(ActionKind::kWait, j, std::move(reason), 0));
+void CycleState::Wait(JobIndex j, std::string reason, WaitStatus status) {
+  Action a = JobAction(ActionKind::kWait, j, std::move(reason), 0);
+  a.status = status;
+  Put(verdict_of_, std::move(a));
 }
 
 const Action* CycleState::VerdictOf(JobIndex j) const {

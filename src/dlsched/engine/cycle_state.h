@@ -27,7 +27,7 @@ class CycleState {
   // earlier one in place, so verdicts keep the order in which jobs were
   // first decided.
   void Start(JobIndex j, int workers, std::string reason);
-  void Wait(JobIndex j, std::string reason);
+  void Wait(JobIndex j, std::string reason, WaitStatus status = WaitStatus::kUnschedulable);
   // The verdict (kStart or kWait) on job `j` in this cycle, or nullptr.
   const Action* VerdictOf(JobIndex j) const;
   // Changes a start verdict's size and reason (a sizer growing a job that

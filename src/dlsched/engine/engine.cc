@@ -12,6 +12,12 @@ Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& opti
                    options.cycle, options.trace_job, options.traces};
   profile_.admission->Admit(ctx, profile_);
   profile_.sizer->Resize(ctx, *profile_.packer);
+  // The traced job's final verdict in this cycle, whichever stage gave it.
+  if (JobTrace* trace = ctx.TraceOf(options.trace_job)) {
+    const Action* verdict = decisions.VerdictOf(options.trace_job);
+    trace->waiting = verdict != nullptr && verdict->kind == ActionKind::kWait;
+    if (trace->waiting) trace->status = verdict->status;
+  }
   EmitPlan(session, decisions, &plan);
   session.RollbackTo(0);
   return plan;

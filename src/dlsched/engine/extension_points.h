@@ -33,6 +33,23 @@ class JobOrder {
   }
 };
 
+// A hard rule about which nodes may take a task, checked before any
+// scorer, as kube-scheduler's Filter plugins (NodeAffinity,
+// TaintToleration). A filter looks only at the task's spec and the node's
+// labels and taints, never at what is placed: its answer does not change
+// as the cluster fills, so a task every node's filters reject can never be
+// placed. The engine checks the node's schedulable flag first and the free
+// resources after every filter.
+class NodeFilter {
+ public:
+  virtual ~NodeFilter() = default;
+  virtual std::string_view Name() const = 0;
+  // Empty when node `n` may take task `t`; otherwise why not, short and
+  // the same for every node failing the same way, since it is counted:
+  // "untolerated taint dedicated=infra:NoSchedule".
+  virtual std::string Filter(const ClusterState& state, TaskRef t, NodeIndex n) const = 0;
+};
+
 // Scores a feasible node for one task, 0..100 (higher is better). Called
 // before the task is placed; `n` has room for it.
 class NodeScorer {
@@ -47,14 +64,11 @@ class Packer {
  public:
   virtual ~Packer() = default;
   // Places every PS and Chief replica and `workers` workers of job `j` (its
-  // unplaced slots). All or nothing: on failure the session is exactly as
-  // before and `reason` says why.
+  // unplaced slots) on nodes that pass every filter and have room
+  // (engine::Fits). All or nothing: on failure the session is exactly as
+  // before and `reason` says why. Whether the gang could ever be placed is
+  // engine::NeverFits's question, not the packer's.
   virtual bool PlaceGang(CycleContext& ctx, JobIndex j, int workers, std::string* reason) const = 0;
-  // False when the gang could not be placed even on the empty cluster, so
-  // waiting for others to finish is pointless (a strict-order queue must not
-  // block behind it). May be optimistic, never pessimistic. Default: every
-  // task fits some node's allocatable and the total fits the capacity.
-  virtual bool FitsEmptyCluster(const ClusterState& state, JobIndex j, int workers) const;
 };
 
 // Frees room for a job that does not fit.

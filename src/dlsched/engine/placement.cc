@@ -26,16 +26,93 @@ JobTrace* CycleContext::TraceOf(JobIndex j) {
   return t.cycle == cycle ? &t : nullptr;
 }
 
-NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace) {
+std::string StaticFailure(const CycleContext& ctx, TaskRef t, NodeIndex n) {
+  const ClusterState& st = ctx.state();
+  if (!st.Schedulable(n)) return "unschedulable";
+  for (const auto& f : ctx.profile.filters) {
+    std::string why = f->Filter(st, t, n);
+    if (!why.empty()) return why;
+  }
+  return {};
+}
+
+bool Fits(const CycleContext& ctx, TaskRef t, NodeIndex n) {
+  const ClusterState& st = ctx.state();
+  // Cheapest first: the answer is all that is asked.
+  if (!st.Schedulable(n) || !st.Request(t).FitsIn(st.Free(n))) return false;
+  for (const auto& f : ctx.profile.filters) {
+    if (!f->Filter(st, t, n).empty()) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// "<word> <resource>" for the first resource `need` has more of than `have`
+// (free or allocatable), or "" when it fits.
+std::string Insufficient(const core::Resources& need, const core::Resources& have,
+                         std::string_view word) {
+  for (int r = 0; r < core::NumResources(); ++r) {
+    const auto id = static_cast<core::ResourceId>(r);
+    if (need[id] > have[id]) return fmt::format("{} {}", word, core::ResourceName(id));
+  }
+  return {};
+}
+
+}  // namespace
+
+void NodeFailures::Add(std::string_view reason, int count) {
+  if (count <= 0) return;
+  for (auto& [r, c] : counts_) {
+    if (r == reason) {
+      c += count;
+      return;
+    }
+  }
+  counts_.emplace_back(std::string(reason), count);
+}
+
+int NodeFailures::Count() const {
+  int n = 0;
+  for (const auto& [r, c] : counts_) n += c;
+  return n;
+}
+
+std::string NodeFailures::Summary(TaskRef t, int nodes, int fit) const {
+  std::vector<std::pair<std::string, int>> sorted = counts_;
+  // Most nodes first; ties by reason, so the message does not depend on
+  // the order nodes were visited in.
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  std::string out = fmt::format("{}/{} nodes fit {}", fit, nodes, core::RoleName(t.role));
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    out += fmt::format("{}{} {}", i == 0 ? ": " : ", ", sorted[i].second, sorted[i].first);
+  }
+  return out;
+}
+
+NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeFailures* failures) {
   const ClusterState& st = ctx.state();
   const Profile& p = ctx.profile;
   const core::Resources& req = st.Request(t);
   const int need_gpu = static_cast<int>(req[core::kGpu]);
   NodeIndex best = kNoNode;
   double best_total = -1;
+  int visited = 0;
   for (int g = std::max(need_gpu, 0); g <= st.MaxGpuPerNode(); ++g) {
     for (NodeIndex n : st.NodesWithFreeGpu(g)) {
-      if (!req.FitsIn(st.Free(n))) continue;
+      ++visited;
+      if (failures != nullptr) {
+        std::string why = StaticFailure(ctx, t, n);
+        if (why.empty()) why = Insufficient(req, st.Free(n), "insufficient");
+        if (!why.empty()) {
+          failures->Add(why);
+          continue;
+        }
+      } else if (!Fits(ctx, t, n)) {
+        continue;
+      }
       double total = 0;
       ScoredNode scored;
       if (trace != nullptr) scored.node = n;
@@ -54,6 +131,18 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace) {
       }
     }
   }
+  if (failures != nullptr) {
+    // Every schedulable node sits in one bucket of the free-GPU index; those
+    // below the task's GPUs were not visited.
+    failures->Add("unschedulable", st.NumNodes() - st.NumSchedulable());
+    if (const int skipped = st.NumSchedulable() - visited; skipped > 0) {
+      int most = std::min(need_gpu, st.MaxGpuPerNode() + 1) - 1;
+      while (most > 0 && st.NodesWithFreeGpu(most).empty()) --most;
+      failures->Add(fmt::format("insufficient {} (needs {}, at most {} free)",
+                                core::ResourceName(core::kGpu), need_gpu, most),
+                    skipped);
+    }
+  }
   if (trace != nullptr) {
     std::sort(trace->candidates.begin(), trace->candidates.end(),
               [](const ScoredNode& a, const ScoredNode& b) {
@@ -62,28 +151,6 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace) {
     trace->chosen = best;
   }
   return best;
-}
-
-std::string NoFitReason(const ClusterState& st, TaskRef t) {
-  const core::Resources& req = st.Request(t);
-  const std::string role(core::RoleName(t.role));
-  if (req[core::kGpu] > 0) {
-    const int max_free = st.MaxFreeGpu();
-    if (req[core::kGpu] > max_free) {
-      return fmt::format("{} needs {} nvidia.com/gpu on one node, largest free is {}", role,
-                         req[core::kGpu], max_free);
-    }
-  }
-  const core::Resources total_free = st.TotalFree();
-  for (int r = 0; r < core::NumResources(); ++r) {
-    const auto id = static_cast<core::ResourceId>(r);
-    if (req[id] > total_free[id]) {
-      return fmt::format("{} needs {} {}, the cluster has {} free", role,
-                         core::FormatResourceAmount(id, req[id]), core::ResourceName(id),
-                         core::FormatResourceAmount(id, total_free[id]));
-    }
-  }
-  return fmt::format("no node has room for {} ({})", role, core::FormatResources(req));
 }
 
 bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
@@ -95,27 +162,76 @@ bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
   }
   const NodeIndex n = SelectNode(ctx, t, tt);
   if (n == kNoNode) {
-    if (reason != nullptr) *reason = NoFitReason(ctx.state(), t);
-    if (tt != nullptr && reason != nullptr) tt->note = *reason;
+    // The per-node count costs a second pass, paid only by a failure whose
+    // reason someone reads.
+    if (reason != nullptr || tt != nullptr) {
+      NodeFailures failures;
+      SelectNode(ctx, t, nullptr, &failures);
+      const std::string why = failures.Summary(t, ctx.state().NumNodes());
+      if (reason != nullptr) *reason = why;
+      if (tt != nullptr) tt->note = why;
+    }
     return false;
   }
   ctx.session.Assign(t, n);
   return true;
 }
 
-bool Packer::FitsEmptyCluster(const ClusterState& st, JobIndex j, int workers) const {
-  const core::JobSpec& spec = *st.Job(j).spec;
-  if (!spec.Demand(workers).FitsIn(st.Capacity())) return false;
-  for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
-    if (spec.role(role).replicas == 0 && role != core::Role::kWorker) continue;
-    const core::Resources& req = spec.role(role).resources;
-    bool somewhere = false;
-    for (NodeIndex n = 0; n < st.NumNodes() && !somewhere; ++n) {
-      somewhere = st.Schedulable(n) && req.FitsIn(st.Allocatable(n));
-    }
-    if (!somewhere) return false;
+std::optional<std::string> TaskNeverFits(const CycleContext& ctx, TaskRef t) {
+  const ClusterState& st = ctx.state();
+  const core::Resources& req = st.Request(t);
+  NodeFailures failures;
+  for (NodeIndex n = 0; n < st.NumNodes(); ++n) {
+    std::string why = StaticFailure(ctx, t, n);
+    if (why.empty()) why = Insufficient(req, st.Allocatable(n), "too small for");
+    if (why.empty()) return std::nullopt;
+    failures.Add(why);
   }
-  return true;
+  return fmt::format("{} ({}) even on an empty cluster", failures.Summary(t, st.NumNodes()),
+                     core::FormatResources(req));
+}
+
+std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
+                                     const Packer& packer, bool exact) {
+  const ClusterState& st = ctx.state();
+  const core::JobSpec& spec = *st.Job(j).spec;
+  for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+    const int count = role == core::Role::kWorker ? workers : spec.role(role).replicas;
+    if (count == 0) continue;
+    if (auto why = TaskNeverFits(ctx, TaskRef{j, role, 0})) return why;
+  }
+  const core::Resources need = spec.Demand(workers);
+  const core::Resources& capacity = st.Capacity();
+  for (int r = 0; r < core::NumResources(); ++r) {
+    const auto id = static_cast<core::ResourceId>(r);
+    if (need[id] > capacity[id]) {
+      return fmt::format("its gang of {} worker{} needs {} {}, the cluster has {} in all", workers,
+                         workers == 1 ? "" : "s", core::FormatResourceAmount(id, need[id]),
+                         core::ResourceName(id), core::FormatResourceAmount(id, capacity[id]));
+    }
+  }
+  if (!exact) return std::nullopt;
+  // The packer on the empty cluster: evict every placed task, try, undo.
+  // Tracing is off meanwhile: these placements never happen.
+  const JobIndex trace_job = ctx.trace_job;
+  ctx.trace_job = -1;
+  const Session::Mark mark = ctx.session.GetMark();
+  for (int p = 0; p < core::kNumJobPhases; ++p) {
+    const auto phase = static_cast<core::JobPhase>(p);
+    if (phase == core::JobPhase::kSubmitted || core::IsFinal(phase)) continue;
+    for (const JobIndex other : st.JobsInPhase(phase)) {
+      const JobState& os = st.Job(other);
+      for (int s = 0; s < static_cast<int>(os.task_node.size()); ++s) {
+        if (os.task_node[s] != kNoNode) ctx.session.Evict(os.TaskAt(other, s));
+      }
+    }
+  }
+  std::string why;
+  const bool ok = packer.PlaceGang(ctx, j, workers, &why);
+  ctx.session.RollbackTo(mark);
+  ctx.trace_job = trace_job;
+  if (ok) return std::nullopt;
+  return why + " even on an empty cluster";
 }
 
 void GangSlots(const ClusterState& st, JobIndex j, int workers, std::vector<TaskRef>* out) {

@@ -1,26 +1,75 @@
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "dlsched/engine/cycle_context.h"
+#include "dlsched/engine/extension_points.h"
 
 namespace dlsched::engine {
 
 // Shared placement helpers for packers, admissions and sizers.
 
+// Why node `n` may never take task `t`, whatever runs on it: the node is
+// unschedulable, or a filter of the profile rejects it ("untolerated taint
+// dedicated=infra:NoSchedule"); "" when nothing does. The order is
+// kube-scheduler's: NodeUnschedulable, then the filters in profile order.
+std::string StaticFailure(const CycleContext& ctx, TaskRef t, NodeIndex n);
+
+// True when node `n` may take task `t` now: no static failure, and room
+// for its request. Every placement goes through this.
+bool Fits(const CycleContext& ctx, TaskRef t, NodeIndex n);
+
+// Counts, per reason, the nodes that could not take a task, for a message
+// like kube-scheduler's "0/64 nodes are available: ...".
+class NodeFailures {
+ public:
+  void Add(std::string_view reason, int count = 1);
+  int Count() const;
+  // "0/64 nodes fit Worker: 60 insufficient nvidia.com/gpu, 4 untolerated
+  // taint dedicated=infra:NoSchedule" (largest counts first); `fit` is the
+  // number of nodes that did fit (0 for a failed placement).
+  std::string Summary(TaskRef t, int nodes, int fit = 0) const;
+
+ private:
+  std::vector<std::pair<std::string, int>> counts_;  // in order of first appearance
+};
+
 // The feasible node with the highest weighted score of the profile's
 // scorers for task `t` (ties: lowest node index), or kNoNode. Candidates
 // come from the free-GPU index, so nodes without enough GPUs are never
-// visited. Records every candidate into `trace` when given.
-NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace);
+// visited. Records every candidate into `trace` when given; counts why
+// every other node failed into `failures` when given (a node the GPU index
+// skipped counts as "insufficient nvidia.com/gpu", an unschedulable one as
+// "unschedulable").
+NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace,
+                     NodeFailures* failures = nullptr);
 
-// Places task `t` on the best node; on failure fills `reason`.
+// Places task `t` on the best node; on failure fills `reason` with the
+// per-node summary.
 bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason);
 
-// Why no node can take `t` right now, e.g.
-// "Worker needs 4 nvidia.com/gpu on one node, largest free is 2".
-std::string NoFitReason(const ClusterState& state, TaskRef t);
+// Why no node could ever take task `t`, even with the cluster empty (every
+// node rejects it by a filter, or its allocatable is too small), e.g.
+// "0/64 nodes could ever take a Worker: 60 too small for nvidia.com/gpu=8,
+// 4 untolerated taint dedicated=infra:NoSchedule"; nullopt when one could.
+std::optional<std::string> TaskNeverFits(const CycleContext& ctx, TaskRef t);
+
+// The one answer to "can job `j`'s gang of `workers` workers ever be
+// placed on this cluster?", used by every admission. Cheap checks first:
+// each task's role (TaskNeverFits), then the gang's demand against the
+// capacity of the schedulable nodes. With `exact`, then `packer` is tried
+// on the session with every placed task evicted, and rolled back (it costs
+// the running tasks; admissions ask for it only where the answer decides
+// whether later jobs may start). nullopt when the gang could be placed (or,
+// without `exact`, might); otherwise why not. Leaves the session as it
+// found it.
+std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
+                                     const Packer& packer, bool exact);
 
 // Lists the unplaced slots of job `j` a gang of `workers` workers needs, in
 // placement order: PS, Chief, then Worker slots (lowest free index first).

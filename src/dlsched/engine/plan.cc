@@ -2,6 +2,18 @@
 
 namespace dlsched::engine {
 
+std::string_view WaitStatusName(WaitStatus s) {
+  switch (s) {
+    case WaitStatus::kUnschedulable:
+      return "Unschedulable";
+    case WaitStatus::kUnschedulableUnresolvable:
+      return "UnschedulableAndUnresolvable";
+    case WaitStatus::kError:
+      return "Error";
+  }
+  return "?";
+}
+
 bool Plan::ChangesState() const {
   for (const auto& a : actions) {
     if (a.kind != ActionKind::kWait && a.kind != ActionKind::kBackoff &&

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dlsched/engine/cluster_state.h"
@@ -22,6 +24,18 @@ enum class ActionKind {
   kStarve,   // the job has waited past its order's starvation limit
 };
 
+// Why something could not be scheduled, as kube-scheduler's framework
+// status codes say it: not now (it may fit once others finish or shrink),
+// never (no node could ever take it on this cluster: too large, or every
+// node excluded by its selector, affinity or an untolerated taint), or an
+// internal error of the scheduler.
+enum class WaitStatus : uint8_t {
+  kUnschedulable,              // kube's Unschedulable
+  kUnschedulableUnresolvable,  // kube's UnschedulableAndUnresolvable
+  kError,                      // kube's Error
+};
+std::string_view WaitStatusName(WaitStatus s);  // "Unschedulable", ...
+
 struct Action {
   ActionKind kind;
   TaskRef task;  // job is task.job for job-level actions
@@ -30,6 +44,7 @@ struct Action {
   std::string reason;
   bool restart = false;    // kResize: through Checkpointing -> ... -> Launching
   bool preempted = false;  // kResize: the job was shrunk to make room for another
+  WaitStatus status = WaitStatus::kUnschedulable;  // kWait, kBackoff
 };
 
 struct Plan {
@@ -56,7 +71,9 @@ struct JobTrace {
   int64_t cycle = 0;
   int position = -1;  // position in the cycle's job order (0 = first)
   std::vector<TaskTrace> tasks;
-  std::string outcome;  // "started with 2 workers", "waiting: ..."
+  std::string outcome;   // "started with 2 workers", "waiting: ..."
+  bool waiting = false;  // the job waits after this cycle; then `status` says how
+  WaitStatus status = WaitStatus::kUnschedulable;
 };
 
 }  // namespace dlsched::engine

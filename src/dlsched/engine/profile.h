@@ -15,6 +15,8 @@ class Profile {
   std::string description;
   std::unique_ptr<Admission> admission;
   std::unique_ptr<JobOrder> order;
+  // Checked in this order for every node before any scorer runs.
+  std::vector<std::unique_ptr<NodeFilter>> filters;
   std::unique_ptr<Packer> packer;
   std::vector<std::unique_ptr<NodeScorer>> scorers;
   std::vector<double> scorer_weights;  // same length as scorers

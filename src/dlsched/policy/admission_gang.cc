@@ -1,5 +1,8 @@
 #include "dlsched/policy/admission_gang.h"
 
+#include <optional>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "dlsched/engine/placement.h"
@@ -49,14 +52,18 @@ void GangAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
       if (trace != nullptr) trace->outcome = outcome;
       ctx.decisions.Start(j, workers, std::move(outcome));
     } else {
-      // A job that cannot fit even on the empty cluster must not hold up a
-      // strict queue for ever.
-      const bool hopeless = !profile.packer->FitsEmptyCluster(ctx.state(), j, workers);
+      // A job that can never fit must not hold up a strict queue for ever.
+      // Only a strict queue needs the exact answer (the packer on the empty
+      // cluster); with backfill it only words the reason.
+      const std::optional<std::string> never =
+          engine::NeverFits(ctx, j, workers, *profile.packer, /*exact=*/!backfill_);
       std::string why =
-          (hopeless ? "waiting: can never fit in this cluster: " : "waiting: ") + reason;
+          never ? "waiting: can never fit in this cluster: " + *never : "waiting: " + reason;
+      const engine::WaitStatus status = never ? engine::WaitStatus::kUnschedulableUnresolvable
+                                              : engine::WaitStatus::kUnschedulable;
       if (trace != nullptr) trace->outcome = why;
-      ctx.decisions.Wait(j, std::move(why));
-      if (!backfill_ && !hopeless) blocker = j;
+      ctx.decisions.Wait(j, std::move(why), status);
+      if (!backfill_ && !never) blocker = j;
     }
   }
 }

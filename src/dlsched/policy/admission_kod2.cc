@@ -12,55 +12,6 @@ using engine::ActionKind;
 using engine::ClusterState;
 using engine::JobIndex;
 
-std::string NeverFitsReason(engine::CycleContext& ctx, JobIndex j, int workers,
-                            const engine::Packer& packer) {
-  const ClusterState& st = ctx.state();
-  const core::JobSpec& spec = *st.Job(j).spec;
-  const core::Resources need = spec.Demand(workers);
-  const core::Resources& capacity = st.Capacity();
-  for (int r = 0; r < core::NumResources(); ++r) {
-    const auto id = static_cast<core::ResourceId>(r);
-    if (need[id] > capacity[id]) {
-      return fmt::format("its gang of {} needs {} {}, the cluster has {} in all", Workers(workers),
-                         core::FormatResourceAmount(id, need[id]), core::ResourceName(id),
-                         core::FormatResourceAmount(id, capacity[id]));
-    }
-  }
-  for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
-    const int count = role == core::Role::kWorker ? workers : spec.role(role).replicas;
-    if (count == 0) continue;
-    const core::Resources& req = spec.role(role).resources;
-    bool fits = false;
-    for (engine::NodeIndex n = 0; n < st.NumNodes() && !fits; ++n) {
-      fits = st.Schedulable(n) && req.FitsIn(st.Allocatable(n));
-    }
-    if (!fits) {
-      return fmt::format("a {} ({}) is larger than any node", core::RoleName(role),
-                         core::FormatResources(req));
-    }
-  }
-  // The packer on the empty cluster: evict every placed task, try, undo.
-  // Tracing is off meanwhile: these placements never happen.
-  const JobIndex trace_job = ctx.trace_job;
-  ctx.trace_job = -1;
-  const engine::Session::Mark mark = ctx.session.GetMark();
-  for (int p = 0; p < core::kNumJobPhases; ++p) {
-    const auto phase = static_cast<core::JobPhase>(p);
-    if (phase == core::JobPhase::kSubmitted || core::IsFinal(phase)) continue;
-    for (const JobIndex other : st.JobsInPhase(phase)) {
-      const engine::JobState& os = st.Job(other);
-      for (int s = 0; s < static_cast<int>(os.task_node.size()); ++s) {
-        if (os.task_node[s] != engine::kNoNode) ctx.session.Evict(os.TaskAt(other, s));
-      }
-    }
-  }
-  std::string why;
-  const bool ok = packer.PlaceGang(ctx, j, workers, &why);
-  ctx.session.RollbackTo(mark);
-  ctx.trace_job = trace_job;
-  return ok ? "" : why + " even on the empty cluster";
-}
-
 void Kod2Admission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
   const ClusterState& st = ctx.state();
   std::vector<JobIndex> jobs;
@@ -94,9 +45,10 @@ void Kod2Admission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
     if (st.Job(j).phase == core::JobPhase::kWaiting && profile.order->IsStarving(st, j, ctx.now)) {
       ctx.AddAction(ActionKind::kStarve, j, "waited past the starvation limit");
     }
-    auto wait = [&](std::string why) {
+    auto wait = [&](std::string why,
+                    engine::WaitStatus status = engine::WaitStatus::kUnschedulable) {
       if (trace != nullptr) trace->outcome = why;
-      ctx.decisions.Wait(j, std::move(why));
+      ctx.decisions.Wait(j, std::move(why), status);
     };
     if (blocker >= 0) {
       wait(fmt::format(
@@ -125,12 +77,14 @@ void Kod2Admission::Admit(engine::CycleContext& ctx, const engine::Profile& prof
       if (profile.preemptor->Preempt(ctx, j, workers, *profile.packer, &scale_in)) {
         outcome = fmt::format("started with {} after scale-in ({})", Workers(workers), relation);
       } else {
-        const std::string never = NeverFitsReason(ctx, j, workers, *profile.packer);
-        if (!never.empty()) {
+        const std::optional<std::string> never =
+            engine::NeverFits(ctx, j, workers, *profile.packer, /*exact=*/true);
+        if (never) {
           wait(fmt::format(
-              "waiting: {}; it can never start on this cluster, so it does not hold back "
-              "lighter jobs",
-              never));
+                   "waiting: {}; it can never start on this cluster, so it does not hold back "
+                   "lighter jobs",
+                   *never),
+               engine::WaitStatus::kUnschedulableUnresolvable);
         } else {
           wait(fmt::format("waiting: {}{} ({}); no lighter job starts meanwhile", reason,
                            scale_in.empty() ? "" : "; " + scale_in, relation));

@@ -32,12 +32,4 @@ class Kod2Admission final : public engine::Admission {
   void Admit(engine::CycleContext& ctx, const engine::Profile& profile) const override;
 };
 
-// Why job `j`'s gang of `workers` workers can never be placed by `packer`,
-// even on the empty cluster, or "" when it could be. Cheap checks first (the
-// cluster's capacity, then each role's request against every node); then the
-// packer is tried on the session with every placed task evicted, and rolled
-// back. Leaves the session as it found it.
-std::string NeverFitsReason(engine::CycleContext& ctx, engine::JobIndex j, int workers,
-                            const engine::Packer& packer);
-
 }  // namespace dlsched::policy

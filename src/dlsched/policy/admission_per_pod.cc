@@ -1,6 +1,9 @@
 #include "dlsched/policy/admission_per_pod.h"
 
+#include <map>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,6 +19,8 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
   // each could not complete. Sized by the queue, not by every job ever seen.
   std::vector<engine::JobIndex> touched;
   std::vector<std::string> reasons;
+  std::vector<uint8_t> never;  // some pod of the job can never be placed
+  std::map<std::pair<engine::JobIndex, core::Role>, std::optional<std::string>> never_fits;
   std::unordered_map<engine::JobIndex, size_t> slot;
   int position = 0;
   for (const engine::PendingPod& pod : st.Pods()) {
@@ -26,6 +31,7 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
     if (fresh) {
       touched.push_back(j);
       reasons.emplace_back();
+      never.push_back(0);
       ctx.BeginTrace(j, position++);
     }
     std::string& last_reason = reasons[it->second];
@@ -36,6 +42,13 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
     }
     std::string reason;
     if (!engine::PlaceTaskByScore(ctx, pod.task, &reason)) {
+      // Every pod of a role asks the same: once per job and role.
+      auto [memo, first] = never_fits.try_emplace({j, pod.task.role});
+      if (first) memo->second = engine::TaskNeverFits(ctx, pod.task);
+      if (memo->second) {
+        never[it->second] = 1;
+        reason = "can never fit in this cluster: " + *memo->second;
+      }
       last_reason = reason;
       ctx.decisions.Add(engine::ActionKind::kBackoff, pod.task, std::move(reason));
     }
@@ -52,8 +65,10 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
     } else {
       std::string why = fmt::format("waiting: {} of {} pods bound (no gang); {}", js.placed_tasks,
                                     total, reasons[i]);
+      const engine::WaitStatus status = never[i] ? engine::WaitStatus::kUnschedulableUnresolvable
+                                                 : engine::WaitStatus::kUnschedulable;
       if (trace != nullptr) trace->outcome = why;
-      ctx.decisions.Wait(j, std::move(why));
+      ctx.decisions.Wait(j, std::move(why), status);
     }
   }
 }

@@ -206,8 +206,11 @@ TEST_P(PackerContract, PlacesTheWholeGangOrNothing) {
         for (engine::NodeIndex n = 0; n < w->state->NumNodes(); ++n) {
           ASSERT_TRUE(w->state->Requested(n).FitsIn(w->state->Allocatable(n)));
         }
-        // A gang it can place on the current cluster also fits the empty one.
-        EXPECT_TRUE(profile.packer->FitsEmptyCluster(*w->state, j, workers));
+        // A gang it can place on the current cluster can be placed on the
+        // empty one: the never-fits check never contradicts the packer.
+        EXPECT_EQ(engine::NeverFits(ctx, j, workers, *profile.packer, /*exact=*/true), std::nullopt)
+            << "seed " << seed;
+        EXPECT_EQ(js.placed_tasks, js.spec->NumTasks(workers)) << "seed " << seed;
       } else {
         ++refused;
         EXPECT_FALSE(reason.empty()) << "seed " << seed;

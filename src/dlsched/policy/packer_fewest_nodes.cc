@@ -56,7 +56,7 @@ bool FewestNodesPacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j,
   size_t placed = 0;
   idle_.ForEach(st, min_gpu, [&](engine::NodeIndex n) {
     for (int r = 0; r < core::kNumRoles; ++r) {
-      while (begin[r] < end[r] && ctx.session.Fits(slots[begin[r]], n)) {
+      while (begin[r] < end[r] && engine::Fits(ctx, slots[begin[r]], n)) {
         ctx.session.Assign(slots[begin[r]], n);
         ++begin[r];
         ++placed;

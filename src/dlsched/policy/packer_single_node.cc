@@ -1,5 +1,7 @@
 #include "dlsched/policy/packer_single_node.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "dlsched/engine/placement.h"
@@ -7,15 +9,6 @@
 #include "dlsched/policy/packer_task_by_task.h"
 
 namespace dlsched::policy {
-
-bool SingleNodePacker::FitsEmptyCluster(const engine::ClusterState& st, engine::JobIndex j,
-                                        int workers) const {
-  const core::Resources need = st.Job(j).spec->Demand(workers);
-  for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
-    if (st.Schedulable(n) && need.FitsIn(st.Allocatable(n))) return true;
-  }
-  return false;
-}
 
 bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
                                  std::string* reason) const {
@@ -29,9 +22,19 @@ bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, 
   const int need_gpu = static_cast<int>(need[core::kGpu]);
   engine::NodeIndex best = engine::kNoNode;
   double best_total = -1;
+  // One task of each role stands for the others in the filters.
+  std::vector<engine::TaskRef> roles;
+  for (const auto& t : slots) {
+    if (roles.empty() || roles.back().role != t.role) roles.push_back(t);
+  }
   for (int g = need_gpu; g <= st.MaxGpuPerNode(); ++g) {
     for (engine::NodeIndex n : st.NodesWithFreeGpu(g)) {
       if (!need.FitsIn(st.Free(n))) continue;
+      if (std::any_of(roles.begin(), roles.end(), [&](const engine::TaskRef& t) {
+            return !engine::StaticFailure(ctx, t, n).empty();
+          })) {
+        continue;
+      }
       double total = 0;
       for (size_t i = 0; i < ctx.profile.scorers.size(); ++i) {
         total += ctx.profile.scorer_weights[i] *

@@ -13,8 +13,6 @@ class SingleNodePacker final : public engine::Packer {
  public:
   bool PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
                  std::string* reason) const override;
-  bool FitsEmptyCluster(const engine::ClusterState& state, engine::JobIndex j,
-                        int workers) const override;
 };
 
 }  // namespace dlsched::policy

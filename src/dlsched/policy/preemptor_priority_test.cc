@@ -182,8 +182,8 @@ TEST_F(PriorityEvictionTest, FailureLeavesSessionAndPlanUnchanged) {
   EXPECT_EQ(Take(state_), before);
   EXPECT_TRUE(plan_.actions().empty());
   EXPECT_EQ(reason_,
-            "preempting all 2 running jobs of lower priority would not make room: Worker needs 4 "
-            "nvidia.com/gpu on one node, largest free is 2");
+            "preempting all 2 running jobs of lower priority would not make room: 0/2 nodes fit "
+            "Worker: 2 insufficient nvidia.com/gpu (needs 4, at most 2 free)");
 
   // More than all candidates hold: refused before anything is evicted.
   const JobIndex huge = Pending("huge", PriorityClass::kHigh, 5, 1);

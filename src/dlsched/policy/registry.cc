@@ -12,6 +12,7 @@
 #include "dlsched/policy/admission_kod2.h"
 #include "dlsched/policy/admission_per_pod.h"
 #include "dlsched/policy/args.h"
+#include "dlsched/policy/filters.h"
 #include "dlsched/policy/order_cps.h"
 #include "dlsched/policy/order_fifo.h"
 #include "dlsched/policy/order_kod2.h"
@@ -68,6 +69,14 @@ const std::map<std::string, Factory<engine::JobOrder>, std::less<>>& Orders() {
       {"Kod2Weight", MakeKod2Weight},
       {"CombinedPriority", MakeCombinedPriority},
       {"Priority", NoArgs<engine::JobOrder, PriorityOrder>()},
+  };
+  return *m;
+}
+
+const std::map<std::string, Factory<engine::NodeFilter>, std::less<>>& Filters() {
+  static const auto* m = new std::map<std::string, Factory<engine::NodeFilter>, std::less<>>{
+      {"NodeAffinity", NoArgs<engine::NodeFilter, NodeAffinityFilter>()},
+      {"TaintToleration", NoArgs<engine::NodeFilter, TaintTolerationFilter>()},
   };
   return *m;
 }
@@ -188,6 +197,8 @@ std::vector<std::string_view> KnownNames(Point point) {
       return Names(Admissions());
     case Point::kOrder:
       return Names(Orders());
+    case Point::kFilter:
+      return Names(Filters());
     case Point::kPacker:
       return Names(Packers());
     case Point::kScorer:
@@ -211,6 +222,11 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   auto order = Build<engine::JobOrder>(Orders(), spec.order, "JobOrder");
   if (!order) return std::unexpected(order.error());
   p.order = std::move(*order);
+  for (const auto& f : spec.filters) {
+    auto filter = Build<engine::NodeFilter>(Filters(), f, "NodeFilter");
+    if (!filter) return std::unexpected(filter.error());
+    p.filters.push_back(std::move(*filter));
+  }
   auto packer = Build<engine::Packer>(Packers(), spec.packer, "Packer");
   if (!packer) return std::unexpected(packer.error());
   p.packer = std::move(*packer);

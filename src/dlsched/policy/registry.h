@@ -18,7 +18,7 @@ namespace dlsched::policy {
 core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec);
 
 // The implementations each extension point knows, sorted.
-enum class Point { kAdmission, kOrder, kPacker, kScorer, kPreemptor, kSizer };
+enum class Point { kAdmission, kOrder, kFilter, kPacker, kScorer, kPreemptor, kSizer };
 std::vector<std::string_view> KnownNames(Point point);
 
 struct BuiltinProfile {

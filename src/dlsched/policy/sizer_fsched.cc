@@ -195,7 +195,7 @@ bool Grow(engine::CycleContext& ctx, JobIndex j, int target) {
     // Next to the job first: the node holding most of its tasks.
     int best_tasks = -1;
     for (const NodeCount& c : CountNodes(st, j)) {
-      if (!ctx.session.Fits(t, c.node)) continue;
+      if (!engine::Fits(ctx, t, c.node)) continue;
       if (c.tasks > best_tasks || (c.tasks == best_tasks && c.node < best)) {
         best = c.node;
         best_tasks = c.tasks;
@@ -212,7 +212,7 @@ bool Grow(engine::CycleContext& ctx, JobIndex j, int target) {
       const int gpu = static_cast<int>(st.Request(t)[core::kGpu]);
       for (int g = std::max(gpu, 0); g <= st.MaxGpuPerNode(); ++g) {
         for (NodeIndex n : st.NodesWithFreeGpu(g)) {
-          if (!ctx.session.Fits(t, n)) continue;
+          if (!engine::Fits(ctx, t, n)) continue;
           const int64_t room = Room(st, t, n);
           if (room >= need && (room < fit_room || (room == fit_room && n < fit))) {
             fit = n;

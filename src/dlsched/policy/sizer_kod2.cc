@@ -57,7 +57,7 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
       while (xs.placed_workers < w.max_replicas) {
         while (xs.NodeOf(core::Role::kWorker, slot) != engine::kNoNode) ++slot;
         const engine::TaskRef t{x, core::Role::kWorker, slot};
-        if (!ctx.session.Fits(t, n)) break;
+        if (!engine::Fits(ctx, t, n)) break;
         ctx.session.Assign(t, n);
       }
       return xs.placed_workers < w.max_replicas && req.FitsIn(st.TotalFree());
