@@ -1,5 +1,7 @@
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -25,6 +27,25 @@ struct Totals {
   // bits cannot overflow.
   __int128 amount[core::kMaxResources] = {};
 };
+
+core::Status ParseLabels(const Reader& r, const YAML::Node& labels, const std::string& labels_path,
+                         core::Labels& out) {
+  if (auto st = r.CheckAnyMap(labels, labels_path, "a map of label name to value"); !st) {
+    return st;
+  }
+  for (const auto& kv : labels) {
+    std::string label_path = Key(labels_path, kv.first.Scalar());
+    if (auto problem = core::NameProblem(kv.first.Scalar())) return r.Fail(label_path, *problem);
+    if (!kv.second.IsScalar()) return r.Expected(label_path, "a string", kv.second);
+    // Kubernetes allows an empty label value.
+    const std::string& value = kv.second.Scalar();
+    if (auto problem = core::NameProblem(value); problem && !value.empty()) {
+      return r.Fail(label_path, *problem);
+    }
+    out[kv.first.Scalar()] = value;
+  }
+  return {};
+}
 
 // Parses one entry of `nodes` and appends its expansion (count copies) to
 // `out`. `owner` remembers which entry produced each name, for the duplicate
@@ -80,22 +101,7 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
   }
 
   if (Given(n["labels"])) {
-    std::string labels_path = Key(path, "labels");
-    const YAML::Node& labels = n["labels"];
-    if (auto st = r.CheckAnyMap(labels, labels_path, "a map of label name to value"); !st) {
-      return st;
-    }
-    for (const auto& kv : labels) {
-      std::string label_path = Key(labels_path, kv.first.Scalar());
-      if (auto problem = core::NameProblem(kv.first.Scalar())) return r.Fail(label_path, *problem);
-      if (!kv.second.IsScalar()) return r.Expected(label_path, "a string", kv.second);
-      // Kubernetes allows an empty label value.
-      const std::string& value = kv.second.Scalar();
-      if (auto problem = core::NameProblem(value); problem && !value.empty()) {
-        return r.Fail(label_path, *problem);
-      }
-      node.labels[kv.first.Scalar()] = value;
-    }
+    if (auto st = ParseLabels(r, n["labels"], Key(path, "labels"), node.labels); !st) return st;
   }
 
   if (Given(n["taints"])) {
@@ -123,8 +129,108 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
   return {};
 }
 
+// One entry of `events`: {time, and one of add, remove, fail, update}.
+// `present` holds the names of the nodes present just before it.
+core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string& path,
+                        std::map<std::string, std::string>& owner, std::set<std::string>& present,
+                        Totals& totals, core::Time& last, std::vector<core::NodeEvent>& out) {
+  if (auto st = r.CheckMap(n, path, "a map with time and one of add, remove, fail, update",
+                           {"time", "add", "remove", "fail", "update"});
+      !st) {
+    return st;
+  }
+  core::NodeEvent e;
+  const std::string time_path = Key(path, "time");
+  if (!Given(n["time"])) return r.Missing(time_path, "a time in seconds");
+  auto t = r.Number(n["time"], time_path, internal::kTime);
+  if (!t) return std::unexpected(t.error());
+  if (*t < last) {
+    return r.Fail(time_path, fmt::format("{:g} is before the previous event's time {:g} (list "
+                                         "events in time order)",
+                                         *t, last));
+  }
+  last = e.time = *t;
+  int kinds = 0;
+  for (const char* k : {"add", "remove", "fail", "update"}) kinds += Given(n[k]) ? 1 : 0;
+  if (kinds != 1) {
+    return r.Fail(path, "give exactly one of add, remove, fail, update");
+  }
+  if (Given(n["add"])) {
+    e.kind = core::NodeEvent::Kind::kAdd;
+    const std::string add_path = Key(path, "add");
+    if (n["add"].IsMap() && Given(n["add"]["count"])) {
+      return r.Fail(Key(add_path, "count"), "an added node is one node (no count)");
+    }
+    // A name removed earlier may come back (as a new node).
+    if (n["add"].IsMap()) {
+      const YAML::Node& nm = n["add"]["name"];
+      if (nm.IsScalar() && !present.contains(nm.Scalar())) owner.erase(nm.Scalar());
+    }
+    std::vector<core::NodeSpec> added;
+    if (auto st = ParseNodeEntry(r, n["add"], add_path, added, owner, totals); !st) return st;
+    e.node = added.front();
+    present.insert(e.node.name);
+    out.push_back(std::move(e));
+    return {};
+  }
+  const char* key = Given(n["remove"]) ? "remove" : Given(n["fail"]) ? "fail" : "update";
+  const std::string key_path = Key(path, key);
+  const YAML::Node& v = n[key];
+  std::string name_path = key_path;
+  YAML::Node name_node = v;
+  if (std::string_view(key) == "update") {
+    e.kind = core::NodeEvent::Kind::kUpdate;
+    if (auto st = r.CheckMap(v, key_path, "a map with name and the fields that change",
+                             {"name", "resources", "labels", "taints", "schedulable"});
+        !st) {
+      return st;
+    }
+    name_path = Key(key_path, "name");
+    if (!Given(v["name"])) return r.Missing(name_path, "the name of a node");
+    name_node = v["name"];
+    if (Given(v["resources"])) {
+      auto res = r.Resources(v["resources"], Key(key_path, "resources"));
+      if (!res) return std::unexpected(res.error());
+      if ((*res)[core::kGpu] > core::kMaxGpusPerNode) {
+        return r.Fail(Key(Key(key_path, "resources"), core::ResourceName(core::kGpu)),
+                      fmt::format("{} GPUs on one node is more than the limit of {}",
+                                  (*res)[core::kGpu], core::kMaxGpusPerNode));
+      }
+      e.allocatable = *res;
+    }
+    if (Given(v["labels"])) {
+      e.labels.emplace();
+      if (auto st = ParseLabels(r, v["labels"], Key(key_path, "labels"), *e.labels); !st) return st;
+    }
+    if (Given(v["taints"])) {
+      e.taints.emplace();
+      if (auto st = internal::ParseTaints(r, v["taints"], Key(key_path, "taints"), *e.taints);
+          !st) {
+        return st;
+      }
+    }
+    if (Given(v["schedulable"])) {
+      auto b = r.Bool(v["schedulable"], Key(key_path, "schedulable"));
+      if (!b) return std::unexpected(b.error());
+      e.schedulable = *b;
+    }
+  } else {
+    e.kind = std::string_view(key) == "remove" ? core::NodeEvent::Kind::kRemove
+                                               : core::NodeEvent::Kind::kFail;
+  }
+  auto name = r.Name(name_node, name_path);
+  if (!name) return std::unexpected(name.error());
+  if (!present.contains(*name)) {
+    return r.Fail(name_path, fmt::format("no node '{}' is present at {:g}s", *name, e.time));
+  }
+  if (e.kind != core::NodeEvent::Kind::kUpdate) present.erase(*name);
+  e.node.name = *name;
+  out.push_back(std::move(e));
+  return {};
+}
+
 core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::Node& root) {
-  if (auto st = r.CheckMap(root, "", "a map with 'nodes'", {"nodes"}); !st) {
+  if (auto st = r.CheckMap(root, "", "a map with 'nodes'", {"nodes", "events"}); !st) {
     return std::unexpected(st.error());
   }
   const YAML::Node& nodes = root["nodes"];
@@ -139,6 +245,20 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
     if (auto st = ParseNodeEntry(r, nodes[i], Index("nodes", i), cluster.nodes, owner, totals);
         !st) {
       return std::unexpected(st.error());
+    }
+  }
+  if (Given(root["events"])) {
+    const YAML::Node& events = root["events"];
+    if (!events.IsSequence()) return r.Expected("events", "a list of node events", events);
+    std::set<std::string> present;
+    for (const auto& node : cluster.nodes) present.insert(node.name);
+    core::Time last = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (auto st = ParseEvent(r, events[i], Index("events", i), owner, present, totals, last,
+                               cluster.events);
+          !st) {
+        return std::unexpected(st.error());
+      }
     }
   }
   return cluster;

@@ -87,7 +87,7 @@ core::Status ParsePoint(const Reader& r, const YAML::Node& root, const std::stri
 core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& root) {
   if (auto st = r.CheckMap(root, "", "a map with 'name' and extension points",
                            {"name", "description", "admission", "order", "filters", "packer",
-                            "scorers", "preemptor", "sizer", "protectFactor"});
+                            "scorers", "preemptor", "sizer", "protectFactor", "taskLoss"});
       !st) {
     return std::unexpected(st.error());
   }
@@ -117,6 +117,18 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
     auto f = r.Number(root["protectFactor"], "protectFactor", NumberRange{0, false, 1000});
     if (!f) return std::unexpected(f.error());
     prof.protect_factor = *f;
+  }
+
+  if (Given(root["taskLoss"])) {
+    const YAML::Node& tl = root["taskLoss"];
+    const std::string v = tl.IsScalar() ? tl.Scalar() : "";
+    if (v == "Restart") {
+      prof.restart_on_task_loss = true;
+    } else if (v == "Fail") {
+      prof.restart_on_task_loss = false;
+    } else {
+      return r.Expected("taskLoss", "Restart or Fail", tl);
+    }
   }
 
   struct Point {

@@ -39,6 +39,9 @@ struct ProfileSpec {
   // are neither taken nor added to) for this many times its launch duration.
   // 0 (default) goes straight to Running.
   double protect_factor = 0;
+  // A job that loses a task (node failure or removal, NoExecute eviction):
+  // true restarts it from its last checkpoint, false fails it.
+  bool restart_on_task_loss = true;
 };
 
 struct WorkloadSpec {

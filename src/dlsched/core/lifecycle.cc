@@ -59,11 +59,12 @@ bool IsValidTransition(JobPhase from, JobPhase to) {
     case P::kStarving:
       return to == P::kLaunching;
     case P::kLaunching:
-      return to == P::kRunningProtected || to == P::kRunning;
+      return to == P::kRunningProtected || to == P::kRunning || to == P::kStopping;
     case P::kRunningProtected:
-      return to == P::kRunning || to == P::kCompleted || to == P::kCheckpointing;
+      return to == P::kRunning || to == P::kCompleted || to == P::kCheckpointing ||
+             to == P::kStopping;
     case P::kRunning:
-      return to == P::kCheckpointing || to == P::kCompleted;
+      return to == P::kCheckpointing || to == P::kCompleted || to == P::kStopping;
     case P::kCheckpointing:
       return to == P::kStopping;
     case P::kStopping:

@@ -12,6 +12,10 @@ namespace dlsched::core {
 //   Submitted -> Waiting -> (Starving) -> Launching -> RunningProtected -> Running
 //   Running -> Checkpointing -> Stopping -> Standby -> Launching  (reallocation)
 //   Running/RunningProtected -> Completed | Failed
+//
+// and, when a job loses a task it did not give up (node failure, eviction):
+//
+//   Launching/RunningProtected/Running -> Stopping -> Standby  (restart)
 enum class JobPhase : int {
   kSubmitted = 0,
   kWaiting,

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dlsched/core/affinity.h"
 #include "dlsched/core/resources.h"
+#include "dlsched/core/time.h"
 
 namespace dlsched::core {
 
@@ -21,8 +23,24 @@ struct NodeSpec {
   bool schedulable = true;
 };
 
+// A change of the cluster at a time of a simulation (the cluster file's
+// `events`): a node added, removed (drained away: its tasks are lost), failed
+// (its tasks are lost) or updated (the fields given replace the node's).
+struct NodeEvent {
+  enum class Kind : uint8_t { kAdd, kRemove, kFail, kUpdate };
+  Time time = 0;
+  Kind kind = Kind::kAdd;
+  NodeSpec node;  // kAdd: the whole node; otherwise only its name
+  std::optional<Resources> allocatable;
+  std::optional<Labels> labels;
+  std::optional<std::vector<Taint>> taints;
+  std::optional<bool> schedulable;
+};
+
 struct ClusterSpec {
   std::vector<NodeSpec> nodes;
+  // In time order (the file's order among equal times).
+  std::vector<NodeEvent> events;
 
   Resources Capacity() const {
     Resources total;

@@ -12,29 +12,115 @@ TaskRef JobState::TaskAt(JobIndex j, int slot) const {
   return {j, core::Role::kWorker, slot - NumChief()};
 }
 
-ClusterState::ClusterState(const core::ClusterSpec& cluster) : specs_(&cluster.nodes) {
-  const int n = static_cast<int>(cluster.nodes.size());
-  names_.reserve(n);
+ClusterState::ClusterState(const core::ClusterSpec& cluster) {
   int max_gpu = 0;
   for (const auto& node : cluster.nodes) {
-    names_.push_back(node.name);
-    schedulable_.push_back(node.schedulable ? 1 : 0);
-    allocatable_.push_back(node.allocatable);
     max_gpu = std::max<int>(max_gpu, static_cast<int>(node.allocatable[core::kGpu]));
   }
-  requested_.assign(n, core::Resources{});
-  nonzero_requested_.assign(n, core::Resources{});
-  tasks_on_.assign(n, 0);
-  capacity_ = cluster.Capacity();
   gpu_buckets_.assign(max_gpu + 1, {});
-  bucket_pos_.assign(n, -1);
-  for (NodeIndex i = 0; i < n; ++i) {
-    if (!Schedulable(i)) continue;
-    ++num_schedulable_;
-    auto& b = gpu_buckets_[FreeGpu(i)];
-    bucket_pos_[i] = static_cast<int32_t>(b.size());
-    b.push_back(i);
+  for (const auto& node : cluster.nodes) AddNode(node);
+}
+
+NodeIndex ClusterState::FindNode(std::string_view name) const {
+  auto it = node_by_name_.find(std::string(name));
+  return it == node_by_name_.end() ? kNoNode : it->second;
+}
+
+NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
+  assert(FindNode(spec.name) == kNoNode);
+  const auto n = static_cast<NodeIndex>(names_.size());
+  specs_.push_back(spec);
+  names_.push_back(spec.name);
+  node_by_name_.emplace(spec.name, n);
+  present_.push_back(1);
+  ++num_present_;
+  schedulable_.push_back(0);
+  allocatable_.push_back(spec.allocatable);
+  requested_.emplace_back();
+  nonzero_requested_.emplace_back();
+  tasks_on_.push_back(0);
+  bucket_pos_.push_back(-1);
+  const int gpu = static_cast<int>(spec.allocatable[core::kGpu]);
+  if (gpu > MaxGpuPerNode()) gpu_buckets_.resize(gpu + 1);
+  SetSchedulable(n, spec.schedulable);
+  return n;
+}
+
+void ClusterState::UpdateNode(NodeIndex n, const core::NodeSpec& spec) {
+  assert(Present(n));
+  core::NodeSpec& cur = specs_[n];
+  cur.labels = spec.labels;
+  cur.taints = spec.taints;
+  SetAllocatable(n, spec.allocatable);
+  SetSchedulable(n, spec.schedulable);
+  cur.schedulable = spec.schedulable;
+}
+
+void ClusterState::SetAllocatable(NodeIndex n, const core::Resources& a) {
+  const int gpu = static_cast<int>(a[core::kGpu]);
+  if (gpu > MaxGpuPerNode()) gpu_buckets_.resize(gpu + 1);
+  const bool on = Schedulable(n);
+  if (on) {
+    Unbucket(n);
+    capacity_ -= allocatable_[n];
   }
+  allocatable_[n] = a;
+  specs_[n].allocatable = a;
+  if (on) {
+    capacity_ += allocatable_[n];
+    Bucket(n);
+  }
+}
+
+void ClusterState::RemoveNode(NodeIndex n) {
+  assert(Present(n));
+  SetSchedulable(n, false);
+  std::erase_if(releasing_, [&](const Releasing& r) {
+    if (r.hold.node != n) return false;
+    DropHold(r.hold);
+    return true;
+  });
+  std::erase_if(foreign_, [&](const auto& kv) {
+    if (kv.second.node != n) return false;
+    DropHold(kv.second);
+    return true;
+  });
+  assert(tasks_on_[n] == 0);
+  node_by_name_.erase(names_[n]);
+  present_[n] = 0;
+  --num_present_;
+  allocatable_[n] = core::Resources{};
+  specs_[n].allocatable = core::Resources{};
+  specs_[n].schedulable = false;
+}
+
+std::vector<TaskRef> ClusterState::TasksOn(NodeIndex n) const {
+  std::vector<TaskRef> out;
+  if (tasks_on_[n] == 0) return out;
+  for (JobIndex j = 0; j < NumJobs(); ++j) {
+    const JobState& js = jobs_[j];
+    if (js.placed_tasks == 0) continue;
+    for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+      if (js.task_node[s] == n) out.push_back(js.TaskAt(j, s));
+    }
+  }
+  return out;
+}
+
+void ClusterState::Unbucket(NodeIndex n) {
+  if (bucket_pos_[n] < 0) return;
+  auto& b = gpu_buckets_[std::clamp(FreeGpu(n), 0, MaxGpuPerNode())];
+  const NodeIndex last = b.back();
+  b[bucket_pos_[n]] = last;
+  bucket_pos_[last] = bucket_pos_[n];
+  b.pop_back();
+  bucket_pos_[n] = -1;
+}
+
+void ClusterState::Bucket(NodeIndex n) {
+  auto& b = gpu_buckets_[std::clamp(FreeGpu(n), 0, MaxGpuPerNode())];
+  bucket_pos_[n] = static_cast<int32_t>(b.size());
+  b.push_back(n);
 }
 
 int ClusterState::MaxFreeGpu() const {
@@ -45,21 +131,14 @@ int ClusterState::MaxFreeGpu() const {
 }
 
 void ClusterState::SetSchedulable(NodeIndex n, bool on) {
-  if (Schedulable(n) == on) return;
-  const int g = FreeGpu(n);
+  if (Schedulable(n) == on || (on && !Present(n))) return;
   if (on) {
     ++num_schedulable_;
     schedulable_[n] = 1;
     capacity_ += allocatable_[n];
-    bucket_pos_[n] = static_cast<int32_t>(gpu_buckets_[g].size());
-    gpu_buckets_[g].push_back(n);
+    Bucket(n);
   } else {
-    auto& b = gpu_buckets_[g];
-    NodeIndex last = b.back();
-    b[bucket_pos_[n]] = last;
-    bucket_pos_[last] = bucket_pos_[n];
-    b.pop_back();
-    bucket_pos_[n] = -1;
+    Unbucket(n);
     --num_schedulable_;
     schedulable_[n] = 0;
     capacity_ -= allocatable_[n];
@@ -69,15 +148,14 @@ void ClusterState::SetSchedulable(NodeIndex n, bool on) {
 void ClusterState::Rebucket(NodeIndex n, int old_free_gpu) {
   const int now_free = FreeGpu(n);
   if (bucket_pos_[n] < 0 || now_free == old_free_gpu) return;
-  auto& from = gpu_buckets_[old_free_gpu];
+  auto& from = gpu_buckets_[std::clamp(old_free_gpu, 0, MaxGpuPerNode())];
   NodeIndex last = from.back();
   from[bucket_pos_[n]] = last;
   bucket_pos_[last] = bucket_pos_[n];
   from.pop_back();
-  // Over-committed GPUs (never done by the engine) clamp to bucket 0.
-  auto& to = gpu_buckets_[std::clamp(now_free, 0, MaxGpuPerNode())];
-  bucket_pos_[n] = static_cast<int32_t>(to.size());
-  to.push_back(n);
+  // Over-committed GPUs (a node shrunk under its tasks, or foreign pods)
+  // clamp to bucket 0.
+  Bucket(n);
 }
 
 JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
@@ -92,6 +170,7 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   }
   jobs_.push_back(std::move(js));
   const auto j = static_cast<JobIndex>(jobs_.size() - 1);
+  job_by_name_.emplace(spec->name, j);  // the first of equal names wins
   if (by_phase_.empty()) by_phase_.resize(core::kNumJobPhases);
   auto& list = by_phase_[static_cast<int>(core::JobPhase::kSubmitted)];
   phase_pos_.push_back(static_cast<int32_t>(list.size()));
@@ -126,11 +205,24 @@ void ClusterState::PendingJobs(std::vector<JobIndex>* out) const {
   std::sort(out->begin(), out->end());
 }
 
-JobIndex ClusterState::FindJob(const std::string& name) const {
-  for (JobIndex j = 0; j < NumJobs(); ++j) {
-    if (jobs_[j].spec->name == name) return j;
-  }
-  return -1;
+JobIndex ClusterState::FindJob(std::string_view name) const {
+  auto it = job_by_name_.find(std::string(name));
+  return it == job_by_name_.end() ? -1 : it->second;
+}
+
+void ClusterState::RemoveJob(JobIndex j) {
+  JobState& js = jobs_[j];
+  assert(!js.removed && js.placed_tasks == 0);
+  auto& from = by_phase_[static_cast<int>(js.phase)];
+  const JobIndex last = from.back();
+  from[phase_pos_[j]] = last;
+  phase_pos_[last] = phase_pos_[j];
+  from.pop_back();
+  phase_pos_[j] = -1;
+  js.removed = true;
+  auto it = job_by_name_.find(js.spec->name);
+  if (it != job_by_name_.end() && it->second == j) job_by_name_.erase(it);
+  std::erase_if(pods_, [j](const PendingPod& p) { return p.task.job == j; });
 }
 
 void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {
@@ -164,6 +256,76 @@ void ClusterState::RemoveTask(TaskRef t) {
   --js.placed_tasks;
   if (t.role == core::Role::kWorker) --js.placed_workers;
   Rebucket(n, old_gpu);
+}
+
+}  // namespace dlsched::engine
+
+namespace dlsched::engine {
+
+void ClusterState::AddHold(const Hold& h) {
+  const int old_gpu = FreeGpu(h.node);
+  requested_[h.node] += h.request;
+  total_requested_ += h.request;
+  nonzero_requested_[h.node] += h.scoring;
+  ++tasks_on_[h.node];
+  Rebucket(h.node, old_gpu);
+}
+
+void ClusterState::DropHold(const Hold& h) {
+  const int old_gpu = FreeGpu(h.node);
+  requested_[h.node] -= h.request;
+  total_requested_ -= h.request;
+  nonzero_requested_[h.node] -= h.scoring;
+  --tasks_on_[h.node];
+  Rebucket(h.node, old_gpu);
+}
+
+void ClusterState::AssumeTask(TaskRef t, NodeIndex n) {
+  PlaceTask(t, n);
+  assumed_.insert(Key(t));
+}
+
+void ClusterState::ConfirmTask(TaskRef t) { assumed_.erase(Key(t)); }
+
+void ClusterState::ForgetTask(TaskRef t) {
+  if (assumed_.erase(Key(t)) == 0) return;
+  RemoveTask(t);
+}
+
+bool ClusterState::IsAssumed(TaskRef t) const { return assumed_.contains(Key(t)); }
+
+void ClusterState::ReleaseTask(TaskRef t) {
+  const JobState& js = jobs_[t.job];
+  Hold h{js.NodeOf(t.role, t.index), Request(t), ScoringRequest(t)};
+  assumed_.erase(Key(t));
+  RemoveTask(t);
+  AddHold(h);
+  releasing_.push_back(Releasing{t, h});
+}
+
+void ClusterState::TaskGone(TaskRef t) {
+  for (auto it = releasing_.begin(); it != releasing_.end(); ++it) {
+    if (it->task == t) {
+      DropHold(it->hold);
+      releasing_.erase(it);
+      return;
+    }
+  }
+}
+
+void ClusterState::AddForeignTask(std::string_view key, NodeIndex n, const core::Resources& request,
+                                  const core::Resources& scoring_request) {
+  RemoveForeignTask(key);
+  Hold h{n, request, scoring_request};
+  AddHold(h);
+  foreign_.emplace(std::string(key), h);
+}
+
+void ClusterState::RemoveForeignTask(std::string_view key) {
+  auto it = foreign_.find(std::string(key));
+  if (it == foreign_.end()) return;
+  DropHold(it->second);
+  foreign_.erase(it);
 }
 
 }  // namespace dlsched::engine

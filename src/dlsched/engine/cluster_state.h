@@ -1,7 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "dlsched/core/job.h"
@@ -68,27 +72,62 @@ struct JobState {
   }
   TaskRef TaskAt(JobIndex j, int slot) const;
   NodeIndex NodeOf(core::Role role, int index) const { return task_node[SlotOf(role, index)]; }
+  // Waiting to be placed: Waiting, Starving, or in Standby without its
+  // whole gang (preempted, or restarting after a lost task).
   bool IsPending() const {
     return phase == core::JobPhase::kWaiting || phase == core::JobPhase::kStarving ||
-           (phase == core::JobPhase::kStandby && placed_tasks == 0);
+           (phase == core::JobPhase::kStandby &&
+            (placed_tasks == 0 || placed_tasks < spec->NumTasks(target_workers)));
   }
   bool IsActive() const { return !core::IsFinal(phase) && placed_tasks > 0 && !IsPending(); }
+  bool removed = false;  // ClusterState::RemoveJob: gone from every index
 };
 
 // The cluster and its jobs: what a backend keeps up to date and the engine
-// reads. Nodes are a structure of arrays indexed by NodeIndex; the number of
-// free GPUs of every node is indexed so "who can host g GPUs" is not a scan.
+// reads, a cache in the sense of kube-scheduler's and Volcano's. Nodes are a
+// structure of arrays indexed by NodeIndex; the number of free GPUs of every
+// node is indexed so "who can host g GPUs" is not a scan.
+//
+// Identities are stable: a NodeIndex or JobIndex names the same node or job
+// for the life of the state (a removed one keeps its index, which is never
+// reused; names find them, FindNode / FindJob). Besides the tasks of its
+// jobs, a node's requested resources count
+//   - foreign tasks: pods dlsched does not own (AddForeignTask);
+//   - releasing tasks: tasks taken off their job (ReleaseTask) whose pods
+//     are not gone yet; they hold their resources until TaskGone, as
+//     Volcano's Releasing tasks.
+// A task placed by a backend before the placement is confirmed is assumed
+// (AssumeTask), then confirmed (ConfirmTask) or forgotten if the bind fails
+// (ForgetTask), as kube-scheduler's AssumePod / ForgetPod.
 class ClusterState {
  public:
   explicit ClusterState(const core::ClusterSpec& cluster);
 
-  // Nodes.
+  // Nodes. Indices run over every node ever added, removed ones included
+  // (they are unschedulable, hold nothing and count in no total).
   int NumNodes() const { return static_cast<int>(names_.size()); }
+  // Nodes present (not removed).
+  int NumPresentNodes() const { return num_present_; }
   int NumSchedulable() const { return num_schedulable_; }
   const std::string& NodeName(NodeIndex n) const { return names_[n]; }
-  const core::NodeSpec& NodeSpecOf(NodeIndex n) const { return (*specs_)[n]; }
+  const core::NodeSpec& NodeSpecOf(NodeIndex n) const { return specs_[n]; }
+  bool Present(NodeIndex n) const { return present_[n] != 0; }
   bool Schedulable(NodeIndex n) const { return schedulable_[n] != 0; }
   void SetSchedulable(NodeIndex n, bool on);
+  // The present node named `name`, or kNoNode.
+  NodeIndex FindNode(std::string_view name) const;
+  // Adds a node; its name must not be present. Returns its new index.
+  NodeIndex AddNode(const core::NodeSpec& spec);
+  // Replaces a present node's allocatable, labels, taints and schedulable
+  // flag (the name stays). Tasks already there stay, even if the node is
+  // now over-committed or they no longer pass a filter: evicting them is
+  // the backend's decision (NoExecute taints: the life cycle's).
+  void UpdateNode(NodeIndex n, const core::NodeSpec& spec);
+  // Removes a node that holds no task of any job (the caller takes them
+  // off first: TasksOn). Its foreign and releasing tasks go with it.
+  void RemoveNode(NodeIndex n);
+  // The job tasks on node `n` (a scan of the active jobs: for rare events).
+  std::vector<TaskRef> TasksOn(NodeIndex n) const;
   const core::Resources& Allocatable(NodeIndex n) const { return allocatable_[n]; }
   const core::Resources& Requested(NodeIndex n) const { return requested_[n]; }
   // Requested resources as kube-scheduler's scoring counts them (each
@@ -105,12 +144,18 @@ class ClusterState {
   const std::vector<NodeIndex>& NodesWithFreeGpu(int g) const { return gpu_buckets_[g]; }
   int MaxGpuPerNode() const { return static_cast<int>(gpu_buckets_.size()) - 1; }
 
-  // Jobs. Indices are stable for the life of the state.
+  // Jobs. Indices are stable for the life of the state; `spec` must
+  // outlive the state.
   JobIndex AddJob(const core::JobSpec* spec, core::Time now);
   int NumJobs() const { return static_cast<int>(jobs_.size()); }
   const JobState& Job(JobIndex j) const { return jobs_[j]; }
   JobState& MutableJob(JobIndex j) { return jobs_[j]; }
-  JobIndex FindJob(const std::string& name) const;
+  // The job named `name` not removed, or -1.
+  JobIndex FindJob(std::string_view name) const;
+  // Forgets a job that holds no task and has no pending pod: it leaves
+  // every index (JobsInPhase, PendingJobs, FindJob); Job(j) stays readable
+  // with `removed` set.
+  void RemoveJob(JobIndex j);
   // Moves job `j` to phase `p` (the backend checks the transition), keeping
   // the per-phase job index up to date.
   void SetPhase(JobIndex j, core::JobPhase p, core::Time now);
@@ -140,20 +185,65 @@ class ClusterState {
   void PlaceTask(TaskRef t, NodeIndex n);
   void RemoveTask(TaskRef t);
 
+  // A backend's placements: assumed until confirmed or forgotten.
+  void AssumeTask(TaskRef t, NodeIndex n);
+  void ConfirmTask(TaskRef t);
+  // Takes an assumed task off its node (its bind failed).
+  void ForgetTask(TaskRef t);
+  bool IsAssumed(TaskRef t) const;
+  int NumAssumed() const { return static_cast<int>(assumed_.size()); }
+
+  // Takes a placed task off its job at once (the engine sees the job
+  // without it) while its node keeps the resources until TaskGone(t).
+  void ReleaseTask(TaskRef t);
+  // The released task's pod is gone: its node gets the resources back.
+  // Releases of one slot go in the order they were made.
+  void TaskGone(TaskRef t);
+  int NumReleasing() const { return static_cast<int>(releasing_.size()); }
+
+  // A pod dlsched does not own, named `key` (namespace/name), on node `n`:
+  // counts against the node like a task. Adding a key again moves it.
+  void AddForeignTask(std::string_view key, NodeIndex n, const core::Resources& request,
+                      const core::Resources& scoring_request);
+  void RemoveForeignTask(std::string_view key);
+  int NumForeignTasks() const { return static_cast<int>(foreign_.size()); }
+
  private:
+  struct Hold {
+    NodeIndex node = kNoNode;
+    core::Resources request;
+    core::Resources scoring;
+  };
+  struct Releasing {
+    TaskRef task;
+    Hold hold;
+  };
+  void AddHold(const Hold& h);
+  void DropHold(const Hold& h);
+  void SetAllocatable(NodeIndex n, const core::Resources& a);
+  void Unbucket(NodeIndex n);
+  void Bucket(NodeIndex n);
+  static uint64_t Key(TaskRef t) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(t.job)) << 32) |
+           (static_cast<uint64_t>(t.role) << 30) | static_cast<uint32_t>(t.index);
+  }
+
   void Rebucket(NodeIndex n, int old_free_gpu);
   int FreeGpu(NodeIndex n) const {
     return static_cast<int>(allocatable_[n][core::kGpu] - requested_[n][core::kGpu]);
   }
 
-  const std::vector<core::NodeSpec>* specs_;
+  std::deque<core::NodeSpec> specs_;  // deque: references stay valid on AddNode
   std::vector<std::string> names_;
+  std::unordered_map<std::string, NodeIndex> node_by_name_;  // present nodes
+  std::vector<uint8_t> present_;
   std::vector<uint8_t> schedulable_;
   std::vector<core::Resources> allocatable_;
   std::vector<core::Resources> requested_;
   std::vector<core::Resources> nonzero_requested_;
   std::vector<int32_t> tasks_on_;
   int num_schedulable_ = 0;
+  int num_present_ = 0;
   core::Resources capacity_;
   core::Resources total_requested_;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
@@ -162,6 +252,10 @@ class ClusterState {
   std::vector<std::vector<JobIndex>> by_phase_;
   std::vector<int32_t> phase_pos_;  // position of each job in its by_phase_ list
   std::vector<PendingPod> pods_;
+  std::unordered_map<std::string, JobIndex> job_by_name_;  // jobs not removed
+  std::unordered_set<uint64_t> assumed_;                   // Key(task)
+  std::vector<Releasing> releasing_;
+  std::unordered_map<std::string, Hold> foreign_;
 };
 
 using core::kDefaultMemoryRequest;

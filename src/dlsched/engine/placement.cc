@@ -134,7 +134,7 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeF
   if (failures != nullptr) {
     // Every schedulable node sits in one bucket of the free-GPU index; those
     // below the task's GPUs were not visited.
-    failures->Add("unschedulable", st.NumNodes() - st.NumSchedulable());
+    failures->Add("unschedulable", st.NumPresentNodes() - st.NumSchedulable());
     if (const int skipped = st.NumSchedulable() - visited; skipped > 0) {
       int most = std::min(need_gpu, st.MaxGpuPerNode() + 1) - 1;
       while (most > 0 && st.NodesWithFreeGpu(most).empty()) --most;
@@ -167,7 +167,7 @@ bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
     if (reason != nullptr || tt != nullptr) {
       NodeFailures failures;
       SelectNode(ctx, t, nullptr, &failures);
-      const std::string why = failures.Summary(t, ctx.state().NumNodes());
+      const std::string why = failures.Summary(t, ctx.state().NumPresentNodes());
       if (reason != nullptr) *reason = why;
       if (tt != nullptr) tt->note = why;
     }
@@ -182,12 +182,13 @@ std::optional<std::string> TaskNeverFits(const CycleContext& ctx, TaskRef t) {
   const core::Resources& req = st.Request(t);
   NodeFailures failures;
   for (NodeIndex n = 0; n < st.NumNodes(); ++n) {
+    if (!st.Present(n)) continue;
     std::string why = StaticFailure(ctx, t, n);
     if (why.empty()) why = Insufficient(req, st.Allocatable(n), "too small for");
     if (why.empty()) return std::nullopt;
     failures.Add(why);
   }
-  return fmt::format("{} ({}) even on an empty cluster", failures.Summary(t, st.NumNodes()),
+  return fmt::format("{} ({}) even on an empty cluster", failures.Summary(t, st.NumPresentNodes()),
                      core::FormatResources(req));
 }
 

@@ -8,6 +8,13 @@
 
 namespace dlsched::engine {
 
+// What happens to a job that loses a task it did not give up (its node
+// failed or was removed, or a NoExecute taint evicted it).
+enum class TaskLossPolicy : uint8_t {
+  kRestart,  // stop the rest, go back to the last checkpoint, wait to be placed again
+  kFail,     // the job fails
+};
+
 // One implementation per extension point, built by the policy registry.
 class Profile {
  public:
@@ -24,6 +31,8 @@ class Profile {
   std::unique_ptr<Sizer> sizer;
   // Life cycle: RunningProtected lasts protect_factor x the last launch.
   double protect_factor = 0;
+  // Life cycle: a job that loses a task restarts from its checkpoint or fails.
+  TaskLossPolicy task_loss = TaskLossPolicy::kRestart;
 };
 
 }  // namespace dlsched::engine

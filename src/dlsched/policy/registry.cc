@@ -216,6 +216,8 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   p.name = spec.name;
   p.description = spec.description;
   p.protect_factor = spec.protect_factor;
+  p.task_loss =
+      spec.restart_on_task_loss ? engine::TaskLossPolicy::kRestart : engine::TaskLossPolicy::kFail;
   auto admission = Build<engine::Admission>(Admissions(), spec.admission, "Admission");
   if (!admission) return std::unexpected(admission.error());
   p.admission = std::move(*admission);

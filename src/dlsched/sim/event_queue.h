@@ -15,6 +15,7 @@ enum class EventKind : uint8_t {
   kCompletion,      // all steps done (valid only for the job's current epoch)
   kCheckpointDone,  // Checkpointing -> Stopping -> Standby
   kDeadline,        // the job fails unless finished
+  kNode,            // a node event of the cluster file (job = its index)
   kTick,            // wake the scheduler (per-pod backoff expiry)
 };
 

@@ -7,6 +7,7 @@
 
 #include "dlsched/core/limits.h"
 #include "dlsched/engine/cluster_state.h"
+#include "dlsched/engine/lifecycle.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/sim/event_queue.h"
 #include "dlsched/sim/model_zoo.h"
@@ -17,58 +18,70 @@ namespace {
 using core::JobPhase;
 using engine::JobIndex;
 
-// What the simulator knows of a job beyond the engine's JobState.
+// What the simulator knows of a job beyond the engine's JobState and the
+// life cycle's JobHistory: its speed.
 struct SimJob {
-  core::PhaseClock clock;
   double rate = 0;             // steps/s while running
   core::Time progress_at = 0;  // steps_done is exact at this time
   uint64_t epoch = 0;          // bumps whenever a pending completion becomes stale
-  core::Time launch_started = 0;
-  int64_t admission_seq = -1;
-  int reallocations = 0;
-  int preemptions = 0;
-  int scale_events = 0;
-  std::string reason;
 };
 
-class Simulation {
+// The simulator is a Backend of the shared life cycle: timers are events on
+// its queue, binds and unbinds take effect at once, and a job's speed
+// follows its placement analytically.
+class Simulation final : public engine::Backend {
  public:
   Simulation(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload,
              const engine::Engine& engine, const SimOptions& options)
-      : workload_(workload), engine_(engine), options_(options), state_(cluster) {}
+      : cluster_(cluster),
+        workload_(workload),
+        engine_(engine),
+        options_(options),
+        state_(cluster),
+        lifecycle_(state_, *this, LifecycleOptionsOf(engine, options)) {}
 
   core::Result<SimResult> Run();
 
+  // engine::Backend
+  core::Time Now() const override { return now_; }
+  void SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uint64_t epoch) override;
+  void Bind(engine::TaskRef t, engine::NodeIndex n) override;
+  void Unbind(engine::TaskRef t, engine::NodeIndex n) override;
+  void CreateTask(engine::TaskRef) override {}
+  void DeleteTask(engine::TaskRef) override {}
+  void OnProgressChange(JobIndex j) override { SetRate(j, now_); }
+  void OnPhase(JobIndex j, JobPhase from) override;
+
  private:
+  static engine::LifecycleOptions LifecycleOptionsOf(const engine::Engine& engine,
+                                                     const SimOptions& options) {
+    engine::LifecycleOptions o;
+    o.protect_factor = engine.profile().protect_factor;
+    o.task_loss = engine.profile().task_loss;
+    o.backoff_initial = options.backoff_initial;
+    o.backoff_max = options.backoff_max;
+    return o;
+  }
   void Advance(JobIndex j, core::Time now);
   void SetRate(JobIndex j, core::Time now);
-  void Enter(JobIndex j, JobPhase to, core::Time now);
-  void Release(JobIndex j);
   void HandleEvent(const Event& e);
-  void StartLaunch(JobIndex j);
-  void FinishLaunch(JobIndex j);
-  void Checkpoint(JobIndex j, core::Time now);
+  void HandleNodeEvent(const core::NodeEvent& e);
   core::Status CheckInvariants() const;
-  void CreatePods(const std::vector<JobIndex>& arrived);
-  void ApplyPlan(const engine::Plan& plan, core::Time now);
   void SetJobRate(JobIndex j, double rate);
-  bool AnyPodUntried() const;
   void SampleUtilization(core::Time now);
   core::Resources Held(JobIndex j) const;
   double IdealRuntime(const core::JobSpec& spec) const;
 
+  const core::ClusterSpec& cluster_;
   const config::WorkloadSpec& workload_;
   const engine::Engine& engine_;
   const SimOptions& options_;
   engine::ClusterState state_;
+  engine::JobLifecycle lifecycle_;
   std::vector<SimJob> jobs_;
   EventQueue queue_;
   core::Time now_ = 0;
-  int64_t next_admission_ = 0;
   int active_events_ = 0;  // queued events other than ticks
-  int unfinished_ = 0;     // jobs not Completed or Failed
-  // Bumped at every change of state; a pod tried in this epoch has seen it.
-  uint64_t change_epoch_ = 1;
   int training_jobs_ = 0;  // jobs with a positive rate
   // Resources held by jobs making progress (RunningProtected, Running),
   // kept up to date at every phase change and placement.
@@ -122,70 +135,44 @@ core::Resources Simulation::Held(JobIndex j) const {
   return held;
 }
 
-void Simulation::Enter(JobIndex j, JobPhase to, core::Time now) {
-  SimJob& sj = jobs_[j];
-  const JobPhase from = state_.Job(j).phase;
-  if (!sj.clock.Enter(to, now)) return;
-  if (core::IsRunning(from) != core::IsRunning(to)) {
-    const core::Resources held = Held(j);
-    if (core::IsRunning(to)) {
-      effective_ += held;
-    } else {
-      effective_ -= held;
-    }
-  }
-  state_.SetPhase(j, to, now);
-  if (core::IsFinal(to)) --unfinished_;
-}
-
-void Simulation::Release(JobIndex j) {
-  // Freed resources are a change: every pending pod deserves another try.
-  ++change_epoch_;
-  const engine::JobState& js = state_.Job(j);
-  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
-    if (js.task_node[s] != engine::kNoNode) state_.RemoveTask(js.TaskAt(j, s));
-  }
-  auto& pods = state_.MutablePods();
-  std::erase_if(pods, [j](const engine::PendingPod& p) { return p.task.job == j; });
-}
-
-void Simulation::StartLaunch(JobIndex j) {
-  SimJob& sj = jobs_[j];
-  const engine::JobState& js = state_.Job(j);
-  Enter(j, JobPhase::kLaunching, now_);
-  sj.launch_started = now_;
-  ++sj.epoch;
-  if (js.spec->launch_delay > 0) {
-    queue_.Push(now_ + js.spec->launch_delay, EventKind::kLaunchDone, j, sj.epoch);
-    ++active_events_;
+void Simulation::OnPhase(JobIndex j, JobPhase from) {
+  const JobPhase to = state_.Job(j).phase;
+  if (core::IsRunning(from) == core::IsRunning(to)) return;
+  const core::Resources held = Held(j);
+  if (core::IsRunning(to)) {
+    effective_ += held;
   } else {
-    FinishLaunch(j);
+    effective_ -= held;
   }
 }
 
-void Simulation::FinishLaunch(JobIndex j) {
-  SimJob& sj = jobs_[j];
-  state_.MutableJob(j).last_launch = now_ - sj.launch_started;
-  const core::Time protect = engine_.profile().protect_factor * state_.Job(j).last_launch;
-  if (protect > 0) {
-    Enter(j, JobPhase::kRunningProtected, now_);
-    queue_.Push(now_ + protect, EventKind::kProtectEnd, j, sj.epoch);
-    ++active_events_;
-  } else {
-    Enter(j, JobPhase::kRunning, now_);
+void Simulation::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uint64_t epoch) {
+  EventKind k = EventKind::kLaunchDone;
+  switch (kind) {
+    case engine::TimerKind::kLaunchDone:
+      k = EventKind::kLaunchDone;
+      break;
+    case engine::TimerKind::kProtectEnd:
+      k = EventKind::kProtectEnd;
+      break;
+    case engine::TimerKind::kCheckpointDone:
+      k = EventKind::kCheckpointDone;
+      break;
   }
-  SetRate(j, now_);
-}
-
-// Running -> Checkpointing; progress stops (steps so far are kept).
-void Simulation::Checkpoint(JobIndex j, core::Time now) {
-  SimJob& sj = jobs_[j];
-  Advance(j, now);
-  ++sj.epoch;
-  SetJobRate(j, 0);
-  Enter(j, JobPhase::kCheckpointing, now);
-  queue_.Push(now + state_.Job(j).spec->checkpoint_delay, EventKind::kCheckpointDone, j);
+  queue_.Push(at, k, j, epoch);
   ++active_events_;
+}
+
+// A simulated bind always succeeds, at once.
+void Simulation::Bind(engine::TaskRef t, engine::NodeIndex) {
+  state_.ConfirmTask(t);
+  if (core::IsRunning(state_.Job(t.job).phase)) effective_ += state_.Request(t);
+}
+
+// A simulated pod is gone at once.
+void Simulation::Unbind(engine::TaskRef t, engine::NodeIndex) {
+  state_.TaskGone(t);
+  if (core::IsRunning(state_.Job(t.job).phase)) effective_ -= state_.Request(t);
 }
 
 core::Status Simulation::CheckInvariants() const {
@@ -203,6 +190,10 @@ core::Status Simulation::CheckInvariants() const {
                           state_.NodeName(n), core::FormatResources(state_.Requested(n)),
                           core::FormatResources(state_.Allocatable(n)));
     }
+  }
+  if (state_.NumAssumed() != 0 || state_.NumReleasing() != 0) {
+    return core::Errorf("t={}: {} assumed and {} releasing tasks left in a simulation", now_,
+                        state_.NumAssumed(), state_.NumReleasing());
   }
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
     const engine::JobState& js = state_.Job(j);
@@ -232,163 +223,67 @@ void Simulation::HandleEvent(const Event& e) {
     case EventKind::kArrival:
       break;  // handled in batch by Run()
     case EventKind::kLaunchDone:
-      if (e.epoch != jobs_[j].epoch || state_.Job(j).phase != JobPhase::kLaunching) return;
-      FinishLaunch(j);
+      lifecycle_.OnTimer(engine::TimerKind::kLaunchDone, j, e.epoch);
       break;
     case EventKind::kProtectEnd:
-      if (state_.Job(j).phase == JobPhase::kRunningProtected) Enter(j, JobPhase::kRunning, now_);
+      lifecycle_.OnTimer(engine::TimerKind::kProtectEnd, j, e.epoch);
+      break;
+    case EventKind::kCheckpointDone:
+      lifecycle_.OnTimer(engine::TimerKind::kCheckpointDone, j, e.epoch);
       break;
     case EventKind::kCompletion: {
       if (e.epoch != jobs_[j].epoch || !core::IsRunning(state_.Job(j).phase)) return;
       Advance(j, now_);
       state_.MutableJob(j).steps_done = state_.Job(j).spec->total_steps;
-      SetJobRate(j, 0);
-      Enter(j, JobPhase::kCompleted, now_);
-      Release(j);
+      lifecycle_.Complete(j);
       break;
     }
-    case EventKind::kCheckpointDone:
-      if (state_.Job(j).phase != JobPhase::kCheckpointing) return;
-      Enter(j, JobPhase::kStopping, now_);
-      Enter(j, JobPhase::kStandby, now_);
-      // A reallocated job holds its new allocation and relaunches at once;
-      // a preempted one (nothing placed) waits in Standby to be admitted.
-      if (state_.Job(j).placed_tasks > 0) StartLaunch(j);
+    case EventKind::kDeadline:
+      lifecycle_.Fail(
+          j, fmt::format("deadline of {:g}s after arrival passed", *state_.Job(j).spec->deadline));
       break;
-    case EventKind::kDeadline: {
-      if (core::IsFinal(state_.Job(j).phase)) return;
-      Advance(j, now_);
-      ++jobs_[j].epoch;
-      SetJobRate(j, 0);
-      jobs_[j].reason =
-          fmt::format("deadline of {:g}s after arrival passed", *state_.Job(j).spec->deadline);
-      Enter(j, JobPhase::kFailed, now_);
-      Release(j);
+    case EventKind::kNode:
+      HandleNodeEvent(cluster_.events[e.job]);
       break;
-    }
     case EventKind::kTick:
       if (next_tick_ == e.time) next_tick_ = core::kNever;
       break;
   }
 }
 
-// Per-pod queue: pods of jobs that arrive at the same instant are created
-// interleaved (round robin over the jobs), as concurrent controllers do.
-void Simulation::CreatePods(const std::vector<JobIndex>& arrived) {
-  std::vector<std::vector<engine::TaskRef>> per_job;
-  size_t longest = 0;
-  for (JobIndex j : arrived) {
-    std::vector<engine::TaskRef> tasks;
-    engine::GangSlots(state_, j, state_.Job(j).target_workers, &tasks);
-    longest = std::max(longest, tasks.size());
-    per_job.push_back(std::move(tasks));
-  }
-  auto& pods = state_.MutablePods();
-  for (size_t i = 0; i < longest; ++i) {
-    for (const auto& tasks : per_job) {
-      if (i < tasks.size()) pods.push_back(engine::PendingPod{tasks[i], now_, 0});
+// A change of the cluster from the cluster file's events.
+void Simulation::HandleNodeEvent(const core::NodeEvent& e) {
+  const engine::NodeIndex n = state_.FindNode(e.node.name);
+  switch (e.kind) {
+    case core::NodeEvent::Kind::kAdd:
+      if (n == engine::kNoNode) state_.AddNode(e.node);
+      break;
+    case core::NodeEvent::Kind::kRemove:
+      if (n != engine::kNoNode) lifecycle_.NodeRemoved(n, "removed");
+      break;
+    case core::NodeEvent::Kind::kFail:
+      if (n != engine::kNoNode) lifecycle_.NodeRemoved(n, "failed");
+      break;
+    case core::NodeEvent::Kind::kUpdate: {
+      if (n == engine::kNoNode) break;
+      core::NodeSpec spec = state_.NodeSpecOf(n);
+      if (e.allocatable) spec.allocatable = *e.allocatable;
+      if (e.labels) spec.labels = *e.labels;
+      if (e.taints) spec.taints = *e.taints;
+      if (e.schedulable) spec.schedulable = *e.schedulable;
+      state_.UpdateNode(n, spec);
+      lifecycle_.NodeUpdated(n);
+      break;
     }
   }
-}
-
-void Simulation::ApplyPlan(const engine::Plan& plan, core::Time now) {
-  for (const engine::Action& a : plan.actions) {
-    if (a.kind != engine::ActionKind::kBind && a.kind != engine::ActionKind::kUnbind) continue;
-    const bool running = core::IsRunning(state_.Job(a.task.job).phase);
-    if (a.kind == engine::ActionKind::kBind) {
-      state_.PlaceTask(a.task, a.node);
-      if (running) effective_ += state_.Request(a.task);
-    } else {
-      state_.RemoveTask(a.task);
-      if (running) effective_ -= state_.Request(a.task);
-    }
-  }
-  bool changed = false;
-  size_t pod_cursor = 0;
-  for (const engine::Action& a : plan.actions) {
-    const JobIndex j = a.task.job;
-    switch (a.kind) {
-      case engine::ActionKind::kBind:
-      case engine::ActionKind::kUnbind:
-        changed = true;
-        break;
-      case engine::ActionKind::kStart: {
-        SimJob& sj = jobs_[j];
-        engine::JobState& js = state_.MutableJob(j);
-        js.target_workers = a.workers;
-        if (sj.admission_seq < 0) sj.admission_seq = next_admission_++;
-        if (js.phase == JobPhase::kStandby) ++sj.reallocations;
-        sj.reason = a.reason;
-        StartLaunch(j);
-        changed = true;
-        break;
-      }
-      case engine::ActionKind::kResize: {
-        SimJob& sj = jobs_[j];
-        state_.MutableJob(j).target_workers = a.workers;
-        ++sj.scale_events;
-        if (a.preempted) ++sj.preemptions;
-        sj.reason = a.reason;
-        if (a.restart) {
-          ++sj.reallocations;
-          Checkpoint(j, now);
-        } else {
-          SetRate(j, now);
-        }
-        changed = true;
-        break;
-      }
-      case engine::ActionKind::kStop: {
-        SimJob& sj = jobs_[j];
-        ++sj.preemptions;
-        sj.reason = a.reason;
-        Checkpoint(j, now);
-        changed = true;
-        break;
-      }
-      case engine::ActionKind::kWait:
-        jobs_[j].reason = a.reason;
-        break;
-      case engine::ActionKind::kStarve:
-        if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving, now);
-        break;
-      case engine::ActionKind::kBackoff:
-        // Backoffs come in queue order: one forward walk finds them all.
-        for (auto& pods = state_.MutablePods(); pod_cursor < pods.size(); ++pod_cursor) {
-          engine::PendingPod& pod = pods[pod_cursor];
-          if (pod.task == a.task) {
-            const core::Time delay = std::min(
-                options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
-            ++pod.attempts;
-            pod.not_before = now + delay;
-            pod.tried_epoch = change_epoch_;
-            break;
-          }
-        }
-        break;
-    }
-  }
-  if (changed) ++change_epoch_;
-  // Bound pods leave the queue.
-  std::erase_if(state_.MutablePods(), [this](const engine::PendingPod& p) {
-    return state_.Job(p.task.job).NodeOf(p.task.role, p.task.index) != engine::kNoNode;
-  });
+  // Every kind changes what fits where: pending pods deserve a new try.
+  lifecycle_.ClusterChanged();
 }
 
 void Simulation::SetJobRate(JobIndex j, double rate) {
   double& r = jobs_[j].rate;
   training_jobs_ += (rate > 0) - (r > 0);
   r = rate;
-}
-
-// True when some pending pod has not been tried since the state last
-// changed: retrying it might succeed. A pod that failed since then would
-// fail again, so waking up for it is pointless.
-bool Simulation::AnyPodUntried() const {
-  for (const auto& pod : state_.Pods()) {
-    if (pod.tried_epoch != change_epoch_) return true;
-  }
-  return false;
 }
 
 void Simulation::SampleUtilization(core::Time now) {
@@ -421,8 +316,9 @@ double Simulation::IdealRuntime(const core::JobSpec& spec) const {
 core::Result<SimResult> Simulation::Run() {
   const auto& specs = workload_.jobs;
   jobs_.resize(specs.size());
-  unfinished_ = static_cast<int>(specs.size());
   for (const auto& spec : specs) state_.AddJob(&spec, spec.submit_time);
+  lifecycle_.JobsAdded();
+  lifecycle_.UsePodQueue(engine_.profile().admission->UsesPodQueue());
   for (JobIndex j = 0; j < static_cast<JobIndex>(specs.size()); ++j) {
     queue_.Push(specs[j].submit_time, EventKind::kArrival, j);
     ++active_events_;
@@ -431,10 +327,13 @@ core::Result<SimResult> Simulation::Run() {
       ++active_events_;
     }
   }
+  for (size_t i = 0; i < cluster_.events.size(); ++i) {
+    queue_.Push(cluster_.events[i].time, EventKind::kNode, static_cast<int32_t>(i));
+    ++active_events_;
+  }
   engine::CycleOptions cycle_options;
   cycle_options.trace_job = options_.trace_job.empty() ? -1 : state_.FindJob(options_.trace_job);
   cycle_options.traces = &result_.traces;
-  const bool per_pod = engine_.profile().admission->UsesPodQueue();
   int64_t cycles = 0;
   // Livelock guard: a profile that keeps changing the plan while no job
   // trains, arrives or ends (e.g. resizing a job back and forth with zero
@@ -446,8 +345,8 @@ core::Result<SimResult> Simulation::Run() {
   const int64_t max_idle_cycles = 1000 + 10 * tasks;
   int64_t idle_cycles = 0;
   bool livelock = false;
-  while (!queue_.Empty() && unfinished_ > 0) {
-    const int unfinished_before = unfinished_;
+  while (!queue_.Empty() && lifecycle_.Unfinished() > 0) {
+    const int unfinished_before = lifecycle_.Unfinished();
     const bool trained = queue_.Top().time > now_ && training_jobs_ > 0;
     now_ = queue_.Top().time;
     std::vector<JobIndex> arrived;
@@ -455,17 +354,13 @@ core::Result<SimResult> Simulation::Run() {
       const Event e = queue_.Pop();
       if (e.kind == EventKind::kArrival) {
         --active_events_;
-        Enter(e.job, JobPhase::kWaiting, now_);
         arrived.push_back(e.job);
       } else {
         HandleEvent(e);
       }
     }
-    if (!arrived.empty()) {
-      if (per_pod) CreatePods(arrived);
-      ++change_epoch_;
-    }
-    if (trained || !arrived.empty() || unfinished_ != unfinished_before) {
+    if (!arrived.empty()) lifecycle_.Arrive(arrived);
+    if (trained || !arrived.empty() || lifecycle_.Unfinished() != unfinished_before) {
       idle_cycles = 0;
     } else if (++idle_cycles > max_idle_cycles) {
       livelock = true;
@@ -473,7 +368,7 @@ core::Result<SimResult> Simulation::Run() {
     }
     cycle_options.cycle = cycles++;
     const engine::Plan plan = engine_.Cycle(state_, now_, cycle_options);
-    ApplyPlan(plan, now_);
+    lifecycle_.Apply(plan);
     SampleUtilization(now_);
     if (options_.check_invariants) {
       if (auto st = CheckInvariants(); !st) return std::unexpected(st.error());
@@ -483,16 +378,11 @@ core::Result<SimResult> Simulation::Run() {
     // real event (an arrival, a completion, a deadline) is the next thing
     // that can change anything, however far away it is; with no event left
     // either, the state is a fixed point (a deadlock if jobs are unfinished).
-    if (!AnyPodUntried()) {
+    if (!lifecycle_.AnyPodUntried()) {
       if (active_events_ == 0) break;
       continue;
     }
-    core::Time wake = core::kNever;
-    for (const auto& pod : state_.Pods()) {
-      if (pod.tried_epoch != change_epoch_ && pod.not_before > now_) {
-        wake = std::min(wake, pod.not_before);
-      }
-    }
+    const core::Time wake = lifecycle_.NextPodRetry(now_);
     if (wake != core::kNever && wake < next_tick_) {
       queue_.Push(wake, EventKind::kTick);
       next_tick_ = wake;
@@ -508,7 +398,7 @@ core::Result<SimResult> Simulation::Run() {
   run.deadlocked = false;
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
     const engine::JobState& js = state_.Job(j);
-    const SimJob& sj = jobs_[j];
+    const engine::JobHistory& sj = lifecycle_.History(j);
     metrics::JobRecord r;
     r.name = js.spec->name;
     r.namespace_name = js.spec->namespace_name;

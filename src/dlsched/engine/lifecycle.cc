@@ -1,0 +1,340 @@
+#include "dlsched/engine/lifecycle.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dlsched/core/affinity.h"
+#include "dlsched/engine/placement.h"
+
+namespace dlsched::engine {
+
+using core::JobPhase;
+
+JobLifecycle::JobLifecycle(ClusterState& state, Backend& backend, const LifecycleOptions& options)
+    : state_(state), backend_(backend), options_(options) {
+  JobsAdded();
+}
+
+void JobLifecycle::JobsAdded() {
+  for (auto j = static_cast<JobIndex>(jobs_.size()); j < state_.NumJobs(); ++j) {
+    jobs_.emplace_back();
+    if (!core::IsFinal(state_.Job(j).phase)) ++unfinished_;
+  }
+}
+
+void JobLifecycle::Enter(JobIndex j, JobPhase to) {
+  const JobPhase from = state_.Job(j).phase;
+  if (!jobs_[j].clock.Enter(to, backend_.Now())) return;
+  state_.SetPhase(j, to, backend_.Now());
+  if (core::IsFinal(to)) --unfinished_;
+  backend_.OnPhase(j, from);
+}
+
+void JobLifecycle::Arrive(std::span<const JobIndex> jobs) {
+  for (const JobIndex j : jobs) Enter(j, JobPhase::kWaiting);
+  if (pod_queue_) CreatePods(jobs);
+  ++change_epoch_;
+}
+
+void JobLifecycle::CreatePods(std::span<const JobIndex> jobs) {
+  std::vector<std::vector<TaskRef>> per_job;
+  size_t longest = 0;
+  for (const JobIndex j : jobs) {
+    std::vector<TaskRef> tasks;
+    GangSlots(state_, j, state_.Job(j).target_workers, &tasks);
+    longest = std::max(longest, tasks.size());
+    per_job.push_back(std::move(tasks));
+  }
+  auto& pods = state_.MutablePods();
+  const core::Time now = backend_.Now();
+  for (size_t i = 0; i < longest; ++i) {
+    for (const auto& tasks : per_job) {
+      if (i >= tasks.size()) continue;
+      pods.push_back(PendingPod{tasks[i], now, 0});
+      backend_.CreateTask(tasks[i]);
+    }
+  }
+}
+
+void JobLifecycle::StartLaunch(JobIndex j) {
+  JobHistory& h = jobs_[j];
+  Enter(j, JobPhase::kLaunching);
+  h.launch_started = backend_.Now();
+  ++h.epoch;
+  const core::Time delay = state_.Job(j).spec->launch_delay;
+  if (delay > 0) {
+    backend_.SetTimer(backend_.Now() + delay, TimerKind::kLaunchDone, j, h.epoch);
+  } else {
+    FinishLaunch(j);
+  }
+}
+
+void JobLifecycle::FinishLaunch(JobIndex j) {
+  JobHistory& h = jobs_[j];
+  const core::Time now = backend_.Now();
+  state_.MutableJob(j).last_launch = now - h.launch_started;
+  const core::Time protect = options_.protect_factor * state_.Job(j).last_launch;
+  if (protect > 0) {
+    Enter(j, JobPhase::kRunningProtected);
+    backend_.SetTimer(now + protect, TimerKind::kProtectEnd, j, h.epoch);
+  } else {
+    Enter(j, JobPhase::kRunning);
+  }
+  backend_.OnProgressChange(j);
+}
+
+// Running -> Checkpointing; progress stops (steps so far are kept).
+void JobLifecycle::Checkpoint(JobIndex j) {
+  JobHistory& h = jobs_[j];
+  ++h.epoch;
+  Enter(j, JobPhase::kCheckpointing);
+  backend_.OnProgressChange(j);
+  backend_.SetTimer(backend_.Now() + state_.Job(j).spec->checkpoint_delay,
+                    TimerKind::kCheckpointDone, j, h.epoch);
+}
+
+void JobLifecycle::Unplace(TaskRef t) {
+  const NodeIndex n = state_.Job(t.job).NodeOf(t.role, t.index);
+  state_.ReleaseTask(t);
+  backend_.Unbind(t, n);
+}
+
+void JobLifecycle::Release(JobIndex j) {
+  // Freed resources are a change: every pending pod deserves another try.
+  ++change_epoch_;
+  const JobState& js = state_.Job(j);
+  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+    if (js.task_node[s] != kNoNode) Unplace(js.TaskAt(j, s));
+  }
+  std::erase_if(state_.MutablePods(), [&](const PendingPod& p) {
+    if (p.task.job != j) return false;
+    backend_.DeleteTask(p.task);
+    return true;
+  });
+}
+
+void JobLifecycle::OnTimer(TimerKind kind, JobIndex j, uint64_t epoch) {
+  if (epoch != jobs_[j].epoch) return;
+  const JobPhase phase = state_.Job(j).phase;
+  switch (kind) {
+    case TimerKind::kLaunchDone:
+      if (phase == JobPhase::kLaunching) FinishLaunch(j);
+      break;
+    case TimerKind::kProtectEnd:
+      if (phase == JobPhase::kRunningProtected) Enter(j, JobPhase::kRunning);
+      break;
+    case TimerKind::kCheckpointDone:
+      if (phase != JobPhase::kCheckpointing) return;
+      jobs_[j].checkpointed_steps = state_.Job(j).steps_done;
+      Enter(j, JobPhase::kStopping);
+      Enter(j, JobPhase::kStandby);
+      // A reallocated job holds its new allocation and relaunches at once;
+      // a preempted one (nothing placed) waits in Standby to be admitted.
+      if (state_.Job(j).placed_tasks > 0) StartLaunch(j);
+      break;
+  }
+}
+
+void JobLifecycle::Complete(JobIndex j) {
+  if (!core::IsRunning(state_.Job(j).phase)) return;
+  ++jobs_[j].epoch;
+  Enter(j, JobPhase::kCompleted);
+  backend_.OnProgressChange(j);
+  Release(j);
+}
+
+void JobLifecycle::Fail(JobIndex j, std::string reason) {
+  if (core::IsFinal(state_.Job(j).phase)) return;
+  ++jobs_[j].epoch;
+  jobs_[j].reason = std::move(reason);
+  Enter(j, JobPhase::kFailed);
+  backend_.OnProgressChange(j);
+  Release(j);
+}
+
+void JobLifecycle::Apply(const Plan& plan) {
+  for (const Action& a : plan.actions) {
+    if (a.kind == ActionKind::kBind) {
+      state_.AssumeTask(a.task, a.node);
+      backend_.Bind(a.task, a.node);
+    } else if (a.kind == ActionKind::kUnbind) {
+      Unplace(a.task);
+    }
+  }
+  bool changed = false;
+  size_t pod_cursor = 0;
+  const core::Time now = backend_.Now();
+  for (const Action& a : plan.actions) {
+    const JobIndex j = a.task.job;
+    JobHistory& h = jobs_[j];
+    switch (a.kind) {
+      case ActionKind::kBind:
+      case ActionKind::kUnbind:
+        changed = true;
+        break;
+      case ActionKind::kStart: {
+        JobState& js = state_.MutableJob(j);
+        js.target_workers = a.workers;
+        if (h.admission_seq < 0) h.admission_seq = next_admission_++;
+        if (js.phase == JobPhase::kStandby) ++h.reallocations;
+        h.reason = a.reason;
+        StartLaunch(j);
+        changed = true;
+        break;
+      }
+      case ActionKind::kResize:
+        state_.MutableJob(j).target_workers = a.workers;
+        ++h.scale_events;
+        if (a.preempted) ++h.preemptions;
+        h.reason = a.reason;
+        if (a.restart) {
+          ++h.reallocations;
+          Checkpoint(j);
+        } else {
+          backend_.OnProgressChange(j);
+        }
+        changed = true;
+        break;
+      case ActionKind::kStop:
+        ++h.preemptions;
+        h.reason = a.reason;
+        Checkpoint(j);
+        changed = true;
+        break;
+      case ActionKind::kWait:
+        h.reason = a.reason;
+        break;
+      case ActionKind::kStarve:
+        if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving);
+        break;
+      case ActionKind::kBackoff:
+        // Backoffs come in queue order: one forward walk finds them all.
+        for (auto& pods = state_.MutablePods(); pod_cursor < pods.size(); ++pod_cursor) {
+          PendingPod& pod = pods[pod_cursor];
+          if (pod.task == a.task) {
+            const core::Time delay = std::min(
+                options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
+            ++pod.attempts;
+            pod.not_before = now + delay;
+            pod.tried_epoch = change_epoch_;
+            break;
+          }
+        }
+        break;
+    }
+  }
+  if (changed) ++change_epoch_;
+  // Bound pods leave the queue.
+  std::erase_if(state_.MutablePods(), [this](const PendingPod& p) {
+    return state_.Job(p.task.job).NodeOf(p.task.role, p.task.index) != kNoNode;
+  });
+}
+
+void JobLifecycle::BindFailed(TaskRef t, std::string_view why) {
+  if (!state_.IsAssumed(t)) return;
+  state_.ForgetTask(t);
+  const JobIndex j = t.job;
+  ++change_epoch_;
+  if (pod_queue_ && state_.Job(j).IsPending()) {
+    // One pod of a job still gathering its pods: back to the queue.
+    state_.MutablePods().push_back(PendingPod{t, backend_.Now(), 0});
+    return;
+  }
+  Restart(j, fmt::format("binding {}[{}] failed: {}", core::RoleName(t.role), t.index, why));
+}
+
+void JobLifecycle::Restart(JobIndex j, std::string reason) {
+  JobHistory& h = jobs_[j];
+  if (core::IsFinal(state_.Job(j).phase)) return;
+  if (options_.task_loss == TaskLossPolicy::kFail) {
+    Fail(j, std::move(reason));
+    return;
+  }
+  h.reason = std::move(reason);
+  const JobPhase phase = state_.Job(j).phase;
+  if (phase == JobPhase::kWaiting || phase == JobPhase::kStarving || phase == JobPhase::kStandby) {
+    // Not started yet: it simply waits for its gang again.
+    Release(j);
+    if (pod_queue_) CreatePods(std::span<const JobIndex>(&j, 1));
+    return;
+  }
+  ++h.epoch;
+  Enter(j, JobPhase::kStopping);
+  backend_.OnProgressChange(j);
+  // Back to the last checkpoint: what was trained since is lost.
+  state_.MutableJob(j).steps_done = h.checkpointed_steps;
+  Release(j);
+  Enter(j, JobPhase::kStandby);
+  if (pod_queue_) CreatePods(std::span<const JobIndex>(&j, 1));
+}
+
+void JobLifecycle::TasksLost(std::span<const TaskRef> tasks, std::string_view why) {
+  std::vector<JobIndex> jobs;
+  for (const TaskRef& t : tasks) {
+    if (state_.Job(t.job).NodeOf(t.role, t.index) == kNoNode) continue;
+    // The pod is gone with its node or its eviction: nothing to release.
+    state_.ConfirmTask(t);
+    state_.RemoveTask(t);
+    if (std::find(jobs.begin(), jobs.end(), t.job) == jobs.end()) jobs.push_back(t.job);
+  }
+  ++change_epoch_;
+  for (const JobIndex j : jobs) {
+    ++jobs_[j].task_losses;
+    const JobState& js = state_.Job(j);
+    if (pod_queue_ && js.IsPending()) {
+      // Pods of a job still gathering them go back to the queue, as a
+      // controller recreates a deleted pod.
+      for (const TaskRef& t : tasks) {
+        if (t.job == j) state_.MutablePods().push_back(PendingPod{t, backend_.Now(), 0});
+      }
+      continue;
+    }
+    Restart(j, fmt::format("lost tasks: {}", why));
+  }
+}
+
+void JobLifecycle::NodeRemoved(NodeIndex n, std::string_view why) {
+  const std::vector<TaskRef> lost = state_.TasksOn(n);
+  TasksLost(lost, fmt::format("node {} {}", state_.NodeName(n), why));
+  state_.RemoveNode(n);
+  ++change_epoch_;
+}
+
+void JobLifecycle::NodeUpdated(NodeIndex n) {
+  ++change_epoch_;
+  const auto& taints = state_.NodeSpecOf(n).taints;
+  if (taints.empty()) return;
+  std::vector<TaskRef> evicted;
+  const core::Taint* taint = nullptr;
+  for (const TaskRef& t : state_.TasksOn(n)) {
+    const auto& tolerations = state_.Job(t.job).spec->role(t.role).constraints.tolerations;
+    if (const core::Taint* bad = core::FirstUntoleratedNoExecute(taints, tolerations)) {
+      evicted.push_back(t);
+      taint = bad;
+    }
+  }
+  if (evicted.empty()) return;
+  TasksLost(evicted, fmt::format("evicted from node {} by taint {}", state_.NodeName(n),
+                                 core::FormatTaint(*taint)));
+}
+
+bool JobLifecycle::AnyPodUntried() const {
+  for (const auto& pod : state_.Pods()) {
+    if (pod.tried_epoch != change_epoch_) return true;
+  }
+  return false;
+}
+
+core::Time JobLifecycle::NextPodRetry(core::Time now) const {
+  core::Time wake = core::kNever;
+  for (const auto& pod : state_.Pods()) {
+    if (pod.tried_epoch != change_epoch_ && pod.not_before > now) {
+      wake = std::min(wake, pod.not_before);
+    }
+  }
+  return wake;
+}
+
+}  // namespace dlsched::engine

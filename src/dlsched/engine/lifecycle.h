@@ -1,0 +1,154 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/core/lifecycle.h"
+#include "dlsched/core/time.h"
+#include "dlsched/engine/cluster_state.h"
+#include "dlsched/engine/plan.h"
+#include "dlsched/engine/profile.h"
+
+namespace dlsched::engine {
+
+// Timers the life cycle asks its backend for.
+enum class TimerKind : uint8_t {
+  kLaunchDone,      // Launching -> RunningProtected / Running
+  kProtectEnd,      // RunningProtected -> Running
+  kCheckpointDone,  // Checkpointing -> Stopping -> Standby (-> Launching)
+};
+
+// What a backend does for the life cycle: the simulator acts it out on its
+// event queue, the Kubernetes operator on the API server. The life cycle has
+// already updated the ClusterState (the cache) when it calls these.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual core::Time Now() const = 0;
+  // Calls JobLifecycle::OnTimer(kind, j, epoch) at time `at` (>= Now()).
+  virtual void SetTimer(core::Time at, TimerKind kind, JobIndex j, uint64_t epoch) = 0;
+  // Runs task `t` on node `n` (creating its pod if it has none). The task
+  // is assumed in the cache: the backend confirms it (ClusterState::
+  // ConfirmTask) once bound, or calls JobLifecycle::BindFailed.
+  virtual void Bind(TaskRef t, NodeIndex n) = 0;
+  // Stops task `t` (deletes its pod). The cache holds its resources as
+  // releasing until the backend calls ClusterState::TaskGone(t).
+  virtual void Unbind(TaskRef t, NodeIndex n) = 0;
+  // Creates task `t` unbound, to be placed on its own (a pending pod of the
+  // per-pod queue), and deletes such a task that was never placed.
+  virtual void CreateTask(TaskRef t) = 0;
+  virtual void DeleteTask(TaskRef t) = 0;
+  // The job's rate of progress may have changed (it started or stopped
+  // running, or its placement changed while running). The simulator
+  // recomputes its speed; a real cluster needs nothing.
+  virtual void OnProgressChange(JobIndex j) = 0;
+  // Job `j` moved from phase `from` to its current phase.
+  virtual void OnPhase(JobIndex j, core::JobPhase from) {
+    (void)j;
+    (void)from;
+  }
+};
+
+struct LifecycleOptions {
+  // RunningProtected lasts protect_factor x the last launch (Profile).
+  double protect_factor = 0;
+  TaskLossPolicy task_loss = TaskLossPolicy::kRestart;
+  // Per-pod backoff, as kube-scheduler: initial, doubling up to max.
+  core::Time backoff_initial = 1;
+  core::Time backoff_max = 10;
+};
+
+// The life cycle of one job beyond what the engine reads: its phase
+// history and what it went through.
+struct JobHistory {
+  core::PhaseClock clock;
+  uint64_t epoch = 0;  // bumps when a pending timer becomes stale
+  core::Time launch_started = 0;
+  int64_t admission_seq = -1;     // order of first start, -1 before
+  int reallocations = 0;          // relaunches after a checkpoint or a loss
+  int preemptions = 0;            // stopped or shrunk for another job
+  int scale_events = 0;           // resizes
+  int task_losses = 0;            // times it lost tasks to a node or an eviction
+  double checkpointed_steps = 0;  // progress at its last checkpoint
+  std::string reason;             // of the last decision about it
+};
+
+// Applies the engine's Plans and drives every job through SPEC's life cycle
+// against a Backend, keeping the ClusterState (the cache) and the counts of
+// preemptions and scale events. One of these serves the simulator and the
+// operator alike, so a policy means the same on both.
+//
+//   Submitted -> Waiting -> (Starving) -> Launching -> RunningProtected -> Running
+//   Running -> Checkpointing -> Stopping -> Standby -> Launching   (reallocation, Stop)
+//   any placed phase -> Stopping -> Standby      (a task lost; restart from checkpoint)
+//   Running/RunningProtected -> Completed; any -> Failed
+class JobLifecycle {
+ public:
+  JobLifecycle(ClusterState& state, Backend& backend, const LifecycleOptions& options);
+
+  // Per-pod admission: the backend keeps a queue of pods (tasks created
+  // unbound) instead of placing gangs.
+  void UsePodQueue(bool on) { pod_queue_ = on; }
+
+  // Jobs added to the state after construction (ClusterState::AddJob).
+  void JobsAdded();
+  // Submitted -> Waiting; under per-pod admission their pods are created,
+  // interleaved over the jobs arriving together as concurrent controllers do.
+  void Arrive(std::span<const JobIndex> jobs);
+  // Applies a cycle's plan: binds and unbinds first, then the job actions.
+  void Apply(const Plan& plan);
+  // A timer set through Backend::SetTimer fired.
+  void OnTimer(TimerKind kind, JobIndex j, uint64_t epoch);
+  // The job's work is done (the backend saw its workers succeed).
+  void Complete(JobIndex j);
+  // The job fails with `reason` (deadline, an error of the backend).
+  void Fail(JobIndex j, std::string reason);
+  // A bind the backend could not make: the task leaves its node, and the
+  // job goes back to wait for all of its gang (nothing else of it runs).
+  void BindFailed(TaskRef t, std::string_view why);
+  // Tasks gone without the job giving them up; their jobs follow the
+  // task-loss policy.
+  void TasksLost(std::span<const TaskRef> tasks, std::string_view why);
+  // Node `n` is gone (failed or removed) with its tasks.
+  void NodeRemoved(NodeIndex n, std::string_view why);
+  // Node `n` changed (ClusterState::UpdateNode done): tasks that do not
+  // tolerate a NoExecute taint it now has are evicted (TasksLost).
+  void NodeUpdated(NodeIndex n);
+
+  const JobHistory& History(JobIndex j) const { return jobs_[j]; }
+  // Jobs neither Completed nor Failed.
+  int Unfinished() const { return unfinished_; }
+  // Bumped at every change of state that could let a pod fit.
+  uint64_t ChangeEpoch() const { return change_epoch_; }
+  // True when some pending pod has not been tried since the last change.
+  bool AnyPodUntried() const;
+  // The earliest backoff expiry of an untried pod after `now`, or kNever.
+  core::Time NextPodRetry(core::Time now) const;
+  // Something outside the plan changed what fits where (a node came,
+  // went or changed): every pending pod deserves another try.
+  void ClusterChanged() { ++change_epoch_; }
+
+ private:
+  void Enter(JobIndex j, core::JobPhase to);
+  void StartLaunch(JobIndex j);
+  void FinishLaunch(JobIndex j);
+  void Checkpoint(JobIndex j);
+  void Release(JobIndex j);
+  void Unplace(TaskRef t);
+  void Restart(JobIndex j, std::string reason);
+  void CreatePods(std::span<const JobIndex> jobs);
+
+  ClusterState& state_;
+  Backend& backend_;
+  LifecycleOptions options_;
+  bool pod_queue_ = false;
+  std::vector<JobHistory> jobs_;
+  int64_t next_admission_ = 0;
+  int unfinished_ = 0;
+  uint64_t change_epoch_ = 1;
+};
+
+}  // namespace dlsched::engine
