@@ -176,18 +176,19 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
   const char* key = Given(n["remove"]) ? "remove" : Given(n["fail"]) ? "fail" : "update";
   const std::string key_path = Key(path, key);
   const YAML::Node& v = n[key];
-  std::string name_path = key_path;
-  YAML::Node name_node = v;
-  if (std::string_view(key) == "update") {
+  const bool update = std::string_view(key) == "update";
+  const std::string name_path = update ? Key(key_path, "name") : key_path;
+  // Copy-constructed, never assigned: assigning a YAML::Node writes into
+  // the document.
+  const YAML::Node name_node = update && v.IsMap() ? v["name"] : v;
+  if (update) {
     e.kind = core::NodeEvent::Kind::kUpdate;
     if (auto st = r.CheckMap(v, key_path, "a map with name and the fields that change",
                              {"name", "resources", "labels", "taints", "schedulable"});
         !st) {
       return st;
     }
-    name_path = Key(key_path, "name");
     if (!Given(v["name"])) return r.Missing(name_path, "the name of a node");
-    name_node = v["name"];
     if (Given(v["resources"])) {
       auto res = r.Resources(v["resources"], Key(key_path, "resources"));
       if (!res) return std::unexpected(res.error());

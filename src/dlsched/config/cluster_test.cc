@@ -181,5 +181,65 @@ TEST(ParseClusterTest, TaintErrors) {
             "a map");
 }
 
+TEST(ParseClusterTest, NodeEvents) {
+  auto c = ParseCluster(R"(
+nodes:
+  - {name: gpu, count: 2, resources: {cpu: "8", nvidia.com/gpu: 4}}
+events:
+  - {time: 100, fail: gpu-1}
+  - {time: 150, update: {name: gpu-0, schedulable: false, taints: [{key: k, effect: NoExecute}]}}
+  - {time: 200, add: {name: gpu-1, resources: {cpu: "8", nvidia.com/gpu: 8}, labels: {zone: z2}}}
+  - {time: 200, remove: gpu-0}
+)",
+                        "cluster.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  ASSERT_EQ(c->events.size(), 4u);
+  const auto& e = c->events;
+  EXPECT_EQ(e[0].kind, core::NodeEvent::Kind::kFail);
+  EXPECT_EQ(e[0].time, 100);
+  EXPECT_EQ(e[0].node.name, "gpu-1");
+  EXPECT_EQ(e[1].kind, core::NodeEvent::Kind::kUpdate);
+  EXPECT_EQ(e[1].schedulable, false);
+  ASSERT_TRUE(e[1].taints.has_value());
+  EXPECT_EQ(e[1].taints->front().effect, core::TaintEffect::kNoExecute);
+  EXPECT_FALSE(e[1].allocatable.has_value());  // not given: unchanged
+  EXPECT_FALSE(e[1].labels.has_value());
+  EXPECT_EQ(e[2].kind, core::NodeEvent::Kind::kAdd);  // a failed name may come back
+  EXPECT_EQ(e[2].node.allocatable[core::kGpu], 8);
+  EXPECT_EQ(e[2].node.labels.at("zone"), "z2");
+  EXPECT_EQ(e[3].kind, core::NodeEvent::Kind::kRemove);
+  // Capacity is that of the initial nodes.
+  EXPECT_EQ(c->Capacity()[core::kGpu], 8);
+}
+
+TEST(ParseClusterTest, NodeEventErrors) {
+  const std::string nodes = "nodes: [{name: a, resources: {cpu: 1}}]\n";
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: 5, fail: b}]"),
+            "cluster.yaml: events[0].fail: no node 'b' is present at 5s");
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: 5, fail: a}, {time: 6, remove: a}]"),
+            "cluster.yaml: events[1].remove: no node 'a' is present at 6s");
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: 5, add: {name: a, resources: {}}}]"),
+            "cluster.yaml: events[0].add.name: node name 'a' is already used by nodes[0]");
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: 5, fail: a, remove: a}]"),
+            "cluster.yaml: events[0]: give exactly one of add, remove, fail, update");
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: 5}]"),
+            "cluster.yaml: events[0]: give exactly one of add, remove, fail, update");
+  EXPECT_EQ(ClusterError(nodes + "events: [{fail: a}]"),
+            "cluster.yaml: events[0].time: missing, expected a time in seconds");
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: 9, fail: a}, {time: 5, add: {name: b, "
+                                 "resources: {}}}]"),
+            "cluster.yaml: events[1].time: 5 is before the previous event's time 9 (list events "
+            "in time order)");
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: 5, add: {name: b, count: 2, resources: {}}}]"),
+            "cluster.yaml: events[0].add.count: an added node is one node (no count)");
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: 5, update: {name: a, zone: z}}]"),
+            "cluster.yaml: events[0].update.zone: unknown key (allowed: name, resources, labels, "
+            "taints, schedulable)");
+  EXPECT_EQ(ClusterError(nodes + "events: [{time: -1, fail: a}]"),
+            "cluster.yaml: events[0].time: expected a number in [0, 1000000000], got '-1'");
+  EXPECT_EQ(ClusterError(nodes + "events: {time: 1}"),
+            "cluster.yaml: events: expected a list of node events, got a map");
+}
+
 }  // namespace
 }  // namespace dlsched::config

@@ -52,6 +52,17 @@ TEST(ExamplesTest, Cluster2x4Gpu) {
   EXPECT_EQ(c->Capacity()[core::kMemory], 256 * kGi);
 }
 
+TEST(ExamplesTest, ClusterNodeFailure) {
+  auto c = LoadCluster(Example("cluster-node-failure.yaml"));
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  ASSERT_EQ(c->nodes.size(), 2u);
+  ASSERT_EQ(c->events.size(), 2u);
+  EXPECT_EQ(c->events[0].kind, core::NodeEvent::Kind::kFail);
+  EXPECT_EQ(c->events[0].node.name, "gpu-1");
+  EXPECT_EQ(c->events[1].kind, core::NodeEvent::Kind::kAdd);
+  EXPECT_EQ(c->events[1].node.allocatable[core::kGpu], 3);
+}
+
 TEST(ExamplesTest, WorkloadSmall) {
   std::string path = Example("workload-small.yaml");
   auto w = LoadWorkload(path);

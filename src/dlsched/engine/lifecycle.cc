@@ -274,9 +274,9 @@ void JobLifecycle::TasksLost(std::span<const TaskRef> tasks, std::string_view wh
   std::vector<JobIndex> jobs;
   for (const TaskRef& t : tasks) {
     if (state_.Job(t.job).NodeOf(t.role, t.index) == kNoNode) continue;
-    // The pod is gone with its node or its eviction: nothing to release.
-    state_.ConfirmTask(t);
-    state_.RemoveTask(t);
+    // Its pod is gone or going (evicted): releasing until the backend
+    // says it is gone, or until its node is removed from the cache.
+    Unplace(t);
     if (std::find(jobs.begin(), jobs.end(), t.job) == jobs.end()) jobs.push_back(t.job);
   }
   ++change_epoch_;

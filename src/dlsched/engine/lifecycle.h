@@ -34,8 +34,10 @@ class Backend {
   // is assumed in the cache: the backend confirms it (ClusterState::
   // ConfirmTask) once bound, or calls JobLifecycle::BindFailed.
   virtual void Bind(TaskRef t, NodeIndex n) = 0;
-  // Stops task `t` (deletes its pod). The cache holds its resources as
-  // releasing until the backend calls ClusterState::TaskGone(t).
+  // Stops task `t` (deletes its pod; also called for a task lost with its
+  // node or to an eviction, whose pod may be gone already). The cache holds
+  // its resources as releasing until the backend calls
+  // ClusterState::TaskGone(t).
   virtual void Unbind(TaskRef t, NodeIndex n) = 0;
   // Creates task `t` unbound, to be placed on its own (a pending pod of the
   // per-pod queue), and deletes such a task that was never placed.

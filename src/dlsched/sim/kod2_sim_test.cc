@@ -16,28 +16,11 @@
 namespace dlsched::sim {
 namespace {
 
+using testing::GpuJob;
 using testing::MakeEngine;
 using testing::Record;
 
 using core::Role;
-
-// Workers of `milli_cpu` / `mem_gib` / 1 GPU, no PS, elastic in [min, max],
-// f(n) = n steps/s up to max (or f(min) = min only, for a fixed job).
-core::JobSpec GpuJob(std::string name, double arrival, int min, int max, int64_t milli_cpu,
-                     int64_t mem_gib, double steps) {
-  core::JobSpec j;
-  j.name = std::move(name);
-  j.submit_time = arrival;
-  auto& w = j.role(Role::kWorker);
-  w.replicas = w.min_replicas = min;
-  w.max_replicas = max;
-  w.resources[core::kCpu] = milli_cpu;
-  w.resources[core::kMemory] = mem_gib << 30;
-  w.resources[core::kGpu] = 1;
-  for (int n = min; n <= max; ++n) j.throughput.steps_per_s[n] = n;
-  j.total_steps = steps;
-  return j;
-}
 
 // Two nodes of 8 cpu, 32 GiB, 4 GPUs (capacity 16 cpu, 64 GiB, 8 GPUs).
 //   e: elastic, arrives at 0, workers of 2 cpu / 8 GiB / 1 GPU in [2, 8],

@@ -1,0 +1,198 @@
+// ClusterState as a cache: nodes and jobs coming and going under stable
+// keys, foreign tasks, assumed binds and releasing evictions.
+#include "dlsched/engine/cluster_state.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+
+#include "dlsched/engine/test_util.h"
+
+namespace dlsched::engine {
+namespace {
+
+using core::Role;
+using testing::Job;
+using testing::Nodes;
+
+core::Resources Res(int64_t cores, int64_t gib, int64_t gpus) {
+  core::Resources r;
+  r[core::kCpu] = cores * 1000;
+  r[core::kMemory] = gib << 30;
+  r[core::kGpu] = gpus;
+  return r;
+}
+
+std::vector<NodeIndex> Sorted(std::vector<NodeIndex> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+class CacheTest : public ::testing::Test {
+ protected:
+  core::ClusterSpec cluster_ = Nodes(2, 8, 32, 4);  // node-0, node-1: 8 cores, 32 GiB, 4 GPUs
+  std::deque<core::JobSpec> specs_;
+  ClusterState state_{cluster_};
+
+  JobIndex Add(core::JobSpec spec) {
+    specs_.push_back(std::move(spec));
+    return state_.AddJob(&specs_.back(), 0);
+  }
+};
+
+TEST_F(CacheTest, AddedNodeGetsTheNextIndexAndJoinsCapacityAndGpuIndex) {
+  core::NodeSpec big{"big", Res(16, 64, 8), {}, {}, true};
+  const NodeIndex n = state_.AddNode(big);
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(state_.FindNode("big"), 2);
+  EXPECT_EQ(state_.NumPresentNodes(), 3);
+  EXPECT_EQ(state_.Capacity()[core::kGpu], 16);
+  // More GPUs than any node had: the free-GPU index grows to hold it.
+  EXPECT_EQ(state_.MaxGpuPerNode(), 8);
+  EXPECT_EQ(state_.NodesWithFreeGpu(8), std::vector<NodeIndex>{2});
+  EXPECT_EQ(Sorted(state_.NodesWithFreeGpu(4)), (std::vector<NodeIndex>{0, 1}));
+}
+
+TEST_F(CacheTest, UnschedulableAddedNodeCountsInNoCapacity) {
+  core::NodeSpec cordoned{"c", Res(8, 32, 4), {}, {}, false};
+  const NodeIndex n = state_.AddNode(cordoned);
+  EXPECT_FALSE(state_.Schedulable(n));
+  EXPECT_EQ(state_.NumSchedulable(), 2);
+  EXPECT_EQ(state_.Capacity()[core::kGpu], 8);
+}
+
+TEST_F(CacheTest, UpdateChangesAllocatableLabelsTaintsAndSchedulable) {
+  core::NodeSpec spec = state_.NodeSpecOf(1);
+  spec.allocatable = Res(8, 32, 2);
+  spec.labels = {{"zone", "z2"}};
+  spec.taints = {core::Taint{"dedicated", "infer", core::TaintEffect::kNoSchedule}};
+  state_.UpdateNode(1, spec);
+  EXPECT_EQ(state_.Allocatable(1)[core::kGpu], 2);
+  EXPECT_EQ(state_.Capacity()[core::kGpu], 6);
+  EXPECT_EQ(state_.NodesWithFreeGpu(2), std::vector<NodeIndex>{1});
+  EXPECT_EQ(state_.NodeSpecOf(1).labels.at("zone"), "z2");
+  ASSERT_EQ(state_.NodeSpecOf(1).taints.size(), 1u);
+  EXPECT_EQ(state_.NodeName(1), "node-1");  // the name is the key: it stays
+  // Cordon: out of the index and the capacity, still present.
+  spec.schedulable = false;
+  state_.UpdateNode(1, spec);
+  EXPECT_FALSE(state_.Schedulable(1));
+  EXPECT_TRUE(state_.Present(1));
+  EXPECT_EQ(state_.Capacity()[core::kGpu], 4);
+  EXPECT_TRUE(state_.NodesWithFreeGpu(2).empty());
+}
+
+TEST_F(CacheTest, ShrinkingUnderPlacedTasksClampsToBucketZero) {
+  const JobIndex a = Add(Job("a", 0, 0, 3, 3, 3));
+  for (int i = 0; i < 3; ++i) state_.PlaceTask({a, Role::kWorker, i}, 0);
+  core::NodeSpec spec = state_.NodeSpecOf(0);
+  spec.allocatable = Res(8, 32, 2);  // 3 GPUs in use on a node that now has 2
+  state_.UpdateNode(0, spec);
+  EXPECT_EQ(state_.NodesWithFreeGpu(0), std::vector<NodeIndex>{0});
+  EXPECT_EQ(state_.NumTasksOn(0), 3);
+}
+
+TEST_F(CacheTest, RemovedNodeKeepsItsIndexWhichIsNeverReused) {
+  const JobIndex a = Add(Job("a", 0, 0, 1, 1, 1));
+  state_.PlaceTask({a, Role::kWorker, 0}, 1);
+  EXPECT_EQ(state_.TasksOn(1), (std::vector<TaskRef>{{a, Role::kWorker, 0}}));
+  state_.RemoveTask({a, Role::kWorker, 0});  // the caller takes job tasks off first
+  state_.AddForeignTask("kube-system/dns", 1, Res(1, 1, 0), Res(1, 1, 0));
+  state_.RemoveNode(1);
+  EXPECT_FALSE(state_.Present(1));
+  EXPECT_EQ(state_.FindNode("node-1"), kNoNode);
+  EXPECT_EQ(state_.NumNodes(), 2);  // indices still run over it
+  EXPECT_EQ(state_.NumPresentNodes(), 1);
+  EXPECT_EQ(state_.NumSchedulable(), 1);
+  EXPECT_EQ(state_.Capacity()[core::kGpu], 4);
+  EXPECT_EQ(state_.TotalRequested()[core::kCpu], 0);  // its foreign pod went with it
+  EXPECT_EQ(state_.NumForeignTasks(), 0);
+  // The same name comes back as a new node with a new index.
+  const NodeIndex back = state_.AddNode(core::NodeSpec{"node-1", Res(8, 32, 4), {}, {}, true});
+  EXPECT_EQ(back, 2);
+  EXPECT_EQ(state_.FindNode("node-1"), 2);
+  EXPECT_EQ(state_.Capacity()[core::kGpu], 8);
+}
+
+TEST_F(CacheTest, RemovedJobLeavesEveryIndex) {
+  const JobIndex a = Add(Job("a", 0, 0, 1, 1, 1));
+  const JobIndex b = Add(Job("b", 0, 0, 1, 1, 1));
+  state_.SetPhase(a, core::JobPhase::kWaiting, 0);
+  state_.SetPhase(b, core::JobPhase::kWaiting, 0);
+  state_.MutablePods().push_back(PendingPod{{a, Role::kWorker, 0}, 0, 0, 0});
+  state_.RemoveJob(a);
+  EXPECT_TRUE(state_.Job(a).removed);
+  EXPECT_EQ(state_.FindJob("a"), -1);
+  EXPECT_EQ(state_.FindJob("b"), b);
+  EXPECT_EQ(state_.JobsInPhase(core::JobPhase::kWaiting), std::vector<JobIndex>{b});
+  std::vector<JobIndex> pending;
+  state_.PendingJobs(&pending);
+  EXPECT_EQ(pending, std::vector<JobIndex>{b});
+  EXPECT_TRUE(state_.Pods().empty());
+  // Indices stay stable: the next job does not take a's.
+  EXPECT_EQ(Add(Job("c", 0, 0, 1, 1, 1)), 2);
+}
+
+TEST_F(CacheTest, ForeignTasksCountAgainstTheirNode) {
+  // Another scheduler's pod: 2 cores, 4 GiB, 3 GPUs on node-0.
+  state_.AddForeignTask("default/other", 0, Res(2, 4, 3), Res(2, 4, 3));
+  EXPECT_EQ(state_.Free(0)[core::kGpu], 1);
+  EXPECT_EQ(state_.NodesWithFreeGpu(1), std::vector<NodeIndex>{0});
+  EXPECT_EQ(state_.NumTasksOn(0), 1);
+  EXPECT_EQ(state_.TotalRequested()[core::kGpu], 3);
+  // Adding the same key again moves it (an update seen twice by an informer).
+  state_.AddForeignTask("default/other", 1, Res(2, 4, 3), Res(2, 4, 3));
+  EXPECT_EQ(state_.Free(0)[core::kGpu], 4);
+  EXPECT_EQ(state_.Free(1)[core::kGpu], 1);
+  EXPECT_EQ(state_.NumForeignTasks(), 1);
+  state_.RemoveForeignTask("default/other");
+  state_.RemoveForeignTask("default/other");  // twice: no-op
+  EXPECT_EQ(state_.Free(1)[core::kGpu], 4);
+  EXPECT_EQ(state_.TotalRequested()[core::kGpu], 0);
+}
+
+TEST_F(CacheTest, AssumedBindHoldsUntilConfirmedOrForgotten) {
+  const JobIndex a = Add(Job("a", 0, 0, 2, 2, 2));
+  const TaskRef w0{a, Role::kWorker, 0}, w1{a, Role::kWorker, 1};
+  state_.AssumeTask(w0, 0);
+  state_.AssumeTask(w1, 0);
+  EXPECT_TRUE(state_.IsAssumed(w0));
+  EXPECT_EQ(state_.Free(0)[core::kGpu], 2);  // assumed binds count at once
+  state_.ConfirmTask(w0);
+  EXPECT_FALSE(state_.IsAssumed(w0));
+  state_.ForgetTask(w1);  // its bind failed
+  EXPECT_EQ(state_.Job(a).NodeOf(Role::kWorker, 1), kNoNode);
+  EXPECT_EQ(state_.Free(0)[core::kGpu], 3);
+  EXPECT_EQ(state_.NumAssumed(), 0);
+  // Forgetting a confirmed task does nothing: only a failed bind is undone.
+  state_.ForgetTask(w0);
+  EXPECT_EQ(state_.Job(a).NodeOf(Role::kWorker, 0), 0);
+}
+
+TEST_F(CacheTest, ReleasingTaskHoldsItsResourcesUntilGone) {
+  const JobIndex a = Add(Job("a", 0, 0, 2, 1, 2));
+  const TaskRef w1{a, Role::kWorker, 1};
+  state_.PlaceTask({a, Role::kWorker, 0}, 0);
+  state_.PlaceTask(w1, 1);
+  state_.ReleaseTask(w1);
+  // The job no longer has it...
+  EXPECT_EQ(state_.Job(a).placed_workers, 1);
+  EXPECT_EQ(state_.Job(a).NodeOf(Role::kWorker, 1), kNoNode);
+  // ...but node-1 does until the pod is gone.
+  EXPECT_EQ(state_.Free(1)[core::kGpu], 3);
+  EXPECT_EQ(state_.NumTasksOn(1), 1);
+  EXPECT_EQ(state_.NumReleasing(), 1);
+  // The slot may be placed again meanwhile, elsewhere.
+  state_.PlaceTask(w1, 0);
+  EXPECT_EQ(state_.Free(0)[core::kGpu], 2);
+  state_.TaskGone(w1);
+  EXPECT_EQ(state_.Free(1)[core::kGpu], 4);
+  EXPECT_EQ(state_.NumTasksOn(1), 0);
+  EXPECT_EQ(state_.NumReleasing(), 0);
+  EXPECT_EQ(state_.Job(a).NodeOf(Role::kWorker, 1), 0);  // the new placement stays
+  EXPECT_EQ(state_.TotalRequested()[core::kGpu], 2);
+}
+
+}  // namespace
+}  // namespace dlsched::engine

@@ -1,0 +1,410 @@
+// The shared job life cycle against a fake backend: every transition, the
+// counts of preemptions, scale events and reallocations, restarts after a
+// lost task, assumed binds, releasing evictions and the per-pod queue.
+#include "dlsched/engine/lifecycle.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dlsched/engine/test_util.h"
+
+namespace dlsched::engine {
+namespace {
+
+using core::JobPhase;
+using core::Role;
+using testing::Job;
+using testing::Nodes;
+
+// Records every call; binds are confirmed and pods gone at once unless told
+// otherwise, as a simulator does; timers wait until Fire().
+class FakeBackend final : public Backend {
+ public:
+  explicit FakeBackend(ClusterState& state) : state_(state) {}
+
+  core::Time Now() const override { return now; }
+  void SetTimer(core::Time at, TimerKind kind, JobIndex j, uint64_t epoch) override {
+    timers.push_back({at, kind, j, epoch});
+  }
+  void Bind(TaskRef t, NodeIndex n) override {
+    log.push_back("bind " + Name(t) + " " + std::to_string(n));
+    if (confirm_binds) state_.ConfirmTask(t);
+  }
+  void Unbind(TaskRef t, NodeIndex n) override {
+    log.push_back("unbind " + Name(t) + " " + std::to_string(n));
+    if (pods_vanish) state_.TaskGone(t);
+  }
+  void CreateTask(TaskRef t) override { log.push_back("create " + Name(t)); }
+  void DeleteTask(TaskRef t) override { log.push_back("delete " + Name(t)); }
+  void OnProgressChange(JobIndex j) override { ++progress_changes[j]; }
+  void OnPhase(JobIndex j, JobPhase from) override {
+    phases.push_back(std::string(core::PhaseName(from)) + "->" +
+                     std::string(core::PhaseName(state_.Job(j).phase)));
+  }
+
+  std::string Name(TaskRef t) const {
+    return state_.Job(t.job).spec->name + "/" + std::string(core::RoleName(t.role)) +
+           std::to_string(t.index);
+  }
+
+  struct Timer {
+    core::Time at;
+    TimerKind kind;
+    JobIndex job;
+    uint64_t epoch;
+  };
+  core::Time now = 0;
+  bool confirm_binds = true;
+  bool pods_vanish = true;
+  std::vector<Timer> timers;
+  std::vector<std::string> log;
+  std::vector<std::string> phases;
+  std::map<JobIndex, int> progress_changes;
+
+ private:
+  ClusterState& state_;
+};
+
+class LifecycleTest : public ::testing::Test {
+ protected:
+  core::ClusterSpec cluster_ = Nodes(2, 8, 32, 4);
+  std::deque<core::JobSpec> specs_;
+  ClusterState state_{cluster_};
+  FakeBackend backend_{state_};
+  LifecycleOptions options_;
+  std::unique_ptr<JobLifecycle> lc_;
+
+  // A job of `workers` one-GPU workers (no PS), launch 10 s, checkpoint 5 s.
+  JobIndex Add(const std::string& name, int workers, int min, int max) {
+    core::JobSpec spec = Job(name, 0, 0, workers, min, max);
+    spec.launch_delay = 10;
+    spec.checkpoint_delay = 5;
+    specs_.push_back(spec);
+    const JobIndex j = state_.AddJob(&specs_.back(), 0);
+    if (lc_) lc_->JobsAdded();
+    return j;
+  }
+  JobLifecycle& lc() {
+    if (!lc_) lc_ = std::make_unique<JobLifecycle>(state_, backend_, options_);
+    return *lc_;
+  }
+  static Action Act(ActionKind kind, JobIndex j, int w) {
+    Action a;
+    a.kind = kind;
+    a.task = {j, Role::kWorker, w};
+    return a;
+  }
+  static Action Bind(JobIndex j, int w, NodeIndex n) {
+    Action a = Act(ActionKind::kBind, j, w);
+    a.node = n;
+    return a;
+  }
+  static Action Unbind(JobIndex j, int w) { return Act(ActionKind::kUnbind, j, w); }
+  static Action JobAction(ActionKind kind, JobIndex j, int workers = 0) {
+    Action a = Act(kind, j, 0);
+    a.workers = workers;
+    a.reason = "why";
+    return a;
+  }
+  // Fires every timer due at or before `t`, in time order, at their times.
+  void RunUntil(core::Time t) {
+    for (;;) {
+      auto it = std::min_element(
+          backend_.timers.begin(), backend_.timers.end(),
+          [](const FakeBackend::Timer& a, const FakeBackend::Timer& b) { return a.at < b.at; });
+      if (it == backend_.timers.end() || it->at > t) break;
+      const FakeBackend::Timer timer = *it;
+      backend_.timers.erase(it);
+      backend_.now = timer.at;
+      lc().OnTimer(timer.kind, timer.job, timer.epoch);
+    }
+    backend_.now = t;
+  }
+  // Arrives, binds `workers` workers on node 0 and starts the job at now.
+  void Start(JobIndex j, int workers) {
+    const JobIndex arrived[] = {j};
+    lc().Arrive(arrived);
+    Plan p;
+    for (int w = 0; w < workers; ++w) p.actions.push_back(Bind(j, w, 0));
+    p.actions.push_back(JobAction(ActionKind::kStart, j, workers));
+    lc().Apply(p);
+  }
+  JobPhase Phase(JobIndex j) const { return state_.Job(j).phase; }
+};
+
+TEST_F(LifecycleTest, StartLaunchesThenRunsAfterTheLaunchDelay) {
+  const JobIndex a = Add("a", 2, 2, 2);
+  Start(a, 2);
+  EXPECT_EQ(Phase(a), JobPhase::kLaunching);
+  EXPECT_EQ(state_.Job(a).placed_workers, 2);
+  EXPECT_EQ(state_.NumAssumed(), 0);  // the backend confirmed both binds
+  EXPECT_EQ(backend_.log, (std::vector<std::string>{"bind a/Worker0 0", "bind a/Worker1 0"}));
+  EXPECT_EQ(lc().History(a).admission_seq, 0);
+  RunUntil(10);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+  EXPECT_EQ(state_.Job(a).last_launch, 10);
+  EXPECT_EQ(backend_.progress_changes[a], 1);  // starts training
+  EXPECT_EQ(backend_.phases, (std::vector<std::string>{"Submitted->Waiting", "Waiting->Launching",
+                                                       "Launching->Running"}));
+  const core::PhaseClock& clock = lc().History(a).clock;
+  EXPECT_EQ(clock.FirstEntered(JobPhase::kLaunching), 0);
+  EXPECT_EQ(clock.FirstEntered(JobPhase::kRunning), 10);
+}
+
+TEST_F(LifecycleTest, ProtectFactorHoldsRunningProtectedForThatManyLaunches) {
+  options_.protect_factor = 3;
+  const JobIndex a = Add("a", 1, 1, 1);
+  Start(a, 1);
+  RunUntil(10);
+  EXPECT_EQ(Phase(a), JobPhase::kRunningProtected);
+  RunUntil(39);  // 3 x 10 s after the launch ended
+  EXPECT_EQ(Phase(a), JobPhase::kRunningProtected);
+  RunUntil(40);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+}
+
+TEST_F(LifecycleTest, ResizeWithoutRestartCountsAScaleEventOnly) {
+  const JobIndex a = Add("a", 1, 1, 3);
+  Start(a, 1);
+  RunUntil(10);
+  Plan p;
+  p.actions = {Bind(a, 1, 1), Bind(a, 2, 1), JobAction(ActionKind::kResize, a, 3)};
+  lc().Apply(p);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+  EXPECT_EQ(state_.Job(a).target_workers, 3);
+  EXPECT_EQ(state_.Job(a).placed_workers, 3);
+  EXPECT_EQ(lc().History(a).scale_events, 1);
+  EXPECT_EQ(lc().History(a).preemptions, 0);
+  EXPECT_EQ(lc().History(a).reallocations, 0);
+  EXPECT_EQ(backend_.progress_changes[a], 2);  // launch done, resize
+}
+
+TEST_F(LifecycleTest, ResizeWithRestartCheckpointsStopsAndRelaunches) {
+  const JobIndex a = Add("a", 2, 1, 2);
+  Start(a, 2);
+  RunUntil(10);
+  state_.MutableJob(a).steps_done = 300;  // what the backend's model trained
+  Action shrink = JobAction(ActionKind::kResize, a, 1);
+  shrink.restart = true;
+  shrink.preempted = true;  // shrunk for another job
+  Plan p;
+  p.actions = {Unbind(a, 1), shrink};
+  lc().Apply(p);
+  EXPECT_EQ(Phase(a), JobPhase::kCheckpointing);
+  EXPECT_EQ(lc().History(a).scale_events, 1);
+  EXPECT_EQ(lc().History(a).preemptions, 1);
+  EXPECT_EQ(lc().History(a).reallocations, 1);
+  RunUntil(15);  // checkpoint 5 s, then Stopping -> Standby -> Launching at once
+  EXPECT_EQ(Phase(a), JobPhase::kLaunching);
+  EXPECT_EQ(lc().History(a).checkpointed_steps, 300);
+  RunUntil(25);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+  EXPECT_EQ(state_.Job(a).placed_workers, 1);
+  const core::PhaseClock& clock = lc().History(a).clock;
+  EXPECT_EQ(clock.TimeIn(JobPhase::kCheckpointing, 25), 5);
+  EXPECT_EQ(clock.TimeIn(JobPhase::kLaunching, 25), 20);  // two launches
+}
+
+TEST_F(LifecycleTest, StopPreemptsToStandbyAndTheNextStartIsAReallocation) {
+  const JobIndex a = Add("a", 1, 1, 1);
+  Start(a, 1);
+  RunUntil(10);
+  Plan p;
+  p.actions = {Unbind(a, 0), JobAction(ActionKind::kStop, a)};
+  lc().Apply(p);
+  EXPECT_EQ(lc().History(a).preemptions, 1);
+  RunUntil(15);
+  EXPECT_EQ(Phase(a), JobPhase::kStandby);  // nothing placed: waits to be admitted
+  EXPECT_TRUE(state_.Job(a).IsPending());
+  Plan again;
+  again.actions = {Bind(a, 0, 1), JobAction(ActionKind::kStart, a, 1)};
+  lc().Apply(again);
+  EXPECT_EQ(Phase(a), JobPhase::kLaunching);
+  EXPECT_EQ(lc().History(a).reallocations, 1);
+  EXPECT_EQ(lc().History(a).admission_seq, 0);  // still its first admission
+}
+
+TEST_F(LifecycleTest, CompletionReleasesEveryTaskThroughTheBackend) {
+  const JobIndex a = Add("a", 2, 2, 2);
+  Start(a, 2);
+  RunUntil(10);
+  backend_.pods_vanish = false;  // pods take their time to go, as on a cluster
+  backend_.log.clear();
+  lc().Complete(a);
+  EXPECT_EQ(Phase(a), JobPhase::kCompleted);
+  EXPECT_EQ(lc().Unfinished(), 0);
+  EXPECT_EQ(backend_.log, (std::vector<std::string>{"unbind a/Worker0 0", "unbind a/Worker1 0"}));
+  EXPECT_EQ(state_.Job(a).placed_tasks, 0);
+  EXPECT_EQ(state_.Free(0)[core::kGpu], 2);  // held while releasing
+  state_.TaskGone({a, Role::kWorker, 0});
+  state_.TaskGone({a, Role::kWorker, 1});
+  EXPECT_EQ(state_.Free(0)[core::kGpu], 4);
+  lc().Complete(a);  // twice: nothing more happens
+  EXPECT_EQ(lc().Unfinished(), 0);
+}
+
+TEST_F(LifecycleTest, FailFromAnyPhaseAndStaleTimersAreIgnored) {
+  const JobIndex a = Add("a", 1, 1, 1);
+  Start(a, 1);
+  lc().Fail(a, "deadline passed");
+  EXPECT_EQ(Phase(a), JobPhase::kFailed);
+  EXPECT_EQ(lc().History(a).reason, "deadline passed");
+  EXPECT_EQ(state_.Job(a).placed_tasks, 0);
+  RunUntil(100);  // its launch timer fires into a failed job
+  EXPECT_EQ(Phase(a), JobPhase::kFailed);
+}
+
+TEST_F(LifecycleTest, FailedBindIsForgottenAndTheGangWaitsAgain) {
+  const JobIndex a = Add("a", 2, 2, 2);
+  backend_.confirm_binds = false;  // binds stay assumed
+  Start(a, 2);
+  EXPECT_EQ(state_.NumAssumed(), 2);
+  state_.ConfirmTask({a, Role::kWorker, 0});
+  lc().BindFailed({a, Role::kWorker, 1}, "node-0 not found");
+  // The gang is all or nothing: the confirmed worker is let go too.
+  EXPECT_EQ(state_.Job(a).placed_tasks, 0);
+  EXPECT_EQ(state_.NumAssumed(), 0);
+  EXPECT_EQ(Phase(a), JobPhase::kStandby);
+  EXPECT_TRUE(state_.Job(a).IsPending());
+  EXPECT_EQ(lc().History(a).reason, "binding Worker[1] failed: node-0 not found");
+  EXPECT_EQ(state_.Free(0)[core::kGpu], 4);
+}
+
+TEST_F(LifecycleTest, LostTaskRestartsFromTheLastCheckpoint) {
+  const JobIndex a = Add("a", 2, 1, 2);
+  Start(a, 2);
+  RunUntil(10);
+  // A reallocation leaves a checkpoint at 300 steps.
+  state_.MutableJob(a).steps_done = 300;
+  Action r = JobAction(ActionKind::kResize, a, 2);
+  r.restart = true;
+  Plan p;
+  p.actions = {r};
+  lc().Apply(p);
+  RunUntil(25);
+  ASSERT_EQ(Phase(a), JobPhase::kRunning);
+  state_.MutableJob(a).steps_done = 700;
+  // Worker 1 disappears with its node... well, with an eviction here.
+  const TaskRef lost[] = {{a, Role::kWorker, 1}};
+  backend_.log.clear();
+  lc().TasksLost(lost, "node-0 failed");
+  EXPECT_EQ(Phase(a), JobPhase::kStandby);
+  EXPECT_EQ(state_.Job(a).steps_done, 300);  // trained since the checkpoint: lost
+  EXPECT_EQ(state_.Job(a).placed_tasks, 0);  // the survivor was stopped
+  // The lost pod is deleted too (it may be gone already), then the survivor.
+  EXPECT_EQ(backend_.log, (std::vector<std::string>{"unbind a/Worker1 0", "unbind a/Worker0 0"}));
+  EXPECT_EQ(lc().History(a).task_losses, 1);
+  EXPECT_EQ(lc().History(a).reason, "lost tasks: node-0 failed");
+  EXPECT_EQ(lc().History(a).preemptions, 0);  // a loss is not a preemption
+  EXPECT_EQ(state_.TotalRequested()[core::kGpu], 0);
+  // It is admitted again like any pending job; that start is a reallocation.
+  Plan again;
+  again.actions = {Bind(a, 0, 1), Bind(a, 1, 1), JobAction(ActionKind::kStart, a, 2)};
+  lc().Apply(again);
+  EXPECT_EQ(lc().History(a).reallocations, 2);
+  RunUntil(200);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+}
+
+TEST_F(LifecycleTest, TaskLossFailsTheJobWhenTheProfileSaysSo) {
+  options_.task_loss = TaskLossPolicy::kFail;
+  const JobIndex a = Add("a", 2, 2, 2);
+  Start(a, 2);
+  RunUntil(10);
+  const TaskRef lost[] = {{a, Role::kWorker, 0}};
+  lc().TasksLost(lost, "node-0 failed");
+  EXPECT_EQ(Phase(a), JobPhase::kFailed);
+  EXPECT_EQ(lc().History(a).reason, "lost tasks: node-0 failed");
+  EXPECT_EQ(state_.TotalRequested()[core::kGpu], 0);
+}
+
+TEST_F(LifecycleTest, RemovedNodeTakesItsTasksAndOnlyItsJobsRestart) {
+  const JobIndex a = Add("a", 1, 1, 1);
+  const JobIndex b = Add("b", 1, 1, 1);
+  Start(a, 1);  // on node 0
+  const JobIndex arrived[] = {b};
+  lc().Arrive(arrived);
+  Plan p;
+  p.actions = {Bind(b, 0, 1), JobAction(ActionKind::kStart, b, 1)};
+  lc().Apply(p);
+  RunUntil(10);
+  lc().NodeRemoved(0, "failed");
+  EXPECT_FALSE(state_.Present(0));
+  EXPECT_EQ(Phase(a), JobPhase::kStandby);
+  EXPECT_EQ(lc().History(a).reason, "lost tasks: node node-0 failed");
+  EXPECT_EQ(Phase(b), JobPhase::kRunning);
+  EXPECT_EQ(state_.Capacity()[core::kGpu], 4);
+  EXPECT_EQ(state_.TotalRequested()[core::kGpu], 1);
+}
+
+TEST_F(LifecycleTest, NoExecuteTaintEvictsTasksThatDoNotTolerateIt) {
+  const JobIndex a = Add("a", 1, 1, 1);
+  const JobIndex b = Add("b", 1, 1, 1);
+  specs_[1]
+      .role(Role::kWorker)
+      .constraints.tolerations.push_back(
+          core::Toleration{"maintenance", core::Toleration::Op::kExists, "", true, {}});
+  Start(a, 1);
+  const JobIndex arrived[] = {b};
+  lc().Arrive(arrived);
+  Plan p;
+  p.actions = {Bind(b, 0, 0), JobAction(ActionKind::kStart, b, 1)};
+  lc().Apply(p);
+  RunUntil(10);
+  core::NodeSpec spec = state_.NodeSpecOf(0);
+  spec.taints = {core::Taint{"maintenance", "", core::TaintEffect::kNoSchedule}};
+  state_.UpdateNode(0, spec);
+  lc().NodeUpdated(0);  // NoSchedule: running tasks stay
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+  spec.taints = {core::Taint{"maintenance", "", core::TaintEffect::kNoExecute}};
+  state_.UpdateNode(0, spec);
+  lc().NodeUpdated(0);
+  EXPECT_EQ(Phase(a), JobPhase::kStandby);
+  EXPECT_EQ(lc().History(a).reason,
+            "lost tasks: evicted from node node-0 by taint maintenance:NoExecute");
+  EXPECT_EQ(Phase(b), JobPhase::kRunning);  // tolerates it
+}
+
+TEST_F(LifecycleTest, PodQueueInterleavesArrivalsAndBacksOffByDoubling) {
+  lc().UsePodQueue(true);
+  const JobIndex a = Add("a", 2, 2, 2);
+  const JobIndex b = Add("b", 2, 2, 2);
+  const JobIndex arrived[] = {a, b};
+  lc().Arrive(arrived);
+  EXPECT_EQ(backend_.log, (std::vector<std::string>{"create a/Worker0", "create b/Worker0",
+                                                    "create a/Worker1", "create b/Worker1"}));
+  ASSERT_EQ(state_.Pods().size(), 4u);
+  EXPECT_TRUE(lc().AnyPodUntried());
+  Plan p;
+  p.actions = {Bind(a, 0, 0), Act(ActionKind::kBackoff, b, 0)};
+  lc().Apply(p);
+  // The bound pod left the queue; b's pod backs off 1 s.
+  ASSERT_EQ(state_.Pods().size(), 3u);
+  EXPECT_EQ(state_.Pods()[0].task, (TaskRef{b, Role::kWorker, 0}));
+  EXPECT_EQ(state_.Pods()[0].not_before, 1);
+  EXPECT_EQ(state_.Pods()[0].attempts, 1);
+  Plan again;
+  again.actions = {Act(ActionKind::kBackoff, b, 0)};
+  backend_.now = 1;
+  lc().Apply(again);
+  EXPECT_EQ(state_.Pods()[0].not_before, 3);  // then 2 s
+  // Nothing changed since b's pod was tried: no wake-up for it (a1 and b1
+  // are due already).
+  EXPECT_TRUE(lc().AnyPodUntried());
+  EXPECT_EQ(lc().NextPodRetry(1), core::kNever);
+  // A pending job's lost pod goes back to the queue, as a controller
+  // recreates it.
+  const TaskRef lost[] = {{a, Role::kWorker, 0}};
+  lc().TasksLost(lost, "node-0 failed");
+  EXPECT_EQ(Phase(a), JobPhase::kWaiting);
+  EXPECT_EQ(state_.Pods().back().task, (TaskRef{a, Role::kWorker, 0}));
+  EXPECT_EQ(state_.Pods().size(), 4u);
+}
+
+}  // namespace
+}  // namespace dlsched::engine
