@@ -368,6 +368,7 @@ core::Result<SimResult> Simulation::Run() {
     }
     cycle_options.cycle = cycles++;
     const engine::Plan plan = engine_.Cycle(state_, now_, cycle_options);
+    if (options_.on_plan) options_.on_plan(now_, plan);
     lifecycle_.Apply(plan);
     SampleUtilization(now_);
     if (options_.check_invariants) {

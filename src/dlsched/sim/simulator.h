@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct SimOptions {
   // Per-pod backoff, as kube-scheduler: initial, doubling up to max.
   core::Time backoff_initial = 1;
   core::Time backoff_max = 10;
+  // Called with every plan before it is applied (tests, debugging).
+  std::function<void(core::Time, const engine::Plan&)> on_plan;
 };
 
 struct SimResult {
