@@ -36,9 +36,11 @@ std::string PluginYaml(std::string_view name) {
 }
 
 // A profile with the defaults (gang FIFO, task by task, LeastAllocated, no
-// preemption, fixed sizes) except `key`, set to implementation `name`.
+// preemption, fixed sizes) except `key`, set to implementation `name`, and
+// the pieces `name` cannot work without (registry.cc's requirements).
 engine::Profile ProfileWith(const std::string& key, std::string_view name) {
   std::string yaml = "name: contract\nprotectFactor: 0\n";
+  if (name == "Kod2" || name == "Kod2ScaleIn") yaml += "order: Kod2Weight\n";
   if (key == "scorers") {
     yaml += "scorers: [" + PluginYaml(name) + "]\n";
   } else {

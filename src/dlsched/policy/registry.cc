@@ -189,6 +189,83 @@ core::Result<std::unique_ptr<T>> Build(const Map& m, const config::PluginSpec& p
   }
 }
 
+// A piece that works only with certain pieces at another extension point.
+struct Requirement {
+  std::string_view point;  // the piece: its point's profile key and name
+  std::string_view name;
+  std::string_view other;  // the other point's profile key and the names allowed there
+  std::vector<std::string_view> allowed;
+  std::string_view why;
+};
+
+// Only combinations that are wrong, not merely unusual: each rule says what
+// would break.
+const std::vector<Requirement>& Requirements() {
+  static const auto* r = new std::vector<Requirement>{
+      {"admission",
+       "Kod2",
+       "order",
+       {"Kod2Weight"},
+       "it takes each job's weight from the order's key and compares waiting with running jobs "
+       "by it"},
+      {"preemptor",
+       "Kod2ScaleIn",
+       "order",
+       {"Kod2Weight"},
+       "it shrinks only jobs of a lower KOD2 weight, read from the order's keys"},
+      {"admission",
+       "PerPod",
+       "order",
+       {"FIFO"},
+       "pods are scheduled in the order they were created; a job order would be ignored"},
+      {"admission",
+       "PerPod",
+       "packer",
+       {"TaskByTask"},
+       "pods are placed one at a time by the scorers; a packer would be ignored"},
+      {"admission",
+       "PerPod",
+       "preemptor",
+       {"None"},
+       "per-pod scheduling here does not preempt; a preemptor would be ignored"},
+      {"admission",
+       "PerPod",
+       "sizer",
+       {"Fixed"},
+       "a job's pods are created at its replicas and never resized; a sizer would be ignored"},
+  };
+  return *r;
+}
+
+// The profile's field for a point's plugin, e.g. "p.yaml: order".
+std::string FieldPath(const config::PluginSpec& p) {
+  std::string w = p.where;
+  if (w.ends_with(".args")) w.resize(w.size() - 5);
+  return w;
+}
+
+core::Status CheckCombination(const config::ProfileSpec& spec) {
+  auto plugin = [&spec](std::string_view point) -> const config::PluginSpec* {
+    if (point == "admission") return &spec.admission;
+    if (point == "order") return &spec.order;
+    if (point == "packer") return &spec.packer;
+    if (point == "preemptor") return &spec.preemptor;
+    if (point == "sizer") return &spec.sizer;
+    return nullptr;
+  };
+  for (const Requirement& req : Requirements()) {
+    const config::PluginSpec* piece = plugin(req.point);
+    const config::PluginSpec* other = plugin(req.other);
+    if (piece->name != req.name) continue;
+    if (std::find(req.allowed.begin(), req.allowed.end(), other->name) != req.allowed.end()) {
+      continue;
+    }
+    return core::Errorf("{}: {} {} needs {} {} ({}), got {}", FieldPath(*other), req.point,
+                        req.name, req.other, fmt::join(req.allowed, " or "), req.why, other->name);
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::string_view> KnownNames(Point point) {
@@ -220,17 +297,23 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
       spec.restart_on_task_loss ? engine::TaskLossPolicy::kRestart : engine::TaskLossPolicy::kFail;
   auto admission = Build<engine::Admission>(Admissions(), spec.admission, "Admission");
   if (!admission) return std::unexpected(admission.error());
-  p.admission = std::move(*admission);
+  // Every name is known before combinations are judged.
   auto order = Build<engine::JobOrder>(Orders(), spec.order, "JobOrder");
   if (!order) return std::unexpected(order.error());
+  auto packer = Build<engine::Packer>(Packers(), spec.packer, "Packer");
+  if (!packer) return std::unexpected(packer.error());
+  auto preemptor = Build<engine::Preemptor>(Preemptors(), spec.preemptor, "Preemptor");
+  if (!preemptor) return std::unexpected(preemptor.error());
+  auto sizer = Build<engine::Sizer>(Sizers(), spec.sizer, "Sizer");
+  if (!sizer) return std::unexpected(sizer.error());
+  if (auto st = CheckCombination(spec); !st) return std::unexpected(st.error());
+  p.admission = std::move(*admission);
   p.order = std::move(*order);
   for (const auto& f : spec.filters) {
     auto filter = Build<engine::NodeFilter>(Filters(), f, "NodeFilter");
     if (!filter) return std::unexpected(filter.error());
     p.filters.push_back(std::move(*filter));
   }
-  auto packer = Build<engine::Packer>(Packers(), spec.packer, "Packer");
-  if (!packer) return std::unexpected(packer.error());
   p.packer = std::move(*packer);
   for (const auto& s : spec.scorers) {
     auto scorer = Build<engine::NodeScorer>(Scorers(), s, "NodeScorer");
@@ -238,11 +321,7 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
     p.scorers.push_back(std::move(*scorer));
     p.scorer_weights.push_back(s.weight);
   }
-  auto preemptor = Build<engine::Preemptor>(Preemptors(), spec.preemptor, "Preemptor");
-  if (!preemptor) return std::unexpected(preemptor.error());
   p.preemptor = std::move(*preemptor);
-  auto sizer = Build<engine::Sizer>(Sizers(), spec.sizer, "Sizer");
-  if (!sizer) return std::unexpected(sizer.error());
   p.sizer = std::move(*sizer);
   return p;
 }

@@ -64,6 +64,47 @@ TEST(RegistryTest, UnknownNamesAndArgumentsNameTheField) {
             "p.yaml: sizer.args.slotGpus: required (the GPUs in one slot, e.g. 2)");
 }
 
+// Pieces that do not work together are refused when the profile loads,
+// naming the field to change.
+TEST(RegistryTest, IncompatiblePiecesAreAnError) {
+  auto error = [](const std::string& yaml) {
+    auto spec = config::ParseProfile(yaml, "p.yaml");
+    EXPECT_TRUE(spec.has_value()) << spec.error().message;
+    auto built = BuildProfile(*spec);
+    EXPECT_FALSE(built.has_value()) << yaml;
+    return built ? std::string() : built.error().message;
+  };
+  EXPECT_EQ(error("name: p\nadmission: Kod2\norder: FIFO\n"),
+            "p.yaml: order: admission Kod2 needs order Kod2Weight (it takes each job's weight "
+            "from the order's key and compares waiting with running jobs by it), got FIFO");
+  EXPECT_EQ(error("name: p\npreemptor: Kod2ScaleIn\norder: {name: CombinedPriority}\n"),
+            "p.yaml: order: preemptor Kod2ScaleIn needs order Kod2Weight (it shrinks only jobs of "
+            "a lower KOD2 weight, read from the order's keys), got CombinedPriority");
+  EXPECT_EQ(error("name: p\nadmission: PerPod\norder: Priority\n"),
+            "p.yaml: order: admission PerPod needs order FIFO (pods are scheduled in the order "
+            "they were created; a job order would be ignored), got Priority");
+  EXPECT_EQ(error("name: p\nadmission: PerPod\npacker: FewestNodes\n"),
+            "p.yaml: packer: admission PerPod needs packer TaskByTask (pods are placed one at a "
+            "time by the scorers; a packer would be ignored), got FewestNodes");
+  EXPECT_EQ(error("name: p\nadmission: PerPod\npreemptor: PriorityEviction\n"),
+            "p.yaml: preemptor: admission PerPod needs preemptor None (per-pod scheduling here "
+            "does not preempt; a preemptor would be ignored), got PriorityEviction");
+  EXPECT_EQ(error("name: p\nadmission: PerPod\nsizer: {name: StaticPartition, args: "
+                  "{slotGpus: 2}}\n"),
+            "p.yaml: sizer: admission PerPod needs sizer Fixed (a job's pods are created at its "
+            "replicas and never resized; a sizer would be ignored), got StaticPartition");
+  // Unusual but sound combinations load.
+  for (const char* ok : {"name: p\nadmission: Kod2\norder: Kod2Weight\npreemptor: None\n",
+                         "name: p\norder: Kod2Weight\nsizer: Kod2ScaleOut\n",
+                         "name: p\nadmission: Gang\norder: Kod2Weight\npreemptor: Kod2ScaleIn\n",
+                         "name: p\nsizer: FScheduling\npacker: FewestNodes\n"}) {
+    auto spec = config::ParseProfile(ok, "p.yaml");
+    ASSERT_TRUE(spec.has_value()) << spec.error().message;
+    auto built = BuildProfile(*spec);
+    EXPECT_TRUE(built.has_value()) << ok << ": " << built.error().message;
+  }
+}
+
 TEST(RegistryTest, UnknownProfileNameListsBuiltins) {
   auto spec = ResolveProfile("fastest");
   ASSERT_FALSE(spec.has_value());
