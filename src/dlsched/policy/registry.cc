@@ -9,153 +9,41 @@
 #include <fmt/ranges.h>
 
 #include "dlsched/policy/admission_gang.h"
-#include "dlsched/policy/admission_kod2.h"
 #include "dlsched/policy/admission_per_pod.h"
 #include "dlsched/policy/args.h"
 #include "dlsched/policy/filters.h"
-#include "dlsched/policy/order_cps.h"
 #include "dlsched/policy/order_fifo.h"
-#include "dlsched/policy/order_kod2.h"
-#include "dlsched/policy/order_priority.h"
-#include "dlsched/policy/packer_fewest_nodes.h"
 #include "dlsched/policy/packer_single_node.h"
 #include "dlsched/policy/packer_task_by_task.h"
-#include "dlsched/policy/preemptor_kod2.h"
+#include "dlsched/policy/plugins.h"
 #include "dlsched/policy/preemptor_none.h"
-#include "dlsched/policy/preemptor_priority.h"
 #include "dlsched/policy/resource_scorers.h"
-#include "dlsched/policy/scorers_affinity.h"
 #include "dlsched/policy/sizer_fixed.h"
-#include "dlsched/policy/sizer_fsched.h"
-#include "dlsched/policy/sizer_kod2.h"
 
 namespace dlsched::policy {
 namespace {
 
-template <typename T>
-using Factory = std::function<core::Result<std::unique_ptr<T>>(const YAML::Node& args,
-                                                               const std::string& where)>;
-
-// A factory for a plugin without arguments.
-template <typename T, typename Impl>
-Factory<T> NoArgs() {
-  return [](const YAML::Node& args, const std::string& where) -> core::Result<std::unique_ptr<T>> {
-    ArgReader reader(args, where);
-    if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
-    return std::unique_ptr<T>(std::make_unique<Impl>());
-  };
+// Every unit's pieces, built once.
+const PluginTable& Table() {
+  static const PluginTable* t = [] {
+    auto* table = new PluginTable;
+    RegisterBaselines(*table);
+    RegisterKod2(*table);
+    RegisterCps(*table);
+    RegisterFsched(*table);
+    RegisterVolcano(*table);
+    return table;
+  }();
+  return *t;
 }
 
-const std::map<std::string, Factory<engine::Admission>, std::less<>>& Admissions() {
-  static const auto* m = new std::map<std::string, Factory<engine::Admission>, std::less<>>{
-      {"Gang",
-       [](const YAML::Node& args,
-          const std::string& where) -> core::Result<std::unique_ptr<engine::Admission>> {
-         ArgReader reader(args, where);
-         auto backfill = reader.Bool("backfill", true);
-         if (!backfill) return std::unexpected(backfill.error());
-         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
-         return std::make_unique<GangAdmission>(*backfill);
-       }},
-      {"PerPod", NoArgs<engine::Admission, PerPodAdmission>()},
-      {"Kod2", NoArgs<engine::Admission, Kod2Admission>()},
-  };
-  return *m;
-}
-
-const std::map<std::string, Factory<engine::JobOrder>, std::less<>>& Orders() {
-  static const auto* m = new std::map<std::string, Factory<engine::JobOrder>, std::less<>>{
-      {"FIFO", NoArgs<engine::JobOrder, FifoOrder>()},
-      {"Kod2Weight", MakeKod2Weight},
-      {"CombinedPriority", MakeCombinedPriority},
-      {"Priority", NoArgs<engine::JobOrder, PriorityOrder>()},
-  };
-  return *m;
-}
-
-const std::map<std::string, Factory<engine::NodeFilter>, std::less<>>& Filters() {
-  static const auto* m = new std::map<std::string, Factory<engine::NodeFilter>, std::less<>>{
-      {"NodeAffinity", NoArgs<engine::NodeFilter, NodeAffinityFilter>()},
-      {"TaintToleration", NoArgs<engine::NodeFilter, TaintTolerationFilter>()},
-  };
-  return *m;
-}
-
-const std::map<std::string, Factory<engine::Packer>, std::less<>>& Packers() {
-  static const auto* m = new std::map<std::string, Factory<engine::Packer>, std::less<>>{
-      {"TaskByTask", NoArgs<engine::Packer, TaskByTaskPacker>()},
-      {"SingleNode", NoArgs<engine::Packer, SingleNodePacker>()},
-      {"FewestNodes", NoArgs<engine::Packer, FewestNodesPacker>()},
-  };
-  return *m;
-}
-
-const std::map<std::string, Factory<engine::NodeScorer>, std::less<>>& Scorers() {
-  static const auto* m = new std::map<std::string, Factory<engine::NodeScorer>, std::less<>>{
-      {"LeastAllocated", MakeLeastAllocated},
-      {"MostAllocated", MakeMostAllocated},
-      {"RequestedToCapacityRatio", MakeRequestedToCapacityRatio},
-      {"PsWorkerAffinity", NoArgs<engine::NodeScorer, PsWorkerAffinity>()},
-      {"PsAntiAffinity", NoArgs<engine::NodeScorer, PsAntiAffinity>()},
-  };
-  return *m;
-}
-
-const std::map<std::string, Factory<engine::Preemptor>, std::less<>>& Preemptors() {
-  static const auto* m = new std::map<std::string, Factory<engine::Preemptor>, std::less<>>{
-      {"None", NoArgs<engine::Preemptor, NoPreemptor>()},
-      {"Kod2ScaleIn", MakeKod2ScaleIn},
-      {"PriorityEviction",
-       [](const YAML::Node& args,
-          const std::string& where) -> core::Result<std::unique_ptr<engine::Preemptor>> {
-         ArgReader reader(args, where);
-         auto skip_frozen = reader.Bool("skipFrozen", true);
-         if (!skip_frozen) return std::unexpected(skip_frozen.error());
-         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
-         return std::make_unique<PriorityEvictionPreemptor>(*skip_frozen);
-       }},
-  };
-  return *m;
-}
-
-const std::map<std::string, Factory<engine::Sizer>, std::less<>>& Sizers() {
-  static const auto* m = new std::map<std::string, Factory<engine::Sizer>, std::less<>>{
-      {"Fixed", NoArgs<engine::Sizer, FixedSizer>()},
-      {"Kod2ScaleOut", MakeKod2ScaleOut},
-      {"FScheduling",
-       [](const YAML::Node& args,
-          const std::string& where) -> core::Result<std::unique_ptr<engine::Sizer>> {
-         // The slowdown S is in [0, 1], so its variance is at most 0.25 and a
-         // vBound above that never binds; 1 is accepted for the paper's 0.5.
-         ArgReader reader(args, where);
-         FSchedulingSizer::Options o;
-         auto v_bound = reader.Double("vBound", o.v_bound, 0, 1);
-         if (!v_bound) return std::unexpected(v_bound.error());
-         auto min_gain = reader.Double("minGain", o.min_gain, 0, 1e9);
-         if (!min_gain) return std::unexpected(min_gain.error());
-         auto restart = reader.Bool("restart", o.restart);
-         if (!restart) return std::unexpected(restart.error());
-         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
-         o.v_bound = *v_bound;
-         o.min_gain = *min_gain;
-         o.restart = *restart;
-         return std::make_unique<FSchedulingSizer>(o);
-       }},
-      {"StaticPartition",
-       [](const YAML::Node& args,
-          const std::string& where) -> core::Result<std::unique_ptr<engine::Sizer>> {
-         ArgReader reader(args, where);
-         if (!reader.Has("slotGpus")) {
-           return core::Errorf("{}.slotGpus: required (the GPUs in one slot, e.g. 2)", where);
-         }
-         auto n = reader.Int("slotGpus", 1, 1, 1024);
-         if (!n) return std::unexpected(n.error());
-         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
-         return std::make_unique<StaticPartitionSizer>(static_cast<int>(*n));
-       }},
-  };
-  return *m;
-}
+const FactoryMap<engine::Admission>& Admissions() { return Table().admissions; }
+const FactoryMap<engine::JobOrder>& Orders() { return Table().orders; }
+const FactoryMap<engine::NodeFilter>& Filters() { return Table().filters; }
+const FactoryMap<engine::Packer>& Packers() { return Table().packers; }
+const FactoryMap<engine::NodeScorer>& Scorers() { return Table().scorers; }
+const FactoryMap<engine::Preemptor>& Preemptors() { return Table().preemptors; }
+const FactoryMap<engine::Sizer>& Sizers() { return Table().sizers; }
 
 template <typename Map>
 std::vector<std::string_view> Names(const Map& m) {
@@ -189,54 +77,6 @@ core::Result<std::unique_ptr<T>> Build(const Map& m, const config::PluginSpec& p
   }
 }
 
-// A piece that works only with certain pieces at another extension point.
-struct Requirement {
-  std::string_view point;  // the piece: its point's profile key and name
-  std::string_view name;
-  std::string_view other;  // the other point's profile key and the names allowed there
-  std::vector<std::string_view> allowed;
-  std::string_view why;
-};
-
-// Only combinations that are wrong, not merely unusual: each rule says what
-// would break.
-const std::vector<Requirement>& Requirements() {
-  static const auto* r = new std::vector<Requirement>{
-      {"admission",
-       "Kod2",
-       "order",
-       {"Kod2Weight"},
-       "it takes each job's weight from the order's key and compares waiting with running jobs "
-       "by it"},
-      {"preemptor",
-       "Kod2ScaleIn",
-       "order",
-       {"Kod2Weight"},
-       "it shrinks only jobs of a lower KOD2 weight, read from the order's keys"},
-      {"admission",
-       "PerPod",
-       "order",
-       {"FIFO"},
-       "pods are scheduled in the order they were created; a job order would be ignored"},
-      {"admission",
-       "PerPod",
-       "packer",
-       {"TaskByTask"},
-       "pods are placed one at a time by the scorers; a packer would be ignored"},
-      {"admission",
-       "PerPod",
-       "preemptor",
-       {"None"},
-       "per-pod scheduling here does not preempt; a preemptor would be ignored"},
-      {"admission",
-       "PerPod",
-       "sizer",
-       {"Fixed"},
-       "a job's pods are created at its replicas and never resized; a sizer would be ignored"},
-  };
-  return *r;
-}
-
 // The profile's field for a point's plugin, e.g. "p.yaml: order".
 std::string FieldPath(const config::PluginSpec& p) {
   std::string w = p.where;
@@ -253,7 +93,7 @@ core::Status CheckCombination(const config::ProfileSpec& spec) {
     if (point == "sizer") return &spec.sizer;
     return nullptr;
   };
-  for (const Requirement& req : Requirements()) {
+  for (const Requirement& req : Table().requirements) {
     const config::PluginSpec* piece = plugin(req.point);
     const config::PluginSpec* other = plugin(req.other);
     if (piece->name != req.name) continue;
@@ -267,6 +107,68 @@ core::Status CheckCombination(const config::ProfileSpec& spec) {
 }
 
 }  // namespace
+
+void RegisterBaselines(PluginTable& t) {
+  t.admissions.emplace(
+      "Gang",
+      [](const YAML::Node& args,
+         const std::string& where) -> core::Result<std::unique_ptr<engine::Admission>> {
+        ArgReader reader(args, where);
+        auto backfill = reader.Bool("backfill", true);
+        if (!backfill) return std::unexpected(backfill.error());
+        if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+        return std::make_unique<GangAdmission>(*backfill);
+      });
+  t.admissions.emplace("PerPod", NoArgs<engine::Admission, PerPodAdmission>());
+  t.orders.emplace("FIFO", NoArgs<engine::JobOrder, FifoOrder>());
+  t.filters.emplace("NodeAffinity", NoArgs<engine::NodeFilter, NodeAffinityFilter>());
+  t.filters.emplace("TaintToleration", NoArgs<engine::NodeFilter, TaintTolerationFilter>());
+  t.packers.emplace("TaskByTask", NoArgs<engine::Packer, TaskByTaskPacker>());
+  t.packers.emplace("SingleNode", NoArgs<engine::Packer, SingleNodePacker>());
+  t.scorers.emplace("LeastAllocated", MakeLeastAllocated);
+  t.scorers.emplace("MostAllocated", MakeMostAllocated);
+  t.scorers.emplace("RequestedToCapacityRatio", MakeRequestedToCapacityRatio);
+  t.preemptors.emplace("None", NoArgs<engine::Preemptor, NoPreemptor>());
+  t.sizers.emplace("Fixed", NoArgs<engine::Sizer, FixedSizer>());
+  t.sizers.emplace("StaticPartition",
+                   [](const YAML::Node& args,
+                      const std::string& where) -> core::Result<std::unique_ptr<engine::Sizer>> {
+                     ArgReader reader(args, where);
+                     if (!reader.Has("slotGpus")) {
+                       return core::Errorf("{}.slotGpus: required (the GPUs in one slot, e.g. 2)",
+                                           where);
+                     }
+                     auto n = reader.Int("slotGpus", 1, 1, 1024);
+                     if (!n) return std::unexpected(n.error());
+                     if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+                     return std::make_unique<StaticPartitionSizer>(static_cast<int>(*n));
+                   });
+  // Per-pod admission is Kubernetes' default scheduler: pods one at a time.
+  t.requirements.push_back(
+      {"admission",
+       "PerPod",
+       "order",
+       {"FIFO"},
+       "pods are scheduled in the order they were created; a job order would be ignored"});
+  t.requirements.push_back(
+      {"admission",
+       "PerPod",
+       "packer",
+       {"TaskByTask"},
+       "pods are placed one at a time by the scorers; a packer would be ignored"});
+  t.requirements.push_back(
+      {"admission",
+       "PerPod",
+       "preemptor",
+       {"None"},
+       "per-pod scheduling here does not preempt; a preemptor would be ignored"});
+  t.requirements.push_back(
+      {"admission",
+       "PerPod",
+       "sizer",
+       {"Fixed"},
+       "a job's pods are created at its replicas and never resized; a sizer would be ignored"});
+}
 
 std::vector<std::string_view> KnownNames(Point point) {
   switch (point) {

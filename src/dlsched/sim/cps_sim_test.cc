@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dlsched/policy/cps_test_util.h"
+#include "dlsched/policy/cps/cps_test_util.h"
 #include "dlsched/policy/registry.h"
 #include "dlsched/sim/simulator.h"
 #include "dlsched/sim/test_util.h"

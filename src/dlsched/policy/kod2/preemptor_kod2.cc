@@ -1,4 +1,4 @@
-#include "dlsched/policy/preemptor_kod2.h"
+#include "dlsched/policy/kod2/preemptor_kod2.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 #include "dlsched/engine/profile.h"
 #include "dlsched/policy/args.h"
-#include "dlsched/policy/order_kod2.h"
+#include "dlsched/policy/kod2/order_kod2.h"
 
 namespace dlsched::policy {
 

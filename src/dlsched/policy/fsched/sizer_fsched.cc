@@ -1,4 +1,4 @@
-#include "dlsched/policy/sizer_fsched.h"
+#include "dlsched/policy/fsched/sizer_fsched.h"
 
 #include <algorithm>
 #include <climits>

@@ -9,7 +9,7 @@
 #include "dlsched/core/error.h"
 #include "dlsched/core/resources.h"
 #include "dlsched/engine/extension_points.h"
-#include "dlsched/policy/packer_fewest_nodes.h"
+#include "dlsched/policy/kod2/packer_fewest_nodes.h"
 
 namespace dlsched::policy {
 

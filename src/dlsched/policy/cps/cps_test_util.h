@@ -9,7 +9,7 @@
 
 #include "dlsched/core/job.h"
 #include "dlsched/core/node.h"
-#include "dlsched/policy/order_cps.h"
+#include "dlsched/policy/cps/order_cps.h"
 
 namespace dlsched::policy::testing {
 

@@ -1,4 +1,4 @@
-#include "dlsched/policy/order_kod2.h"
+#include "dlsched/policy/kod2/order_kod2.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "dlsched/policy/packer_fewest_nodes.h"
+#include "dlsched/policy/kod2/packer_fewest_nodes.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "dlsched/policy/scorers_affinity.h"
+#include "dlsched/policy/cps/scorers_affinity.h"
 
 namespace dlsched::policy {
 namespace {

@@ -1,4 +1,4 @@
-#include "dlsched/policy/fsched_allocation.h"
+#include "dlsched/policy/fsched/fsched_allocation.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,9 +6,9 @@
 
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/test_util.h"
-#include "dlsched/policy/fsched_allocation.h"
+#include "dlsched/policy/fsched/fsched_allocation.h"
+#include "dlsched/policy/fsched/sizer_fsched.h"
 #include "dlsched/policy/registry.h"
-#include "dlsched/policy/sizer_fsched.h"
 
 namespace dlsched::policy {
 namespace {

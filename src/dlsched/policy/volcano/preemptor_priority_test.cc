@@ -1,4 +1,4 @@
-#include "dlsched/policy/preemptor_priority.h"
+#include "dlsched/policy/volcano/preemptor_priority.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "dlsched/policy/order_cps.h"
+#include "dlsched/policy/cps/order_cps.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "dlsched/policy/admission_kod2.h"
+#include "dlsched/policy/kod2/admission_kod2.h"
 
 #include <span>
 #include <string>
@@ -8,7 +8,7 @@
 
 #include "dlsched/engine/profile.h"
 #include "dlsched/policy/admission_ordered.h"
-#include "dlsched/policy/order_kod2.h"
+#include "dlsched/policy/kod2/order_kod2.h"
 
 namespace dlsched::policy {
 namespace {

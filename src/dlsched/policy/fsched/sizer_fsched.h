@@ -1,7 +1,7 @@
 #pragma once
 
 #include "dlsched/engine/extension_points.h"
-#include "dlsched/policy/fsched_allocation.h"
+#include "dlsched/policy/fsched/fsched_allocation.h"
 
 namespace dlsched::policy {
 
