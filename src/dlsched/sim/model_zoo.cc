@@ -5,7 +5,7 @@
 #include <vector>
 
 // Every number below is compiled in; nothing is read at run time.
-// model_zoo_test.cc checks them against shared/data/gavel/ when it is present.
+// model_zoo_test.cc checks every one against data/gavel/ (in this repository).
 //
 // Source: Gavel (Narayanan et al., "Heterogeneity-Aware Cluster Scheduling
 // Policies for Deep Learning Workloads", OSDI'20), repository

@@ -15,7 +15,7 @@ namespace dlsched::sim {
 //
 // All current entries come from Gavel (Narayanan et al., OSDI'20),
 // stanford-futuredata/gavel commit c4fa400, MIT licence, file
-// simulation_throughputs.json (an unchanged copy is in shared/data/gavel/):
+// simulation_throughputs.json (an unchanged copy is in data/gavel/):
 // the throughput of the job running alone ("null") on 1, 2, 4 or 8 GPUs of
 // one type, one GPU counted as one worker.
 struct ModelInfo {
