@@ -60,6 +60,17 @@ core::Result<ProfileSpec> LoadProfile(const std::string& path);
 core::Result<ProfileSpec> ParseProfile(const std::string& text, const std::string& source);
 
 enum class FileKind { kCluster, kWorkload, kProfile };
+// Fields of a Pod spec read with the workload's rules, for the Kubernetes
+// backend's pod templates (JSON is YAML). `source` and `path` prefix the
+// messages. ParsePodConstraints reads nodeSelector, affinity (required node
+// affinity only; the caller drops what it does not enforce) and
+// tolerations of `pod_spec`; ParseResourceList a map of resource name to
+// quantity (a container's requests or limits).
+core::Status ParsePodConstraints(const YAML::Node& pod_spec, const std::string& source,
+                                 const std::string& path, core::NodeConstraints& out);
+core::Result<core::Resources> ParseResourceList(const YAML::Node& list, const std::string& source,
+                                                const std::string& path);
+
 // Tells a cluster (top-level "nodes"), workload ("jobs") and profile
 // ("name" plus at least one extension point key) apart.
 core::Result<FileKind> DetectKind(const std::string& path);

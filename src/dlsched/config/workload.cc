@@ -412,3 +412,27 @@ core::Result<WorkloadSpec> LoadWorkload(const std::string& path) {
 }
 
 }  // namespace dlsched::config
+
+namespace dlsched::config {
+
+core::Status ParsePodConstraints(const YAML::Node& pod_spec, const std::string& source,
+                                 const std::string& path, core::NodeConstraints& out) {
+  const internal::Reader r(source);
+  try {
+    return ParseConstraints(r, pod_spec, path, out);
+  } catch (const std::exception& e) {
+    return std::unexpected(internal::FromException(source, e));
+  }
+}
+
+core::Result<core::Resources> ParseResourceList(const YAML::Node& list, const std::string& source,
+                                                const std::string& path) {
+  const internal::Reader r(source);
+  try {
+    return r.Resources(list, path);
+  } catch (const std::exception& e) {
+    return std::unexpected(internal::FromException(source, e));
+  }
+}
+
+}  // namespace dlsched::config

@@ -46,12 +46,15 @@ Resources RoleSpec::ScoringRequest() const {
     if (r[kMemory] == 0) r[kMemory] = kDefaultMemoryRequest;
     return r;
   }
-  Resources r;
-  for (const ContainerSpec& c : containers) {
-    r += c.requests;
+  auto non_zero = [](const ContainerSpec& c) {
+    Resources r = c.requests;
     if (!c.sets_cpu) r[kCpu] += kDefaultMilliCpuRequest;
     if (!c.sets_memory) r[kMemory] += kDefaultMemoryRequest;
-  }
+    return r;
+  };
+  Resources r;
+  for (const ContainerSpec& c : containers) r += non_zero(c);
+  for (const ContainerSpec& c : init_containers) r = Max(r, non_zero(c));
   return r;
 }
 

@@ -41,6 +41,11 @@ struct RoleSpec {
   // role given as plain `resources` (and for specs built in code): it is
   // then one container whose cpu and memory count as unset when 0.
   std::vector<ContainerSpec> containers;
+  // Init containers (pod templates only): they run one at a time before
+  // the containers, so a replica requests, per resource, the larger of
+  // the containers' sum and each init container's request, as
+  // kube-scheduler's PodRequests.
+  std::vector<ContainerSpec> init_containers;
   // Which nodes a replica may go to: nodeSelector, required node affinity,
   // tolerations.
   NodeConstraints constraints;

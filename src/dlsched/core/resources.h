@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -60,6 +61,11 @@ struct Resources {
     return a;
   }
   friend bool operator==(const Resources&, const Resources&) = default;
+  // Per resource, the larger amount.
+  friend Resources Max(Resources a, const Resources& b) {
+    for (int i = 0; i < kMaxResources; ++i) a.v[i] = std::max(a.v[i], b.v[i]);
+    return a;
+  }
 
   // True when every component of *this is <= the same component of `o`.
   bool FitsIn(const Resources& o) const {

@@ -1,0 +1,50 @@
+// deploy/crd.yaml agrees with the code: names, the status subresource, the
+// printer columns, and the fields the decoder reads.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dlsched/k8s/trainingjob.h"
+
+namespace dlsched::k8s {
+namespace {
+
+TEST(CrdTest, ManifestMatchesTheDecoder) {
+  const YAML::Node crd = YAML::LoadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml");
+  EXPECT_EQ(crd["kind"].as<std::string>(), "CustomResourceDefinition");
+  const YAML::Node spec = crd["spec"];
+  EXPECT_EQ(crd["metadata"]["name"].as<std::string>(),
+            std::string(kPlural) + "." + std::string(kGroup));
+  EXPECT_EQ(spec["group"].as<std::string>(), kGroup);
+  EXPECT_EQ(spec["scope"].as<std::string>(), "Namespaced");
+  EXPECT_EQ(spec["names"]["kind"].as<std::string>(), kKind);
+  EXPECT_EQ(spec["names"]["plural"].as<std::string>(), kPlural);
+  EXPECT_EQ(spec["names"]["shortNames"][0].as<std::string>(), "tj");
+  ASSERT_EQ(spec["versions"].size(), 1u);
+  const YAML::Node v = spec["versions"][0];
+  EXPECT_EQ(v["name"].as<std::string>(), kVersion);
+  EXPECT_TRUE(v["subresources"]["status"].IsMap());
+  std::vector<std::string> columns;
+  for (const auto& c : v["additionalPrinterColumns"])
+    columns.push_back(c["name"].as<std::string>());
+  EXPECT_EQ(columns, (std::vector<std::string>{"Phase", "Workers", "Reason", "Age"}));
+  std::set<std::string> fields;
+  for (const auto& p : v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]) {
+    fields.insert(p.first.as<std::string>());
+  }
+  EXPECT_EQ(fields,
+            (std::set<std::string>{"replicaSpecs", "tfReplicaSpecs", "scheduling", "totalSteps",
+                                   "throughput", "launchDelay", "checkpointDelay", "runPolicy"}));
+  const YAML::Node roles = v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+                            ["replicaSpecs"]["properties"];
+  EXPECT_EQ(roles["Chief"]["properties"]["replicas"]["maximum"].as<int>(), 1);
+  EXPECT_EQ(roles["Worker"]["properties"]["replicas"]["minimum"].as<int>(), 1);
+  EXPECT_TRUE(
+      roles["Worker"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"].as<bool>());
+}
+
+}  // namespace
+}  // namespace dlsched::k8s

@@ -1,0 +1,401 @@
+#include "dlsched/k8s/trainingjob.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/limits.h"
+#include "dlsched/core/text.h"
+
+namespace dlsched::k8s {
+namespace {
+
+using nlohmann::json;
+
+std::string Key(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+std::string Index(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
+
+// A JSON value in a message: short and escaped.
+std::string Describe(const json& v) {
+  if (v.is_string()) return "'" + core::EscapeText(v.get<std::string>(), 60) + "'";
+  if (v.is_object()) return "a map";
+  if (v.is_array()) return "a list";
+  if (v.is_null()) return "null";
+  return core::EscapeText(v.dump(), 60);
+}
+
+// Errors of one object: "<source>: <path>: <what>".
+class Errors {
+ public:
+  explicit Errors(std::string source) : source_(std::move(source)) {}
+  const std::string& source() const { return source_; }
+  std::unexpected<core::Error> Fail(const std::string& path, std::string_view what) const {
+    return std::unexpected(core::Error{fmt::format("{}: {}: {}", source_, path, what)});
+  }
+  std::unexpected<core::Error> Expected(const std::string& path, std::string_view what,
+                                        const json& got) const {
+    return Fail(path, fmt::format("expected {}, got {}", what, Describe(got)));
+  }
+  // An integer in [min, max].
+  core::Result<int64_t> Int(const json& v, const std::string& path, int64_t min,
+                            int64_t max) const {
+    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
+      return Expected(path, fmt::format("an integer in {}..{}", min, max), v);
+    }
+    return v.get<int64_t>();
+  }
+  // A number in [min, max] (exclusive of min when `open_min`).
+  core::Result<double> Number(const json& v, const std::string& path, double min, bool open_min,
+                              double max) const {
+    if (!v.is_number() || !std::isfinite(v.get<double>()) ||
+        (open_min ? v.get<double>() <= min : v.get<double>() < min) || v.get<double>() > max) {
+      return Expected(path,
+                      fmt::format("a number in {}{:g}, {:g}]", open_min ? "(" : "[", min, max), v);
+    }
+    return v.get<double>();
+  }
+  // Checks that `v` is an object whose keys are all in `allowed`.
+  core::Status Object(const json& v, const std::string& path,
+                      std::initializer_list<std::string_view> allowed) const {
+    if (!v.is_object()) return Expected(path, "a map", v);
+    for (const auto& [k, _] : v.items()) {
+      bool ok = false;
+      for (auto a : allowed) ok = ok || a == k;
+      if (!ok) {
+        std::string list;
+        for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        return Fail(Key(path, core::EscapeText(k, 60)),
+                    fmt::format("unknown key (allowed: {})", list));
+      }
+    }
+    return {};
+  }
+
+ private:
+  std::string source_;
+};
+
+// JSON text is YAML: sub-objects go through the workload's parsers, so a
+// pod template means exactly what a workload role does.
+YAML::Node ToYaml(const json& v) { return YAML::Load(v.dump()); }
+
+// One container's requests: `requests`, and for a key given only under
+// `limits`, the limit (the API server's defaulting of a container).
+core::Result<core::ContainerSpec> DecodeContainer(const Errors& e, const json& c,
+                                                  const std::string& path) {
+  if (!c.is_object()) return e.Expected(path, "a container (a map)", c);
+  core::ContainerSpec out;
+  if (c.contains("name") && c["name"].is_string()) out.name = c["name"].get<std::string>();
+  if (!c.contains("resources")) return out;
+  const json& res = c["resources"];
+  const std::string res_path = Key(path, "resources");
+  if (!res.is_object()) return e.Expected(res_path, "a map with requests and limits", res);
+  core::Resources requests, limits;
+  std::vector<std::string> request_keys, limit_keys;
+  for (const char* which : {"requests", "limits"}) {
+    if (!res.contains(which) || res[which].is_null()) continue;
+    const json& list = res[which];
+    if (!list.is_object()) return e.Expected(Key(res_path, which), "a map of quantities", list);
+    json as_strings = json::object();
+    for (const auto& [k, v] : list.items()) {
+      as_strings[k] = v.is_number() ? json(v.dump()) : v;
+      (std::string_view(which) == "requests" ? request_keys : limit_keys).push_back(k);
+    }
+    auto parsed = config::ParseResourceList(ToYaml(as_strings), e.source(), Key(res_path, which));
+    if (!parsed) return std::unexpected(parsed.error());
+    (std::string_view(which) == "requests" ? requests : limits) = *parsed;
+  }
+  out.requests = requests;
+  for (const std::string& k : limit_keys) {
+    if (std::find(request_keys.begin(), request_keys.end(), k) != request_keys.end()) continue;
+    auto id = core::InternResource(k);
+    if (!id) return e.Fail(Key(Key(res_path, "limits"), k), id.error().message);
+    out.requests[*id] = limits[*id];
+    request_keys.push_back(k);
+  }
+  for (const std::string& k : request_keys) {
+    if (k == "cpu") out.sets_cpu = true;
+    if (k == "memory") out.sets_memory = true;
+  }
+  return out;
+}
+
+core::Status DecodeContainers(const Errors& e, const json& spec, const std::string& path,
+                              std::string_view key, std::vector<core::ContainerSpec>& out) {
+  if (!spec.contains(key) || spec[key].is_null()) return {};
+  const json& list = spec[key];
+  const std::string list_path = Key(path, key);
+  if (!list.is_array()) return e.Expected(list_path, "a list of containers", list);
+  for (size_t i = 0; i < list.size(); ++i) {
+    auto c = DecodeContainer(e, list[i], Index(list_path, i));
+    if (!c) return std::unexpected(c.error());
+    out.push_back(std::move(*c));
+  }
+  return {};
+}
+
+}  // namespace
+
+core::Status DecodePodTemplate(const json& tmpl, const std::string& source, const std::string& at,
+                               core::RoleSpec& role) {
+  const Errors e(source);
+  if (!tmpl.is_object()) return e.Expected(at, "a pod template (a map with spec)", tmpl);
+  if (!tmpl.contains("spec")) return e.Fail(Key(at, "spec"), "missing, expected a pod spec");
+  const json& spec = tmpl["spec"];
+  const std::string spec_path = Key(at, "spec");
+  if (!spec.is_object()) return e.Expected(spec_path, "a pod spec (a map)", spec);
+  if (!spec.contains("containers") || !spec["containers"].is_array() ||
+      spec["containers"].empty()) {
+    return e.Fail(Key(spec_path, "containers"), "expected a non-empty list of containers");
+  }
+  role.containers.clear();
+  role.init_containers.clear();
+  if (auto st = DecodeContainers(e, spec, spec_path, "containers", role.containers); !st) return st;
+  if (auto st = DecodeContainers(e, spec, spec_path, "initContainers", role.init_containers); !st) {
+    return st;
+  }
+  core::Resources sum;
+  for (const auto& c : role.containers) sum += c.requests;
+  for (const auto& c : role.init_containers) sum = Max(sum, c.requests);
+  if (spec.contains("overhead") && spec["overhead"].is_object()) {
+    // RuntimeClass overhead counts as part of the pod's request.
+    auto overhead =
+        config::ParseResourceList(ToYaml(spec["overhead"]), e.source(), Key(spec_path, "overhead"));
+    if (!overhead) return std::unexpected(overhead.error());
+    sum += *overhead;
+  }
+  for (int r = 0; r < core::kMaxResources; ++r) {
+    if (sum.v[r] > core::kMaxAmount) {
+      return e.Fail(Key(spec_path, "containers"), "the containers' total request is too large");
+    }
+  }
+  role.resources = sum;
+
+  // Placement rules. Only what dlsched enforces is passed on: the required
+  // node affinity. Preferred affinity is a soft wish kube-scheduler scores
+  // and dlsched does not; required pod (anti-)affinity it cannot honour, so
+  // a template asking for it is refused rather than silently broken.
+  json placement = json::object();
+  for (const char* k : {"nodeSelector", "tolerations"}) {
+    if (spec.contains(k) && !spec[k].is_null()) placement[k] = spec[k];
+  }
+  if (spec.contains("affinity") && spec["affinity"].is_object()) {
+    const json& aff = spec["affinity"];
+    const std::string aff_path = Key(spec_path, "affinity");
+    for (const char* pod : {"podAffinity", "podAntiAffinity"}) {
+      if (aff.contains(pod) && aff[pod].is_object() &&
+          aff[pod].contains("requiredDuringSchedulingIgnoredDuringExecution")) {
+        return e.Fail(Key(Key(aff_path, pod), "requiredDuringSchedulingIgnoredDuringExecution"),
+                      "required pod (anti-)affinity is not supported by dlsched (use the "
+                      "PsWorkerAffinity / PsAntiAffinity scorers)");
+      }
+    }
+    if (aff.contains("nodeAffinity") && aff["nodeAffinity"].is_object() &&
+        aff["nodeAffinity"].contains("requiredDuringSchedulingIgnoredDuringExecution")) {
+      const json& req = aff["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+      if (req.is_object() && req.contains("nodeSelectorTerms") &&
+          req["nodeSelectorTerms"].is_array()) {
+        for (size_t i = 0; i < req["nodeSelectorTerms"].size(); ++i) {
+          const json& term = req["nodeSelectorTerms"][i];
+          if (term.is_object() && term.contains("matchFields")) {
+            return e.Fail(
+                fmt::format("{}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                            ".nodeSelectorTerms[{}].matchFields",
+                            aff_path, i),
+                "matchFields is not supported by dlsched (use matchExpressions on "
+                "labels)");
+          }
+        }
+      }
+      placement["affinity"] = {
+          {"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", req}}}};
+    }
+  }
+  role.constraints = {};
+  return config::ParsePodConstraints(ToYaml(placement), e.source(), spec_path, role.constraints);
+}
+
+core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
+  TrainingJob out;
+  if (!object.is_object()) return core::Errorf("TrainingJob: expected an object");
+  const json meta = object.value("metadata", json::object());
+  out.namespace_name = meta.value("namespace", std::string("default"));
+  out.name = meta.value("name", std::string());
+  out.uid = meta.value("uid", std::string());
+  out.resource_version = meta.value("resourceVersion", std::string());
+  out.generation = meta.value("generation", int64_t{0});
+  const Errors e(fmt::format("TrainingJob {}/{}", core::EscapeText(out.namespace_name, 63),
+                             core::EscapeText(out.name, 253)));
+  if (auto problem = core::NameProblem(out.name)) return e.Fail("metadata.name", *problem);
+  core::JobSpec& job = out.job;
+  job.name = out.name;
+  job.namespace_name = out.namespace_name;
+
+  if (!object.contains("spec")) return e.Fail("spec", "missing");
+  const json& spec = object["spec"];
+  if (auto st = e.Object(spec, "spec",
+                         {"replicaSpecs", "tfReplicaSpecs", "scheduling", "totalSteps",
+                          "throughput", "launchDelay", "checkpointDelay", "runPolicy"});
+      !st) {
+    return std::unexpected(st.error());
+  }
+  const bool tf = spec.contains("tfReplicaSpecs");
+  if (tf == spec.contains("replicaSpecs")) {
+    return e.Fail("spec", "give exactly one of replicaSpecs and tfReplicaSpecs (the TFJob name)");
+  }
+  const std::string rs_path = tf ? "spec.tfReplicaSpecs" : "spec.replicaSpecs";
+  const json& rs = spec[tf ? "tfReplicaSpecs" : "replicaSpecs"];
+  if (auto st = e.Object(rs, rs_path, {"PS", "Chief", "Worker"}); !st) {
+    return std::unexpected(st.error());
+  }
+  if (!rs.contains("Worker")) return e.Fail(Key(rs_path, "Worker"), "missing");
+  int64_t tasks = 0;
+  for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+    const std::string name(core::RoleName(role));
+    if (!rs.contains(name)) continue;
+    const std::string path = Key(rs_path, name);
+    const json& r = rs[name];
+    const bool worker = role == core::Role::kWorker;
+    if (auto st = worker ? e.Object(r, path,
+                                    {"replicas", "minReplicas", "maxReplicas", "restartPolicy",
+                                     "template"})
+                         : e.Object(r, path, {"replicas", "restartPolicy", "template"});
+        !st) {
+      return std::unexpected(st.error());
+    }
+    core::RoleSpec& out_role = job.role(role);
+    const int64_t lo = worker ? 1 : 0;
+    const int64_t hi = role == core::Role::kChief ? 1 : core::kMaxTasksPerJob;
+    // TFJob defaults replicas to 1.
+    auto replicas = r.contains("replicas") ? e.Int(r["replicas"], Key(path, "replicas"), lo, hi)
+                                           : core::Result<int64_t>(1);
+    if (!replicas) return std::unexpected(replicas.error());
+    out_role.replicas = out_role.min_replicas = out_role.max_replicas = static_cast<int>(*replicas);
+    if (worker) {
+      for (const char* k : {"minReplicas", "maxReplicas"}) {
+        if (!r.contains(k)) continue;
+        auto v = e.Int(r[k], Key(path, k), 1, core::kMaxTasksPerJob);
+        if (!v) return std::unexpected(v.error());
+        (std::string_view(k) == "minReplicas" ? out_role.min_replicas : out_role.max_replicas) =
+            static_cast<int>(*v);
+      }
+      if (out_role.min_replicas > out_role.max_replicas) {
+        return e.Fail(Key(path, "minReplicas"),
+                      fmt::format("{} is greater than maxReplicas {}", out_role.min_replicas,
+                                  out_role.max_replicas));
+      }
+      if (out_role.min_replicas > out_role.replicas) {
+        return e.Fail(Key(path, "minReplicas"),
+                      fmt::format("{} is greater than replicas {}", out_role.min_replicas,
+                                  out_role.replicas));
+      }
+      if (out_role.replicas > out_role.max_replicas) {
+        return e.Fail(
+            Key(path, "maxReplicas"),
+            fmt::format("{} is less than replicas {}", out_role.max_replicas, out_role.replicas));
+      }
+    }
+    tasks += worker ? out_role.max_replicas : out_role.replicas;
+    if (out_role.replicas == 0) continue;
+    if (!r.contains("template")) return e.Fail(Key(path, "template"), "missing");
+    if (auto st = DecodePodTemplate(r["template"], e.source(), Key(path, "template"), out_role);
+        !st) {
+      return std::unexpected(st.error());
+    }
+    out.templates[static_cast<int>(role)] = r["template"];
+  }
+  if (tasks > core::kMaxTasksPerJob) {
+    return e.Fail(rs_path, fmt::format("{} tasks at maxReplicas; at most {} per job", tasks,
+                                       core::kMaxTasksPerJob));
+  }
+
+  if (spec.contains("scheduling")) {
+    const json& s = spec["scheduling"];
+    if (auto st = e.Object(s, "spec.scheduling", {"priorityClass", "maxWaitMinutes", "queue"});
+        !st) {
+      return std::unexpected(st.error());
+    }
+    if (s.contains("priorityClass")) {
+      const json& p = s["priorityClass"];
+      const std::string v = p.is_string() ? p.get<std::string>() : "";
+      if (v == "high") {
+        job.priority = core::PriorityClass::kHigh;
+      } else if (v == "normal") {
+        job.priority = core::PriorityClass::kNormal;
+      } else if (v == "low") {
+        job.priority = core::PriorityClass::kLow;
+      } else {
+        return e.Expected("spec.scheduling.priorityClass", "high, normal or low", p);
+      }
+    }
+    if (s.contains("maxWaitMinutes")) {
+      auto m = e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes", 0, true,
+                        core::kMaxTime / 60);
+      if (!m) return std::unexpected(m.error());
+      job.max_wait_minutes = *m;
+    }
+    if (s.contains("queue")) {
+      const json& q = s["queue"];
+      if (!q.is_string()) return e.Expected("spec.scheduling.queue", "a queue name", q);
+      if (auto problem = core::NameProblem(q.get<std::string>())) {
+        return e.Fail("spec.scheduling.queue", *problem);
+      }
+      job.queue = q.get<std::string>();
+    }
+  }
+  if (spec.contains("totalSteps")) {
+    auto t = e.Number(spec["totalSteps"], "spec.totalSteps", 0, true, core::kMaxSteps);
+    if (!t) return std::unexpected(t.error());
+    job.total_steps = *t;
+  }
+  for (const char* k : {"launchDelay", "checkpointDelay"}) {
+    if (!spec.contains(k)) continue;
+    auto t = e.Number(spec[k], Key("spec", k), 0, false, core::kMaxTime);
+    if (!t) return std::unexpected(t.error());
+    (std::string_view(k) == "launchDelay" ? job.launch_delay : job.checkpoint_delay) = *t;
+  }
+  if (spec.contains("throughput")) {
+    const json& t = spec["throughput"];
+    if (auto st = e.Object(t, "spec.throughput", {"table", "localitySensitivity"}); !st) {
+      return std::unexpected(st.error());
+    }
+    if (t.contains("table")) {
+      const json& table = t["table"];
+      if (!table.is_object() || table.empty()) {
+        return e.Expected("spec.throughput.table", "a map of workers to steps/s", table);
+      }
+      for (const auto& [k, v] : table.items()) {
+        const std::string path = Key("spec.throughput.table", k);
+        int workers = 0;
+        auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), workers);
+        if (ec != std::errc() || end != k.data() + k.size() || workers < 1 ||
+            workers > core::kMaxTasksPerJob) {
+          return e.Fail(path, "the key must be a worker count in 1..100000");
+        }
+        auto rate = e.Number(v, path, 0, false, core::kMaxRate);
+        if (!rate) return std::unexpected(rate.error());
+        if (*rate != 0 && *rate < core::kMinRate) {
+          return e.Fail(path,
+                        fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate));
+        }
+        job.throughput.steps_per_s[workers] = *rate;
+      }
+    }
+    if (t.contains("localitySensitivity")) {
+      auto s =
+          e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity", 0, false, 1);
+      if (!s) return std::unexpected(s.error());
+      job.throughput.locality_sensitivity = *s;
+    }
+  }
+  return out;
+}
+
+}  // namespace dlsched::k8s

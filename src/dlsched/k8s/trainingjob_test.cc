@@ -1,0 +1,239 @@
+// Decoding TrainingJobs: the TFJob replica shape, elastic workers,
+// scheduling inputs, and pod templates read with kube-scheduler's request
+// rules into the same RoleSpec a workload file gives the simulator.
+#include "dlsched/k8s/trainingjob.h"
+
+#include <gtest/gtest.h>
+
+#include "dlsched/config/specs.h"
+
+namespace dlsched::k8s {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMi = int64_t{1} << 20;
+constexpr int64_t kGi = int64_t{1} << 30;
+
+json Parse(const std::string& text) { return json::parse(text); }
+
+std::string Error(const std::string& text) {
+  auto tj = DecodeTrainingJob(Parse(text));
+  EXPECT_FALSE(tj.has_value()) << text;
+  return tj ? std::string() : tj.error().message;
+}
+
+TEST(TrainingJobTest, DecodesRolesSchedulingAndThroughput) {
+  auto tj = DecodeTrainingJob(Parse(R"({
+    "apiVersion": "dlsched.io/v1alpha1", "kind": "TrainingJob",
+    "metadata": {"name": "mnist", "namespace": "team-a", "uid": "u-1", "resourceVersion": "42",
+                 "generation": 3},
+    "spec": {
+      "replicaSpecs": {
+        "PS": {"replicas": 1, "template": {"spec": {"containers": [
+          {"name": "tf", "image": "tf:1", "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]}}},
+        "Worker": {"replicas": 2, "minReplicas": 1, "maxReplicas": 4, "restartPolicy": "Never",
+          "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [
+            {"name": "tf", "resources": {"limits": {"nvidia.com/gpu": 1},
+                                         "requests": {"cpu": "4", "memory": "8Gi"}}}]}}}
+      },
+      "scheduling": {"priorityClass": "high", "maxWaitMinutes": 30, "queue": "research"},
+      "totalSteps": 2000,
+      "throughput": {"table": {"1": 4.4, "2": 7.9}, "localitySensitivity": 0.2},
+      "launchDelay": 10, "checkpointDelay": 5
+    }})"));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  EXPECT_EQ(tj->namespace_name, "team-a");
+  EXPECT_EQ(tj->uid, "u-1");
+  EXPECT_EQ(tj->resource_version, "42");
+  EXPECT_EQ(tj->generation, 3);
+  const core::JobSpec& j = tj->job;
+  EXPECT_EQ(j.name, "mnist");
+  EXPECT_EQ(j.namespace_name, "team-a");
+  EXPECT_EQ(j.role(core::Role::kPS).replicas, 1);
+  EXPECT_EQ(j.role(core::Role::kPS).resources[core::kCpu], 1000);
+  const core::RoleSpec& w = j.role(core::Role::kWorker);
+  EXPECT_EQ(w.replicas, 2);
+  EXPECT_EQ(w.min_replicas, 1);
+  EXPECT_EQ(w.max_replicas, 4);
+  // A GPU given only as a limit is requested at its limit.
+  EXPECT_EQ(w.resources[core::kGpu], 1);
+  EXPECT_EQ(w.resources[core::kCpu], 4000);
+  EXPECT_EQ(w.resources[core::kMemory], 8 * kGi);
+  EXPECT_EQ(j.role(core::Role::kChief).replicas, 0);
+  EXPECT_EQ(j.priority, core::PriorityClass::kHigh);
+  EXPECT_EQ(j.max_wait_minutes, 30);
+  EXPECT_EQ(j.queue, "research");
+  EXPECT_EQ(j.total_steps, 2000);
+  EXPECT_DOUBLE_EQ(j.throughput.Rate(2), 7.9);
+  EXPECT_DOUBLE_EQ(j.throughput.locality_sensitivity, 0.2);
+  EXPECT_EQ(j.launch_delay, 10);
+  EXPECT_EQ(j.checkpoint_delay, 5);
+  EXPECT_EQ(tj->templates[2]["metadata"]["labels"]["app"], "x");  // kept to create pods from
+}
+
+// A TFJob ports by changing apiVersion and kind: tfReplicaSpecs is read as
+// replicaSpecs, replicas default to 1, and fields the engine does not use
+// (image, restartPolicy, runPolicy) are left for the pods.
+TEST(TrainingJobTest, TfJobShapePortsUnchanged) {
+  auto tj = DecodeTrainingJob(Parse(R"({
+    "apiVersion": "dlsched.io/v1alpha1", "kind": "TrainingJob",
+    "metadata": {"name": "dist-mnist"},
+    "spec": {"runPolicy": {"cleanPodPolicy": "None"}, "tfReplicaSpecs": {
+      "PS": {"replicas": 2, "restartPolicy": "Never",
+             "template": {"spec": {"containers": [{"name": "tensorflow", "image": "m:1.0"}]}}},
+      "Worker": {"restartPolicy": "Never",
+             "template": {"spec": {"containers": [{"name": "tensorflow", "image": "m:1.0"}]}}}}}})"));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  EXPECT_EQ(tj->namespace_name, "default");
+  EXPECT_EQ(tj->job.role(core::Role::kPS).replicas, 2);
+  EXPECT_EQ(tj->job.role(core::Role::kWorker).replicas, 1);
+  // No requests: 0 to fit, kube's 100m / 200Mi per container to score.
+  EXPECT_TRUE(tj->job.role(core::Role::kWorker).resources.IsZero());
+  const core::Resources s = tj->job.role(core::Role::kWorker).ScoringRequest();
+  EXPECT_EQ(s[core::kCpu], 100);
+  EXPECT_EQ(s[core::kMemory], 200 * kMi);
+}
+
+// kube-scheduler's PodRequests: the containers' sum, at least each init
+// container's request, plus the pod overhead; scoring's defaults per
+// container that leaves cpu or memory out, an explicit 0 staying 0.
+TEST(TrainingJobTest, PodTemplateRequestsAsKubeSchedulerComputesThem) {
+  core::RoleSpec role;
+  auto st = DecodePodTemplate(Parse(R"({"spec": {
+      "initContainers": [{"name": "fetch", "resources": {"requests": {"cpu": "6", "memory": "1Gi"}}}],
+      "containers": [
+        {"name": "a", "resources": {"requests": {"cpu": "2", "memory": "0"}}},
+        {"name": "b", "resources": {"requests": {"cpu": "1"}, "limits": {"memory": "3Gi"}}},
+        {"name": "c"}],
+      "overhead": {"cpu": "250m"}}})"),
+                              "t", "template", role);
+  ASSERT_TRUE(st) << st.error().message;
+  // cpu: max(2 + 1, 6) + 0.25 overhead; memory: max(0 + 3Gi, 1Gi).
+  EXPECT_EQ(role.resources[core::kCpu], 6250);
+  EXPECT_EQ(role.resources[core::kMemory], 3 * kGi);
+  ASSERT_EQ(role.containers.size(), 3u);
+  EXPECT_TRUE(role.containers[0].sets_memory);  // explicit 0
+  EXPECT_TRUE(role.containers[1].sets_memory);  // from its limit
+  EXPECT_FALSE(role.containers[2].sets_cpu);
+  // Scoring cpu: a 2 + b 1 + c 0.1 (default) = 3.1, less than the init
+  // container's 6, which wins.
+  const core::Resources s = role.ScoringRequest();
+  EXPECT_EQ(s[core::kCpu], 6000);
+  // memory: a 0 (explicit) + b 3Gi + c 200Mi, more than the init's 1Gi.
+  EXPECT_EQ(s[core::kMemory], 3 * kGi + 200 * kMi);
+}
+
+// A pod template's nodeSelector, required node affinity and tolerations
+// mean what a workload role's do: both go through the same parser.
+TEST(TrainingJobTest, PlacementRulesMatchTheWorkloadFile) {
+  core::RoleSpec from_template;
+  auto st = DecodePodTemplate(Parse(R"({"spec": {
+      "containers": [{"name": "tf"}],
+      "nodeSelector": {"gpu-model": "v100"},
+      "affinity": {
+        "nodeAffinity": {
+          "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1", "z2"]},
+                                  {"key": "spot", "operator": "DoesNotExist"}]}]},
+          "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}]},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}},
+      "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "training",
+                       "effect": "NoSchedule"}]}})"),
+                              "t", "template", from_template);
+  ASSERT_TRUE(st) << st.error().message;
+  auto w = config::ParseWorkload(R"(
+jobs:
+  - name: j
+    arrival: 0
+    worker:
+      replicas: 1
+      resources: {}
+      nodeSelector: {gpu-model: v100}
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions:
+                  - {key: zone, operator: In, values: [z1, z2]}
+                  - {key: spot, operator: DoesNotExist}
+      tolerations: [{key: dedicated, operator: Equal, value: training, effect: NoSchedule}]
+    totalSteps: 1
+    throughput: {table: {1: 1}}
+)",
+                                 "w.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const core::NodeConstraints& a = from_template.constraints;
+  const core::NodeConstraints& b = w->jobs[0].role(core::Role::kWorker).constraints;
+  EXPECT_EQ(a.node_selector, b.node_selector);
+  ASSERT_EQ(a.required_terms.size(), 1u);
+  ASSERT_EQ(b.required_terms.size(), 1u);
+  ASSERT_EQ(a.required_terms[0].match_expressions.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.required_terms[0].match_expressions[i].key,
+              b.required_terms[0].match_expressions[i].key);
+    EXPECT_EQ(a.required_terms[0].match_expressions[i].op,
+              b.required_terms[0].match_expressions[i].op);
+    EXPECT_EQ(a.required_terms[0].match_expressions[i].values,
+              b.required_terms[0].match_expressions[i].values);
+  }
+  ASSERT_EQ(a.tolerations.size(), 1u);
+  EXPECT_EQ(a.tolerations[0].value, "training");
+  EXPECT_FALSE(a.tolerations[0].any_effect);
+  // The labels a v100 node in z2 carries pass; z3 does not.
+  EXPECT_TRUE(core::MatchesLabels(a, {{"gpu-model", "v100"}, {"zone", "z2"}}));
+  EXPECT_FALSE(core::MatchesLabels(a, {{"gpu-model", "v100"}, {"zone", "z3"}}));
+}
+
+TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
+  const std::string head = R"({"metadata": {"name": "j", "namespace": "ns"}, "spec": )";
+  const std::string worker_tmpl = R"("template": {"spec": {"containers": [{"name": "c"}]}})";
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {"replicas": 2, "minReplicas": 3, )" +
+                  worker_tmpl + "}}}}"),
+            "TrainingJob ns/j: spec.replicaSpecs.Worker.minReplicas: 3 is greater than maxReplicas "
+            "2");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Chief": {"replicas": 2}, "Worker": {)" +
+                  worker_tmpl + "}}}}"),
+            "TrainingJob ns/j: spec.replicaSpecs.Chief.replicas: expected an integer in 0..1, "
+            "got 2");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Evaluator": {}}}})"),
+            "TrainingJob ns/j: spec.replicaSpecs.Evaluator: unknown key (allowed: PS, Chief, "
+            "Worker)");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {}, "tfReplicaSpecs": {}}})"),
+            "TrainingJob ns/j: spec: give exactly one of replicaSpecs and tfReplicaSpecs (the "
+            "TFJob name)");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {"template": {"spec": {"containers": [
+      {"name": "c", "resources": {"requests": {"cpu": "1.2.3"}}}]}}}}}})"),
+            "TrainingJob ns/j: spec.replicaSpecs.Worker.template.spec.containers[0].resources."
+            "requests.cpu: '1.2.3' is not a valid quantity (expected a number with an optional "
+            "suffix such as 500m, 2Gi, 1.5, 1e3)");
+  EXPECT_EQ(
+      Error(head + R"({"replicaSpecs": {"Worker": {"template": {"spec": {"containers": []}}}}}})"),
+      "TrainingJob ns/j: spec.replicaSpecs.Worker.template.spec.containers: expected a "
+      "non-empty list of containers");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {"template": {"spec": {"containers": [
+      {"name": "c"}], "affinity": {"podAntiAffinity": {
+      "requiredDuringSchedulingIgnoredDuringExecution": []}}}}}}}})"),
+            "TrainingJob ns/j: spec.replicaSpecs.Worker.template.spec.affinity.podAntiAffinity."
+            "requiredDuringSchedulingIgnoredDuringExecution: required pod (anti-)affinity is not "
+            "supported by dlsched (use the PsWorkerAffinity / PsAntiAffinity scorers)");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {"template": {"spec": {"containers": [
+      {"name": "c"}], "tolerations": [{"operator": "Equal", "value": "x"}]}}}}}})"),
+            "TrainingJob ns/j: spec.replicaSpecs.Worker.template.spec.tolerations[0].operator: a "
+            "toleration without a key must use Exists");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {)" + worker_tmpl +
+                  R"(}}, "scheduling": {"priorityClass": "urgent"}}})"),
+            "TrainingJob ns/j: spec.scheduling.priorityClass: expected high, normal or low, got "
+            "'urgent'");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {)" + worker_tmpl +
+                  R"(}}, "throughput": {"table": {"zero": 1}}}})"),
+            "TrainingJob ns/j: spec.throughput.table.zero: the key must be a worker count in "
+            "1..100000");
+  // A name is escaped in the message, and checked.
+  EXPECT_EQ(Error(R"({"metadata": {"name": "a\u0001b"}, "spec": {}})").substr(0, 41),
+            "TrainingJob default/a\\x01b: metadata.name");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
