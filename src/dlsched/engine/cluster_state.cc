@@ -34,6 +34,7 @@ NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
   node_by_name_.emplace(spec.name, n);
   present_.push_back(1);
   ++num_present_;
+  if (!spec.taints.empty()) ++num_tainted_;
   schedulable_.push_back(0);
   allocatable_.push_back(spec.allocatable);
   requested_.emplace_back();
@@ -49,6 +50,7 @@ NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
 void ClusterState::UpdateNode(NodeIndex n, const core::NodeSpec& spec) {
   assert(Present(n));
   core::NodeSpec& cur = specs_[n];
+  num_tainted_ += (spec.taints.empty() ? 0 : 1) - (cur.taints.empty() ? 0 : 1);
   cur.labels = spec.labels;
   cur.taints = spec.taints;
   SetAllocatable(n, spec.allocatable);
@@ -87,6 +89,8 @@ void ClusterState::RemoveNode(NodeIndex n) {
   });
   assert(tasks_on_[n] == 0);
   node_by_name_.erase(names_[n]);
+  if (!specs_[n].taints.empty()) --num_tainted_;
+  specs_[n].taints.clear();
   present_[n] = 0;
   --num_present_;
   allocatable_[n] = core::Resources{};

@@ -109,6 +109,8 @@ class ClusterState {
   // Nodes present (not removed).
   int NumPresentNodes() const { return num_present_; }
   int NumSchedulable() const { return num_schedulable_; }
+  // Present nodes with at least one taint.
+  int NumTaintedNodes() const { return num_tainted_; }
   const std::string& NodeName(NodeIndex n) const { return names_[n]; }
   const core::NodeSpec& NodeSpecOf(NodeIndex n) const { return specs_[n]; }
   bool Present(NodeIndex n) const { return present_[n] != 0; }
@@ -244,6 +246,7 @@ class ClusterState {
   std::vector<int32_t> tasks_on_;
   int num_schedulable_ = 0;
   int num_present_ = 0;
+  int num_tainted_ = 0;
   core::Resources capacity_;
   core::Resources total_requested_;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;

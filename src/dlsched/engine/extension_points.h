@@ -48,6 +48,14 @@ class NodeFilter {
   // the same for every node failing the same way, since it is counted:
   // "untolerated taint dedicated=infra:NoSchedule".
   virtual std::string Filter(const ClusterState& state, TaskRef t, NodeIndex n) const = 0;
+  // False when Filter would pass every node for task `t` (the task has no
+  // rules this filter checks, or no node has what it looks for): the
+  // engine then skips the filter for the task's whole node scan.
+  virtual bool AppliesTo(const ClusterState& state, TaskRef t) const {
+    (void)state;
+    (void)t;
+    return true;
+  }
 };
 
 // Scores a feasible node for one task, 0..100 (higher is better). Called

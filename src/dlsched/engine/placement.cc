@@ -36,14 +36,35 @@ std::string StaticFailure(const CycleContext& ctx, TaskRef t, NodeIndex n) {
   return {};
 }
 
-bool Fits(const CycleContext& ctx, TaskRef t, NodeIndex n) {
+namespace {
+
+// True when some filter of the profile may reject a node for `t`.
+bool Filtered(const CycleContext& ctx, TaskRef t) {
+  for (const auto& f : ctx.profile.filters) {
+    if (f->AppliesTo(ctx.state(), t)) return true;
+  }
+  return false;
+}
+
+bool PassesFilters(const CycleContext& ctx, TaskRef t, NodeIndex n) {
+  for (const auto& f : ctx.profile.filters) {
+    if (f->AppliesTo(ctx.state(), t) && !f->Filter(ctx.state(), t, n).empty()) return false;
+  }
+  return true;
+}
+
+// Fits, with Filtered(ctx, t) known.
+bool FitsKnown(const CycleContext& ctx, TaskRef t, NodeIndex n, bool filtered) {
   const ClusterState& st = ctx.state();
   // Cheapest first: the answer is all that is asked.
   if (!st.Schedulable(n) || !st.Request(t).FitsIn(st.Free(n))) return false;
-  for (const auto& f : ctx.profile.filters) {
-    if (!f->Filter(st, t, n).empty()) return false;
-  }
-  return true;
+  return !filtered || PassesFilters(ctx, t, n);
+}
+
+}  // namespace
+
+bool Fits(const CycleContext& ctx, TaskRef t, NodeIndex n) {
+  return FitsKnown(ctx, t, n, Filtered(ctx, t));
 }
 
 namespace {
@@ -100,6 +121,7 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeF
   NodeIndex best = kNoNode;
   double best_total = -1;
   int visited = 0;
+  const bool filtered = Filtered(ctx, t);  // once per task, not per node
   for (int g = std::max(need_gpu, 0); g <= st.MaxGpuPerNode(); ++g) {
     for (NodeIndex n : st.NodesWithFreeGpu(g)) {
       ++visited;
@@ -110,7 +132,7 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeF
           failures->Add(why);
           continue;
         }
-      } else if (!Fits(ctx, t, n)) {
+      } else if (!FitsKnown(ctx, t, n, filtered)) {
         continue;
       }
       double total = 0;

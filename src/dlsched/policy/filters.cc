@@ -22,4 +22,12 @@ std::string TaintTolerationFilter::Filter(const engine::ClusterState& state, eng
   return "untolerated taint " + core::FormatTaint(*bad);
 }
 
+bool NodeAffinityFilter::AppliesTo(const engine::ClusterState& state, engine::TaskRef t) const {
+  return state.Job(t.job).spec->role(t.role).constraints.HasLabelRules();
+}
+
+bool TaintTolerationFilter::AppliesTo(const engine::ClusterState& state, engine::TaskRef) const {
+  return state.NumTaintedNodes() > 0;
+}
+
 }  // namespace dlsched::policy

@@ -17,6 +17,7 @@ class NodeAffinityFilter final : public engine::NodeFilter {
   std::string_view Name() const override { return "NodeAffinity"; }
   std::string Filter(const engine::ClusterState& state, engine::TaskRef t,
                      engine::NodeIndex n) const override;
+  bool AppliesTo(const engine::ClusterState& state, engine::TaskRef t) const override;
 };
 
 // kube-scheduler's TaintToleration filter: every NoSchedule and NoExecute
@@ -28,6 +29,7 @@ class TaintTolerationFilter final : public engine::NodeFilter {
   std::string_view Name() const override { return "TaintToleration"; }
   std::string Filter(const engine::ClusterState& state, engine::TaskRef t,
                      engine::NodeIndex n) const override;
+  bool AppliesTo(const engine::ClusterState& state, engine::TaskRef t) const override;
 };
 
 }  // namespace dlsched::policy

@@ -108,6 +108,29 @@ TEST_F(FiltersTest, EachFilterRejectsWithItsReason) {
   EXPECT_EQ(engine::TaskNeverFits(ctx, t), std::nullopt);
 }
 
+// A filter that cannot reject a node for a task says so once per task, so
+// the node scan skips it: NodeAffinity for a task without label rules,
+// TaintToleration on a cluster without taints.
+TEST_F(FiltersTest, AppliesToOnlyWhereAFilterCanReject) {
+  core::NodeConstraints z1;
+  z1.node_selector = {{"zone", "z1"}};
+  const engine::TaskRef ruled{Add("ruled", 1, z1), Role::kWorker, 0};
+  const engine::TaskRef plain{Add("plain", 1, {}), Role::kWorker, 0};
+  NodeAffinityFilter affinity;
+  TaintTolerationFilter taints;
+  EXPECT_TRUE(affinity.AppliesTo(*state_, ruled));
+  EXPECT_FALSE(affinity.AppliesTo(*state_, plain));
+  EXPECT_EQ(state_->NumTaintedNodes(), 2);  // n0 and n4
+  EXPECT_TRUE(taints.AppliesTo(*state_, plain));
+  for (engine::NodeIndex n : {0, 4}) {
+    core::NodeSpec spec = state_->NodeSpecOf(n);
+    spec.taints.clear();
+    state_->UpdateNode(n, spec);
+  }
+  EXPECT_EQ(state_->NumTaintedNodes(), 0);
+  EXPECT_FALSE(taints.AppliesTo(*state_, plain));
+}
+
 // A worker whose selector no node can satisfy can never be placed; gang
 // admission says so with UnschedulableAndUnresolvable and, with backfill
 // off, does not let it block the jobs behind it.
