@@ -1,0 +1,144 @@
+#include "dlsched/k8s/rest_client.h"
+
+#include <cmath>
+#include <mutex>
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include "dlsched/core/text.h"
+
+namespace dlsched::k8s {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+size_t AppendBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+struct StreamState {
+  std::string pending;
+  const std::function<bool(std::string_view)>* on_line;
+  bool stopped = false;
+};
+
+size_t SplitLines(char* data, size_t size, size_t n, void* user) {
+  auto* s = static_cast<StreamState*>(user);
+  s->pending.append(data, size * n);
+  size_t start = 0;
+  for (size_t nl; (nl = s->pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+    if (nl > start && !(*s->on_line)(std::string_view(s->pending).substr(start, nl - start))) {
+      s->stopped = true;
+      return 0;  // makes curl stop with CURLE_WRITE_ERROR
+    }
+  }
+  s->pending.erase(0, start);
+  return size * n;
+}
+
+// A curl_slist freed at scope exit.
+struct Headers {
+  curl_slist* list = nullptr;
+  ~Headers() { curl_slist_free_all(list); }
+  void Add(const std::string& h) { list = curl_slist_append(list, h.c_str()); }
+};
+
+void SetBlob(CURL* c, CURLoption option, const std::string& bytes) {
+  curl_blob blob{const_cast<char*>(bytes.data()), bytes.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(c, option, &blob);
+}
+
+}  // namespace
+
+RestClient::RestClient(RestConfig config) : config_(std::move(config)) {
+  GlobalInit();
+  curl_ = curl_easy_init();
+}
+
+RestClient::~RestClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
+
+void* RestClient::Prepare(std::string_view method, const std::string& path) {
+  CURL* c = static_cast<CURL*>(curl_);
+  curl_easy_reset(c);
+  const std::string url = config_.server + path;
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::ceil(std::min(config_.timeout_seconds, 30.0) * 1000)));
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  // TLS: verified unless the kubeconfig says otherwise.
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, config_.insecure_skip_tls_verify ? 0L : 1L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, config_.insecure_skip_tls_verify ? 0L : 2L);
+  if (!config_.ca_pem.empty()) SetBlob(c, CURLOPT_CAINFO_BLOB, config_.ca_pem);
+  if (!config_.client_cert_pem.empty()) {
+    SetBlob(c, CURLOPT_SSLCERT_BLOB, config_.client_cert_pem);
+    curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+  }
+  if (!config_.client_key_pem.empty()) {
+    SetBlob(c, CURLOPT_SSLKEY_BLOB, config_.client_key_pem);
+    curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+  }
+  return c;
+}
+
+core::Result<Response> RestClient::Request(std::string_view method, const std::string& path,
+                                           const std::string& body, std::string_view content_type) {
+  if (curl_ == nullptr) return core::Errorf("{} {}: libcurl could not start", method, path);
+  CURL* c = static_cast<CURL*>(Prepare(method, path));
+  Headers headers;
+  headers.Add("Accept: application/json");
+  if (!config_.bearer_token.empty()) headers.Add("Authorization: Bearer " + config_.bearer_token);
+  if (!body.empty()) {
+    headers.Add(fmt::format("Content-Type: {}", content_type));
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.list);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(std::ceil(config_.timeout_seconds * 1000)));
+  Response r;
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+  const CURLcode rc = curl_easy_perform(c);
+  if (rc != CURLE_OK) {
+    return core::Errorf("{} {}{}: {}", method, config_.server, core::EscapeText(path),
+                        curl_easy_strerror(rc));
+  }
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+  return r;
+}
+
+core::Result<long> RestClient::Stream(const std::string& path,
+                                      const std::function<bool(std::string_view)>& on_line,
+                                      double idle_timeout_seconds) {
+  if (curl_ == nullptr) return core::Errorf("GET {}: libcurl could not start", path);
+  CURL* c = static_cast<CURL*>(Prepare("GET", path));
+  Headers headers;
+  headers.Add("Accept: application/json");
+  if (!config_.bearer_token.empty()) headers.Add("Authorization: Bearer " + config_.bearer_token);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.list);
+  // No overall timeout for a watch; an idle one instead (below 1 byte/s).
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(std::ceil(idle_timeout_seconds)));
+  StreamState state{{}, &on_line};
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, SplitLines);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &state);
+  const CURLcode rc = curl_easy_perform(c);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  if (state.stopped) return status;
+  if (rc != CURLE_OK) {
+    return core::Errorf("GET {}{}: {}", config_.server, core::EscapeText(path),
+                        curl_easy_strerror(rc));
+  }
+  if (!state.pending.empty()) on_line(state.pending);  // a last line without newline
+  return status;
+}
+
+}  // namespace dlsched::k8s

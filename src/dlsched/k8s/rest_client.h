@@ -1,0 +1,53 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "dlsched/core/error.h"
+#include "dlsched/k8s/rest_config.h"
+
+namespace dlsched::k8s {
+
+struct Response {
+  long status = 0;  // HTTP status
+  std::string body;
+};
+
+// HTTP to the API server over libcurl: TLS verified against the config's CA
+// (or the system's) unless the kubeconfig asks otherwise, client
+// certificates or a bearer token, a timeout per request. Transport failures
+// (refused, timed out, TLS) are errors; any HTTP status is a Response for
+// the caller to judge (404, 409 Conflict, 410 Gone...). Not thread-safe:
+// one client per thread.
+class RestClient {
+ public:
+  explicit RestClient(RestConfig config);
+  RestClient(const RestClient&) = delete;
+  RestClient& operator=(const RestClient&) = delete;
+  ~RestClient();
+
+  const RestConfig& config() const { return config_; }
+
+  // `path` starts with "/" ("/api/v1/namespaces/default/pods"). `body` is
+  // sent when not empty, as `content_type`.
+  core::Result<Response> Request(std::string_view method, const std::string& path,
+                                 const std::string& body = "",
+                                 std::string_view content_type = "application/json");
+
+  // A streaming GET (a watch): `on_line` gets every newline-terminated line
+  // (one watch event) as it arrives, until the server ends the stream, the
+  // stream is idle for `idle_timeout_seconds`, or `on_line` returns false.
+  // Returns the HTTP status.
+  core::Result<long> Stream(const std::string& path,
+                            const std::function<bool(std::string_view)>& on_line,
+                            double idle_timeout_seconds = 300);
+
+ private:
+  void* Prepare(std::string_view method, const std::string& path);
+
+  RestConfig config_;
+  void* curl_ = nullptr;  // CURL*, reused for keep-alive
+};
+
+}  // namespace dlsched::k8s

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "dlsched/core/error.h"
+
+namespace dlsched::k8s {
+
+// Where the API server is and how to talk to it, as client-go's rest.Config.
+struct RestConfig {
+  std::string server;  // "https://10.0.0.1:6443"
+  std::string ca_pem;  // CA bundle to verify the server with; empty: the system's
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  std::string bearer_token;
+  // Only when the kubeconfig says so (insecure-skip-tls-verify: true).
+  bool insecure_skip_tls_verify = false;
+  std::string namespace_name = "default";  // the context's namespace
+  double timeout_seconds = 30;             // per request (watches: see RestClient::Watch)
+};
+
+// Reads a kubeconfig file as kubectl does: `context` (empty: the file's
+// current-context) picks a cluster (server, certificate-authority[-data],
+// insecure-skip-tls-verify) and a user (client-certificate[-data],
+// client-key[-data], token, tokenFile); relative paths are relative to the
+// file's directory. Errors name the file and the field.
+core::Result<RestConfig> LoadKubeconfig(const std::string& path, std::string_view context = "");
+
+// The in-cluster configuration of a pod: KUBERNETES_SERVICE_HOST and
+// KUBERNETES_SERVICE_PORT, and the service account's token, ca.crt and
+// namespace under `account_dir`.
+core::Result<RestConfig> InClusterConfig(
+    const std::string& account_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// Standard base64 (RFC 4648) to bytes; an error for anything else.
+core::Result<std::string> DecodeBase64(std::string_view text);
+
+}  // namespace dlsched::k8s
