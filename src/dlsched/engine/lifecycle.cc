@@ -32,6 +32,26 @@ void JobLifecycle::Enter(JobIndex j, JobPhase to) {
   backend_.OnPhase(j, from);
 }
 
+void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq) {
+  JobsAdded();
+  JobHistory& h = jobs_[j];
+  const core::Time now = backend_.Now();
+  std::vector<JobPhase> path = {JobPhase::kWaiting};
+  if (phase != JobPhase::kFailed) {
+    path.insert(path.end(), {JobPhase::kLaunching, JobPhase::kRunning});
+  }
+  if (phase != JobPhase::kRunning) path.push_back(phase);
+  for (const JobPhase p : path) h.clock.Enter(p, now);
+  if (!core::IsFinal(state_.Job(j).phase) && core::IsFinal(phase)) --unfinished_;
+  state_.SetPhase(j, phase, now);
+  if (phase == JobPhase::kRunning)
+    state_.MutableJob(j).target_workers = state_.Job(j).placed_workers;
+  if (admission_seq >= 0) {
+    h.admission_seq = admission_seq;
+    next_admission_ = std::max(next_admission_, admission_seq + 1);
+  }
+}
+
 void JobLifecycle::Arrive(std::span<const JobIndex> jobs) {
   for (const JobIndex j : jobs) Enter(j, JobPhase::kWaiting);
   if (pod_queue_) CreatePods(jobs);

@@ -120,6 +120,14 @@ class JobLifecycle {
   // tolerate a NoExecute taint it now has are evicted (TasksLost).
   void NodeUpdated(NodeIndex n);
 
+  // A job a backend finds already running or finished when it starts (an
+  // operator restarted): its tasks are already placed in the state
+  // (ClusterState::PlaceTask) for kRunning. It enters `phase` (kRunning,
+  // kCompleted or kFailed) through valid transitions, with no timer and no
+  // backend call; `admission_seq` (>= 0, or -1 if unknown) keeps the order
+  // jobs first started in.
+  void Adopt(JobIndex j, core::JobPhase phase, int64_t admission_seq);
+
   const JobHistory& History(JobIndex j) const { return jobs_[j]; }
   // Jobs neither Completed nor Failed.
   int Unfinished() const { return unfinished_; }

@@ -408,3 +408,36 @@ TEST_F(LifecycleTest, PodQueueInterleavesArrivalsAndBacksOffByDoubling) {
 
 }  // namespace
 }  // namespace dlsched::engine
+
+namespace dlsched::engine {
+namespace {
+
+// A restarted operator finds job a running on node 1 (admitted second) and
+// job b completed: both enter their phase through valid transitions, with
+// no backend call; a later start is numbered after the adopted order, and
+// the adopted job completes and releases as any other.
+TEST_F(LifecycleTest, AdoptedJobsRunOnAndKeepTheirAdmissionOrder) {
+  const JobIndex a = Add("a", 2, 1, 2);
+  const JobIndex b = Add("b", 1, 1, 1);
+  const JobIndex c = Add("c", 1, 1, 1);
+  lc();
+  backend_.now = 50;
+  state_.PlaceTask({a, Role::kWorker, 0}, 1);
+  state_.PlaceTask({a, Role::kWorker, 1}, 1);
+  lc().Adopt(a, JobPhase::kRunning, 1);
+  lc().Adopt(b, JobPhase::kCompleted, 0);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+  EXPECT_EQ(state_.Job(a).target_workers, 2);
+  EXPECT_EQ(Phase(b), JobPhase::kCompleted);
+  EXPECT_EQ(lc().Unfinished(), 2);  // a and c
+  EXPECT_TRUE(backend_.log.empty());
+  EXPECT_TRUE(backend_.timers.empty());
+  Start(c, 1);
+  EXPECT_EQ(lc().History(c).admission_seq, 2);
+  lc().Complete(a);
+  EXPECT_EQ(Phase(a), JobPhase::kCompleted);
+  EXPECT_EQ(state_.Free(1)[core::kGpu], 4);
+}
+
+}  // namespace
+}  // namespace dlsched::engine
