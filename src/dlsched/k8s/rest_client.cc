@@ -41,6 +41,10 @@ size_t SplitLines(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+int Cancelled(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(user)->load() ? 1 : 0;
+}
+
 // A curl_slist freed at scope exit.
 struct Headers {
   curl_slist* list = nullptr;
@@ -116,7 +120,8 @@ core::Result<Response> RestClient::Request(std::string_view method, const std::s
 
 core::Result<long> RestClient::Stream(const std::string& path,
                                       const std::function<bool(std::string_view)>& on_line,
-                                      double idle_timeout_seconds) {
+                                      double idle_timeout_seconds,
+                                      const std::atomic<bool>* cancel) {
   if (curl_ == nullptr) return core::Errorf("GET {}: libcurl could not start", path);
   CURL* c = static_cast<CURL*>(Prepare("GET", path));
   Headers headers;
@@ -129,10 +134,16 @@ core::Result<long> RestClient::Stream(const std::string& path,
   StreamState state{{}, &on_line};
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, SplitLines);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &state);
+  if (cancel != nullptr) {
+    // libcurl calls this about once a second even while the stream idles.
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, Cancelled);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, cancel);
+  }
   const CURLcode rc = curl_easy_perform(c);
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  if (state.stopped) return status;
+  if (state.stopped || (cancel != nullptr && cancel->load())) return status;
   if (rc != CURLE_OK) {
     return core::Errorf("GET {}{}: {}", config_.server, core::EscapeText(path),
                         curl_easy_strerror(rc));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -39,9 +40,12 @@ class RestClient {
   // (one watch event) as it arrives, until the server ends the stream, the
   // stream is idle for `idle_timeout_seconds`, or `on_line` returns false.
   // Returns the HTTP status.
+  // `cancel`, when given, ends the stream within about a second of being
+  // set (checked even while no data arrives).
   core::Result<long> Stream(const std::string& path,
                             const std::function<bool(std::string_view)>& on_line,
-                            double idle_timeout_seconds = 300);
+                            double idle_timeout_seconds = 300,
+                            const std::atomic<bool>* cancel = nullptr);
 
  private:
   void* Prepare(std::string_view method, const std::string& path);

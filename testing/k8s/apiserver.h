@@ -1,0 +1,149 @@
+#pragma once
+
+// A Kubernetes API server for the operator's tests (test-only code, never
+// linked into dlsched): loopback HTTP, one process, in memory. It honours
+// what a controller relies on, with the documented semantics of the real
+// server: discovery; CRDs served from their manifest; list and watch with
+// resourceVersion (one global counter), bookmarks, 410 Gone for a version
+// older than the kept history; 409 Conflict on a stale write and on
+// AlreadyExists; status and binding subresources; graceful pod deletion;
+// ownerReferences with background cascading deletion; label and field
+// selectors; merge, strategic-merge (as merge) and JSON patches. Faults can
+// be injected: 500s and timeouts on a fraction of requests, watches cut,
+// a 410 on resume, a 409 on every first write of an object.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlsched/core/error.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace dlsched::testing {
+
+struct ApiFaults {
+  double error_rate = 0;    // non-watch requests answered 500 InternalError
+  double timeout_rate = 0;  // non-watch requests that stall, then answer 504
+  double timeout_delay_seconds = 1;
+  double watch_cut_seconds = 0;          // watches closed after this long (0: never)
+  bool gone_on_resume = false;           // a watch from a version > 0 gets 410 once per resource
+  bool conflict_on_first_write = false;  // first PUT/PATCH of each object: 409
+  uint64_t seed = 1;
+};
+
+class TestApiServer {
+ public:
+  struct Options {
+    size_t history = 1000;  // events kept for watches
+    double bookmark_interval_seconds = 1;
+    std::string token = "test-token";
+  };
+  TestApiServer();
+  explicit TestApiServer(Options options);
+  ~TestApiServer();
+
+  core::Status Start();
+  void Stop();
+  std::string Url() const;
+  void WriteKubeconfig(const std::string& path) const;
+  void SetFaults(const ApiFaults& faults);
+
+  // The store, bypassing faults; the same code as HTTP writes. `resource`
+  // is "pods", "nodes", "trainingjobs.dlsched.io" (plural[.group]); `ns`
+  // "" for cluster-scoped ones.
+  core::Result<nlohmann::json> Create(const std::string& resource, const std::string& ns,
+                                      nlohmann::json object);
+  core::Result<nlohmann::json> Get(const std::string& resource, const std::string& ns,
+                                   const std::string& name) const;
+  // Every object of the resource (ns "": all namespaces), by namespace/name.
+  std::vector<nlohmann::json> List(const std::string& resource, const std::string& ns = "") const;
+  core::Result<nlohmann::json> Update(const std::string& resource, const std::string& ns,
+                                      nlohmann::json object);
+  core::Result<nlohmann::json> UpdateStatus(const std::string& resource, const std::string& ns,
+                                            nlohmann::json object);
+  core::Status Delete(const std::string& resource, const std::string& ns, const std::string& name,
+                      std::optional<int64_t> grace = std::nullopt);
+  // Creates every document of a YAML or JSON text (e.g. deploy/crd.yaml).
+  core::Status ApplyManifest(const std::string& text);
+  int64_t ResourceVersion() const;
+  // The version of the resource's latest change (0 if none).
+  int64_t LatestResourceVersion(const std::string& resource) const;
+  // Drops the event history: watches and lists from older versions get 410.
+  void Compact();
+  // Ends every open watch at once, without sending what it has not sent
+  // yet, as a dropped connection.
+  void DropWatches();
+  // Requests served, by "VERB resource[/sub]" ("POST pods", "POST
+  // pods/binding", "WATCH pods").
+  std::map<std::string, int> RequestCounts() const;
+
+  struct Type;  // a resource type (built in, or from a CRD)
+  struct Watch;
+
+ private:
+  struct Reply {
+    int status = 200;
+    nlohmann::json body;
+  };
+  void Route();
+  Reply Handle(const std::string& method, const std::string& path,
+               const std::multimap<std::string, std::string>& params, const std::string& body,
+               const std::string& content_type, bool count, bool table);
+  Reply CreateLocked(const Type& type, const std::string& ns, nlohmann::json object);
+  Reply UpdateLocked(const Type& type, const std::string& ns, const std::string& name,
+                     nlohmann::json object, bool status, bool patch_conflicts);
+  Reply DeleteLocked(const Type& type, const std::string& ns, const std::string& name,
+                     std::optional<int64_t> grace, const std::string& propagation);
+  void RemoveLocked(const Type& type, const std::string& key, const std::string& propagation);
+  void RecordLocked(const Type& type, const std::string& event, const nlohmann::json& object);
+  const Type* FindType(const std::string& resource) const;
+  const Type* FindType(const std::string& group, const std::string& version,
+                       const std::string& plural) const;
+  void RegisterCrd(const nlohmann::json& crd);
+  nlohmann::json Discovery(const std::string& group, const std::string& version) const;
+  void Serve(const std::string& method, const void* req, void* res);
+
+  Options options_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<std::unique_ptr<Type>> types_;
+  // resource id -> key ("ns/name" or "name") -> object
+  std::map<std::string, std::map<std::string, nlohmann::json>> objects_;
+  struct Event {
+    int64_t rv;
+    std::string resource;
+    std::string type;
+    nlohmann::json object;
+  };
+  std::deque<Event> history_;
+  int64_t oldest_kept_ = 1;  // events at or after this version are kept
+  int64_t rv_ = 1;
+  std::map<std::string, int64_t> latest_;  // resource id -> last change's version
+  ApiFaults faults_;
+  std::mt19937_64 rng_{1};
+  std::map<std::string, bool> written_once_;  // for conflict_on_first_write
+  std::map<std::string, bool> gone_sent_;     // for gone_on_resume
+  std::map<std::string, int> counts_;
+  bool stopping_ = false;
+  uint64_t drop_epoch_ = 0;  // bumped by DropWatches
+  uint64_t uid_seq_ = 0;
+};
+
+}  // namespace dlsched::testing
