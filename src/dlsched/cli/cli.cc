@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/cli/operator_command.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/text.h"
 #include "dlsched/engine/engine.h"
@@ -94,14 +95,6 @@ core::Result<Inputs> LoadInputs(const RunArgs& a) {
   if (!workload) return std::unexpected(workload.error());
   out.workload = std::move(*workload);
   return out;
-}
-
-core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg) {
-  auto spec = policy::ResolveProfile(profile_arg);
-  if (!spec) return std::unexpected(spec.error());
-  auto profile = policy::BuildProfile(*spec);
-  if (!profile) return std::unexpected(profile.error());
-  return std::make_unique<engine::Engine>(std::move(*profile));
 }
 
 // Everything a simulation needs, loaded and validated.
@@ -589,6 +582,9 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->needs(cluster_out_opt);
 
+  OperatorArgs operator_args;
+  CLI::App* operate = AddOperatorCommand(app, &operator_args);
+
   // CLI11 answers an unknown command with "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> known;
@@ -621,10 +617,19 @@ int Run(int argc, char** argv) {
   if (compare->parsed()) return Compare(compare_args, compare_profiles, compare_out);
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
+  if (operate->parsed()) return Operate(operator_args);
   return kBadInput;
 }
 
 }  // namespace
+
+core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg) {
+  auto spec = policy::ResolveProfile(profile_arg);
+  if (!spec) return std::unexpected(spec.error());
+  auto profile = policy::BuildProfile(*spec);
+  if (!profile) return std::unexpected(profile.error());
+  return std::make_unique<engine::Engine>(std::move(*profile));
+}
 
 int Main(int argc, char** argv) {
   // A closed pipe or a full file-size limit is a write error we report,

@@ -1,0 +1,42 @@
+#pragma once
+
+// `dlsched operator`: the Kubernetes backend as a command (cli/ internal).
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "dlsched/core/error.h"
+#include "dlsched/engine/engine.h"
+
+namespace dlsched::cli {
+
+struct OperatorArgs {
+  std::string kubeconfig;
+  std::string context;
+  std::string profile = "gang-binpack";
+  std::string namespace_name;
+  std::string scheduler_name = "dlsched";
+  bool bind_with_node_name = false;
+  bool leader_elect = true;
+  double lease_duration = 15;
+  double renew_deadline = 10;
+  double retry_period = 2;
+  std::string lease_namespace;
+  std::string lease_name = "dlsched";
+  std::string identity;
+  std::string metrics_address = ":8080";
+  std::string probe_address = ":8081";
+  double resync = 5;
+};
+
+// A built-in profile name or a profile YAML file, built into an engine.
+core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg);
+
+// Registers the subcommand; returns it (parsed() tells whether it ran).
+CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* args);
+// Runs until SIGTERM or SIGINT (exit 0), or until leadership is lost (1).
+int Operate(const OperatorArgs& args);
+
+}  // namespace dlsched::cli

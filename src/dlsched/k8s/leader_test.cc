@@ -1,0 +1,245 @@
+// Leader election: the elector against the test API server, and two
+// `dlsched operator` processes of which only one acts; killed, the other
+// takes over and adopts what the first made.
+#include "dlsched/k8s/leader.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "k8s/apiserver.h"
+
+namespace dlsched::k8s {
+namespace {
+
+using nlohmann::json;
+using testing::TestApiServer;
+namespace fs = std::filesystem;
+
+RestConfig ConfigOf(const TestApiServer& server) {
+  RestConfig c;
+  c.server = server.Url();
+  c.timeout_seconds = 5;
+  return c;
+}
+
+std::string Holder(const TestApiServer& server) {
+  auto lease = server.Get("leases.coordination.k8s.io", "default", "dlsched");
+  if (!lease) return "<none>";
+  return (*lease)["spec"].value("holderIdentity", "");
+}
+
+TEST(LeaderElectorTest, OneHolderAtATimeAndAnExpiredLeaseIsTaken) {
+  TestApiServer server;
+  ASSERT_TRUE(server.Start().has_value());
+  RestClient ca(ConfigOf(server)), cb(ConfigOf(server));
+  LeaderOptions o;
+  o.namespace_name = "default";
+  o.lease_duration_seconds = 0.5;
+  o.renew_deadline_seconds = 0.4;
+  o.retry_period_seconds = 0.1;
+  o.identity = "a";
+  LeaderElector a(ca, o);
+  o.identity = "b";
+  LeaderElector b(cb, o);
+  EXPECT_TRUE(a.TryAcquireOrRenew());   // creates the Lease
+  EXPECT_FALSE(b.TryAcquireOrRenew());  // held, and b has just seen it
+  EXPECT_TRUE(a.TryAcquireOrRenew());   // renews
+  EXPECT_EQ(Holder(server), "a");
+  const int transitions =
+      (*server.Get("leases.coordination.k8s.io", "default", "dlsched"))["spec"].value(
+          "leaseTransitions", -1);
+  // a stops renewing; b sees the same record for longer than the lease
+  // duration on its own clock, then takes it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_FALSE(b.TryAcquireOrRenew()) << "b first observes the record now";
+  EXPECT_FALSE(a.IsLeader()) << "a's renew deadline passed";
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_TRUE(b.TryAcquireOrRenew());
+  EXPECT_EQ(Holder(server), "b");
+  const json spec = (*server.Get("leases.coordination.k8s.io", "default", "dlsched"))["spec"];
+  EXPECT_EQ(spec.value("leaseTransitions", -1), transitions + 1);
+  // Released, it is free at once.
+  b.Release();
+  EXPECT_EQ(Holder(server), "");
+  EXPECT_TRUE(a.TryAcquireOrRenew());
+}
+
+// A `dlsched operator` process with its stderr in a file.
+class Process {
+ public:
+  Process(const std::vector<std::string>& args, const std::string& log) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      FILE* f = std::fopen(log.c_str(), "w");
+      ::dup2(::fileno(f), 1);
+      ::dup2(::fileno(f), 2);
+      std::vector<char*> argv;
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+  }
+  ~Process() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  int Signal(int sig) {
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool WaitFor(const std::function<bool()>& cond, double seconds = 30) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+json TrainingJobOf(const std::string& name) {
+  return {{"apiVersion", "dlsched.io/v1alpha1"},
+          {"kind", "TrainingJob"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec",
+           {{"replicaSpecs",
+             {{"Worker",
+               {{"replicas", 1},
+                {"template",
+                 {{"spec",
+                   {{"containers",
+                     json::array(
+                         {{{"name", "tf"},
+                           {"image", "t"},
+                           {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}}}}}}}}}}};
+}
+
+int MetricsPortOf(const std::string& log) {
+  std::istringstream lines(ReadAll(log));
+  for (std::string line; std::getline(lines, line);) {
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("msg", "") == "dlsched operator starting") {
+      return j.value("metricsPort", 0);
+    }
+  }
+  return 0;
+}
+
+std::string Metrics(int port) {
+  RestConfig c;
+  c.server = fmt::format("http://127.0.0.1:{}", port);
+  RestClient client(c);
+  auto r = client.Request("GET", "/metrics");
+  return r && r->status == 200 ? r->body : "";
+}
+
+TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKilled) {
+  TestApiServer server;
+  ASSERT_TRUE(server.Start().has_value());
+  std::ifstream crd(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml");
+  std::stringstream text;
+  text << crd.rdbuf();
+  ASSERT_TRUE(server.ApplyManifest(text.str()).has_value());
+  ASSERT_TRUE(
+      server
+          .Create("nodes", "",
+                  {{"metadata", {{"name", "node-a"}}},
+                   {"status",
+                    {{"allocatable", {{"cpu", "8"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "4"}}}}}})
+          .has_value());
+  ASSERT_TRUE(
+      server.Create("trainingjobs.dlsched.io", "default", TrainingJobOf("first")).has_value());
+  const fs::path dir = fs::temp_directory_path() / fmt::format("dlsched-leader-{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string kubeconfig = (dir / "kubeconfig").string();
+  server.WriteKubeconfig(kubeconfig);
+  auto args = [&](const std::string& id) {
+    return std::vector<std::string>{DLSCHED_BINARY,
+                                    "operator",
+                                    "--kubeconfig",
+                                    kubeconfig,
+                                    "--identity",
+                                    id,
+                                    "--leader-elect-lease-duration",
+                                    "2",
+                                    "--leader-elect-renew-deadline",
+                                    "1.5",
+                                    "--leader-elect-retry-period",
+                                    "0.25",
+                                    "--resync",
+                                    "0.2",
+                                    "--metrics-bind-address",
+                                    "127.0.0.1:0",
+                                    "--health-probe-bind-address",
+                                    "0"};
+  };
+  const std::string log_a = (dir / "a.log").string(), log_b = (dir / "b.log").string();
+  auto a = std::make_unique<Process>(args("a"), log_a);
+  auto bound = [&](const std::string& pod) {
+    auto p = server.Get("pods", "default", pod);
+    return p && !(*p)["spec"].value("nodeName", "").empty();
+  };
+  ASSERT_TRUE(WaitFor([&] { return bound("first-worker-0"); })) << ReadAll(log_a);
+  EXPECT_EQ(Holder(server), "a");
+  Process b(args("b"), log_b);
+  ASSERT_TRUE(WaitFor([&] { return MetricsPortOf(log_b) > 0; })) << ReadAll(log_b);
+  // b stands by: it renews nothing and writes nothing.
+  const auto counts = server.RequestCounts();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_EQ(Holder(server), "a");
+  EXPECT_EQ(ReadAll(log_b).find("\"msg\":\"leading\""), std::string::npos) << ReadAll(log_b);
+  EXPECT_NE(Metrics(MetricsPortOf(log_a)).find("dlsched_leader 1"), std::string::npos);
+  EXPECT_NE(Metrics(MetricsPortOf(log_b)).find("dlsched_leader 0"), std::string::npos);
+  EXPECT_EQ(server.RequestCounts()["POST pods"], counts.at("POST pods"));
+
+  // a dies without releasing the lease; b takes over once it has seen the
+  // lease unrenewed for its duration, adopts the running job (no second
+  // pod for it) and schedules the next one.
+  const auto killed = std::chrono::steady_clock::now();
+  EXPECT_EQ(a->Signal(SIGKILL), -SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return Holder(server) == "b"; })) << ReadAll(log_b);
+  const double takeover =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  ::testing::Test::RecordProperty("takeover_seconds", std::to_string(takeover));
+  ASSERT_TRUE(
+      server.Create("trainingjobs.dlsched.io", "default", TrainingJobOf("second")).has_value());
+  ASSERT_TRUE(WaitFor([&] { return bound("second-worker-0"); })) << ReadAll(log_b);
+  EXPECT_EQ(server.RequestCounts()["POST pods"], 2) << "first's pod adopted, not recreated";
+  auto first = server.Get("trainingjobs.dlsched.io", "default", "first");
+  EXPECT_EQ((*first)["status"].value("phase", ""), "Running");
+  // SIGTERM: b releases the lease and exits 0.
+  EXPECT_EQ(b.Signal(SIGTERM), 0) << ReadAll(log_b);
+  EXPECT_EQ(Holder(server), "");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dlsched::k8s

@@ -1,0 +1,256 @@
+#include "dlsched/k8s/objects.h"
+
+#include <charconv>
+#include <ctime>
+#include <random>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/text.h"
+
+namespace dlsched::k8s {
+
+using nlohmann::json;
+
+std::string_view RoleKey(core::Role role) {
+  switch (role) {
+    case core::Role::kPS:
+      return "ps";
+    case core::Role::kChief:
+      return "chief";
+    case core::Role::kWorker:
+      return "worker";
+  }
+  return "worker";
+}
+
+std::string PodName(std::string_view job, core::Role role, int index) {
+  return fmt::format("{}-{}-{}", job, RoleKey(role), index);
+}
+
+namespace {
+
+// Node resources dlsched does not schedule: the pod count and hugepages.
+bool Scheduled(std::string_view name) { return name != "pods" && !name.starts_with("hugepages-"); }
+
+core::Result<core::TaintEffect> EffectOf(std::string_view s) {
+  if (s == "NoSchedule") return core::TaintEffect::kNoSchedule;
+  if (s == "PreferNoSchedule") return core::TaintEffect::kPreferNoSchedule;
+  if (s == "NoExecute") return core::TaintEffect::kNoExecute;
+  return core::Errorf("expected NoSchedule, PreferNoSchedule or NoExecute, got '{}'",
+                      core::EscapeText(s, 40));
+}
+
+}  // namespace
+
+core::Result<core::NodeSpec> DecodeNode(const json& node) {
+  core::NodeSpec out;
+  const json meta = node.value("metadata", json::object());
+  out.name = meta.value("name", "");
+  const std::string source = fmt::format("Node {}", core::EscapeText(out.name, 80));
+  if (out.name.empty()) return core::Errorf("Node: metadata.name: missing");
+  if (meta.contains("labels") && meta["labels"].is_object()) {
+    for (const auto& [k, v] : meta["labels"].items()) {
+      if (v.is_string()) out.labels[k] = v.get<std::string>();
+    }
+  }
+  const json status = node.value("status", json::object());
+  const json alloc = status.value("allocatable", status.value("capacity", json::object()));
+  YAML::Node list(YAML::NodeType::Map);
+  if (alloc.is_object()) {
+    for (const auto& [k, v] : alloc.items()) {
+      if (!Scheduled(k)) continue;
+      // Only resources the process already knows or can intern (at most
+      // core::kMaxResources names); jobs cannot request the others.
+      if (core::FindResource(k) < 0 && !core::InternResource(k)) continue;
+      list[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+  }
+  auto parsed = config::ParseResourceList(list, source, "status.allocatable");
+  if (!parsed) return std::unexpected(parsed.error());
+  out.allocatable = *parsed;
+  const json spec = node.value("spec", json::object());
+  out.schedulable = !spec.value("unschedulable", false);
+  if (spec.contains("taints") && spec["taints"].is_array()) {
+    for (size_t i = 0; i < spec["taints"].size(); ++i) {
+      const json& t = spec["taints"][i];
+      if (!t.is_object()) continue;
+      core::Taint taint;
+      taint.key = t.value("key", "");
+      taint.value = t.value("value", "");
+      auto effect = EffectOf(t.value("effect", ""));
+      if (!effect) {
+        return core::Errorf("{}: spec.taints[{}].effect: {}", source, i, effect.error().message);
+      }
+      taint.effect = *effect;
+      out.taints.push_back(std::move(taint));
+    }
+  }
+  return out;
+}
+
+core::Result<PodRequest> DecodePodRequest(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  const std::string source =
+      fmt::format("Pod {}/{}", core::EscapeText(meta.value("namespace", ""), 80),
+                  core::EscapeText(meta.value("name", ""), 80));
+  json spec = pod.value("spec", json::object());
+  // Only what it requests matters here: where it may run is decided.
+  if (spec.is_object()) {
+    for (const char* k : {"affinity", "nodeSelector", "tolerations"}) spec.erase(k);
+  }
+  core::RoleSpec role;
+  if (auto st = DecodePodTemplate(json{{"spec", spec}}, source, "", role); !st) {
+    return std::unexpected(st.error());
+  }
+  return PodRequest{role.resources, role.ScoringRequest()};
+}
+
+std::optional<PodTask> PodTaskOf(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  const json labels = meta.value("labels", json::object());
+  if (!labels.is_object()) return std::nullopt;
+  const std::string job = labels.value(std::string(kJobLabel), "");
+  const std::string role = labels.value(std::string(kRoleLabel), "");
+  const std::string index = labels.value(std::string(kIndexLabel), "");
+  if (job.empty()) return std::nullopt;
+  PodTask t;
+  t.job = job;
+  if (role == "ps") {
+    t.role = core::Role::kPS;
+  } else if (role == "chief") {
+    t.role = core::Role::kChief;
+  } else if (role == "worker") {
+    t.role = core::Role::kWorker;
+  } else {
+    return std::nullopt;
+  }
+  auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), t.index);
+  if (ec != std::errc() || end != index.data() + index.size() || t.index < 0) return std::nullopt;
+  return t;
+}
+
+std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int index) {
+  json cluster = json::object();
+  auto add = [&](core::Role r, int n) {
+    if (n <= 0) return;
+    json list = json::array();
+    for (int i = 0; i < n; ++i) {
+      list.push_back(fmt::format("{}.{}.{}.svc:{}", PodName(tj.name, r, i), tj.name,
+                                 tj.namespace_name, kTfPort));
+    }
+    cluster[std::string(RoleKey(r))] = std::move(list);
+  };
+  add(core::Role::kChief, tj.job.role(core::Role::kChief).replicas);
+  add(core::Role::kPS, tj.job.role(core::Role::kPS).replicas);
+  add(core::Role::kWorker, workers);
+  json config = {{"cluster", cluster},
+                 {"task", {{"type", std::string(RoleKey(role))}, {"index", index}}},
+                 {"environment", "cloud"}};
+  return config.dump();
+}
+
+json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
+             std::string_view scheduler_name, std::string_view node) {
+  const json& tmpl = tj.templates[static_cast<int>(role)];
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
+  json meta = tmpl.is_object() ? tmpl.value("metadata", json::object()) : json::object();
+  if (!meta.is_object()) meta = json::object();
+  meta["name"] = PodName(tj.name, role, index);
+  meta["namespace"] = tj.namespace_name;
+  meta.erase("generateName");
+  if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
+  meta["labels"][std::string(kJobLabel)] = tj.name;
+  meta["labels"][std::string(kRoleLabel)] = std::string(RoleKey(role));
+  meta["labels"][std::string(kIndexLabel)] = std::to_string(index);
+  meta["ownerReferences"] = json::array({{{"apiVersion", std::string(kApiVersion)},
+                                          {"kind", std::string(kKind)},
+                                          {"name", tj.name},
+                                          {"uid", tj.uid},
+                                          {"controller", true},
+                                          {"blockOwnerDeletion", true}}});
+  pod["metadata"] = std::move(meta);
+  json spec = tmpl.is_object() ? tmpl.value("spec", json::object()) : json::object();
+  spec["schedulerName"] = std::string(scheduler_name);
+  spec["hostname"] = PodName(tj.name, role, index);
+  spec["subdomain"] = tj.name;
+  if (!node.empty()) spec["nodeName"] = std::string(node);
+  // Training tasks restart through dlsched (from a checkpoint), not in place.
+  if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Never";
+  const std::string tf_config = TfConfig(tj, workers, role, index);
+  if (spec.contains("containers") && spec["containers"].is_array()) {
+    for (json& c : spec["containers"]) {
+      if (!c.is_object()) continue;
+      json env = json::array();
+      if (c.contains("env") && c["env"].is_array()) {
+        for (const json& e : c["env"]) {
+          if (!e.is_object() || e.value("name", "") != "TF_CONFIG") env.push_back(e);
+        }
+      }
+      env.push_back({{"name", "TF_CONFIG"}, {"value", tf_config}});
+      c["env"] = std::move(env);
+    }
+  }
+  pod["spec"] = std::move(spec);
+  return pod;
+}
+
+json MakeService(const TrainingJob& tj) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata",
+           {{"name", tj.name},
+            {"namespace", tj.namespace_name},
+            {"labels", {{std::string(kJobLabel), tj.name}}},
+            {"ownerReferences", json::array({{{"apiVersion", std::string(kApiVersion)},
+                                              {"kind", std::string(kKind)},
+                                              {"name", tj.name},
+                                              {"uid", tj.uid},
+                                              {"controller", true},
+                                              {"blockOwnerDeletion", true}}})}}},
+          {"spec",
+           {{"clusterIP", "None"},
+            {"publishNotReadyAddresses", true},
+            {"selector", {{std::string(kJobLabel), tj.name}}},
+            {"ports", json::array({{{"name", "tf"}, {"port", kTfPort}}})}}}};
+}
+
+json MakeEvent(std::string_view namespace_name, std::string_view name, std::string_view uid,
+               std::string_view type, std::string_view reason, std::string_view message,
+               std::string_view now_rfc3339) {
+  // Unique names as client-go's recorder makes them: object name + a
+  // random hexadecimal suffix.
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata",
+           {{"name", fmt::format("{}.{:016x}", name, rng())},
+            {"namespace", std::string(namespace_name)}}},
+          {"involvedObject",
+           {{"apiVersion", std::string(kApiVersion)},
+            {"kind", std::string(kKind)},
+            {"name", std::string(name)},
+            {"namespace", std::string(namespace_name)},
+            {"uid", std::string(uid)}}},
+          {"type", std::string(type)},
+          {"reason", std::string(reason)},
+          {"message", std::string(message)},
+          {"source", {{"component", "dlsched"}}},
+          {"reportingComponent", "dlsched"},
+          {"firstTimestamp", std::string(now_rfc3339)},
+          {"lastTimestamp", std::string(now_rfc3339)},
+          {"count", 1}};
+}
+
+std::string NowRfc3339() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace dlsched::k8s

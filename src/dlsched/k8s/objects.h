@@ -1,0 +1,75 @@
+#pragma once
+
+// The Kubernetes objects the operator reads (Node, foreign Pods) and writes
+// (the Pods, Service and Events of a TrainingJob), as JSON.
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "dlsched/core/error.h"
+#include "dlsched/core/job.h"
+#include "dlsched/core/node.h"
+#include "dlsched/k8s/trainingjob.h"
+
+namespace dlsched::k8s {
+
+// Labels on every pod the operator creates.
+inline constexpr std::string_view kJobLabel = "dlsched.io/job-name";
+inline constexpr std::string_view kRoleLabel = "dlsched.io/role";    // ps, chief, worker
+inline constexpr std::string_view kIndexLabel = "dlsched.io/index";  // replica index
+inline constexpr int kTfPort = 2222;
+
+// "ps", "chief", "worker": the role's name in pod names, labels and TF_CONFIG.
+std::string_view RoleKey(core::Role role);
+// The deterministic pod name of a task: "<job>-<role>-<index>".
+std::string PodName(std::string_view job, core::Role role, int index);
+
+// A Node as the engine sees it: allocatable (cpu, memory and extended
+// resources such as nvidia.com/gpu; `pods` and hugepages are not
+// scheduled by dlsched and left out), labels, taints, and
+// spec.unschedulable. Errors name the node and the field.
+core::Result<core::NodeSpec> DecodeNode(const nlohmann::json& node);
+
+// A pod dlsched does not own: what it requests (kube-scheduler's
+// PodRequests) and what scoring counts for it.
+struct PodRequest {
+  core::Resources request;
+  core::Resources scoring;
+};
+core::Result<PodRequest> DecodePodRequest(const nlohmann::json& pod);
+
+// The task of a pod created by the operator, from its labels.
+struct PodTask {
+  std::string job;  // TrainingJob name (same namespace)
+  core::Role role = core::Role::kWorker;
+  int index = 0;
+};
+std::optional<PodTask> PodTaskOf(const nlohmann::json& pod);
+
+// TF_CONFIG of one task of a job running `workers` workers: the cluster
+// (PS, Chief, Worker addresses through the job's headless Service) and the
+// task itself.
+std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int index);
+
+// The pod of one task: the role's template with the job's labels, an
+// ownerReference to the TrainingJob (controller, blockOwnerDeletion),
+// schedulerName, hostname/subdomain for the headless Service, and
+// TF_CONFIG in every container. `node` sets spec.nodeName (bind without
+// the binding subresource); empty leaves the pod to be bound.
+nlohmann::json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
+                       std::string_view scheduler_name, std::string_view node);
+
+// The job's headless Service (clusterIP None, selecting its pods).
+nlohmann::json MakeService(const TrainingJob& tj);
+
+// A core/v1 Event about a TrainingJob.
+nlohmann::json MakeEvent(std::string_view namespace_name, std::string_view name,
+                         std::string_view uid, std::string_view type, std::string_view reason,
+                         std::string_view message, std::string_view now_rfc3339);
+
+// Wall-clock time as RFC 3339 (seconds, UTC), as Kubernetes writes times.
+std::string NowRfc3339();
+
+}  // namespace dlsched::k8s

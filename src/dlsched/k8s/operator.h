@@ -1,0 +1,204 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlsched/engine/engine.h"
+#include "dlsched/engine/lifecycle.h"
+#include "dlsched/k8s/informer.h"
+#include "dlsched/k8s/rest_client.h"
+#include "dlsched/k8s/trainingjob.h"
+#include "dlsched/k8s/work_queue.h"
+
+namespace dlsched::k8s {
+
+struct OperatorOptions {
+  // Watch TrainingJobs of this namespace only; empty: all namespaces.
+  std::string namespace_name;
+  // spec.schedulerName of the pods it creates.
+  std::string scheduler_name = "dlsched";
+  // Set spec.nodeName at creation instead of binding through the
+  // pods/binding subresource (as the KOD2 operator did).
+  bool bind_with_node_name = false;
+  // At most this long between scheduling cycles while jobs wait (a cycle
+  // also runs at once after any change).
+  double resync_seconds = 5;
+  InformerOptions informer;
+  // Called after every cycle with the cycle's plan (tests, logs).
+  std::function<void(double now, const engine::Plan& plan)> on_plan;
+  // Structured log lines (one JSON object each); default: stderr.
+  std::function<void(const std::string& line)> log;
+  // The operator's clock in seconds (life-cycle timers, job ages); default:
+  // seconds since Start on the steady clock. Tests put it on a simulated
+  // clock.
+  std::function<double()> clock;
+};
+
+// Counters for /metrics and tests.
+struct OperatorStats {
+  int64_t cycles = 0;
+  // Cycle latency histogram: counts of cycles at most each bound (seconds).
+  static constexpr double kCycleBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                             0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+  int64_t cycle_bucket[std::size(kCycleBuckets)] = {};
+  double cycle_seconds_sum = 0;
+  int64_t binds = 0;
+  int64_t pods_created = 0;
+  int64_t pods_deleted = 0;
+  int64_t preemptions = 0;
+  int64_t scale_events = 0;
+  int64_t conflicts_retried = 0;
+  std::map<long, int64_t> api_errors;            // by HTTP status (0: transport)
+  std::map<std::string, int64_t> jobs_by_phase;  // jobs now in each phase
+  bool synced = false;                           // informers listed, jobs adopted
+};
+
+// The Prometheus text exposition format (version 0.0.4) of the counters.
+std::string PrometheusText(const OperatorStats& stats, bool leader);
+
+// The Kubernetes backend of the engine: the same Engine, profile and
+// JobLifecycle as the simulator, acting on an API server. Informers for
+// Nodes, Pods and TrainingJobs feed a work queue of keys; each Step syncs
+// the changed objects into the engine's cache (ClusterState: nodes, the
+// pods of other owners as foreign tasks, releasing pods until they are
+// gone), fires due life-cycle timers, runs a scheduling cycle when anything
+// changed and applies its Plan: pods named <job>-<role>-<index> created
+// with an ownerReference and bound through pods/binding, a headless Service
+// per job, TrainingJob status and Events. A restarted operator adopts what
+// exists (see docs/operator.md).
+class Operator final : public engine::Backend {
+ public:
+  Operator(RestConfig config, const engine::Engine& engine, OperatorOptions options = {});
+  Operator(const Operator&) = delete;
+  Operator& operator=(const Operator&) = delete;
+  ~Operator() override;
+
+  // Starts the informers, waits up to `sync_seconds` for their first list,
+  // and adopts the pods and jobs that exist.
+  core::Status Start(double sync_seconds = 30);
+  // One round: waits up to `max_wait_seconds` for a change or a timer, syncs
+  // every queued key, fires due timers, runs a cycle if needed.
+  void Step(double max_wait_seconds);
+  // Steps until `stop` is set.
+  void Run(const std::atomic<bool>& stop);
+  void Stop();
+
+  // A snapshot, safe to take from another thread (the /metrics server).
+  OperatorStats Stats() const;
+  const engine::ClusterState& State() const { return state_; }
+  const engine::JobLifecycle& Lifecycle() const { return lifecycle_; }
+  // The TrainingJob of job index j.
+  const TrainingJob& Job(engine::JobIndex j) const { return tjs_[j]; }
+  // Jobs neither Completed nor Failed.
+  int Unfinished() const { return lifecycle_.Unfinished(); }
+  // The clock time of the next life-cycle timer or pod retry, or
+  // core::kNever (lock-step tests advance a simulated clock to it).
+  core::Time NextWakeup() const;
+  // True when nothing is queued, no cycle is due and nothing waits for an
+  // API call; with the informers caught up, the operator is at rest.
+  bool Idle() const { return !dirty_ && queue_.Len() == 0; }
+  // The informers, for tests that wait for them to catch up.
+  const Informer& NodeInformer() const { return *nodes_; }
+  const Informer& PodInformer() const { return *pods_; }
+  const Informer& JobInformer() const { return *jobs_; }
+
+  // engine::Backend
+  core::Time Now() const override;
+  void SetTimer(core::Time at, engine::TimerKind kind, engine::JobIndex j, uint64_t epoch) override;
+  void Bind(engine::TaskRef t, engine::NodeIndex n) override;
+  void Unbind(engine::TaskRef t, engine::NodeIndex n) override;
+  void CreateTask(engine::TaskRef t) override;
+  void DeleteTask(engine::TaskRef t) override;
+  void OnProgressChange(engine::JobIndex) override {}
+  void OnPhase(engine::JobIndex j, core::JobPhase from) override;
+
+ private:
+  struct Timer {
+    core::Time at;
+    engine::TimerKind kind;
+    engine::JobIndex job;
+    uint64_t epoch;
+    bool operator>(const Timer& o) const { return at > o.at; }
+  };
+
+  void Adopt();
+  void SyncKey(const std::string& key);
+  void SyncNode(const std::string& name);
+  void SyncPod(const std::string& key);
+  void SyncJob(const std::string& key);
+  void NewJob(const nlohmann::json& object, bool adopting);
+  void CheckCompletion(engine::JobIndex j);
+  void Cycle();
+  void FlushBinds();
+  void BindOne(engine::TaskRef t, engine::NodeIndex n);
+  void CreateOne(engine::TaskRef t);
+  void Gone(const std::string& key);
+  void FlushStatus();
+  void WriteStatus(engine::JobIndex j);
+  void Event(engine::JobIndex j, std::string_view type, std::string_view reason,
+             std::string_view message);
+  void EnsureService(engine::JobIndex j);
+  // API calls that count errors.
+  core::Result<Response> Call(std::string_view method, const std::string& path,
+                              const nlohmann::json& body = nullptr,
+                              std::string_view content_type = "application/json");
+  std::string PodsPath(const std::string& ns) const;
+  std::string JobPath(const TrainingJob& tj) const;
+  std::string PodKey(engine::TaskRef t) const;
+  void Log(std::string_view level, std::string_view msg, const nlohmann::json& fields = {});
+
+  RestConfig config_;
+  const engine::Engine& engine_;
+  OperatorOptions options_;
+  RestClient client_;
+  WorkQueue queue_;
+  std::unique_ptr<Informer> nodes_, pods_, jobs_;
+  core::ClusterSpec empty_cluster_;
+  engine::ClusterState state_;
+  engine::JobLifecycle lifecycle_;
+  std::chrono::steady_clock::time_point start_;
+  std::deque<TrainingJob> tjs_;                               // by JobIndex
+  std::unordered_map<std::string, engine::JobIndex> by_key_;  // "ns/name" of live jobs
+  std::unordered_set<std::string> invalid_;                   // uids reported invalid
+  std::unordered_set<engine::JobIndex> never_fits_;           // reported once
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  // Pods deleted and not gone yet: pod key -> (task, uid).
+  std::unordered_map<std::string, std::pair<engine::TaskRef, std::string>> releasing_;
+  // Pods of other owners counted on nodes: pod key -> node.
+  std::unordered_map<std::string, std::string> foreign_;
+  // Pods the engine holds as placed tasks: pod key -> the task, the uid of
+  // the pod bound for it, and whether the pod cache has shown that pod yet.
+  struct Owned {
+    engine::TaskRef task;
+    std::string uid;
+    bool seen = false;
+  };
+  std::unordered_map<std::string, Owned> owned_;
+  // Work the life cycle asked for, done after it returns (API calls).
+  std::vector<std::pair<engine::TaskRef, engine::NodeIndex>> pending_binds_;
+  std::vector<engine::TaskRef> pending_creates_;
+  std::vector<std::pair<engine::TaskRef, std::string>> failed_binds_;
+  std::vector<engine::JobIndex> status_dirty_;
+  std::vector<nlohmann::json> last_status_;  // by JobIndex: what was last written
+  bool dirty_ = true;
+  std::chrono::steady_clock::time_point last_cycle_;
+  OperatorStats stats_;
+  mutable std::mutex snapshot_mu_;
+  OperatorStats snapshot_;  // stats_ as of the end of the last Step
+  int64_t cycle_seq_ = 0;
+};
+
+}  // namespace dlsched::k8s

@@ -1,0 +1,279 @@
+// The operator end to end against the test API server (testing/k8s/) and
+// the test kubelet: TrainingJobs become bound pods on the engine's nodes,
+// then Completed; a ported Kubeflow TFJob runs unchanged but for kind and
+// apiVersion; pod-template placement rules hold.
+#include "dlsched/k8s/operator.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "dlsched/k8s/objects.h"
+#include "dlsched/policy/registry.h"
+#include "k8s/apiserver.h"
+#include "k8s/test_kubelet.h"
+
+namespace dlsched::k8s {
+namespace {
+
+using nlohmann::json;
+using testing::TestApiServer;
+using testing::TestKubelet;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::unique_ptr<engine::Engine> MakeEngine(const std::string& profile) {
+  auto spec = policy::ResolveProfile(profile);
+  EXPECT_TRUE(spec.has_value());
+  auto built = policy::BuildProfile(*spec);
+  EXPECT_TRUE(built.has_value());
+  return std::make_unique<engine::Engine>(std::move(*built));
+}
+
+json Node(const std::string& name, int gpus, json labels = json::object(),
+          json taints = json::array()) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}, {"labels", labels}}},
+          {"spec", {{"taints", taints}}},
+          {"status",
+           {{"allocatable",
+             {{"cpu", "8"},
+              {"memory", "32Gi"},
+              {"nvidia.com/gpu", std::to_string(gpus)},
+              {"pods", "110"}}}}}};
+}
+
+// A TrainingJob with `ps` parameter servers and `workers` one-GPU workers.
+json Job(const std::string& name, int ps, int workers, double steps, json worker_spec = {}) {
+  json worker_template = {
+      {"spec",
+       {{"containers", json::array({{{"name", "tf"},
+                                     {"image", "trainer:1"},
+                                     {"resources",
+                                      {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}},
+                                       {"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}}};
+  if (worker_spec.is_object()) worker_template["spec"].update(worker_spec);
+  json spec = {
+      {"replicaSpecs", {{"Worker", {{"replicas", workers}, {"template", worker_template}}}}},
+      {"totalSteps", steps},
+      {"throughput", {{"table", {{"1", 10.0}, {"2", 20.0}, {"4", 40.0}}}}}};
+  if (ps > 0) {
+    spec["replicaSpecs"]["PS"] = {
+        {"replicas", ps},
+        {"template",
+         {{"spec",
+           {{"containers",
+             json::array(
+                 {{{"name", "ps"},
+                   {"image", "trainer:1"},
+                   {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}}})}}}}}};
+  }
+  return {{"apiVersion", "dlsched.io/v1alpha1"},
+          {"kind", "TrainingJob"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", spec}};
+}
+
+// A server with the CRD, a kubelet and an operator on one clock that runs
+// 100 simulated seconds per wall second.
+class OperatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.Start().has_value());
+    ASSERT_TRUE(
+        server_.ApplyManifest(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
+            .has_value());
+    config_.server = server_.Url();
+    config_.bearer_token = "test-token";
+    config_.timeout_seconds = 5;
+  }
+  void TearDown() override {
+    if (op_) op_->Stop();
+    if (kubelet_) kubelet_->Stop();
+  }
+
+  double Clock() const {
+    return 100 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+  void StartOperator(const std::string& profile) {
+    engine_ = MakeEngine(profile);
+    OperatorOptions o;
+    o.clock = [this] { return Clock(); };
+    o.resync_seconds = 0.05;
+    o.informer.backoff_initial_seconds = 0.05;
+    o.informer.backoff_max_seconds = 0.2;
+    o.log = [this](const std::string& line) { logs_.push_back(line); };
+    o.on_plan = [this](double, const engine::Plan& plan) {
+      for (const engine::Action& a : plan.actions) {
+        if (a.kind == engine::ActionKind::kBind) {
+          chosen_[PodName(op_->Job(a.task.job).name, a.task.role, a.task.index)] =
+              op_->State().NodeName(a.node);
+        }
+        if (a.kind == engine::ActionKind::kStart) starts_.push_back(op_->Job(a.task.job).name);
+      }
+    };
+    op_ = std::make_unique<Operator>(config_, *engine_, o);
+    ASSERT_TRUE(op_->Start(10).has_value());
+    kubelet_ = std::make_unique<TestKubelet>(config_, [this] { return Clock(); });
+    kubelet_->Start();
+  }
+
+  // Steps the operator until `done` holds (or 30 s of wall time pass:
+  // a hang guard, not a timing assertion).
+  bool RunUntil(const std::function<bool()>& done) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < give_up) {
+      op_->Step(0.01);
+      if (done()) return true;
+    }
+    return false;
+  }
+
+  std::string Phase(const std::string& name) {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", name);
+    if (!tj || !tj->contains("status")) return "";
+    return (*tj)["status"].value("phase", "");
+  }
+
+  std::vector<json> PodsOf(const std::string& job) {
+    std::vector<json> out;
+    for (const json& pod : server_.List("pods", "default")) {
+      if (pod["metadata"].value("labels", json::object()).value(std::string(kJobLabel), "") ==
+          job) {
+        out.push_back(pod);
+      }
+    }
+    return out;
+  }
+
+  std::vector<std::string> EventReasons(const std::string& job) {
+    std::vector<std::string> out;
+    for (const json& e : server_.List("events", "default")) {
+      if (e["involvedObject"].value("name", "") == job) out.push_back(e.value("reason", ""));
+    }
+    return out;
+  }
+
+  TestApiServer server_;
+  RestConfig config_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<Operator> op_;
+  std::unique_ptr<TestKubelet> kubelet_;
+  std::vector<std::string> logs_;
+  std::map<std::string, std::string> chosen_;  // pod -> node the engine chose
+  std::vector<std::string> starts_;
+};
+
+TEST_F(OperatorTest, TrainingJobBecomesBoundPodsThenCompleted) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-b", 4)).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("mnist", 1, 2, 200)).has_value());
+  StartOperator("gang-binpack");
+  // 200 steps at 20 steps/s on two workers: 10 simulated seconds.
+  ASSERT_TRUE(RunUntil([&] { return Phase("mnist") == "Completed"; })) << Phase("mnist");
+
+  // The workers' pods stay, Succeeded (their logs); the parameter server,
+  // which never finishes on its own, was deleted at completion.
+  const std::vector<json> pods = PodsOf("mnist");
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(chosen_.size(), 3u);
+  const auto tj = server_.Get("trainingjobs.dlsched.io", "default", "mnist");
+  for (const json& pod : pods) {
+    const std::string name = pod["metadata"]["name"];
+    EXPECT_TRUE(name == "mnist-worker-0" || name == "mnist-worker-1") << name;
+    EXPECT_EQ(pod["status"]["phase"], "Succeeded");
+    // Bound where the engine chose, owned by the job, told its cluster.
+    ASSERT_TRUE(chosen_.contains(name)) << name;
+    EXPECT_EQ(pod["spec"]["nodeName"], chosen_[name]) << name;
+    EXPECT_EQ(pod["spec"]["schedulerName"], "dlsched");
+    EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], (*tj)["metadata"]["uid"]);
+    const json env = pod["spec"]["containers"][0]["env"];
+    ASSERT_FALSE(env.empty());
+    const json tf = json::parse(env.back()["value"].get<std::string>());
+    EXPECT_EQ(tf["cluster"]["worker"].size(), 2u);
+    EXPECT_EQ(tf["cluster"]["ps"][0], "mnist-ps-0.mnist.default.svc:2222");
+  }
+  // gang-binpack packs the three tasks (2 GPUs) onto one node.
+  EXPECT_EQ(chosen_["mnist-worker-0"], chosen_["mnist-worker-1"]);
+  EXPECT_EQ(server_.RequestCounts()["POST pods/binding"], 3);
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], 3);
+  EXPECT_TRUE(server_.Get("services", "default", "mnist").has_value());
+  const auto reasons = EventReasons("mnist");
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "Scheduled"), reasons.end());
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "Completed"), reasons.end());
+  EXPECT_EQ((*tj)["status"].value("workers", -1), 0) << (*tj)["status"].dump();
+}
+
+TEST_F(OperatorTest, PortedKubeflowTfJobRunsUnchangedButForKindAndApiVersion) {
+  // Kubeflow's own dist-mnist example (data/kubeflow/, Apache-2.0).
+  std::string manifest =
+      ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/data/kubeflow/tf_job_mnist.yaml");
+  const std::string from_api = "apiVersion: \"kubeflow.org/v1\"";
+  const std::string from_kind = "kind: \"TFJob\"";
+  ASSERT_NE(manifest.find(from_api), std::string::npos);
+  ASSERT_NE(manifest.find(from_kind), std::string::npos);
+  manifest.replace(manifest.find(from_api), from_api.size(), "apiVersion: dlsched.io/v1alpha1");
+  manifest.replace(manifest.find(from_kind), from_kind.size(), "kind: TrainingJob");
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 0)).has_value());
+  ASSERT_TRUE(server_.ApplyManifest(manifest).has_value());
+  StartOperator("gang-binpack");
+  const std::string job = "dist-mnist-for-e2e-test";
+  ASSERT_TRUE(RunUntil([&] { return Phase(job) == "Completed"; })) << Phase(job);
+  const std::vector<json> pods = PodsOf(job);
+  EXPECT_EQ(pods.size(), 4u);  // 4 workers Succeeded; the 2 PS deleted at completion
+  EXPECT_EQ(server_.RequestCounts()["POST pods/binding"], 6);
+  for (const json& pod : pods) {
+    EXPECT_EQ(pod["spec"]["nodeName"], "node-a");
+    EXPECT_EQ(pod["spec"]["containers"][0]["image"], "kubeflow/tf-dist-mnist-test:1.0");
+  }
+}
+
+TEST_F(OperatorTest, NodeSelectorAndTolerationsLandOnlyWhereAllowed) {
+  // node-a is the emptiest but lacks the label; node-b is tainted; node-c
+  // carries the label and the taint the job tolerates.
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 8)).has_value());
+  ASSERT_TRUE(
+      server_
+          .Create("nodes", "",
+                  Node("node-b", 8, {{"gpu-model", "v100"}},
+                       json::array(
+                           {{{"key", "dedicated"}, {"value", "other"}, {"effect", "NoSchedule"}}})))
+          .has_value());
+  ASSERT_TRUE(
+      server_
+          .Create(
+              "nodes", "",
+              Node("node-c", 4, {{"gpu-model", "v100"}},
+                   json::array(
+                       {{{"key", "dedicated"}, {"value", "training"}, {"effect", "NoSchedule"}}})))
+          .has_value());
+  const json placement = {{"nodeSelector", {{"gpu-model", "v100"}}},
+                          {"tolerations", json::array({{{"key", "dedicated"},
+                                                        {"operator", "Equal"},
+                                                        {"value", "training"},
+                                                        {"effect", "NoSchedule"}}})}};
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("picky", 0, 2, 100, placement))
+          .has_value());
+  StartOperator("k8s-default");
+  ASSERT_TRUE(RunUntil([&] { return Phase("picky") == "Completed"; })) << Phase("picky");
+  for (const json& pod : PodsOf("picky")) EXPECT_EQ(pod["spec"]["nodeName"], "node-c");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
