@@ -18,6 +18,7 @@ ClusterState::ClusterState(const core::ClusterSpec& cluster) {
     max_gpu = std::max<int>(max_gpu, static_cast<int>(node.allocatable[core::kGpu]));
   }
   gpu_buckets_.assign(max_gpu + 1, {});
+  by_phase_.resize(core::kNumJobPhases);
   for (const auto& node : cluster.nodes) AddNode(node);
 }
 
@@ -175,7 +176,6 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   jobs_.push_back(std::move(js));
   const auto j = static_cast<JobIndex>(jobs_.size() - 1);
   job_by_name_.emplace(spec->name, j);  // the first of equal names wins
-  if (by_phase_.empty()) by_phase_.resize(core::kNumJobPhases);
   auto& list = by_phase_[static_cast<int>(core::JobPhase::kSubmitted)];
   phase_pos_.push_back(static_cast<int32_t>(list.size()));
   list.push_back(j);
@@ -199,7 +199,6 @@ void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
 
 void ClusterState::PendingJobs(std::vector<JobIndex>* out) const {
   out->clear();
-  if (by_phase_.empty()) return;
   for (core::JobPhase p :
        {core::JobPhase::kWaiting, core::JobPhase::kStarving, core::JobPhase::kStandby}) {
     for (JobIndex j : JobsInPhase(p)) {

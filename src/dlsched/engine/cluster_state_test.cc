@@ -196,3 +196,23 @@ TEST_F(CacheTest, ReleasingTaskHoldsItsResourcesUntilGone) {
 
 }  // namespace
 }  // namespace dlsched::engine
+
+namespace dlsched::engine {
+namespace {
+
+// An operator starts with no node and no job: every index answers, empty.
+TEST(ClusterStateEmptyTest, IndicesAnswerBeforeAnyNodeOrJob) {
+  const core::ClusterSpec none;
+  ClusterState state(none);
+  for (int p = 0; p < core::kNumJobPhases; ++p) {
+    EXPECT_TRUE(state.JobsInPhase(static_cast<core::JobPhase>(p)).empty());
+  }
+  std::vector<JobIndex> pending = {7};
+  state.PendingJobs(&pending);
+  EXPECT_TRUE(pending.empty());
+  EXPECT_EQ(state.FindJob("x"), -1);
+  EXPECT_EQ(state.NumPresentNodes(), 0);
+}
+
+}  // namespace
+}  // namespace dlsched::engine

@@ -698,7 +698,10 @@ void Operator::Step(double max_wait_seconds) {
     return now + std::chrono::duration_cast<Clock::duration>(
                      std::chrono::duration<double>(std::max(0.0, t - Now())));
   };
-  if (dirty_) deadline = now;
+  if (dirty_) {
+    // Due now, unless it waits for releasing pods: then wake on news.
+    deadline = releasing_.empty() ? now : std::min(deadline, now + std::chrono::milliseconds(20));
+  }
   if (!timers_.empty()) deadline = std::min(deadline, at(timers_.top().at));
   if (lifecycle_.AnyPodUntried()) {
     const core::Time retry = lifecycle_.NextPodRetry(Now());
@@ -734,7 +737,19 @@ void Operator::Step(double max_wait_seconds) {
     dirty_ = true;
   }
   if (lifecycle_.AnyPodUntried() && lifecycle_.NextPodRetry(Now()) == core::kNever) dirty_ = true;
-  if (dirty_) Cycle();
+  bool wait_for_releases = false;
+  if (dirty_ && !releasing_.empty()) {
+    // Give the pods being deleted a moment to go, so what they free is
+    // placed as free (kube-scheduler would place around them).
+    const auto now_wall = Clock::now();
+    if (!release_wait_since_) release_wait_since_ = now_wall;
+    wait_for_releases = now_wall - *release_wait_since_ <
+                        std::chrono::duration<double>(options_.release_wait_seconds);
+  }
+  if (dirty_ && !wait_for_releases) {
+    release_wait_since_.reset();
+    Cycle();
+  }
   FlushStatus();
   stats_.jobs_by_phase.clear();
   for (int p = 0; p < core::kNumJobPhases; ++p) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -36,6 +37,11 @@ struct OperatorOptions {
   // At most this long between scheduling cycles while jobs wait (a cycle
   // also runs at once after any change).
   double resync_seconds = 5;
+  // A cycle waits up to this long (wall clock) for the pods the operator
+  // deleted to be gone, so the resources they free are placed as freed
+  // (the simulator frees them at once); after that it runs regardless and
+  // those resources count as still in use.
+  double release_wait_seconds = 5;
   InformerOptions informer;
   // Called after every cycle with the cycle's plan (tests, logs).
   std::function<void(double now, const engine::Plan& plan)> on_plan;
@@ -109,7 +115,7 @@ class Operator final : public engine::Backend {
   core::Time NextWakeup() const;
   // True when nothing is queued, no cycle is due and nothing waits for an
   // API call; with the informers caught up, the operator is at rest.
-  bool Idle() const { return !dirty_ && queue_.Len() == 0; }
+  bool Idle() const { return !dirty_ && queue_.Len() == 0 && releasing_.empty(); }
   // The informers, for tests that wait for them to catch up.
   const Informer& NodeInformer() const { return *nodes_; }
   const Informer& PodInformer() const { return *pods_; }
@@ -195,6 +201,8 @@ class Operator final : public engine::Backend {
   std::vector<nlohmann::json> last_status_;  // by JobIndex: what was last written
   bool dirty_ = true;
   std::chrono::steady_clock::time_point last_cycle_;
+  // When the current wait for releasing pods began (a cycle was due).
+  std::optional<std::chrono::steady_clock::time_point> release_wait_since_;
   OperatorStats stats_;
   mutable std::mutex snapshot_mu_;
   OperatorStats snapshot_;  // stats_ as of the end of the last Step

@@ -1,0 +1,328 @@
+// Parity: the same workload through the simulator and through the operator
+// (against the test API server, with the test kubelet on the simulator's
+// clock) gives the same placements and the same order of starts, for every
+// built-in profile. The operator runs in lock step: the test owns the
+// clock, lets the operator and the kubelet settle (every informer caught up
+// with the server, nothing queued, nothing written), then advances the
+// clock to the next thing due: an arrival, a life-cycle timer or pod retry
+// of the operator, or a completion on the kubelet.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dlsched/k8s/objects.h"
+#include "dlsched/k8s/operator.h"
+#include "dlsched/policy/registry.h"
+#include "dlsched/sim/simulator.h"
+#include "k8s/apiserver.h"
+#include "k8s/test_kubelet.h"
+
+namespace dlsched::k8s {
+namespace {
+
+using nlohmann::json;
+using testing::TestApiServer;
+using testing::TestKubelet;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json Requests(const core::ContainerSpec& c) {
+  json r = json::object();
+  for (int id = 0; id < core::kMaxResources; ++id) {
+    const auto rid = static_cast<core::ResourceId>(id);
+    if (core::ResourceName(rid).empty()) continue;
+    const bool explicit_zero =
+        (rid == core::kCpu && c.sets_cpu) || (rid == core::kMemory && c.sets_memory);
+    if (c.requests[rid] == 0 && !explicit_zero) continue;
+    r[std::string(core::ResourceName(rid))] = core::FormatResourceAmount(rid, c.requests[rid]);
+  }
+  return r;
+}
+
+// A workload job as a TrainingJob (what a user would submit for it).
+json EncodeJob(const core::JobSpec& j) {
+  json roles = json::object();
+  for (int r = 0; r < core::kNumRoles; ++r) {
+    const auto role = static_cast<core::Role>(r);
+    const core::RoleSpec& spec = j.role(role);
+    if (spec.replicas == 0) continue;
+    // A role given by its total request is one container asking for it.
+    std::vector<core::ContainerSpec> given = spec.containers;
+    if (given.empty()) {
+      given.push_back({"main", spec.resources, spec.resources[core::kCpu] != 0,
+                       spec.resources[core::kMemory] != 0});
+    }
+    json containers = json::array();
+    for (const core::ContainerSpec& c : given) {
+      containers.push_back({{"name", c.name.empty() ? "main" : c.name},
+                            {"image", "trainer:1"},
+                            {"resources", {{"requests", Requests(c)}}}});
+    }
+    json pod_spec = {{"containers", containers}};
+    if (!spec.constraints.node_selector.empty()) {
+      pod_spec["nodeSelector"] = spec.constraints.node_selector;
+    }
+    json entry = {{"replicas", spec.replicas}, {"template", {{"spec", pod_spec}}}};
+    if (role == core::Role::kWorker) {
+      entry["minReplicas"] = spec.min_replicas;
+      entry["maxReplicas"] = spec.max_replicas;
+    }
+    roles[std::string(core::RoleName(role))] = entry;
+  }
+  json table = json::object();
+  for (const auto& [n, rate] : j.throughput.steps_per_s) table[std::to_string(n)] = rate;
+  json spec = {{"replicaSpecs", roles},
+               {"scheduling",
+                {{"priorityClass", j.priority == core::PriorityClass::kHigh  ? "high"
+                                   : j.priority == core::PriorityClass::kLow ? "low"
+                                                                             : "normal"},
+                 {"queue", j.queue}}},
+               {"totalSteps", j.total_steps},
+               {"throughput",
+                {{"table", table}, {"localitySensitivity", j.throughput.locality_sensitivity}}},
+               {"launchDelay", j.launch_delay},
+               {"checkpointDelay", j.checkpoint_delay}};
+  if (j.max_wait_minutes) spec["scheduling"]["maxWaitMinutes"] = *j.max_wait_minutes;
+  return {{"apiVersion", "dlsched.io/v1alpha1"},
+          {"kind", "TrainingJob"},
+          {"metadata", {{"name", j.name}, {"namespace", j.namespace_name}}},
+          {"spec", spec}};
+}
+
+json EncodeNode(const core::NodeSpec& n) {
+  json alloc = json::object();
+  for (int id = 0; id < core::kMaxResources; ++id) {
+    const auto rid = static_cast<core::ResourceId>(id);
+    if (core::ResourceName(rid).empty()) continue;
+    alloc[std::string(core::ResourceName(rid))] =
+        core::FormatResourceAmount(rid, n.allocatable[rid]);
+  }
+  json taints = json::array();
+  for (const core::Taint& t : n.taints) {
+    taints.push_back(
+        {{"key", t.key}, {"value", t.value}, {"effect", core::TaintEffectName(t.effect)}});
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", n.name}, {"labels", n.labels}}},
+          {"spec", {{"unschedulable", !n.schedulable}, {"taints", taints}}},
+          {"status", {{"allocatable", alloc}}}};
+}
+
+std::unique_ptr<engine::Engine> MakeEngine(const std::string& profile) {
+  auto spec = policy::ResolveProfile(profile);
+  EXPECT_TRUE(spec.has_value()) << profile;
+  auto built = policy::BuildProfile(*spec);
+  EXPECT_TRUE(built.has_value()) << profile;
+  return std::make_unique<engine::Engine>(std::move(*built));
+}
+
+// "t=<time> start <job> <workers>: <role>-<index>@<node>,..." for every
+// start of a plan, with the binds of that job in the same plan; "resize"
+// (scale-in, scale-out, with restart, shrunk for another job) and "stop"
+// (whole-job preemption) lines for the other decisions.
+void RecordStarts(double now, const engine::Plan& plan,
+                  const std::function<std::string(engine::JobIndex)>& name,
+                  const std::function<std::string(engine::NodeIndex)>& node,
+                  std::vector<std::string>* out) {
+  for (const engine::Action& a : plan.actions) {
+    if (a.kind == engine::ActionKind::kResize) {
+      out->push_back(fmt::format("t={:.3f} resize {} to {}{}{}", now, name(a.task.job), a.workers,
+                                 a.restart ? " restart" : "", a.preempted ? " preempted" : ""));
+    } else if (a.kind == engine::ActionKind::kStop) {
+      out->push_back(fmt::format("t={:.3f} stop {}", now, name(a.task.job)));
+    }
+    if (a.kind != engine::ActionKind::kStart) continue;
+    std::vector<std::string> binds;
+    for (const engine::Action& b : plan.actions) {
+      if (b.kind == engine::ActionKind::kBind && b.task.job == a.task.job) {
+        binds.push_back(
+            fmt::format("{}-{}@{}", core::RoleName(b.task.role), b.task.index, node(b.node)));
+      }
+    }
+    std::sort(binds.begin(), binds.end());
+    out->push_back(fmt::format("t={:.3f} start {} {}: {}", now, name(a.task.job), a.workers,
+                               fmt::join(binds, ",")));
+  }
+}
+
+std::vector<std::string> SimulatorStarts(const core::ClusterSpec& cluster,
+                                         const config::WorkloadSpec& workload,
+                                         const engine::Engine& engine) {
+  std::vector<std::string> starts;
+  core::ClusterSpec c = cluster;
+  sim::SimOptions options;
+  // The simulator's state is private: names come from the inputs, in the
+  // order it indexes them (workload order; cluster order).
+  options.on_plan = [&](core::Time now, const engine::Plan& plan) {
+    RecordStarts(
+        now, plan, [&](engine::JobIndex j) { return workload.jobs[j].name; },
+        [&](engine::NodeIndex n) { return c.nodes[n].name; }, &starts);
+  };
+  auto r = sim::Simulate(c, workload, engine, options);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  return starts;
+}
+
+// The operator and the kubelet on a clock the test advances.
+class LockStep {
+ public:
+  LockStep(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload,
+           const engine::Engine& engine)
+      : workload_(workload) {
+    EXPECT_TRUE(server_.Start().has_value());
+    EXPECT_TRUE(
+        server_.ApplyManifest(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
+            .has_value());
+    for (const core::NodeSpec& n : cluster.nodes) {
+      EXPECT_TRUE(server_.Create("nodes", "", EncodeNode(n)).has_value());
+    }
+    config_.server = server_.Url();
+    config_.timeout_seconds = 10;
+    OperatorOptions o;
+    o.clock = [this] { return now_; };
+    o.resync_seconds = 1e9;  // cycles only when something changed, as the simulator
+    o.log = [](const std::string& line) {
+      if (line.find("error") != std::string::npos) ADD_FAILURE() << line;
+    };
+    o.on_plan = [this](double now, const engine::Plan& plan) {
+      RecordStarts(
+          now, plan, [&](engine::JobIndex j) { return op_->Job(j).name; },
+          [&](engine::NodeIndex n) { return op_->State().NodeName(n); }, &starts_);
+    };
+    op_ = std::make_unique<Operator>(config_, engine, o);
+    EXPECT_TRUE(op_->Start(10).has_value());
+    kubelet_ = std::make_unique<TestKubelet>(config_, [this] { return now_; });
+    kubelet_->Start(/*thread=*/false);
+  }
+  ~LockStep() {
+    op_->Stop();
+    kubelet_->Stop();
+  }
+
+  // Every informer has seen the server's latest change of its resource.
+  bool CaughtUp() const {
+    auto at = [](const Informer& inf) {
+      const std::string rv = inf.LastResourceVersion();
+      return rv.empty() ? int64_t{0} : std::stoll(rv);
+    };
+    const int64_t pods = server_.LatestResourceVersion("pods");
+    const int64_t jobs = server_.LatestResourceVersion("trainingjobs.dlsched.io");
+    const int64_t nodes = server_.LatestResourceVersion("nodes");
+    return at(op_->PodInformer()) >= pods && at(kubelet_->Pods()) >= pods &&
+           at(op_->JobInformer()) >= jobs && at(kubelet_->Jobs()) >= jobs &&
+           at(op_->NodeInformer()) >= nodes;
+  }
+
+  void Settle() {
+    for (int rounds = 0; rounds < 100000; ++rounds) {
+      while (!CaughtUp()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      op_->Step(0);
+      const int writes = kubelet_->Tick();
+      if (writes == 0 && op_->Idle() && CaughtUp()) return;
+    }
+    ADD_FAILURE() << "did not settle";
+  }
+
+  std::vector<std::string> Run() {
+    size_t next_job = 0;
+    const auto& jobs = workload_.jobs;
+    for (int steps = 0; steps < 100000; ++steps) {
+      while (next_job < jobs.size() && jobs[next_job].submit_time <= now_) {
+        EXPECT_TRUE(server_
+                        .Create("trainingjobs.dlsched.io", jobs[next_job].namespace_name,
+                                EncodeJob(jobs[next_job]))
+                        .has_value());
+        ++next_job;
+      }
+      Settle();
+      double next = std::numeric_limits<double>::infinity();
+      if (next_job < jobs.size()) next = jobs[next_job].submit_time;
+      const core::Time wake = op_->NextWakeup();
+      if (wake != core::kNever) next = std::min(next, wake);
+      next = std::min(next, kubelet_->NextEvent());
+      if (!std::isfinite(next) || op_->Unfinished() == 0) break;
+      now_ = std::max(now_, next);
+    }
+    return starts_;
+  }
+
+ private:
+  const config::WorkloadSpec& workload_;
+  TestApiServer server_;
+  RestConfig config_;
+  double now_ = 0;
+  std::unique_ptr<Operator> op_;
+  std::unique_ptr<TestKubelet> kubelet_;
+  std::vector<std::string> starts_;
+};
+
+struct Case {
+  std::string profile, cluster, workload;
+  // Decisions the run must include (substrings of its lines), so the
+  // scenario exercises what it is meant to.
+  std::vector<std::string> must_see = {};
+};
+
+class ParityTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ParityTest, OperatorPlacesAndStartsJobsAsTheSimulator) {
+  const Case& c = GetParam();
+  const std::string dir = std::string(DLSCHED_SOURCE_DIR) + "/examples/";
+  auto cluster = config::LoadCluster(dir + c.cluster);
+  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
+  auto workload = sim::LoadWorkload(dir + c.workload);
+  ASSERT_TRUE(workload.has_value()) << workload.error().message;
+  auto engine = MakeEngine(c.profile);
+  const std::vector<std::string> expected = SimulatorStarts(*cluster, *workload, *engine);
+  ASSERT_FALSE(expected.empty());
+  LockStep run(*cluster, *workload, *engine);
+  const std::vector<std::string> got = run.Run();
+  for (const std::string& want : c.must_see) {
+    EXPECT_TRUE(
+        std::any_of(expected.begin(), expected.end(),
+                    [&](const std::string& line) { return line.find(want) != std::string::npos; }))
+        << "the scenario has no '" << want << "':\n"
+        << fmt::format("{}", fmt::join(expected, "\n"));
+  }
+  EXPECT_EQ(got, expected) << "simulator:\n"
+                           << fmt::format("{}", fmt::join(expected, "\n")) << "\noperator:\n"
+                           << fmt::format("{}", fmt::join(got, "\n"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryBuiltInProfile, ParityTest,
+    ::testing::Values(
+        Case{"k8s-default", "cluster-2x4gpu.yaml", "workload-binpack.yaml"},
+        Case{"gang-binpack", "cluster-2x4gpu.yaml", "workload-binpack.yaml"},
+        Case{"kod2", "cluster-3node.yaml", "workload-kod2-seed.yaml", {"resize resnet50-6 to 6"}},
+        Case{"kod2",
+             "cluster-kod2-elastic.yaml",
+             "workload-kod2-elastic.yaml",
+             {"t=0.000 start e 8", "t=100.000 resize e to 4 preempted", "t=200.000 resize e to 8"}},
+        Case{"fsched", "cluster-1x6gpu.yaml", "workload-fsched-seed.yaml", {" restart"}},
+        Case{"static-3", "cluster-1x6gpu.yaml", "workload-fsched-seed.yaml"},
+        Case{"volcano-priority", "cluster-cps-group.yaml", "workload-cps-group.yaml"},
+        Case{"volcano-priority", "cluster-2x4gpu.yaml", "workload-preempt.yaml", {"stop batch"}},
+        Case{"cps", "cluster-cps-group.yaml", "workload-cps-group.yaml"}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      std::string name = info.param.profile + "_" + info.param.workload;
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
+
+}  // namespace
+}  // namespace dlsched::k8s
