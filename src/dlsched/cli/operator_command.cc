@@ -121,6 +121,11 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
                   "Seconds between scheduling cycles while jobs wait and nothing changes")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--release-wait", a->release_wait,
+                  "Seconds a due cycle waits for the pods the operator deleted to be gone, so "
+                  "the resources they free are placed as free (0: place around them at once)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   return cmd;
 }
 
@@ -150,6 +155,7 @@ int Operate(const OperatorArgs& a) {
   options.scheduler_name = a.scheduler_name;
   options.bind_with_node_name = a.bind_with_node_name;
   options.resync_seconds = a.resync;
+  options.release_wait_seconds = a.release_wait;
   std::unique_ptr<k8s::Operator> op;
   std::atomic<bool> leading{false};
   std::atomic<bool> synced{false};

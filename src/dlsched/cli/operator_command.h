@@ -29,6 +29,7 @@ struct OperatorArgs {
   std::string metrics_address = ":8080";
   std::string probe_address = ":8081";
   double resync = 5;
+  double release_wait = 5;
 };
 
 // A built-in profile name or a profile YAML file, built into an engine.

@@ -48,6 +48,7 @@ void Informer::Stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
+    if (client_ != nullptr) client_->Abort();  // a blocked watch returns now
   }
   stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -95,6 +96,18 @@ void Informer::Backoff(double& seconds) {
 
 void Informer::Run() {
   RestClient client(config_);
+  {
+    std::lock_guard lock(mu_);
+    client_ = &client;
+    if (stop_) return;
+  }
+  struct Forget {
+    Informer* self;
+    ~Forget() {
+      std::lock_guard lock(self->mu_);
+      self->client_ = nullptr;
+    }
+  } forget{this};
   double backoff = options_.backoff_initial_seconds;
   while (!stop_) {
     if (!ListOnce(client)) {

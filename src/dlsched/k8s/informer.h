@@ -102,6 +102,7 @@ class Informer {
   std::condition_variable stop_cv_;  // wakes a backoff when stopping
   std::atomic<bool> synced_{false};
   std::thread thread_;
+  class RestClient* client_ = nullptr;  // Run's, while it runs (under mu_)
 };
 
 }  // namespace dlsched::k8s

@@ -229,8 +229,10 @@ void Operator::Gone(const std::string& key) {
 void Operator::SyncPod(const std::string& key) {
   auto pod = pods_->Get(key);
   // A pod we deleted: gone once absent, replaced (another uid) or terminated.
+  // (Without a uid, deleted before the cache saw it: any pod of the name.)
   if (auto it = releasing_.find(key); it != releasing_.end()) {
-    if (!pod || Meta(*pod, "uid") != it->second.second || Terminated(*pod)) Gone(key);
+    const std::string& uid = it->second.second;
+    if (!pod || (!uid.empty() && Meta(*pod, "uid") != uid) || Terminated(*pod)) Gone(key);
   }
   // A pod of a placed task. Until the cache has shown the pod we bound (its
   // uid), an absent pod or another one of that name (the one it replaced,
@@ -436,7 +438,12 @@ void Operator::CreateTask(TaskRef t) { pending_creates_.push_back(t); }
 void Operator::DeleteTask(TaskRef t) {
   std::erase(pending_creates_, t);
   const TrainingJob& tj = tjs_[t.job];
-  Call("DELETE", PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index));
+  const std::string path = PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index);
+  auto remove = [this, path] {
+    auto r = Call("DELETE", path);
+    return r && (r->status < 300 || r->status == 404);
+  };
+  if (!remove()) retry_.push_back(remove);
   ++stats_.pods_deleted;
 }
 
@@ -451,9 +458,10 @@ void Operator::Unbind(TaskRef t, NodeIndex) {
     return;
   }
   const TrainingJob& tj = tjs_[t.job];
-  auto r = Call(
-      "DELETE", PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index),
-      json{{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}});
+  const std::string path = PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index);
+  const json options = {
+      {"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}};
+  auto r = Call("DELETE", path, options);
   ++stats_.pods_deleted;
   if (r && r->status == 404) {
     state_.TaskGone(t);
@@ -463,6 +471,12 @@ void Operator::Unbind(TaskRef t, NodeIndex) {
   if (r && r->status < 300) {
     json body = json::parse(r->body, nullptr, false);
     if (body.is_object() && body.value("kind", "") == "Pod") uid = Meta(body, "uid");
+  } else {
+    // Not deleted (an error or a timeout): again at every step until it is.
+    retry_.push_back([this, path, options] {
+      auto again = Call("DELETE", path, options);
+      return again && (again->status < 300 || again->status == 404);
+    });
   }
   releasing_[key] = {t, uid};
 }
@@ -561,9 +575,13 @@ void Operator::OnPhase(JobIndex j, JobPhase from) {
 
 void Operator::EnsureService(JobIndex j) {
   const TrainingJob& tj = tjs_[j];
-  auto r = Call("POST", fmt::format("/api/v1/namespaces/{}/services", tj.namespace_name),
-                MakeService(tj));
-  (void)r;  // 201, or 409: it exists already
+  const std::string path = fmt::format("/api/v1/namespaces/{}/services", tj.namespace_name);
+  const json service = MakeService(tj);
+  auto create = [this, path, service] {
+    auto r = Call("POST", path, service);
+    return r && (r->status == 201 || r->status == 409);  // 409: it exists already
+  };
+  if (!create()) retry_.push_back(create);
 }
 
 void Operator::Event(JobIndex j, std::string_view type, std::string_view reason,
@@ -575,10 +593,10 @@ void Operator::Event(JobIndex j, std::string_view type, std::string_view reason,
       {{"job", tj.namespace_name + "/" + tj.name}, {"reason", reason}, {"message", message}});
 }
 
-void Operator::WriteStatus(JobIndex j) {
+bool Operator::WriteStatus(JobIndex j) {
   const TrainingJob& tj = tjs_[j];
   const engine::JobState& js = state_.Job(j);
-  if (js.removed) return;
+  if (js.removed) return true;
   const engine::JobHistory& h = lifecycle_.History(j);
   json placement = json::object();
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
@@ -592,7 +610,7 @@ void Operator::WriteStatus(JobIndex j) {
                  {"reason", h.reason},
                  {"placement", placement}};
   if (h.admission_seq >= 0) status["admissionOrder"] = h.admission_seq;
-  if (status == last_status_[j]) return;
+  if (status == last_status_[j]) return true;
   json condition = {{"type", phase},
                     {"status", "True"},
                     {"reason", phase},
@@ -605,22 +623,24 @@ void Operator::WriteStatus(JobIndex j) {
   // A write carries the resourceVersion it read; on 409 Conflict, read
   // afresh and try again (client-go's RetryOnConflict: 5 tries).
   for (int attempt = 0; attempt < 5 && object; ++attempt) {
-    if (Meta(*object, "uid") != tj.uid) return;
+    if (Meta(*object, "uid") != tj.uid) return true;  // deleted and made anew
     json updated = *object;
     updated["status"] = full;
     auto r = Call("PUT", JobPath(tj) + "/status", updated);
-    if (!r) return;
+    if (!r) return false;
     if (r->status < 300) {
       last_status_[j] = status;
-      return;
+      return true;
     }
-    if (r->status != 409) return;
+    if (r->status == 404) return true;  // deleted
+    if (r->status != 409) return false;
     ++stats_.conflicts_retried;
     auto g = Call("GET", JobPath(tj));
-    if (!g || g->status != 200) return;
+    if (!g || g->status != 200) return g && g->status == 404;
     object = json::parse(g->body, nullptr, false);
-    if (!object->is_object()) return;
+    if (!object->is_object()) return false;
   }
+  return !object.has_value();
 }
 
 void Operator::FlushStatus() {
@@ -628,7 +648,10 @@ void Operator::FlushStatus() {
   status_dirty_.clear();
   std::sort(dirty.begin(), dirty.end());
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
-  for (JobIndex j : dirty) WriteStatus(j);
+  // What could not be written (errors, timeouts) is written at a later step.
+  for (JobIndex j : dirty) {
+    if (!WriteStatus(j)) status_dirty_.push_back(j);
+  }
 }
 
 void Operator::Cycle() {
@@ -721,6 +744,7 @@ void Operator::Step(double max_wait_seconds) {
     lifecycle_.OnTimer(t.kind, t.job, t.epoch);
     dirty_ = true;
   }
+  std::erase_if(retry_, [](const std::function<bool()>& again) { return again(); });
   // Releasing pods the cache never saw go: ask the server.
   for (auto it = releasing_.begin(); it != releasing_.end();) {
     const std::string key = it->first;

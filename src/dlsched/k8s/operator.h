@@ -115,7 +115,10 @@ class Operator final : public engine::Backend {
   core::Time NextWakeup() const;
   // True when nothing is queued, no cycle is due and nothing waits for an
   // API call; with the informers caught up, the operator is at rest.
-  bool Idle() const { return !dirty_ && queue_.Len() == 0 && releasing_.empty(); }
+  bool Idle() const {
+    return !dirty_ && queue_.Len() == 0 && releasing_.empty() && retry_.empty() &&
+           status_dirty_.empty();
+  }
   // The informers, for tests that wait for them to catch up.
   const Informer& NodeInformer() const { return *nodes_; }
   const Informer& PodInformer() const { return *pods_; }
@@ -153,7 +156,8 @@ class Operator final : public engine::Backend {
   void CreateOne(engine::TaskRef t);
   void Gone(const std::string& key);
   void FlushStatus();
-  void WriteStatus(engine::JobIndex j);
+  // False when it could not be written (and should be tried again).
+  bool WriteStatus(engine::JobIndex j);
   void Event(engine::JobIndex j, std::string_view type, std::string_view reason,
              std::string_view message);
   void EnsureService(engine::JobIndex j);
@@ -198,6 +202,8 @@ class Operator final : public engine::Backend {
   std::vector<engine::TaskRef> pending_creates_;
   std::vector<std::pair<engine::TaskRef, std::string>> failed_binds_;
   std::vector<engine::JobIndex> status_dirty_;
+  // API writes that failed and are tried again at every step until done.
+  std::vector<std::function<bool()>> retry_;
   std::vector<nlohmann::json> last_status_;  // by JobIndex: what was last written
   bool dirty_ = true;
   std::chrono::steady_clock::time_point last_cycle_;

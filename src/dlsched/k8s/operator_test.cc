@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -185,7 +186,10 @@ TEST_F(OperatorTest, TrainingJobBecomesBoundPodsThenCompleted) {
       server_.Create("trainingjobs.dlsched.io", "default", Job("mnist", 1, 2, 200)).has_value());
   StartOperator("gang-binpack");
   // 200 steps at 20 steps/s on two workers: 10 simulated seconds.
-  ASSERT_TRUE(RunUntil([&] { return Phase("mnist") == "Completed"; })) << Phase("mnist");
+  // Completed, and the parameter server's pod, deleted then, gone.
+  ASSERT_TRUE(RunUntil([&] {
+    return Phase("mnist") == "Completed" && PodsOf("mnist").size() == 2;
+  })) << Phase("mnist");
 
   // The workers' pods stay, Succeeded (their logs); the parameter server,
   // which never finishes on its own, was deleted at completion.
@@ -233,7 +237,8 @@ TEST_F(OperatorTest, PortedKubeflowTfJobRunsUnchangedButForKindAndApiVersion) {
   ASSERT_TRUE(server_.ApplyManifest(manifest).has_value());
   StartOperator("gang-binpack");
   const std::string job = "dist-mnist-for-e2e-test";
-  ASSERT_TRUE(RunUntil([&] { return Phase(job) == "Completed"; })) << Phase(job);
+  ASSERT_TRUE(RunUntil([&] { return Phase(job) == "Completed" && PodsOf(job).size() == 4; }))
+      << Phase(job);
   const std::vector<json> pods = PodsOf(job);
   EXPECT_EQ(pods.size(), 4u);  // 4 workers Succeeded; the 2 PS deleted at completion
   EXPECT_EQ(server_.RequestCounts()["POST pods/binding"], 6);
@@ -273,6 +278,65 @@ TEST_F(OperatorTest, NodeSelectorAndTolerationsLandOnlyWhereAllowed) {
   StartOperator("k8s-default");
   ASSERT_TRUE(RunUntil([&] { return Phase("picky") == "Completed"; })) << Phase("picky");
   for (const json& pod : PodsOf("picky")) EXPECT_EQ(pod["spec"]["nodeName"], "node-c");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+using testing::ApiFaults;
+
+// Faults on every side: 10% of requests answered 500, 2% stalled then 504,
+// every watch cut after a second, the first resume of each resource 410
+// Gone, the first write of every object 409 Conflict. The operator (and the
+// kubelet, which suffers the same) still brings every job to Completed,
+// leaving exactly the workers' Succeeded pods: none lost, none left over.
+TEST_F(OperatorTest, ConvergesUnderApiFaults) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-b", 4)).has_value());
+  const std::vector<std::string> names = {"j1", "j2", "j3", "j4"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSERT_TRUE(server_
+                    .Create("trainingjobs.dlsched.io", "default",
+                            Job(names[i], i % 2 == 0 ? 1 : 0, 2 + static_cast<int>(i % 3), 300))
+                    .has_value());
+  }
+  ApiFaults faults;
+  faults.error_rate = 0.1;
+  faults.timeout_rate = 0.02;
+  faults.timeout_delay_seconds = 0.3;
+  faults.watch_cut_seconds = 1;
+  faults.gone_on_resume = true;
+  faults.conflict_on_first_write = true;
+  faults.seed = 7;
+  server_.SetFaults(faults);
+  StartOperator("gang-binpack");
+  // Converged: every job Completed, and of its pods only its workers' are
+  // left, Succeeded (the parameter servers' deleted, none lost, none extra).
+  auto converged = [&] {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (Phase(names[i]) != "Completed") return false;
+      std::set<std::string> left, want;
+      for (const json& pod : PodsOf(names[i])) {
+        if (pod["status"]["phase"] != "Succeeded") return false;
+        left.insert(pod["metadata"]["name"]);
+      }
+      for (int w = 0; w < 2 + static_cast<int>(i % 3); ++w) {
+        want.insert(fmt::format("{}-worker-{}", names[i], w));
+      }
+      if (left != want) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(RunUntil(converged)) << Phase("j1") << Phase("j2") << Phase("j3") << Phase("j4");
+  // The faults happened.
+  const OperatorStats stats = op_->Stats();
+  EXPECT_GT(stats.api_errors.count(500), 0u);
+  EXPECT_GT(stats.conflicts_retried, 0);
+  EXPECT_GE(op_->PodInformer().Stats().expired, 1);
+  EXPECT_GE(op_->PodInformer().Stats().watches, 2);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "dlsched/k8s/rest_client.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <mutex>
 
@@ -66,9 +69,40 @@ RestClient::RestClient(RestConfig config) : config_(std::move(config)) {
 
 RestClient::~RestClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
 
+int RestClient::OpenSocket(void* self, int purpose, void* address) {
+  (void)purpose;
+  auto* a = static_cast<curl_sockaddr*>(address);
+  const int fd = ::socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+  if (fd >= 0) static_cast<RestClient*>(self)->socket_ = fd;
+  return fd < 0 ? CURL_SOCKET_BAD : fd;
+}
+
+int RestClient::CloseSocket(void* self, int fd) {
+  auto* client = static_cast<RestClient*>(self);
+  int expected = fd;
+  client->socket_.compare_exchange_strong(expected, -1);
+  return ::close(fd);
+}
+
+void RestClient::Abort() {
+  const int fd = socket_.load();
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+}
+
 void* RestClient::Prepare(std::string_view method, const std::string& path) {
   CURL* c = static_cast<CURL*>(curl_);
   curl_easy_reset(c);
+  // Our own sockets, so Abort can shut one down from another thread.
+  curl_opensocket_callback open = [](void* self, curlsocktype purpose, curl_sockaddr* address) {
+    return static_cast<curl_socket_t>(OpenSocket(self, static_cast<int>(purpose), address));
+  };
+  curl_closesocket_callback close = [](void* self, curl_socket_t fd) {
+    return CloseSocket(self, fd);
+  };
+  curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open);
+  curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, this);
+  curl_easy_setopt(c, CURLOPT_CLOSESOCKETFUNCTION, close);
+  curl_easy_setopt(c, CURLOPT_CLOSESOCKETDATA, this);
   const std::string url = config_.server + path;
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());

@@ -41,17 +41,24 @@ class RestClient {
   // stream is idle for `idle_timeout_seconds`, or `on_line` returns false.
   // Returns the HTTP status.
   // `cancel`, when given, ends the stream within about a second of being
-  // set (checked even while no data arrives).
+  // set (checked even while no data arrives); Abort ends it at once.
   core::Result<long> Stream(const std::string& path,
                             const std::function<bool(std::string_view)>& on_line,
                             double idle_timeout_seconds = 300,
                             const std::atomic<bool>* cancel = nullptr);
 
+  // From another thread: shuts the connection of a request in progress
+  // down, so a blocked Stream returns at once (a stopping informer).
+  void Abort();
+
  private:
   void* Prepare(std::string_view method, const std::string& path);
+  static int OpenSocket(void* self, int purpose, void* address);
+  static int CloseSocket(void* self, int fd);
 
   RestConfig config_;
   void* curl_ = nullptr;  // CURL*, reused for keep-alive
+  std::atomic<int> socket_{-1};  // the connection's socket, for Abort
 };
 
 }  // namespace dlsched::k8s
