@@ -111,6 +111,10 @@ std::string Operator::PodKey(TaskRef t) const {
 
 core::Result<Response> Operator::Call(std::string_view method, const std::string& path,
                                       const json& body, std::string_view content_type) {
+  if (options_.crash_after_calls > 0 && stats_.api_calls >= options_.crash_after_calls) {
+    return core::Errorf("{} {}: the operator is down (test hook)", method, path);
+  }
+  ++stats_.api_calls;
   auto r = client_.Request(method, path, body.is_null() ? "" : body.dump(), content_type);
   if (!r) {
     ++stats_.api_errors[0];

@@ -47,6 +47,9 @@ struct OperatorOptions {
   std::function<void(double now, const engine::Plan& plan)> on_plan;
   // Structured log lines (one JSON object each); default: stderr.
   std::function<void(const std::string& line)> log;
+  // Test hook: after this many API requests the operator acts as if killed
+  // there: no further request reaches the server (0: never).
+  int64_t crash_after_calls = 0;
   // The operator's clock in seconds (life-cycle timers, job ages); default:
   // seconds since Start on the steady clock. Tests put it on a simulated
   // clock.
@@ -56,6 +59,7 @@ struct OperatorOptions {
 // Counters for /metrics and tests.
 struct OperatorStats {
   int64_t cycles = 0;
+  int64_t api_calls = 0;  // requests sent (reads and writes)
   // Cycle latency histogram: counts of cycles at most each bound (seconds).
   static constexpr double kCycleBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                              0.1,    0.25,  0.5,    1,     2.5,  5,     10};

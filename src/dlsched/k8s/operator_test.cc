@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -337,6 +338,115 @@ TEST_F(OperatorTest, ConvergesUnderApiFaults) {
   EXPECT_GT(stats.conflicts_retried, 0);
   EXPECT_GE(op_->PodInformer().Stats().expired, 1);
   EXPECT_GE(op_->PodInformer().Stats().watches, 2);
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// The end state of a run: each job's phase, and its pods with their phase.
+struct EndState {
+  std::map<std::string, std::string> jobs;
+  std::map<std::string, std::string> pods;
+  int64_t calls = 0;  // API requests of the first operator
+  friend bool operator==(const EndState& a, const EndState& b) {
+    return a.jobs == b.jobs && a.pods == b.pods;
+  }
+};
+
+// Three jobs on two 4-GPU nodes under gang-binpack (two wait for room). A
+// first operator is "killed" after `crash_after` API requests (0: never):
+// nothing it would send later reaches the server. A second one starts on
+// what it left and runs until every job is Completed with only its
+// workers' pods left (or 60 s pass).
+EndState RunWithCrash(int64_t crash_after) {
+  TestApiServer server;
+  EXPECT_TRUE(server.Start().has_value());
+  EXPECT_TRUE(server.ApplyManifest(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
+                  .has_value());
+  EXPECT_TRUE(server.Create("nodes", "", Node("node-a", 4)).has_value());
+  EXPECT_TRUE(server.Create("nodes", "", Node("node-b", 4)).has_value());
+  const std::vector<std::pair<std::string, int>> jobs = {{"j1", 4}, {"j2", 3}, {"j3", 2}};
+  for (const auto& [name, workers] : jobs) {
+    EXPECT_TRUE(server.Create("trainingjobs.dlsched.io", "default", Job(name, 1, workers, 200))
+                    .has_value());
+  }
+  RestConfig config;
+  config.server = server.Url();
+  config.timeout_seconds = 5;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto clock = [t0] {
+    return 100 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  TestKubelet kubelet(config, clock);
+  kubelet.Start();
+  auto engine = MakeEngine("gang-binpack");
+  auto converged = [&] {
+    for (const auto& [name, workers] : jobs) {
+      auto tj = server.Get("trainingjobs.dlsched.io", "default", name);
+      if (!tj || !tj->contains("status") || (*tj)["status"].value("phase", "") != "Completed") {
+        return false;
+      }
+      int left = 0;
+      for (const json& pod : server.List("pods", "default")) {
+        if (pod["metadata"]["labels"].value(std::string(kJobLabel), "") != name) continue;
+        if (pod["status"]["phase"] != "Succeeded") return false;
+        ++left;
+      }
+      if (left != workers) return false;
+    }
+    return true;
+  };
+  EndState end;
+  auto run = [&](int64_t crash) {
+    OperatorOptions o;
+    o.clock = clock;
+    o.resync_seconds = 0.05;
+    o.crash_after_calls = crash;
+    o.log = [](const std::string&) {};
+    Operator op(config, *engine, o);
+    EXPECT_TRUE(op.Start(10).has_value());
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < give_up && !converged()) {
+      op.Step(0.01);
+      if (crash > 0 && op.Stats().api_calls >= crash) break;
+    }
+    if (crash > 0 || end.calls == 0) end.calls = op.Stats().api_calls;
+    op.Stop();
+  };
+  if (crash_after > 0) run(crash_after);
+  run(0);
+  EXPECT_TRUE(converged()) << "crash after " << crash_after;
+  for (const auto& [name, workers] : jobs) {
+    auto tj = server.Get("trainingjobs.dlsched.io", "default", name);
+    end.jobs[name] = tj ? (*tj)["status"].value("phase", "") : "<gone>";
+  }
+  for (const json& pod : server.List("pods", "default")) {
+    end.pods[pod["metadata"]["name"]] = pod["status"].value("phase", "");
+  }
+  kubelet.Stop();
+  return end;
+}
+
+// The operator killed at 20 seeded random points (any API request of a
+// run: between creating a pod and binding it, between binding and writing
+// the status, in the middle of a completion) and restarted converges to
+// the state of a run without a crash: every job Completed, the same pods
+// left, no duplicate.
+TEST(OperatorCrashTest, KilledAtRandomPointsAndRestartedConvergesToTheSameState) {
+  const EndState reference = RunWithCrash(0);
+  ASSERT_EQ(reference.jobs.size(), 3u);
+  for (const auto& [name, phase] : reference.jobs) EXPECT_EQ(phase, "Completed") << name;
+  ASSERT_EQ(reference.pods.size(), 9u);  // the workers of the three jobs
+  ASSERT_GT(reference.calls, 20);
+  std::mt19937_64 rng(20261124);
+  for (int run = 0; run < 20; ++run) {
+    const int64_t crash_after = 1 + static_cast<int64_t>(rng() % reference.calls);
+    const EndState got = RunWithCrash(crash_after);
+    EXPECT_EQ(got, reference) << "crash after request " << crash_after << " of " << reference.calls;
+  }
 }
 
 }  // namespace
