@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -352,19 +353,48 @@ void Operator::NewJob(const json& object, bool adopting) {
     // Its bound, live pods: a whole gang runs on; anything less is deleted.
     std::vector<std::pair<TaskRef, NodeIndex>> bound;
     std::map<std::string, std::string> uids;
+    std::set<int> succeeded_workers;
+    bool chief_succeeded = false;
     for (const json& pod : pods_->List()) {
       auto task = PodTaskOf(pod);
       if (!task || task->job != tj.name || Meta(pod, "namespace") != tj.namespace_name ||
-          ControllerUid(pod) != tj.uid || Terminated(pod) || Terminating(pod) ||
-          NodeNameOf(pod).empty()) {
+          ControllerUid(pod) != tj.uid) {
         continue;
       }
+      if (PodPhase(pod) == "Succeeded") {
+        if (task->role == core::Role::kWorker) succeeded_workers.insert(task->index);
+        if (task->role == core::Role::kChief) chief_succeeded = true;
+      }
+      if (Terminated(pod) || Terminating(pod) || NodeNameOf(pod).empty()) continue;
       const NodeIndex n = state_.FindNode(NodeNameOf(pod));
       if (n == engine::kNoNode) continue;
       bound.push_back({TaskRef{j, task->role, task->index}, n});
       uids[PodName(tj.name, task->role, task->index)] = Meta(pod, "uid");
     }
     const core::RoleSpec& w = tj.job.role(core::Role::kWorker);
+    // Finished while no operator watched (or before it wrote so): the chief,
+    // or without one workers 0..k-1 (k >= minReplicas) with none still live,
+    // succeeded. What is still live (parameter servers) is deleted.
+    const bool live_workers = std::any_of(bound.begin(), bound.end(), [](const auto& b) {
+      return b.first.role == core::Role::kWorker;
+    });
+    const int k = static_cast<int>(succeeded_workers.size());
+    const bool finished =
+        tj.job.role(core::Role::kChief).replicas > 0
+            ? chief_succeeded
+            : !live_workers && k >= w.min_replicas && k > 0 && *succeeded_workers.rbegin() == k - 1;
+    if (finished) {
+      for (const auto& [t, n] : bound) {
+        Call("DELETE", PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index),
+             json{{"apiVersion", "v1"},
+                  {"kind", "DeleteOptions"},
+                  {"propagationPolicy", "Background"}});
+      }
+      lifecycle_.Adopt(j, JobPhase::kCompleted, seq);
+      status_dirty_.push_back(j);
+      Log("info", "adopted finished job", {{"job", tj.namespace_name + "/" + tj.name}});
+      return;
+    }
     int workers = 0, fixed = 0;
     bool valid = true;
     for (const auto& [t, n] : bound) {
@@ -541,6 +571,12 @@ void Operator::BindOne(TaskRef t, NodeIndex n) {
   if (ControllerUid(*pod) != tj.uid)
     return fail(fmt::format("pod {} belongs to another owner", name));
   if (Terminating(*pod)) return fail(fmt::format("pod {} is still terminating", name));
+  if (Terminated(*pod)) {
+    // A finished pod of an earlier run of the task: it goes, and the next
+    // cycle creates the task's pod anew.
+    Call("DELETE", PodsPath(tj.namespace_name) + "/" + name);
+    return fail(fmt::format("pod {} of an earlier run is being replaced", name));
+  }
   const std::string bound_to = NodeNameOf(*pod);
   if (bound_to.empty()) {
     const json binding = {{"apiVersion", "v1"},

@@ -430,7 +430,7 @@ EndState RunWithCrash(int64_t crash_after) {
   return end;
 }
 
-// The operator killed at 20 seeded random points (any API request of a
+// The operator killed at 20 seeded random points and at the last four (any API request of a
 // run: between creating a pod and binding it, between binding and writing
 // the status, in the middle of a completion) and restarted converges to
 // the state of a run without a crash: every job Completed, the same pods
@@ -441,9 +441,14 @@ TEST(OperatorCrashTest, KilledAtRandomPointsAndRestartedConvergesToTheSameState)
   for (const auto& [name, phase] : reference.jobs) EXPECT_EQ(phase, "Completed") << name;
   ASSERT_EQ(reference.pods.size(), 9u);  // the workers of the three jobs
   ASSERT_GT(reference.calls, 20);
+  // 20 seeded points, and the last requests of a run (a completion's
+  // deletes and status writes).
   std::mt19937_64 rng(20261124);
-  for (int run = 0; run < 20; ++run) {
-    const int64_t crash_after = 1 + static_cast<int64_t>(rng() % reference.calls);
+  std::vector<int64_t> points;
+  for (int run = 0; run < 20; ++run)
+    points.push_back(1 + static_cast<int64_t>(rng() % reference.calls));
+  for (int64_t back = 1; back <= 4; ++back) points.push_back(reference.calls - back);
+  for (const int64_t crash_after : points) {
     const EndState got = RunWithCrash(crash_after);
     EXPECT_EQ(got, reference) << "crash after request " << crash_after << " of " << reference.calls;
   }
