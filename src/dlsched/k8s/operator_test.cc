@@ -456,3 +456,49 @@ TEST(OperatorCrashTest, KilledAtRandomPointsAndRestartedConvergesToTheSameState)
 
 }  // namespace
 }  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// A job the decoder refuses (required pod anti-affinity) and one that can
+// never fit (8 GPUs in one pod, nodes of 4) each get told why, in their
+// status and a Warning Event, and the job beside them runs to completion.
+TEST_F(OperatorTest, InvalidAndNeverFittingJobsAreToldWhyAndDisturbNoOne) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  json invalid = Job("invalid", 0, 1, 100,
+                     {{"affinity",
+                       {{"podAntiAffinity",
+                         {{"requiredDuringSchedulingIgnoredDuringExecution",
+                           json::array({{{"topologyKey", "kubernetes.io/hostname"}}})}}}}}});
+  json huge = Job("huge", 0, 1, 100);
+  huge["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+      ["nvidia.com/gpu"] = "8";
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", invalid).has_value());
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", huge).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("fine", 0, 2, 100)).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] {
+    const auto reasons = EventReasons("huge");
+    return Phase("fine") == "Completed" &&
+           std::find(reasons.begin(), reasons.end(), "Unschedulable") != reasons.end();
+  })) << Phase("fine");
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "invalid");
+  EXPECT_EQ((*tj)["status"]["phase"], "Invalid");
+  EXPECT_NE((*tj)["status"]["reason"].get<std::string>().find(
+                "spec.replicaSpecs.Worker.template.spec.affinity.podAntiAffinity"),
+            std::string::npos)
+      << (*tj)["status"].dump();
+  EXPECT_EQ((*tj)["status"]["conditions"][0]["type"], "Invalid");
+  auto reasons = EventReasons("invalid");
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "InvalidSpec"), reasons.end());
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "huge");
+  EXPECT_EQ((*tj)["status"]["phase"], "Waiting");
+  EXPECT_NE((*tj)["status"]["reason"].get<std::string>().find("nvidia.com/gpu"), std::string::npos)
+      << (*tj)["status"].dump();
+  EXPECT_TRUE(PodsOf("invalid").empty());
+  EXPECT_TRUE(PodsOf("huge").empty());
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
