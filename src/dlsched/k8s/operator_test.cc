@@ -110,9 +110,10 @@ class OperatorTest : public ::testing::Test {
     return 100 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   }
 
-  void StartOperator(const std::string& profile) {
+  void StartOperator(const std::string& profile, bool bind_with_node_name = false) {
     engine_ = MakeEngine(profile);
     OperatorOptions o;
+    o.bind_with_node_name = bind_with_node_name;
     o.clock = [this] { return Clock(); };
     o.resync_seconds = 0.05;
     o.informer.backoff_initial_seconds = 0.05;
@@ -498,6 +499,24 @@ TEST_F(OperatorTest, InvalidAndNeverFittingJobsAreToldWhyAndDisturbNoOne) {
       << (*tj)["status"].dump();
   EXPECT_TRUE(PodsOf("invalid").empty());
   EXPECT_TRUE(PodsOf("huge").empty());
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// --bind-with-node-name: pods are created on their node, no Binding.
+TEST_F(OperatorTest, BindWithNodeNameCreatesPodsOnTheirNode) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("direct", 1, 2, 100)).has_value());
+  StartOperator("gang-binpack", /*bind_with_node_name=*/true);
+  ASSERT_TRUE(RunUntil([&] { return Phase("direct") == "Completed"; })) << Phase("direct");
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], 3);
+  EXPECT_EQ(server_.RequestCounts().count("POST pods/binding"), 0u);
+  for (const json& pod : PodsOf("direct")) EXPECT_EQ(pod["spec"]["nodeName"], "node-a");
 }
 
 }  // namespace
