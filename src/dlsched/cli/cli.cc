@@ -584,6 +584,8 @@ int Run(int argc, char** argv) {
 
   OperatorArgs operator_args;
   CLI::App* operate = AddOperatorCommand(app, &operator_args);
+  SnapshotArgs snapshot_args;
+  CLI::App* snapshot = AddSnapshotCommand(app, &snapshot_args);
 
   // CLI11 answers an unknown command with "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
@@ -618,6 +620,7 @@ int Run(int argc, char** argv) {
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
   if (operate->parsed()) return Operate(operator_args);
+  if (snapshot->parsed()) return TakeSnapshot(snapshot_args);
   return kBadInput;
 }
 

@@ -7,19 +7,26 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/config/specs.h"
 #include "dlsched/core/text.h"
 #include "dlsched/k8s/http_endpoints.h"
 #include "dlsched/k8s/leader.h"
 #include "dlsched/k8s/objects.h"
 #include "dlsched/k8s/operator.h"
+#include "dlsched/k8s/rest_client.h"
 #include "dlsched/k8s/rest_config.h"
+#include "dlsched/report/output_dir.h"
+#include "dlsched/sim/generate.h"
 
 namespace dlsched::cli {
 namespace {
@@ -65,6 +72,14 @@ std::string DefaultIdentity() {
 }
 
 }  // namespace
+
+std::string SnapshotJson(const k8s::OperatorSnapshot& snap) {
+  return nlohmann::json{{"start", snap.workload.start},
+                        {"cluster", sim::ClusterToYaml(snap.cluster)},
+                        {"workload", sim::WorkloadToYaml(snap.workload)},
+                        {"withoutProgress", snap.without_progress}}
+      .dump();
+}
 
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
   CLI::App* cmd = app.add_subcommand(
@@ -166,16 +181,34 @@ int Operate(const OperatorArgs& a) {
     std::lock_guard lock(op_mu);
     return k8s::PrometheusText(op ? op->Stats() : k8s::OperatorStats{}, leading);
   };
+  // /snapshot: the operator's own thread builds it between steps.
+  std::mutex snapshot_mu;
+  std::vector<std::promise<std::string>> snapshot_requests;
+  auto snapshot = [&]() -> std::optional<std::string> {
+    std::future<std::string> answer;
+    {
+      std::lock_guard lock(snapshot_mu);
+      if (!leading) return std::nullopt;
+      answer = snapshot_requests.emplace_back().get_future();
+    }
+    if (answer.wait_for(std::chrono::seconds(30)) != std::future_status::ready) return std::nullopt;
+    try {
+      return answer.get();
+    } catch (const std::exception&) {
+      return std::nullopt;  // stopping
+    }
+  };
   k8s::HttpEndpoints metrics_server, probe_server;
   if (a.metrics_address != "0") {
-    if (auto st = metrics_server.Start(a.metrics_address, {metrics, nullptr, nullptr}); !st) {
+    if (auto st = metrics_server.Start(a.metrics_address, {metrics, nullptr, nullptr, snapshot});
+        !st) {
       Fail(fmt::format("--metrics-bind-address: {}", st.error().message));
       return 2;
     }
   }
   if (a.probe_address != "0") {
     auto ready = [&] { return !leading || synced; };
-    if (auto st = probe_server.Start(a.probe_address, {nullptr, nullptr, ready}); !st) {
+    if (auto st = probe_server.Start(a.probe_address, {nullptr, nullptr, ready, nullptr}); !st) {
       Fail(fmt::format("--health-probe-bind-address: {}", st.error().message));
       return 2;
     }
@@ -227,6 +260,12 @@ int Operate(const OperatorArgs& a) {
     }
     if (op) {
       op->Step(a.leader_elect ? std::min(0.5, a.retry_period / 2) : 0.5);
+      std::lock_guard lock(snapshot_mu);
+      if (!snapshot_requests.empty()) {
+        const std::string body = SnapshotJson(op->Snapshot());
+        for (auto& request : snapshot_requests) request.set_value(body);
+        snapshot_requests.clear();
+      }
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -235,10 +274,123 @@ int Operate(const OperatorArgs& a) {
     std::lock_guard lock(op_mu);
     if (op) op->Stop();
   }
+  {
+    // Anyone still waiting for a snapshot is told no.
+    std::lock_guard lock(snapshot_mu);
+    leading = false;
+    for (auto& request : snapshot_requests) {
+      request.set_exception(std::make_exception_ptr(std::runtime_error("stopping")));
+    }
+    snapshot_requests.clear();
+  }
   if (a.leader_elect) elector.Release();
   metrics_server.Stop();
   probe_server.Stop();
   return code;
+}
+
+CLI::App* AddSnapshotCommand(CLI::App& app, SnapshotArgs* a) {
+  CLI::App* cmd = app.add_subcommand(
+      "snapshot",
+      "Write the live queue of a running `dlsched operator` (nodes, running and waiting "
+      "TrainingJobs with their progress) as cluster and workload YAML that `simulate` and "
+      "`compare` continue from now: what-if on the live queue");
+  cmd->footer(
+      "Example (the leader's metrics port, e.g. through kubectl port-forward):\n"
+      "  kubectl -n dlsched-system port-forward deploy/dlsched-operator 8080 &\n"
+      "  dlsched snapshot --out now/\n"
+      "  dlsched compare --cluster now/cluster.yaml --workload now/workload.yaml \\\n"
+      "      -p gang-binpack -p kod2 -p fsched --out whatif/\n"
+      "See docs/operator.md#what-if-on-the-live-queue for what is and is not carried over.");
+  cmd->add_option("--from", a->from,
+                  "The operator's metrics address (it serves /snapshot there); only the leader "
+                  "answers")
+      ->capture_default_str();
+  cmd->add_option("--out,-o", a->out,
+                  "Directory to write cluster.yaml and workload.yaml to (replaced as a whole)")
+      ->required();
+  cmd->add_option("--timeout", a->timeout, "Seconds to wait for the operator's answer")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 600.0));
+  return cmd;
+}
+
+int TakeSnapshot(const SnapshotArgs& a) {
+  k8s::RestConfig config;
+  config.server = a.from;
+  if (config.server.find("://") == std::string::npos) config.server = "http://" + config.server;
+  while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
+  config.timeout_seconds = a.timeout;
+  k8s::RestClient client(config);
+  auto response = client.Request("GET", "/snapshot");
+  if (!response) {
+    Fail(fmt::format("--from {}: {}", a.from, response.error().message));
+    return 1;
+  }
+  if (response->status != 200) {
+    Fail(fmt::format("--from {}: /snapshot answered HTTP {}: {}", a.from, response->status,
+                     core::EscapeText(response->body, 200)));
+    return 1;
+  }
+  const nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
+  if (!body.is_object() || !body.value("cluster", nlohmann::json()).is_string() ||
+      !body.value("workload", nlohmann::json()).is_string()) {
+    Fail(
+        fmt::format("--from {}: /snapshot: expected a JSON object with cluster and workload "
+                    "YAML; is this a dlsched operator?",
+                    a.from));
+    return 1;
+  }
+  const std::string cluster_yaml = body["cluster"].get<std::string>();
+  const std::string workload_yaml = body["workload"].get<std::string>();
+  const std::string cluster_file = a.out + "/cluster.yaml";
+  const std::string workload_file = a.out + "/workload.yaml";
+  // What is written must read back: the replay starts from these files.
+  auto cluster = config::ParseCluster(cluster_yaml, cluster_file);
+  if (!cluster) {
+    Fail(cluster.error().message);
+    return 1;
+  }
+  if (workload_yaml == "jobs:\n" || workload_yaml.ends_with("\njobs:\n")) {
+    Fail(fmt::format("--from {}: the operator has no unfinished TrainingJob: nothing to replay",
+                     a.from));
+    return 1;
+  }
+  auto workload = config::ParseWorkload(workload_yaml, workload_file);
+  if (!workload) {
+    Fail(workload.error().message);
+    return 1;
+  }
+  auto out = report::OutputDir::Open(a.out);
+  if (!out) {
+    Fail(out.error().message);
+    return 2;
+  }
+  for (auto [name, text] :
+       {std::pair{"cluster.yaml", &cluster_yaml}, {"workload.yaml", &workload_yaml}}) {
+    if (auto st = out->Add(name, *text); !st) {
+      Fail(st.error().message);
+      return 1;
+    }
+  }
+  if (auto st = out->Commit(); !st) {
+    Fail(st.error().message);
+    return 1;
+  }
+  int running = 0;
+  for (const core::JobSpec& job : workload->jobs) running += job.initial ? 1 : 0;
+  std::printf("%s: %zu nodes\n%s: %zu jobs (%d placed, %zu waiting), continuing at t=%s s\n",
+              cluster_file.c_str(), cluster->nodes.size(), workload_file.c_str(),
+              workload->jobs.size(), running, workload->jobs.size() - running,
+              fmt::format("{:g}", workload->start).c_str());
+  const auto& without = body.value("withoutProgress", nlohmann::json::array());
+  if (without.is_array() && !without.empty()) {
+    std::fprintf(stderr,
+                 "dlsched: note: %zu job(s) give no totalSteps or throughput table (e.g. %s): "
+                 "written to train 1 step/s for 1e9 steps, so they never finish in a replay\n",
+                 without.size(), core::EscapeText(without[0].dump(), 200).c_str());
+  }
+  return 0;
 }
 
 }  // namespace dlsched::cli

@@ -9,6 +9,7 @@
 
 #include "dlsched/core/error.h"
 #include "dlsched/engine/engine.h"
+#include "dlsched/k8s/operator.h"
 
 namespace dlsched::cli {
 
@@ -32,6 +33,12 @@ struct OperatorArgs {
   double release_wait = 5;
 };
 
+struct SnapshotArgs {
+  std::string from = "http://127.0.0.1:8080";
+  std::string out;
+  double timeout = 60;
+};
+
 // A built-in profile name or a profile YAML file, built into an engine.
 core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg);
 
@@ -39,5 +46,14 @@ core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& prof
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* args);
 // Runs until SIGTERM or SIGINT (exit 0), or until leadership is lost (1).
 int Operate(const OperatorArgs& args);
+
+// `dlsched snapshot`: fetches /snapshot from a running operator and writes
+// <out>/cluster.yaml and <out>/workload.yaml. Exit 0, 1 (no answer, nothing
+// to replay), 2 (bad --out).
+CLI::App* AddSnapshotCommand(CLI::App& app, SnapshotArgs* args);
+int TakeSnapshot(const SnapshotArgs& args);
+
+// The body of GET /snapshot: {"start", "cluster", "workload", "withoutProgress"}.
+std::string SnapshotJson(const k8s::OperatorSnapshot& snapshot);
 
 }  // namespace dlsched::cli

@@ -52,9 +52,11 @@ core::Status ParseLabels(const Reader& r, const YAML::Node& labels, const std::s
 // message.
 core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::string& path,
                             std::vector<core::NodeSpec>& out,
-                            std::map<std::string, std::string>& owner, Totals& totals) {
-  if (auto st = r.CheckMap(n, path, "a map",
-                           {"name", "count", "resources", "labels", "taints", "schedulable"});
+                            std::map<std::string, std::string>& owner, Totals& totals,
+                            std::map<std::string, core::Resources>* reserved_out = nullptr) {
+  if (auto st =
+          r.CheckMap(n, path, "a map",
+                     {"name", "count", "resources", "reserved", "labels", "taints", "schedulable"});
       !st) {
     return st;
   }
@@ -100,6 +102,16 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
     }
   }
 
+  core::Resources reserved;
+  if (Given(n["reserved"])) {
+    if (reserved_out == nullptr) {
+      return r.Fail(Key(path, "reserved"), "only allowed for the nodes present at the start");
+    }
+    auto parsed = r.Resources(n["reserved"], Key(path, "reserved"));
+    if (!parsed) return std::unexpected(parsed.error());
+    reserved = *parsed;
+  }
+
   if (Given(n["labels"])) {
     if (auto st = ParseLabels(r, n["labels"], Key(path, "labels"), node.labels); !st) return st;
   }
@@ -125,6 +137,7 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
                     fmt::format("node name '{}' is already used by {}", node.name, it->second));
     }
     out.push_back(node);
+    if (!reserved.IsZero()) (*reserved_out)[node.name] = reserved;
   }
   return {};
 }
@@ -243,7 +256,8 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
   std::map<std::string, std::string> owner;
   Totals totals;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (auto st = ParseNodeEntry(r, nodes[i], Index("nodes", i), cluster.nodes, owner, totals);
+    if (auto st = ParseNodeEntry(r, nodes[i], Index("nodes", i), cluster.nodes, owner, totals,
+                                 &cluster.reserved);
         !st) {
       return std::unexpected(st.error());
     }

@@ -47,6 +47,9 @@ struct ProfileSpec {
 struct WorkloadSpec {
   std::string source;
   std::vector<core::JobSpec> jobs;  // sorted by (submit_time, file order)
+  // The run begins at this time (`start`, default 0): jobs that arrived
+  // before it are there at once, those with JobSpec::initial placed.
+  core::Time start = 0;
 };
 
 // Each Load* reads a YAML file; each Parse* parses YAML text where `source`

@@ -36,8 +36,11 @@ core::Status OptionalNumber(const Reader& r, const YAML::Node& map, std::string_
 // request being their sum. Which of cpu and memory each container sets is
 // kept: scoring counts a default for a key a container leaves out, but not
 // for an explicit 0.
+// Init containers run one at a time before the others: the replica asks,
+// per resource, for the larger of the containers' sum and each of them
+// (kube-scheduler's PodRequests).
 core::Status ParseContainers(const Reader& r, const YAML::Node& list, const std::string& path,
-                             core::RoleSpec& out) {
+                             bool init, core::RoleSpec& out) {
   constexpr std::string_view kExpected = "a non-empty list of containers ({name, resources})";
   if (!list.IsSequence() || list.size() == 0) return r.Expected(path, kExpected, list);
   std::map<std::string, std::string> owner;
@@ -64,6 +67,11 @@ core::Status ParseContainers(const Reader& r, const YAML::Node& list, const std:
       container.requests = *res;
       container.sets_cpu = c["resources"]["cpu"].IsDefined();
       container.sets_memory = c["resources"]["memory"].IsDefined();
+    }
+    if (init) {
+      out.resources = Max(out.resources, container.requests);
+      out.init_containers.push_back(std::move(container));
+      continue;
     }
     for (int k = 0; k < core::kMaxResources; ++k) {
       const auto id = static_cast<core::ResourceId>(k);
@@ -111,12 +119,13 @@ core::Status ParseConstraints(const Reader& r, const YAML::Node& n, const std::s
 core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& path,
                        core::Role role, core::RoleSpec& out) {
   const bool worker = role == core::Role::kWorker;
-  core::Status st = worker ? r.CheckMap(n, path, "a map",
-                                        {"replicas", "minReplicas", "maxReplicas", "resources",
-                                         "containers", "nodeSelector", "affinity", "tolerations"})
-                           : r.CheckMap(n, path, "a map",
-                                        {"replicas", "resources", "containers", "nodeSelector",
-                                         "affinity", "tolerations"});
+  core::Status st =
+      worker ? r.CheckMap(n, path, "a map",
+                          {"replicas", "minReplicas", "maxReplicas", "resources", "containers",
+                           "initContainers", "nodeSelector", "affinity", "tolerations"})
+             : r.CheckMap(n, path, "a map",
+                          {"replicas", "resources", "containers", "initContainers", "nodeSelector",
+                           "affinity", "tolerations"});
   if (!st) return st;
   if (auto cs = ParseConstraints(r, n, path, out.constraints); !cs) return cs;
 
@@ -163,8 +172,16 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
   if (Given(n["resources"]) && Given(n["containers"])) {
     return r.Fail(path, "give either 'resources' or 'containers', not both");
   }
-  if (Given(n["containers"]))
-    return ParseContainers(r, n["containers"], Key(path, "containers"), out);
+  if (Given(n["initContainers"]) && !Given(n["containers"])) {
+    return r.Fail(Key(path, "initContainers"), "only allowed with 'containers'");
+  }
+  if (Given(n["containers"])) {
+    if (auto st = ParseContainers(r, n["containers"], Key(path, "containers"), false, out); !st) {
+      return st;
+    }
+    if (!Given(n["initContainers"])) return {};
+    return ParseContainers(r, n["initContainers"], Key(path, "initContainers"), true, out);
+  }
   if (Given(n["resources"])) {
     auto res = r.Resources(n["resources"], res_path);
     if (!res) return std::unexpected(res.error());
@@ -261,12 +278,116 @@ core::Status CheckJobSize(const Reader& r, const core::JobSpec& job, const std::
   return {};
 }
 
+// `running`: where the job is when the run begins (times are checked
+// against the workload's `start` once it is read).
+core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::string& path,
+                          core::JobSpec& job) {
+  if (auto st =
+          r.CheckMap(n, path, "a map",
+                     {"phase", "since", "firstStart", "lastLaunch", "admissionOrder", "nodes"});
+      !st) {
+    return st;
+  }
+  core::InitialState& in = job.initial.emplace();
+  if (Given(n["phase"])) {
+    const YAML::Node& p = n["phase"];
+    const std::string s = p.IsScalar() ? p.Scalar() : "";
+    if (s == "Running") {
+      in.phase = core::JobPhase::kRunning;
+    } else if (s == "RunningProtected") {
+      in.phase = core::JobPhase::kRunningProtected;
+    } else if (s == "Launching") {
+      in.phase = core::JobPhase::kLaunching;
+    } else if (s == "Checkpointing") {
+      in.phase = core::JobPhase::kCheckpointing;
+    } else if (s == "Waiting") {
+      in.phase = core::JobPhase::kWaiting;
+    } else {
+      return r.Expected(Key(path, "phase"),
+                        "one of Running, RunningProtected, Launching, Checkpointing, Waiting", p);
+    }
+  }
+  // Absent times are filled in once `start` is known (since: start,
+  // firstStart: since).
+  in.since = in.first_start = -1;
+  for (auto [key, field] : {std::pair{"since", &in.since},
+                            {"firstStart", &in.first_start},
+                            {"lastLaunch", &in.last_launch}}) {
+    if (auto st = OptionalNumber(r, n, key, path, internal::kTime, *field); !st) return st;
+  }
+  if (Given(n["admissionOrder"])) {
+    auto v = r.Int(n["admissionOrder"], Key(path, "admissionOrder"), 0, core::kMaxWorkloadTasks);
+    if (!v) return std::unexpected(v.error());
+    in.admission_seq = *v;
+  }
+  const std::string nodes_path = Key(path, "nodes");
+  constexpr std::string_view kNodesExpected =
+      "a map of task (ps-0, chief-0, worker-0, ...) to node name";
+  if (!Given(n["nodes"])) return r.Missing(nodes_path, kNodesExpected);
+  if (auto st = r.CheckAnyMap(n["nodes"], nodes_path, kNodesExpected); !st) return st;
+  std::vector<int> given[core::kNumRoles];
+  for (const auto& kv : n["nodes"]) {
+    const std::string task = kv.first.Scalar();
+    const std::string task_path = Key(nodes_path, task);
+    const size_t dash = task.rfind('-');
+    const std::string role_key = dash == std::string::npos ? "" : task.substr(0, dash);
+    const core::Role role = role_key == "ps"      ? core::Role::kPS
+                            : role_key == "chief" ? core::Role::kChief
+                                                  : core::Role::kWorker;
+    const core::RoleSpec& spec = job.role(role);
+    const int limit = role == core::Role::kWorker ? spec.max_replicas : spec.replicas;
+    int index = -1;
+    const std::string digits = dash == std::string::npos ? "" : task.substr(dash + 1);
+    if (!digits.empty() && digits.size() <= 6 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      index = std::stoi(digits);
+    }
+    if ((role_key != "ps" && role_key != "chief" && role_key != "worker") || index < 0 ||
+        (digits.size() > 1 && digits[0] == '0')) {
+      return r.Fail(task_path, "expected a task named ps-<i>, chief-0 or worker-<i>");
+    }
+    if (index >= limit) {
+      return r.Fail(task_path,
+                    role == core::Role::kWorker
+                        ? fmt::format("the job has at most {} worker tasks (maxReplicas)", limit)
+                        : fmt::format("the job has {} {} tasks", limit, role_key));
+    }
+    auto node = r.Name(kv.second, task_path);
+    if (!node) return std::unexpected(node.error());
+    given[static_cast<int>(role)].push_back(index);
+    in.tasks.push_back({role, index, *node});
+  }
+  if (in.tasks.empty()) return r.Fail(nodes_path, "expected at least one task");
+  if (in.phase == core::JobPhase::kWaiting) return {};
+  // A started job holds its whole gang: every PS and chief, workers 0..k-1.
+  for (int ri = 0; ri < core::kNumRoles; ++ri) {
+    const auto role = static_cast<core::Role>(ri);
+    std::vector<int>& idx = given[ri];
+    std::sort(idx.begin(), idx.end());
+    const int k = static_cast<int>(idx.size());
+    const core::RoleSpec& spec = job.role(role);
+    // Workers may be any indices below maxReplicas (a scale-in keeps
+    // those on the nodes it spares).
+    const bool whole = role == core::Role::kWorker ? k >= spec.min_replicas : k == spec.replicas;
+    if (!whole) {
+      return r.Fail(
+          nodes_path,
+          role == core::Role::kWorker
+              ? fmt::format("a {} job needs at least minReplicas {} workers; got {}",
+                            core::PhaseName(in.phase), spec.min_replicas, k)
+              : fmt::format("a {} job needs all {} of its {} tasks; got {}",
+                            core::PhaseName(in.phase), spec.replicas, core::RoleName(role), k));
+    }
+  }
+  return {};
+}
+
 core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
                       core::JobSpec& job) {
-  if (auto st = r.CheckMap(
-          n, path, "a map",
-          {"name", "namespace", "arrival", "priority", "maxWaitMinutes", "queue", "ps", "worker",
-           "chief", "totalSteps", "throughput", "launchDelay", "checkpointDelay", "deadline"});
+  if (auto st = r.CheckMap(n, path, "a map",
+                           {"name", "namespace", "arrival", "priority", "maxWaitMinutes", "queue",
+                            "ps", "worker", "chief", "totalSteps", "stepsDone", "throughput",
+                            "launchDelay", "checkpointDelay", "deadline", "running"});
       !st) {
     return st;
   }
@@ -350,6 +471,11 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
     return st;
   }
 
+  if (auto st = OptionalNumber(r, n, "stepsDone", path, NumberRange{0, false, job.total_steps},
+                               job.steps_done);
+      !st) {
+    return st;
+  }
   if (auto st = OptionalNumber(r, n, "launchDelay", path, internal::kTime, job.launch_delay); !st) {
     return st;
   }
@@ -363,11 +489,12 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
     if (!v) return std::unexpected(v.error());
     job.deadline = *v;
   }
+  if (Given(n["running"])) return ParseInitial(r, n["running"], Key(path, "running"), job);
   return {};
 }
 
 core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& root) {
-  if (auto st = r.CheckMap(root, "", "a map with 'jobs'", {"jobs"}); !st) {
+  if (auto st = r.CheckMap(root, "", "a map with 'jobs'", {"jobs", "start"}); !st) {
     return std::unexpected(st.error());
   }
   const YAML::Node& jobs = root["jobs"];
@@ -377,6 +504,9 @@ core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& 
   }
   WorkloadSpec w;
   w.source = r.source();
+  if (auto st = OptionalNumber(r, root, "start", "", internal::kTime, w.start); !st) {
+    return std::unexpected(st.error());
+  }
   std::map<std::string, std::string> owner;
   int64_t tasks = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -388,6 +518,26 @@ core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& 
       return r.Fail(path, fmt::format("the workload has more than {} tasks (PS, Chief and "
                                       "maxReplicas workers over all jobs), the limit",
                                       core::kMaxWorkloadTasks));
+    }
+    if (job.initial) {
+      core::InitialState& in = *job.initial;
+      if (in.since < 0) in.since = w.start;
+      if (in.first_start < 0) in.first_start = in.since;
+      const std::string rp = Key(path, "running");
+      if (!Given(root["start"])) {
+        return r.Fail(rp, "needs the workload's 'start' (the time the run begins)");
+      }
+      if (job.submit_time > w.start) {
+        return r.Fail(rp, fmt::format("arrival {} is after the workload's start {}",
+                                      job.submit_time, w.start));
+      }
+      if (in.phase != core::JobPhase::kWaiting &&
+          !(job.submit_time <= in.first_start && in.first_start <= in.since &&
+            in.since <= w.start)) {
+        return r.Fail(rp, fmt::format("expected arrival <= firstStart <= since <= start, got {} "
+                                      "{} {} {}",
+                                      job.submit_time, in.first_start, in.since, w.start));
+      }
     }
     auto [it, inserted] = owner.emplace(job.name, path);
     if (!inserted) {

@@ -167,7 +167,7 @@ TEST(ParseWorkloadTest, ReplicaRangeErrors) {
       "workload.yaml: jobs[0].ps.replicas: expected an integer between 0 and 100000, got '-1'");
   EXPECT_EQ(JobError("    ps: {replicas: 1, minReplicas: 1, resources: {cpu: 1}}\n"),
             "workload.yaml: jobs[0].ps.minReplicas: unknown key (allowed: replicas, resources, "
-            "containers, nodeSelector, affinity, tolerations)");
+            "containers, initContainers, nodeSelector, affinity, tolerations)");
 }
 
 TEST(ParseWorkloadTest, PsWithoutReplicasNeedsNoResources) {
@@ -235,8 +235,8 @@ TEST(ParseWorkloadTest, MissingRequiredFields) {
 TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
   EXPECT_EQ(JobError("    totalStep: 5\n"),
             "workload.yaml: jobs[0].totalStep: unknown key (allowed: name, namespace, arrival, "
-            "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, throughput, "
-            "launchDelay, checkpointDelay, deadline)");
+            "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, stepsDone, "
+            "throughput, launchDelay, checkpointDelay, deadline, running)");
 }
 
 TEST(ParseWorkloadTest, DuplicateJobName) {

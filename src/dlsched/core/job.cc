@@ -65,6 +65,24 @@ Resources JobSpec::Demand(int workers) const {
   return r;
 }
 
+std::string_view RoleKey(Role r) {
+  switch (r) {
+    case Role::kPS:
+      return "ps";
+    case Role::kChief:
+      return "chief";
+    case Role::kWorker:
+      return "worker";
+  }
+  return "?";
+}
+
+int InitialState::Workers() const {
+  int n = 0;
+  for (const Placed& t : tasks) n += t.role == Role::kWorker ? 1 : 0;
+  return n;
+}
+
 int JobSpec::NumTasks(int workers) const {
   return role(Role::kPS).replicas + role(Role::kChief).replicas + workers;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dlsched/core/affinity.h"
+#include "dlsched/core/lifecycle.h"
 #include "dlsched/core/resources.h"
 #include "dlsched/core/time.h"
 
@@ -17,6 +18,7 @@ namespace dlsched::core {
 enum class Role : uint8_t { kPS = 0, kChief = 1, kWorker = 2 };
 inline constexpr int kNumRoles = 3;
 std::string_view RoleName(Role r);  // "PS", "Chief", "Worker"
+std::string_view RoleKey(Role r);   // "ps", "chief", "worker": as in workload files
 
 // kube-scheduler's scoring counts a container that sets no cpu or memory
 // request as asking for this much (its "non-zero" requests).
@@ -71,6 +73,26 @@ struct ThroughputProfile {
   double Rate(int workers) const;
 };
 
+// Where a job already is when a run begins: a workload that continues a
+// live cluster (`dlsched snapshot`) lists its running jobs with this.
+struct InitialState {
+  // kRunning, kRunningProtected, kLaunching or kCheckpointing (placed,
+  // gang whole), or kWaiting with some tasks bound (per-pod admission).
+  JobPhase phase = JobPhase::kRunning;
+  Time since = 0;              // when it entered `phase`
+  Time first_start = 0;        // when it first began to launch
+  Time last_launch = 0;        // seconds its last launch took (RunningProtected lasts a multiple)
+  int64_t admission_seq = -1;  // order of first start, -1 if unknown
+  struct Placed {
+    Role role;
+    int index;
+    std::string node;
+  };
+  std::vector<Placed> tasks;
+  // Workers placed (the job's size when running).
+  int Workers() const;
+};
+
 struct JobSpec {
   std::string name;
   std::string namespace_name = "default";
@@ -86,10 +108,12 @@ struct JobSpec {
 
   // Workload inputs (simulation).
   double total_steps = 0;
+  double steps_done = 0;  // progress already made when the run begins (a snapshot)
   ThroughputProfile throughput;
-  Time launch_delay = 0;         // seconds from allocation to training
-  Time checkpoint_delay = 0;     // seconds to checkpoint before a reallocation
-  std::optional<Time> deadline;  // seconds after submit; the job fails if not done by then
+  Time launch_delay = 0;                // seconds from allocation to training
+  Time checkpoint_delay = 0;            // seconds to checkpoint before a reallocation
+  std::optional<Time> deadline;         // seconds after submit; the job fails if not done by then
+  std::optional<InitialState> initial;  // placed when the run begins
 
   const RoleSpec& role(Role r) const { return roles[static_cast<int>(r)]; }
   RoleSpec& role(Role r) { return roles[static_cast<int>(r)]; }

@@ -41,6 +41,9 @@ struct ClusterSpec {
   std::vector<NodeSpec> nodes;
   // In time order (the file's order among equal times).
   std::vector<NodeEvent> events;
+  // By node name: what pods outside the workload hold there (a snapshot of
+  // a live cluster), in use from the start and never released.
+  std::map<std::string, Resources> reserved;
 
   Resources Capacity() const {
     Resources total;

@@ -170,6 +170,7 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.phase_since = now;
   js.task_node.assign(spec->NumTasks(spec->role(core::Role::kWorker).max_replicas), kNoNode);
   js.target_workers = spec->role(core::Role::kWorker).replicas;
+  js.steps_done = spec->steps_done;
   for (int r = 0; r < core::kNumRoles; ++r) {
     js.scoring_request[r] = spec->roles[r].ScoringRequest();
   }
@@ -195,6 +196,20 @@ void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
   phase_pos_[j] = static_cast<int32_t>(to.size());
   to.push_back(j);
   js.phase = p;
+}
+
+double JobState::PlacedRate() const {
+  NodeIndex first = kNoNode;
+  double locality = 1.0;
+  for (NodeIndex n : task_node) {
+    if (n == kNoNode) continue;
+    if (first == kNoNode) first = n;
+    if (n != first) {
+      locality = 1.0 - spec->throughput.locality_sensitivity;
+      break;
+    }
+  }
+  return spec->throughput.Rate(placed_workers) * locality;
 }
 
 void ClusterState::PendingJobs(std::vector<JobIndex>* out) const {

@@ -19,7 +19,7 @@ JobLifecycle::JobLifecycle(ClusterState& state, Backend& backend, const Lifecycl
 
 void JobLifecycle::JobsAdded() {
   for (auto j = static_cast<JobIndex>(jobs_.size()); j < state_.NumJobs(); ++j) {
-    jobs_.emplace_back();
+    jobs_.emplace_back().checkpointed_steps = state_.Job(j).spec->steps_done;
     if (!core::IsFinal(state_.Job(j).phase)) ++unfinished_;
   }
 }
@@ -32,23 +32,57 @@ void JobLifecycle::Enter(JobIndex j, JobPhase to) {
   backend_.OnPhase(j, from);
 }
 
-void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq) {
+void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
+                         const AdoptTimes& times) {
   JobsAdded();
   JobHistory& h = jobs_[j];
   const core::Time now = backend_.Now();
-  std::vector<JobPhase> path = {JobPhase::kWaiting};
-  if (phase != JobPhase::kFailed) {
-    path.insert(path.end(), {JobPhase::kLaunching, JobPhase::kRunning});
+  const core::Time since = times.since ? *times.since : now;
+  const core::Time first = times.first_start ? *times.first_start : since;
+  // Waiting (some pods bound), or the phases a started job went through.
+  std::vector<std::pair<JobPhase, core::Time>> path = {{JobPhase::kWaiting, first}};
+  if (phase == JobPhase::kFailed || phase == JobPhase::kWaiting) {
+    path.front().second = since;
+  } else {
+    path.push_back({JobPhase::kLaunching, first});
+    if (phase != JobPhase::kLaunching && phase != JobPhase::kRunningProtected) {
+      path.push_back({JobPhase::kRunning, since});
+    }
   }
-  if (phase != JobPhase::kRunning) path.push_back(phase);
-  for (const JobPhase p : path) h.clock.Enter(p, now);
+  if (path.back().first != phase) path.push_back({phase, since});
+  for (const auto& [p, at] : path) h.clock.Enter(p, at);
   if (!core::IsFinal(state_.Job(j).phase) && core::IsFinal(phase)) --unfinished_;
-  state_.SetPhase(j, phase, now);
-  if (phase == JobPhase::kRunning)
-    state_.MutableJob(j).target_workers = state_.Job(j).placed_workers;
+  state_.SetPhase(j, phase, since);
+  JobState& js = state_.MutableJob(j);
+  if (core::IsRunning(phase) || phase == JobPhase::kLaunching) {
+    js.target_workers = js.placed_workers;
+    js.last_launch = times.last_launch;
+  }
   if (admission_seq >= 0) {
     h.admission_seq = admission_seq;
     next_admission_ = std::max(next_admission_, admission_seq + 1);
+  }
+  // What is still to come of the phase: the rest of its launch, or of its
+  // protection under this life cycle's protect factor (none: Running).
+  ++h.epoch;
+  if (phase == JobPhase::kLaunching) {
+    h.launch_started = since;
+    const core::Time end = since + js.spec->launch_delay;
+    if (end > now) {
+      backend_.SetTimer(end, TimerKind::kLaunchDone, j, h.epoch);
+    } else {
+      FinishLaunch(j);
+    }
+  } else if (phase == JobPhase::kCheckpointing) {
+    backend_.SetTimer(std::max(now, since + js.spec->checkpoint_delay), TimerKind::kCheckpointDone,
+                      j, h.epoch);
+  } else if (phase == JobPhase::kRunningProtected) {
+    const core::Time end = since + options_.protect_factor * js.last_launch;
+    if (end > now) {
+      backend_.SetTimer(end, TimerKind::kProtectEnd, j, h.epoch);
+    } else {
+      Enter(j, JobPhase::kRunning);
+    }
   }
 }
 

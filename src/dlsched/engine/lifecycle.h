@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +62,13 @@ struct LifecycleOptions {
   // Per-pod backoff, as kube-scheduler: initial, doubling up to max.
   core::Time backoff_initial = 1;
   core::Time backoff_max = 10;
+};
+
+// When an adopted job (JobLifecycle::Adopt) entered its phases.
+struct AdoptTimes {
+  std::optional<core::Time> since;        // entered its phase (default: now)
+  std::optional<core::Time> first_start;  // first launch (default: since)
+  core::Time last_launch = 0;             // seconds its last launch took
 };
 
 // The life cycle of one job beyond what the engine reads: its phase
@@ -126,7 +134,13 @@ class JobLifecycle {
   // kCompleted or kFailed) through valid transitions, with no timer and no
   // backend call; `admission_seq` (>= 0, or -1 if unknown) keeps the order
   // jobs first started in.
-  void Adopt(JobIndex j, core::JobPhase phase, int64_t admission_seq);
+  //
+  // A replay of a snapshot also adopts kLaunching, kRunningProtected and
+  // kCheckpointing (a timer ends them: the launch delay, the profile's
+  // protection after `times.last_launch`, the checkpoint delay; tasks
+  // placed are where the job relaunches), and gives the times each phase
+  // began.
+  void Adopt(JobIndex j, core::JobPhase phase, int64_t admission_seq, const AdoptTimes& times = {});
 
   const JobHistory& History(JobIndex j) const { return jobs_[j]; }
   // Jobs neither Completed nor Failed.

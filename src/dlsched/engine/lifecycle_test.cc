@@ -439,5 +439,42 @@ TEST_F(LifecycleTest, AdoptedJobsRunOnAndKeepTheirAdmissionOrder) {
   EXPECT_EQ(state_.Free(1)[core::kGpu], 4);
 }
 
+// A replayed snapshot at t=50 (protect factor 3, launches of 10 s): a
+// entered RunningProtected at 45 after a 10 s launch, so it is protected
+// until 45 + 3 x 10 = 75; b launches since 48 and trains from 48 + 10 = 58,
+// then is protected until 58 + 3 x 10 = 88; c checkpoints since 47 and
+// relaunches at 47 + 5 = 52 on the nodes it holds, training from 62.
+TEST_F(LifecycleTest, AdoptedPhasesEndOnTheirTimersFromWhenTheyBegan) {
+  options_.protect_factor = 3;
+  const JobIndex a = Add("a", 1, 1, 1);
+  const JobIndex b = Add("b", 1, 1, 1);
+  const JobIndex c = Add("c", 1, 1, 1);
+  lc();
+  backend_.now = 50;
+  for (JobIndex j : {a, b, c}) state_.PlaceTask({j, Role::kWorker, 0}, 0);
+  lc().Adopt(a, JobPhase::kRunningProtected, 0, {45, 30, 10});
+  lc().Adopt(b, JobPhase::kLaunching, 1, {48, 48, 0});
+  lc().Adopt(c, JobPhase::kCheckpointing, 2, {47, 20, 10});
+  EXPECT_EQ(Phase(a), JobPhase::kRunningProtected);
+  EXPECT_EQ(lc().History(a).clock.FirstEntered(JobPhase::kLaunching), 30);
+  EXPECT_EQ(lc().History(a).clock.FirstEntered(JobPhase::kRunningProtected), 45);
+  RunUntil(52);
+  EXPECT_EQ(Phase(c), JobPhase::kLaunching);
+  RunUntil(58);
+  EXPECT_EQ(Phase(b), JobPhase::kRunningProtected);
+  EXPECT_EQ(state_.Job(b).last_launch, 10);
+  RunUntil(74.9);
+  EXPECT_EQ(Phase(a), JobPhase::kRunningProtected);
+  RunUntil(75);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+  RunUntil(87.9);
+  EXPECT_EQ(Phase(b), JobPhase::kRunningProtected);
+  RunUntil(88);
+  EXPECT_EQ(Phase(b), JobPhase::kRunning);
+  EXPECT_EQ(Phase(c), JobPhase::kRunningProtected);  // from 62 until 92
+  RunUntil(92);
+  EXPECT_EQ(Phase(c), JobPhase::kRunning);
+}
+
 }  // namespace
 }  // namespace dlsched::engine

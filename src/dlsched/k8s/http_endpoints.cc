@@ -35,6 +35,14 @@ core::Status HttpEndpoints::Start(const std::string& address, Handlers handlers)
       res.set_content(ok ? "ok\n" : "not ready\n", "text/plain");
     };
   };
+  if (handlers.snapshot) {
+    server_->Get("/snapshot", [h = handlers](const httplib::Request&, httplib::Response& res) {
+      auto body = h.snapshot();
+      res.status = body ? 200 : 503;
+      res.set_content(body ? *body : "not leading: ask the leader\n",
+                      body ? "application/json" : "text/plain");
+    });
+  }
   server_->Get("/healthz", probe(handlers.healthy));
   server_->Get("/readyz", probe(handlers.ready));
   if (port == 0) {

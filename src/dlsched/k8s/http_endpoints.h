@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -15,13 +16,16 @@ namespace dlsched::k8s {
 
 // The operator's HTTP endpoints, as controller-runtime serves them:
 // /metrics (Prometheus text format), /healthz (the process is alive and
-// its loop turns) and /readyz (caches synced; for a standby replica too).
+// its loop turns) and /readyz (caches synced; for a standby replica too);
+// /snapshot (the live queue as simulation inputs, `dlsched snapshot`).
 class HttpEndpoints {
  public:
   struct Handlers {
     std::function<std::string()> metrics;
     std::function<bool()> healthy;
     std::function<bool()> ready;
+    // GET /snapshot (application/json); nullopt answers 503 (not leading).
+    std::function<std::optional<std::string>()> snapshot;
   };
   HttpEndpoints();
   ~HttpEndpoints();

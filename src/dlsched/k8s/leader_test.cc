@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -164,10 +166,8 @@ std::string Metrics(int port) {
 TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKilled) {
   TestApiServer server;
   ASSERT_TRUE(server.Start().has_value());
-  std::ifstream crd(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml");
-  std::stringstream text;
-  text << crd.rdbuf();
-  ASSERT_TRUE(server.ApplyManifest(text.str()).has_value());
+  ASSERT_TRUE(server.ApplyManifest(ReadAll(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
+                  .has_value());
   ASSERT_TRUE(
       server
           .Create("nodes", "",
@@ -238,6 +238,113 @@ TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKill
   // SIGTERM: b releases the lease and exits 0.
   EXPECT_EQ(b.Signal(SIGTERM), 0) << ReadAll(log_b);
   EXPECT_EQ(Holder(server), "");
+  fs::remove_all(dir);
+}
+
+// `dlsched snapshot` against a running `dlsched operator` process: the
+// files it writes hold the placed job, the waiting one and the foreign
+// pod's request, and `dlsched compare` runs them.
+TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
+  TestApiServer server;
+  ASSERT_TRUE(server.Start().has_value());
+  ASSERT_TRUE(server.ApplyManifest(ReadAll(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
+                  .has_value());
+  ASSERT_TRUE(
+      server
+          .Create("nodes", "",
+                  {{"metadata", {{"name", "node-a"}, {"labels", {{"zone", "z1"}}}}},
+                   {"status",
+                    {{"allocatable", {{"cpu", "8"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "4"}}}}}})
+          .has_value());
+  // A pod of another owner, bound and running on node-a.
+  ASSERT_TRUE(
+      server
+          .Create(
+              "pods", "kube-system",
+              {{"metadata", {{"name", "dns"}, {"namespace", "kube-system"}}},
+               {"spec",
+                {{"nodeName", "node-a"},
+                 {"containers", json::array({{{"name", "dns"},
+                                              {"image", "d"},
+                                              {"resources", {{"requests", {{"cpu", "2"}}}}}}})}}},
+               {"status", {{"phase", "Running"}}}})
+          .has_value());
+  auto job = [](const std::string& name, int gpus, double steps) {
+    json j = TrainingJobOf(name);
+    j["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
+        {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}};
+    j["spec"]["totalSteps"] = steps;
+    j["spec"]["throughput"] = {{"table", {{"1", 1.0}}}};
+    return j;
+  };
+  ASSERT_TRUE(
+      server.Create("trainingjobs.dlsched.io", "default", job("first", 1, 100)).has_value());
+  const fs::path dir = fs::temp_directory_path() / fmt::format("dlsched-snapshot-{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string kubeconfig = (dir / "kubeconfig").string();
+  server.WriteKubeconfig(kubeconfig);
+  const std::string log = (dir / "operator.log").string();
+  Process op({DLSCHED_BINARY, "operator", "--kubeconfig", kubeconfig, "--leader-elect=false",
+              "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "0"},
+             log);
+  auto bound = [&](const std::string& pod) {
+    auto p = server.Get("pods", "default", pod);
+    return p && !(*p)["spec"].value("nodeName", "").empty();
+  };
+  ASSERT_TRUE(WaitFor([&] { return bound("first-worker-0"); })) << ReadAll(log);
+  ASSERT_TRUE(server.Create("trainingjobs.dlsched.io", "default", job("big", 4, 50)).has_value());
+  ASSERT_TRUE(WaitFor([&] {
+    auto big = server.Get("trainingjobs.dlsched.io", "default", "big");
+    return big && big->contains("status") && (*big)["status"].value("phase", "") == "Waiting";
+  })) << ReadAll(log);
+
+  auto run = [&](const std::string& args, const std::string& out) {
+    const int status = std::system(
+        fmt::format("{} {} > {} 2>&1", DLSCHED_BINARY, args, (dir / out).string()).c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  const std::string now = (dir / "now").string();
+  ASSERT_EQ(run(fmt::format("snapshot --from 127.0.0.1:{} --out {}", MetricsPortOf(log), now),
+                "snapshot.out"),
+            0)
+      << ReadAll((dir / "snapshot.out").string());
+  const std::string cluster = ReadAll(now + "/cluster.yaml");
+  const std::string workload = ReadAll(now + "/workload.yaml");
+  EXPECT_NE(cluster.find("  - name: node-a\n"), std::string::npos) << cluster;
+  EXPECT_NE(cluster.find("    reserved: {cpu: \"2\"}\n"), std::string::npos) << cluster;
+  EXPECT_NE(cluster.find("    labels: {zone: z1}\n"), std::string::npos) << cluster;
+  EXPECT_NE(workload.find("start: "), std::string::npos) << workload;
+  const size_t first = workload.find("  - name: first\n");
+  const size_t big = workload.find("  - name: big\n");
+  ASSERT_NE(first, std::string::npos) << workload;
+  ASSERT_NE(big, std::string::npos) << workload;
+  EXPECT_LT(first, big) << "the engine's order";
+  const size_t running = workload.find("    running:\n      phase: Running\n");
+  EXPECT_GT(running, first);
+  EXPECT_LT(running, big) << "first is placed, big waits";
+  EXPECT_NE(workload.find("      nodes: {worker-0: node-a}\n"), std::string::npos) << workload;
+  EXPECT_EQ(workload.find("running:", big), std::string::npos) << workload;
+  EXPECT_NE(ReadAll((dir / "snapshot.out").string())
+                .find("workload.yaml: 2 jobs (1 placed, 1 waiting), continuing at t="),
+            std::string::npos)
+      << ReadAll((dir / "snapshot.out").string());
+
+  // The what-if: both jobs finish under two profiles.
+  ASSERT_EQ(run(fmt::format("compare -c {0}/cluster.yaml -w {0}/workload.yaml -p gang-binpack,kod2 "
+                            "--out {1}",
+                            now, (dir / "whatif").string()),
+                "compare.out"),
+            0)
+      << ReadAll((dir / "compare.out").string());
+  // No operator there: one line, exit 1, nothing written.
+  EXPECT_EQ(run(fmt::format("snapshot --from 127.0.0.1:1 --timeout 2 --out {}/none", dir.string()),
+                "none.out"),
+            1);
+  const std::string none = ReadAll((dir / "none.out").string());
+  EXPECT_TRUE(none.starts_with("dlsched: --from 127.0.0.1:1: ")) << none;
+  EXPECT_EQ(std::count(none.begin(), none.end(), '\n'), 1) << none;
+  EXPECT_FALSE(fs::exists(dir / "none"));
+  EXPECT_EQ(op.Signal(SIGTERM), 0) << ReadAll(log);
   fs::remove_all(dir);
 }
 

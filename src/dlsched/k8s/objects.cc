@@ -14,20 +14,8 @@ namespace dlsched::k8s {
 
 using nlohmann::json;
 
-std::string_view RoleKey(core::Role role) {
-  switch (role) {
-    case core::Role::kPS:
-      return "ps";
-    case core::Role::kChief:
-      return "chief";
-    case core::Role::kWorker:
-      return "worker";
-  }
-  return "worker";
-}
-
 std::string PodName(std::string_view job, core::Role role, int index) {
-  return fmt::format("{}-{}-{}", job, RoleKey(role), index);
+  return fmt::format("{}-{}-{}", job, core::RoleKey(role), index);
 }
 
 namespace {
@@ -141,13 +129,13 @@ std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int in
       list.push_back(fmt::format("{}.{}.{}.svc:{}", PodName(tj.name, r, i), tj.name,
                                  tj.namespace_name, kTfPort));
     }
-    cluster[std::string(RoleKey(r))] = std::move(list);
+    cluster[std::string(core::RoleKey(r))] = std::move(list);
   };
   add(core::Role::kChief, tj.job.role(core::Role::kChief).replicas);
   add(core::Role::kPS, tj.job.role(core::Role::kPS).replicas);
   add(core::Role::kWorker, workers);
   json config = {{"cluster", cluster},
-                 {"task", {{"type", std::string(RoleKey(role))}, {"index", index}}},
+                 {"task", {{"type", std::string(core::RoleKey(role))}, {"index", index}}},
                  {"environment", "cloud"}};
   return config.dump();
 }
@@ -163,7 +151,7 @@ json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
   meta.erase("generateName");
   if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
   meta["labels"][std::string(kJobLabel)] = tj.name;
-  meta["labels"][std::string(kRoleLabel)] = std::string(RoleKey(role));
+  meta["labels"][std::string(kRoleLabel)] = std::string(core::RoleKey(role));
   meta["labels"][std::string(kIndexLabel)] = std::to_string(index);
   meta["ownerReferences"] = json::array({{{"apiVersion", std::string(kApiVersion)},
                                           {"kind", std::string(kKind)},

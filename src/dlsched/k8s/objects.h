@@ -21,8 +21,8 @@ inline constexpr std::string_view kRoleLabel = "dlsched.io/role";    // ps, chie
 inline constexpr std::string_view kIndexLabel = "dlsched.io/index";  // replica index
 inline constexpr int kTfPort = 2222;
 
-// "ps", "chief", "worker": the role's name in pod names, labels and TF_CONFIG.
-std::string_view RoleKey(core::Role role);
+// core::RoleKey ("ps", "chief", "worker") names the role in pod names,
+// labels and TF_CONFIG.
 // The deterministic pod name of a task: "<job>-<role>-<index>".
 std::string PodName(std::string_view job, core::Role role, int index);
 

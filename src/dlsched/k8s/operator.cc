@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
 #include "dlsched/k8s/objects.h"
 
@@ -340,6 +341,7 @@ void Operator::NewJob(const json& object, bool adopting) {
   tj.job.submit_time = Now();
   const JobIndex j = state_.AddJob(&tj.job, Now());
   last_status_.emplace_back();
+  progress_.push_back({0, Now()});
   by_key_[tj.namespace_name + "/" + tj.name] = j;
   const json status = object.value("status", json::object());
   const std::string phase = status.is_object() ? status.value("phase", "") : "";
@@ -373,16 +375,16 @@ void Operator::NewJob(const json& object, bool adopting) {
     }
     const core::RoleSpec& w = tj.job.role(core::Role::kWorker);
     // Finished while no operator watched (or before it wrote so): the chief,
-    // or without one workers 0..k-1 (k >= minReplicas) with none still live,
-    // succeeded. What is still live (parameter servers) is deleted.
+    // or without one k >= minReplicas workers (any indices: a scale-in keeps
+    // those on the nodes it spares) with none still live, succeeded. What is still live (parameter
+    // servers) is deleted.
     const bool live_workers = std::any_of(bound.begin(), bound.end(), [](const auto& b) {
       return b.first.role == core::Role::kWorker;
     });
     const int k = static_cast<int>(succeeded_workers.size());
-    const bool finished =
-        tj.job.role(core::Role::kChief).replicas > 0
-            ? chief_succeeded
-            : !live_workers && k >= w.min_replicas && k > 0 && *succeeded_workers.rbegin() == k - 1;
+    const bool finished = tj.job.role(core::Role::kChief).replicas > 0
+                              ? chief_succeeded
+                              : !live_workers && k >= w.min_replicas && k > 0;
     if (finished) {
       for (const auto& [t, n] : bound) {
         Call("DELETE", PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index),
@@ -407,19 +409,20 @@ void Operator::NewJob(const json& object, bool adopting) {
         valid && !bound.empty() && workers >= w.min_replicas && workers <= w.max_replicas &&
         fixed == tj.job.role(core::Role::kPS).replicas + tj.job.role(core::Role::kChief).replicas;
     if (valid) {
-      for (int i = 0; i < workers; ++i) {
-        valid = valid && std::any_of(bound.begin(), bound.end(), [&](const auto& b) {
-                  return b.first.role == core::Role::kWorker && b.first.index == i;
-                });
-      }
-    }
-    if (valid) {
       lifecycle_.JobsAdded();
       for (const auto& [t, n] : bound) {
         state_.PlaceTask(t, n);
         owned_[PodKey(t)] = Owned{t, uids[PodName(tj.name, t.role, t.index)], true};
       }
       lifecycle_.Adopt(j, JobPhase::kRunning, seq);
+      // Progress as last written (the operator before the restart
+      // estimated it); from here at the placement's rate.
+      const json progress = status.is_object() ? status.value("progress", json::object()) : json{};
+      if (progress.is_object() && progress.value("steps", json()).is_number()) {
+        state_.MutableJob(j).steps_done =
+            std::clamp(progress["steps"].get<double>(), 0.0, tj.job.total_steps);
+      }
+      OnProgressChange(j);
       last_status_[j] = status;
       status_dirty_.push_back(j);
       Log("info", "adopted running job",
@@ -456,6 +459,86 @@ void Operator::CheckCompletion(JobIndex j) {
     lifecycle_.Complete(j);
     dirty_ = true;
   }
+}
+
+void Operator::Advance(JobIndex j) {
+  Progress& p = progress_[j];
+  engine::JobState& js = state_.MutableJob(j);
+  const core::Time now = Now();
+  if (p.rate > 0 && now > p.at) {
+    js.steps_done = std::min(js.spec->total_steps, js.steps_done + p.rate * (now - p.at));
+  }
+  p.at = now;
+}
+
+void Operator::OnProgressChange(JobIndex j) {
+  Advance(j);
+  const engine::JobState& js = state_.Job(j);
+  progress_[j].rate = core::IsRunning(js.phase) ? js.PlacedRate() : 0;
+  status_dirty_.push_back(j);
+}
+
+OperatorSnapshot Operator::Snapshot() {
+  OperatorSnapshot snap;
+  // Pods of other owners, by node: what they request stays in use.
+  std::map<std::string, core::Resources> reserved;
+  for (const auto& [key, node] : foreign_) {
+    auto pod = pods_->Get(key);
+    if (!pod) continue;
+    if (auto request = DecodePodRequest(*pod)) reserved[node] += request->request;
+  }
+  for (NodeIndex n = 0; n < state_.NumNodes(); ++n) {
+    if (!state_.Present(n)) continue;
+    const core::NodeSpec& spec = state_.NodeSpecOf(n);
+    if (auto it = reserved.find(spec.name); it != reserved.end()) {
+      snap.cluster.reserved[spec.name] = it->second;
+    }
+    snap.cluster.nodes.push_back(spec);
+  }
+  const core::Time now = Now();
+  snap.workload.source = "snapshot";
+  snap.workload.start = now;
+  std::map<std::string, int> uses;  // names are unique per namespace only
+  for (const TrainingJob& tj : tjs_) ++uses[tj.name];
+  for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
+    const engine::JobState& js = state_.Job(j);
+    if (js.removed || core::IsFinal(js.phase) || js.phase == JobPhase::kSubmitted) continue;
+    Advance(j);
+    const TrainingJob& tj = tjs_[j];
+    core::JobSpec job = tj.job;
+    if (uses[tj.name] > 1) job.name = tj.namespace_name + "/" + tj.name;
+    if (job.throughput.steps_per_s.empty() || job.total_steps <= 0) {
+      snap.without_progress.push_back(tj.namespace_name + "/" + tj.name);
+      job.throughput.steps_per_s = {{1, 1.0}};
+      job.throughput.locality_sensitivity = 0;
+      job.total_steps = core::kMaxTime;
+    }
+    job.steps_done = std::min(js.steps_done, job.total_steps);
+    if (js.placed_tasks > 0) {
+      const engine::JobHistory& h = lifecycle_.History(j);
+      core::InitialState& in = job.initial.emplace();
+      in.phase = js.phase;
+      in.since = js.phase_since;
+      in.first_start = h.clock.FirstEntered(JobPhase::kLaunching);
+      if (in.first_start == core::kNever || in.first_start > in.since) in.first_start = in.since;
+      in.last_launch = js.last_launch;
+      in.admission_seq = h.admission_seq;
+      if (js.phase == JobPhase::kStarving) in.phase = JobPhase::kWaiting;
+      // Stopping or in Standby with tasks (an instant of a relaunch):
+      // written as a launch of its placement beginning now.
+      if (js.phase == JobPhase::kStopping || js.phase == JobPhase::kStandby) {
+        in.phase = JobPhase::kLaunching;
+        in.since = now;
+      }
+      for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+        if (js.task_node[slot] == engine::kNoNode) continue;
+        const TaskRef t = js.TaskAt(j, slot);
+        in.tasks.push_back({t.role, t.index, state_.NodeName(js.task_node[slot])});
+      }
+    }
+    snap.workload.jobs.push_back(std::move(job));
+  }
+  return snap;
 }
 
 void Operator::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uint64_t epoch) {
@@ -650,6 +733,12 @@ bool Operator::WriteStatus(JobIndex j) {
                  {"reason", h.reason},
                  {"placement", placement}};
   if (h.admission_seq >= 0) status["admissionOrder"] = h.admission_seq;
+  // Estimated as the simulator does; exact at `progressTime` (the
+  // operator's clock), growing at `stepsPerSecond` while it runs.
+  Advance(j);
+  status["progress"] = {{"steps", js.steps_done},
+                        {"totalSteps", js.spec->total_steps},
+                        {"stepsPerSecond", progress_[j].rate}};
   if (status == last_status_[j]) return true;
   json condition = {{"type", phase},
                     {"status", "True"},

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dlsched/config/specs.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/lifecycle.h"
 #include "dlsched/k8s/informer.h"
@@ -54,6 +55,20 @@ struct OperatorOptions {
   // seconds since Start on the steady clock. Tests put it on a simulated
   // clock.
   std::function<double()> clock;
+};
+
+// The cluster and the queue as the operator sees them, as the inputs of a
+// simulation that continues from now (`dlsched snapshot`): present nodes
+// in the engine's order, each with `reserved` = what pods of other owners
+// request there; unfinished jobs in the engine's order with their progress
+// and, when placed, `initial` (their tasks' nodes and phase); `start` is
+// the operator's clock now, arrivals are on that clock.
+struct OperatorSnapshot {
+  core::ClusterSpec cluster;
+  config::WorkloadSpec workload;
+  // Jobs without totalSteps or a throughput table: written to train one
+  // step per second for as long as time allows (they never finish).
+  std::vector<std::string> without_progress;
 };
 
 // Counters for /metrics and tests.
@@ -108,6 +123,8 @@ class Operator final : public engine::Backend {
 
   // A snapshot, safe to take from another thread (the /metrics server).
   OperatorStats Stats() const;
+  // The live queue as simulation inputs. On the operator's thread only.
+  OperatorSnapshot Snapshot();
   const engine::ClusterState& State() const { return state_; }
   const engine::JobLifecycle& Lifecycle() const { return lifecycle_; }
   // The TrainingJob of job index j.
@@ -135,7 +152,9 @@ class Operator final : public engine::Backend {
   void Unbind(engine::TaskRef t, engine::NodeIndex n) override;
   void CreateTask(engine::TaskRef t) override;
   void DeleteTask(engine::TaskRef t) override;
-  void OnProgressChange(engine::JobIndex) override {}
+  // Estimates training progress as the simulator does (the placement's
+  // rate since the last change): the engine and the status read it.
+  void OnProgressChange(engine::JobIndex j) override;
   void OnPhase(engine::JobIndex j, core::JobPhase from) override;
 
  private:
@@ -209,6 +228,12 @@ class Operator final : public engine::Backend {
   // API writes that failed and are tried again at every step until done.
   std::vector<std::function<bool()>> retry_;
   std::vector<nlohmann::json> last_status_;  // by JobIndex: what was last written
+  struct Progress {
+    double rate = 0;    // steps/s of the current placement while running
+    core::Time at = 0;  // JobState::steps_done is exact at this time
+  };
+  std::vector<Progress> progress_;  // by JobIndex
+  void Advance(engine::JobIndex j);
   bool dirty_ = true;
   std::chrono::steady_clock::time_point last_cycle_;
   // When the current wait for releasing pods began (a cycle was due).

@@ -19,6 +19,7 @@
 #include "dlsched/k8s/objects.h"
 #include "dlsched/k8s/operator.h"
 #include "dlsched/policy/registry.h"
+#include "dlsched/sim/generate.h"
 #include "dlsched/sim/simulator.h"
 #include "k8s/apiserver.h"
 #include "k8s/test_kubelet.h"
@@ -235,6 +236,15 @@ class LockStep {
     ADD_FAILURE() << "did not settle";
   }
 
+  // A snapshot of the operator after it settles at each instant, with how
+  // many decision lines it had made by then.
+  struct Taken {
+    OperatorSnapshot snapshot;
+    size_t lines = 0;
+  };
+  void TakeSnapshots() { take_snapshots_ = true; }
+  const std::vector<Taken>& Snapshots() const { return snapshots_; }
+
   std::vector<std::string> Run() {
     size_t next_job = 0;
     const auto& jobs = workload_.jobs;
@@ -247,6 +257,9 @@ class LockStep {
         ++next_job;
       }
       Settle();
+      if (take_snapshots_ && op_->Unfinished() > 0) {
+        snapshots_.push_back({op_->Snapshot(), starts_.size()});
+      }
       double next = std::numeric_limits<double>::infinity();
       if (next_job < jobs.size()) next = jobs[next_job].submit_time;
       const core::Time wake = op_->NextWakeup();
@@ -266,6 +279,8 @@ class LockStep {
   std::unique_ptr<Operator> op_;
   std::unique_ptr<TestKubelet> kubelet_;
   std::vector<std::string> starts_;
+  bool take_snapshots_ = false;
+  std::vector<Taken> snapshots_;
 };
 
 struct Case {
@@ -277,12 +292,15 @@ struct Case {
 
 class ParityTest : public ::testing::TestWithParam<Case> {};
 
+std::string Example(const std::string& name) {
+  return std::string(DLSCHED_SOURCE_DIR) + "/examples/" + name;
+}
+
 TEST_P(ParityTest, OperatorPlacesAndStartsJobsAsTheSimulator) {
   const Case& c = GetParam();
-  const std::string dir = std::string(DLSCHED_SOURCE_DIR) + "/examples/";
-  auto cluster = config::LoadCluster(dir + c.cluster);
+  auto cluster = config::LoadCluster(Example(c.cluster));
   ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
-  auto workload = sim::LoadWorkload(dir + c.workload);
+  auto workload = sim::LoadWorkload(Example(c.workload));
   ASSERT_TRUE(workload.has_value()) << workload.error().message;
   auto engine = MakeEngine(c.profile);
   const std::vector<std::string> expected = SimulatorStarts(*cluster, *workload, *engine);
@@ -299,6 +317,51 @@ TEST_P(ParityTest, OperatorPlacesAndStartsJobsAsTheSimulator) {
   EXPECT_EQ(got, expected) << "simulator:\n"
                            << fmt::format("{}", fmt::join(expected, "\n")) << "\noperator:\n"
                            << fmt::format("{}", fmt::join(got, "\n"));
+}
+
+// `dlsched snapshot` at every instant of the run, written as the files it
+// writes, plus the jobs still to be submitted, replayed by the simulator
+// under the same profile: the replay makes exactly the decisions the
+// operator made from there on.
+TEST_P(ParityTest, SnapshotReplayedByTheSimulatorMakesTheOperatorsNextDecisions) {
+  const Case& c = GetParam();
+  auto cluster = config::LoadCluster(Example(c.cluster));
+  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
+  auto workload = sim::LoadWorkload(Example(c.workload));
+  ASSERT_TRUE(workload.has_value()) << workload.error().message;
+  auto engine = MakeEngine(c.profile);
+  LockStep run(*cluster, *workload, *engine);
+  run.TakeSnapshots();
+  const std::vector<std::string> got = run.Run();
+  ASSERT_FALSE(run.Snapshots().empty());
+  int placed = 0;
+  for (const LockStep::Taken& taken : run.Snapshots()) {
+    const OperatorSnapshot& snap = taken.snapshot;
+    SCOPED_TRACE(fmt::format("snapshot at t={}", snap.workload.start));
+    EXPECT_TRUE(snap.without_progress.empty());
+    config::WorkloadSpec w = snap.workload;
+    for (const core::JobSpec& job : workload->jobs) {
+      if (job.submit_time > w.start) w.jobs.push_back(job);
+    }
+    for (const core::JobSpec& job : w.jobs) placed += job.initial ? 1 : 0;
+    const std::string cluster_yaml = sim::ClusterToYaml(snap.cluster);
+    const std::string workload_yaml = sim::WorkloadToYaml(w);
+    auto replay_cluster = config::ParseCluster(cluster_yaml, "cluster.yaml");
+    ASSERT_TRUE(replay_cluster.has_value()) << replay_cluster.error().message;
+    auto replay_workload = config::ParseWorkload(workload_yaml, "workload.yaml");
+    ASSERT_TRUE(replay_workload.has_value()) << replay_workload.error().message << "\n"
+                                             << workload_yaml;
+    ASSERT_TRUE(sim::ResolveWorkload(*replay_workload).has_value());
+    const std::vector<std::string> replay =
+        SimulatorStarts(*replay_cluster, *replay_workload, *engine);
+    const std::vector<std::string> next(got.begin() + static_cast<std::ptrdiff_t>(taken.lines),
+                                        got.end());
+    ASSERT_EQ(replay, next) << "operator from here:\n"
+                            << fmt::format("{}", fmt::join(next, "\n")) << "\nreplay:\n"
+                            << fmt::format("{}", fmt::join(replay, "\n")) << "\n"
+                            << cluster_yaml << workload_yaml;
+  }
+  EXPECT_GT(placed, 0);  // the snapshots caught jobs running
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -161,6 +161,74 @@ std::string ResourcesYaml(const core::Resources& r) {
   return out;
 }
 
+std::string ContainersYaml(const std::vector<core::ContainerSpec>& containers) {
+  std::string out = "[";
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const core::ContainerSpec& c = containers[i];
+    core::Resources shown = c.requests;
+    std::string res = ResourcesYaml(shown);
+    // An explicit 0 for cpu or memory is kept (scoring then counts no
+    // default for it).
+    for (auto [set, id] : {std::pair{c.sets_cpu, core::kCpu}, {c.sets_memory, core::kMemory}}) {
+      if (!set || c.requests[id] != 0) continue;
+      res.insert(res.size() - 1,
+                 fmt::format("{}{}: \"0\"", res.size() > 2 ? ", " : "", core::ResourceName(id)));
+    }
+    fmt::format_to(std::back_inserter(out), "{}{{name: {}, resources: {}}}", i ? ", " : "",
+                   Str(c.name), res);
+  }
+  return out + "]";
+}
+
+std::string StrList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + Str(items[i]);
+  return out + "]";
+}
+
+void AppendConstraints(std::string& out, const core::NodeConstraints& c) {
+  auto emit = std::back_inserter(out);
+  if (!c.node_selector.empty()) {
+    out += ", nodeSelector: {";
+    bool first = true;
+    for (const auto& [k, v] : c.node_selector) {
+      fmt::format_to(emit, "{}{}: {}", first ? "" : ", ", Str(k), Str(v));
+      first = false;
+    }
+    out += '}';
+  }
+  if (!c.required_terms.empty()) {
+    out +=
+        ", affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        "{nodeSelectorTerms: [";
+    for (size_t t = 0; t < c.required_terms.size(); ++t) {
+      out += t ? ", {matchExpressions: [" : "{matchExpressions: [";
+      const auto& exprs = c.required_terms[t].match_expressions;
+      for (size_t e = 0; e < exprs.size(); ++e) {
+        fmt::format_to(emit, "{}{{key: {}, operator: {}", e ? ", " : "", Str(exprs[e].key),
+                       core::OperatorName(exprs[e].op));
+        if (!exprs[e].values.empty()) out += ", values: " + StrList(exprs[e].values);
+        out += '}';
+      }
+      out += "]}";
+    }
+    out += "]}}}";
+  }
+  if (!c.tolerations.empty()) {
+    out += ", tolerations: [";
+    for (size_t i = 0; i < c.tolerations.size(); ++i) {
+      const core::Toleration& t = c.tolerations[i];
+      out += i ? ", {" : "{";
+      if (!t.key.empty()) fmt::format_to(emit, "key: {}, ", Str(t.key));
+      out += t.op == core::Toleration::Op::kExists ? "operator: Exists" : "operator: Equal";
+      if (t.op == core::Toleration::Op::kEqual) out += ", value: " + Str(t.value);
+      if (!t.any_effect) fmt::format_to(emit, ", effect: {}", core::TaintEffectName(t.effect));
+      out += '}';
+    }
+    out += ']';
+  }
+}
+
 void AppendRole(std::string& out, std::string_view key, const core::RoleSpec& role, bool worker) {
   fmt::format_to(std::back_inserter(out), "    {}: {{replicas: {}", key, role.replicas);
   if (worker && role.min_replicas != role.replicas) {
@@ -169,10 +237,16 @@ void AppendRole(std::string& out, std::string_view key, const core::RoleSpec& ro
   if (worker && role.max_replicas != role.replicas) {
     fmt::format_to(std::back_inserter(out), ", maxReplicas: {}", role.max_replicas);
   }
-  if (!role.resources.IsZero()) {
+  if (!role.containers.empty()) {
+    out += ", containers: " + ContainersYaml(role.containers);
+    if (!role.init_containers.empty()) {
+      out += ", initContainers: " + ContainersYaml(role.init_containers);
+    }
+  } else if (!role.resources.IsZero()) {
     out += ", resources: ";
     out += ResourcesYaml(role.resources);
   }
+  AppendConstraints(out, role.constraints);
   out += "}\n";
 }
 
@@ -195,6 +269,23 @@ std::string ThroughputYaml(const core::ThroughputProfile& tp) {
   }
   out += '}';
   return out;
+}
+
+void AppendInitial(std::string& out, const core::InitialState& in) {
+  auto emit = std::back_inserter(out);
+  fmt::format_to(emit, "    running:\n      phase: {}\n", core::PhaseName(in.phase));
+  fmt::format_to(emit, "      since: {}\n", Num(in.since));
+  if (in.phase != core::JobPhase::kWaiting) {
+    fmt::format_to(emit, "      firstStart: {}\n", Num(in.first_start));
+    fmt::format_to(emit, "      lastLaunch: {}\n", Num(in.last_launch));
+  }
+  if (in.admission_seq >= 0) fmt::format_to(emit, "      admissionOrder: {}\n", in.admission_seq);
+  out += "      nodes: {";
+  for (size_t i = 0; i < in.tasks.size(); ++i) {
+    const auto& t = in.tasks[i];
+    fmt::format_to(emit, "{}{}-{}: {}", i ? ", " : "", core::RoleKey(t.role), t.index, Str(t.node));
+  }
+  out += "}\n";
 }
 
 }  // namespace
@@ -267,6 +358,9 @@ core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& optio
 std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
   std::string out;
   out.reserve(workload.jobs.size() * 320 + 64);
+  const bool placed = std::any_of(workload.jobs.begin(), workload.jobs.end(),
+                                  [](const core::JobSpec& j) { return j.initial.has_value(); });
+  if (workload.start != 0 || placed) out += fmt::format("start: {}\n", Num(workload.start));
   out += "jobs:\n";
   auto emit = std::back_inserter(out);
   for (const core::JobSpec& job : workload.jobs) {
@@ -290,12 +384,47 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
     }
     AppendRole(out, "worker", job.role(core::Role::kWorker), true);
     fmt::format_to(emit, "    totalSteps: {}\n", Num(job.total_steps));
+    if (job.steps_done != 0) fmt::format_to(emit, "    stepsDone: {}\n", Num(job.steps_done));
     fmt::format_to(emit, "    throughput: {}\n", ThroughputYaml(job.throughput));
     if (job.launch_delay != 0) fmt::format_to(emit, "    launchDelay: {}\n", Num(job.launch_delay));
     if (job.checkpoint_delay != 0) {
       fmt::format_to(emit, "    checkpointDelay: {}\n", Num(job.checkpoint_delay));
     }
     if (job.deadline) fmt::format_to(emit, "    deadline: {}\n", Num(*job.deadline));
+    if (job.initial) AppendInitial(out, *job.initial);
+  }
+  return out;
+}
+
+std::string ClusterToYaml(const core::ClusterSpec& cluster) {
+  std::string out = "nodes:\n";
+  auto emit = std::back_inserter(out);
+  for (const core::NodeSpec& n : cluster.nodes) {
+    fmt::format_to(emit, "  - name: {}\n    resources: {}\n", Str(n.name),
+                   ResourcesYaml(n.allocatable));
+    if (auto it = cluster.reserved.find(n.name); it != cluster.reserved.end()) {
+      fmt::format_to(emit, "    reserved: {}\n", ResourcesYaml(it->second));
+    }
+    if (!n.labels.empty()) {
+      out += "    labels: {";
+      bool first = true;
+      for (const auto& [k, v] : n.labels) {
+        fmt::format_to(emit, "{}{}: {}", first ? "" : ", ", Str(k), Str(v));
+        first = false;
+      }
+      out += "}\n";
+    }
+    if (!n.taints.empty()) {
+      out += "    taints: [";
+      for (size_t i = 0; i < n.taints.size(); ++i) {
+        const core::Taint& t = n.taints[i];
+        fmt::format_to(emit, "{}{{key: {}", i ? ", " : "", Str(t.key));
+        if (!t.value.empty()) fmt::format_to(emit, ", value: {}", Str(t.value));
+        fmt::format_to(emit, ", effect: {}}}", core::TaintEffectName(t.effect));
+      }
+      out += "]\n";
+    }
+    if (!n.schedulable) out += "    schedulable: false\n";
   }
   return out;
 }

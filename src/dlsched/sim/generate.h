@@ -46,6 +46,10 @@ core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& optio
 // a table. Fields at their defaults are left out.
 std::string WorkloadToYaml(const config::WorkloadSpec& workload);
 
+// A cluster in the YAML format config::ParseCluster reads: one entry per
+// node (no `count:` groups), `reserved` where set; events are not written.
+std::string ClusterToYaml(const core::ClusterSpec& cluster);
+
 struct ClusterOptions {
   int nodes = 16;
   int gpus_per_node = 8;

@@ -66,6 +66,7 @@ class Simulation final : public engine::Backend {
   void SetRate(JobIndex j, core::Time now);
   void HandleEvent(const Event& e);
   void HandleNodeEvent(const core::NodeEvent& e);
+  core::Status PlaceInitial();
   core::Status CheckInvariants() const;
   void SetJobRate(JobIndex j, double rate);
   void SampleUtilization(core::Time now);
@@ -100,25 +101,13 @@ void Simulation::Advance(JobIndex j, core::Time now) {
   sj.progress_at = now;
 }
 
-double LocalityFactor(const engine::JobState& js) {
-  engine::NodeIndex first = engine::kNoNode;
-  for (engine::NodeIndex n : js.task_node) {
-    if (n == engine::kNoNode) continue;
-    if (first == engine::kNoNode) first = n;
-    if (n != first) return 1.0 - js.spec->throughput.locality_sensitivity;
-  }
-  return 1.0;
-}
-
 // Recomputes the job's rate from its placement and schedules its completion.
 void Simulation::SetRate(JobIndex j, core::Time now) {
   SimJob& sj = jobs_[j];
   const engine::JobState& js = state_.Job(j);
   Advance(j, now);
   ++sj.epoch;
-  SetJobRate(j, core::IsRunning(js.phase)
-                    ? js.spec->throughput.Rate(js.placed_workers) * LocalityFactor(js)
-                    : 0);
+  SetJobRate(j, core::IsRunning(js.phase) ? js.PlacedRate() : 0);
   if (sj.rate > 0) {
     const double remaining = std::max(0.0, js.spec->total_steps - js.steps_done);
     queue_.Push(now + remaining / sj.rate, EventKind::kCompletion, j, sj.epoch);
@@ -251,6 +240,44 @@ void Simulation::HandleEvent(const Event& e) {
   }
 }
 
+// The jobs a workload gives as already placed at its start (`running`):
+// their tasks are bound to the named nodes and they enter their phase as
+// the operator's adoption does; what is left of a launch or of a
+// protection runs on this profile's timers.
+core::Status Simulation::PlaceInitial() {
+  for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
+    const core::JobSpec& spec = *state_.Job(j).spec;
+    if (!spec.initial) continue;
+    const core::InitialState& in = *spec.initial;
+    for (const auto& t : in.tasks) {
+      const std::string where = fmt::format("{}: job '{}': running.nodes.{}-{}", workload_.source,
+                                            spec.name, core::RoleKey(t.role), t.index);
+      const engine::NodeIndex n = state_.FindNode(t.node);
+      if (n == engine::kNoNode) {
+        return core::Errorf("{}: no node '{}' in the cluster", where, t.node);
+      }
+      const core::Resources& request = spec.role(t.role).resources;
+      if (!request.FitsIn(state_.Free(n))) {
+        return core::Errorf("{}: node '{}' has {} free, not enough for {}", where, t.node,
+                            core::FormatResources(state_.Free(n)), core::FormatResources(request));
+      }
+      state_.PlaceTask(engine::TaskRef{j, t.role, t.index}, n);
+    }
+    if (in.phase == JobPhase::kWaiting) continue;  // arrives with some pods bound
+    engine::AdoptTimes times;
+    times.since = in.since;
+    times.first_start = in.first_start;
+    times.last_launch = in.last_launch;
+    lifecycle_.Adopt(j, in.phase, in.admission_seq, times);
+    if (core::IsRunning(state_.Job(j).phase)) SetRate(j, now_);
+    if (spec.deadline) {
+      queue_.Push(std::max(now_, spec.submit_time + *spec.deadline), EventKind::kDeadline, j);
+      ++active_events_;
+    }
+  }
+  return {};
+}
+
 // A change of the cluster from the cluster file's events.
 void Simulation::HandleNodeEvent(const core::NodeEvent& e) {
   const engine::NodeIndex n = state_.FindNode(e.node.name);
@@ -316,19 +343,34 @@ double Simulation::IdealRuntime(const core::JobSpec& spec) const {
 core::Result<SimResult> Simulation::Run() {
   const auto& specs = workload_.jobs;
   jobs_.resize(specs.size());
+  // A workload's `start` (a snapshot of a live cluster): the run begins
+  // there; what arrived or was due before happens at it.
+  const core::Time start = workload_.start;
+  now_ = start;
+  // Nodes' `reserved` resources: held by pods outside the workload.
+  for (const auto& [name, reserved] : cluster_.reserved) {
+    state_.AddForeignTask(fmt::format("reserved/{}", name), state_.FindNode(name), reserved,
+                          reserved);
+  }
   for (const auto& spec : specs) state_.AddJob(&spec, spec.submit_time);
   lifecycle_.JobsAdded();
   lifecycle_.UsePodQueue(engine_.profile().admission->UsesPodQueue());
+  if (auto st = PlaceInitial(); !st) return std::unexpected(st.error());
+  // A continued run decides at its start even when nothing arrives there.
+  if (start > 0) queue_.Push(start, EventKind::kTick);
   for (JobIndex j = 0; j < static_cast<JobIndex>(specs.size()); ++j) {
-    queue_.Push(specs[j].submit_time, EventKind::kArrival, j);
+    if (specs[j].initial && specs[j].initial->phase != JobPhase::kWaiting) continue;
+    queue_.Push(std::max(start, specs[j].submit_time), EventKind::kArrival, j);
     ++active_events_;
     if (specs[j].deadline) {
-      queue_.Push(specs[j].submit_time + *specs[j].deadline, EventKind::kDeadline, j);
+      queue_.Push(std::max(start, specs[j].submit_time + *specs[j].deadline), EventKind::kDeadline,
+                  j);
       ++active_events_;
     }
   }
   for (size_t i = 0; i < cluster_.events.size(); ++i) {
-    queue_.Push(cluster_.events[i].time, EventKind::kNode, static_cast<int32_t>(i));
+    queue_.Push(std::max(start, cluster_.events[i].time), EventKind::kNode,
+                static_cast<int32_t>(i));
     ++active_events_;
   }
   engine::CycleOptions cycle_options;
