@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <ranges>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,6 +20,7 @@
 
 #include "dlsched/cli/operator_command.h"
 #include "dlsched/config/specs.h"
+#include "dlsched/config/trace.h"
 #include "dlsched/core/text.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/metrics/summary.h"
@@ -64,20 +67,125 @@ core::Status CheckOut(const std::string& dir) {
   return {};
 }
 
+// Where a run's jobs come from: a workload YAML or a trace (docs/traces.md).
+struct JobSource {
+  std::string workload;
+  std::string trace;  // FORMAT:FILE
+  std::string vcs;    // philly virtual clusters, comma-separated
+  std::string from;
+  std::string until;
+  std::string elastic;
+  std::string scaling = "linear";
+  int64_t limit = 0;
+  bool skip_bad_rows = false;
+};
+
 struct RunArgs {
   std::string cluster;
-  std::string workload;
+  JobSource jobs;
   std::string profile = "gang-binpack";
 };
 
+// --workload or --trace and the trace's options.
+void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
+  auto* workload =
+      cmd->add_option("--workload,-w", s->workload, "Workload YAML (jobs with arrival times)");
+  auto* trace = cmd->add_option(
+      "--trace,-t", s->trace,
+      "A job trace instead of a workload, as FORMAT:FILE: tiresias:, philly:, pollux: or "
+      "native: (docs/traces.md), e.g. tiresias:data/tiresias/60_job.csv");
+  workload->excludes(trace);
+  trace->excludes(workload);
+  cmd->add_option("--vc", s->vcs,
+                  "philly: keep only these virtual clusters (comma-separated ids, e.g. 6214e9)")
+      ->needs(trace);
+  cmd->add_option("--from", s->from,
+                  "philly: keep jobs submitted at or after this UTC time (YYYY-MM-DD[ HH:MM:SS])")
+      ->needs(trace);
+  cmd->add_option("--until", s->until, "philly: keep jobs submitted before this UTC time")
+      ->needs(trace);
+  cmd->add_option("--limit", s->limit, "Keep only the first N jobs of the trace (file order)")
+      ->needs(trace);
+  cmd->add_option("--elastic", s->elastic,
+                  "Make trace jobs elastic: MIN:MAX factors of each job's GPU count, e.g. 0.5:2 "
+                  "(default: rigid)")
+      ->needs(trace);
+  cmd->add_option("--scaling", s->scaling,
+                  "How a trace job's speed follows its size when resized: linear, sqrt, none or "
+                  "amdahl:P")
+      ->needs(trace)
+      ->capture_default_str();
+  cmd->add_flag("--skip-bad-rows", s->skip_bad_rows,
+                "Skip malformed trace rows (counted on stderr) instead of failing on the first")
+      ->needs(trace);
+}
+
 void AddRunOptions(CLI::App* cmd, RunArgs* a) {
-  cmd->add_option("--cluster,-c", a->cluster, "Cluster YAML (nodes and their resources)")
+  cmd->add_option("--cluster,-c", a->cluster,
+                  "Cluster YAML (nodes and their resources), or tiresias:FILE for a Tiresias "
+                  "cluster spec CSV (e.g. tiresias:data/tiresias/n32g4.csv)")
       ->required();
-  cmd->add_option("--workload,-w", a->workload, "Workload YAML (jobs with arrival times)")
-      ->required();
+  AddJobSourceOptions(cmd, &a->jobs);
   cmd->add_option("--profile,-p", a->profile,
                   "Scheduler profile: a built-in name (see `dlsched profiles`) or a profile YAML")
       ->capture_default_str();
+}
+
+core::Result<core::ClusterSpec> LoadClusterArg(const std::string& arg) {
+  constexpr std::string_view kTiresias = "tiresias:";
+  if (arg.starts_with(kTiresias)) {
+    return config::LoadTiresiasCluster(arg.substr(kTiresias.size()));
+  }
+  return config::LoadCluster(arg);
+}
+
+// The jobs of a run: the workload file, or the trace with its options. A
+// trace's skipped rows are reported on stderr.
+core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
+  if (s.trace.empty()) {
+    if (s.workload.empty()) {
+      return core::MakeError("give the jobs with --workload FILE or --trace FORMAT:FILE");
+    }
+    return sim::LoadWorkload(s.workload);
+  }
+  auto o = config::ParseTraceArg(s.trace);
+  if (!o) return std::unexpected(o.error());
+  o->skip_bad_rows = s.skip_bad_rows;
+  o->limit = s.limit;
+  if (!s.vcs.empty()) {
+    if (o->format != config::TraceFormat::kPhilly) {
+      return core::MakeError("--vc: applies to philly traces only");
+    }
+    for (auto part : std::views::split(std::string_view(s.vcs), ',')) {
+      o->virtual_clusters.emplace_back(part.begin(), part.end());
+    }
+  }
+  for (auto [flag, text, out] :
+       {std::tuple{"--from", &s.from, &o->from}, std::tuple{"--until", &s.until, &o->until}}) {
+    if (text->empty()) continue;
+    if (o->format != config::TraceFormat::kPhilly) {
+      return core::Errorf("{}: applies to philly traces only", flag);
+    }
+    auto t = config::ParseTimestamp(*text);
+    if (!t) return core::Errorf("{}: {}", flag, t.error().message);
+    *out = *t;
+  }
+  if (!s.elastic.empty()) {
+    if (auto st = config::ParseElastic(s.elastic, *o); !st) return std::unexpected(st.error());
+  }
+  auto curve = core::ScalingCurve::Parse(s.scaling);
+  if (!curve) return core::Errorf("--scaling: {}", curve.error().message);
+  o->scaling = *curve;
+  auto load = config::LoadTrace(*o);
+  if (!load) return std::unexpected(load.error());
+  if (load->skipped > 0) {
+    std::fprintf(stderr, "dlsched: %s: skipped %lld bad rows of %lld (the first: %s)\n",
+                 core::EscapeText(o->path, kMaxMessageBytes).c_str(),
+                 static_cast<long long>(load->skipped), static_cast<long long>(load->rows),
+                 core::EscapeText(load->first_skipped, kMaxMessageBytes).c_str());
+  }
+  if (auto st = sim::ResolveWorkload(load->workload); !st) return std::unexpected(st.error());
+  return std::move(load->workload);
 }
 
 // The cluster and workload of a run, loaded and validated.
@@ -88,10 +196,10 @@ struct Inputs {
 
 core::Result<Inputs> LoadInputs(const RunArgs& a) {
   Inputs out;
-  auto cluster = config::LoadCluster(a.cluster);
+  auto cluster = LoadClusterArg(a.cluster);
   if (!cluster) return std::unexpected(cluster.error());
   out.cluster = std::move(*cluster);
-  auto workload = sim::LoadWorkload(a.workload);
+  auto workload = LoadJobs(a.jobs);
   if (!workload) return std::unexpected(workload.error());
   out.workload = std::move(*workload);
   return out;
@@ -459,6 +567,31 @@ int Generate(const sim::GenerateOptions& options, const sim::ClusterOptions& clu
   return kOk;
 }
 
+// `dlsched convert`: a trace (or workload) written as the native format or
+// as workload YAML.
+int Convert(const JobSource& source, const std::string& out, std::string to) {
+  if (to.empty()) to = out.ends_with(".yaml") || out.ends_with(".yml") ? "yaml" : "native";
+  auto workload = LoadJobs(source);
+  if (!workload) return BadInput(workload.error());
+  std::string text;
+  if (to == "yaml") {
+    text = sim::WorkloadToYaml(*workload);
+  } else {
+    auto csv = config::ToNativeCsv(*workload);
+    if (!csv) return BadInput(csv.error());
+    text = std::move(*csv);
+  }
+  if (out.empty() || out == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kOk;
+  }
+  const report::FileContent file{out, text};
+  if (auto st = report::ReplaceFiles({&file, 1}); !st) return RunFailed(st.error());
+  std::fprintf(stderr, "dlsched: wrote %zu jobs to %s (%s)\n", workload->jobs.size(),
+               core::EscapeText(out, kMaxMessageBytes).c_str(), to.c_str());
+  return kOk;
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{
       "dlsched - a scheduler for distributed deep-learning training jobs.\n"
@@ -466,7 +599,9 @@ int Run(int argc, char** argv) {
       "profile and reports job completion times, utilisation and fairness.\n\n"
       "Example:\n"
       "  dlsched simulate --cluster examples/cluster-3node.yaml \\\n"
-      "                   --workload examples/workload-small.yaml --profile gang-binpack\n\n"
+      "                   --workload examples/workload-small.yaml --profile gang-binpack\n"
+      "  dlsched simulate --cluster tiresias:data/tiresias/n32g4.csv \\\n"
+      "                   --trace tiresias:data/tiresias/60_job.csv --profile fifo\n\n"
       "Exit codes: 0 success, 1 the run failed (stuck or failed jobs, cannot write\n"
       "results), 2 bad input (the message names the file and field).",
       "dlsched"};
@@ -515,12 +650,10 @@ int Run(int argc, char** argv) {
       "each profile's files go to OUT/<profile>/, the table to OUT/compare.csv. Jobs left "
       "stuck are a result here, not an error: the exit code is 0 unless the input is bad");
   compare
-      ->add_option("--cluster,-c", compare_args.cluster, "Cluster YAML (nodes and their resources)")
+      ->add_option("--cluster,-c", compare_args.cluster,
+                   "Cluster YAML (nodes and their resources), or tiresias:FILE")
       ->required();
-  compare
-      ->add_option("--workload,-w", compare_args.workload,
-                   "Workload YAML (jobs with arrival times)")
-      ->required();
+  AddJobSourceOptions(compare, &compare_args.jobs);
   compare
       ->add_option("--profiles,-p", compare_profiles,
                    "Profiles to compare, comma-separated built-in names or YAML files, e.g. "
@@ -582,6 +715,24 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->needs(cluster_out_opt);
 
+  JobSource convert_source;
+  std::string convert_out;
+  std::string convert_to;
+  auto* convert = app.add_subcommand(
+      "convert",
+      "Read a trace (or a workload YAML) and write it in the native trace format, which loads "
+      "fastest, or as workload YAML to edit");
+  convert->footer(
+      "Examples:\n"
+      "  dlsched convert --trace philly:data/pollux/philly.csv --vc 6214e9 --out philly.csv\n"
+      "  dlsched convert --trace tiresias:data/tiresias/60_job.csv --out w.yaml");
+  AddJobSourceOptions(convert, &convert_source);
+  convert->add_option("--out,-o", convert_out,
+                      "File to write (default: stdout); replaced only once completely written");
+  convert
+      ->add_option("--to", convert_to, "native or yaml (default: yaml for .yaml/.yml, else native)")
+      ->check(CLI::IsMember({"native", "yaml"}));
+
   OperatorArgs operator_args;
   CLI::App* operate = AddOperatorCommand(app, &operator_args);
   SnapshotArgs snapshot_args;
@@ -619,6 +770,7 @@ int Run(int argc, char** argv) {
   if (compare->parsed()) return Compare(compare_args, compare_profiles, compare_out);
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
+  if (convert->parsed()) return Convert(convert_source, convert_out, convert_to);
   if (operate->parsed()) return Operate(operator_args);
   if (snapshot->parsed()) return TakeSnapshot(snapshot_args);
   return kBadInput;

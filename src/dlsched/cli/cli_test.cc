@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -202,6 +203,81 @@ TEST_F(CliTest, OutputDirectoryIsReplacedAsAWholeOrRefused) {
   EXPECT_NE(refused.out.find("holds 'notes.txt', which dlsched did not write"), std::string::npos)
       << refused.out;
   EXPECT_EQ(Slurp(out_ / "notes.txt"), "mine\n");
+}
+
+}  // namespace
+
+namespace {
+
+// A trace runs like a workload: the Tiresias 60-job trace on the Tiresias
+// 32 x 4-GPU spec completes all 60 jobs; convert writes the native format
+// and YAML, and both replay to the same jobs.csv as the trace itself.
+TEST_F(CliTest, TraceSimulateAndConvertAgree) {
+  const std::string common =
+      "--cluster tiresias:data/tiresias/n32g4.csv --profile gang-binpack --quiet ";
+  CmdResult r = Dlsched("simulate " + common + "--trace tiresias:data/tiresias/60_job.csv --out " +
+                        (out_ / "trace").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("results:"), std::string::npos) << r.out;
+  std::filesystem::create_directories(out_);
+  const std::string native = (out_ / "60.csv").string();
+  const std::string yaml = (out_ / "60.yaml").string();
+  r = Dlsched("convert --trace tiresias:data/tiresias/60_job.csv --out " + native);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote 60 jobs"), std::string::npos) << r.out;
+  r = Dlsched("convert --trace native:" + native + " --out " + yaml);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(Slurp(yaml).find("duration: 164"), std::string::npos);
+  r = Dlsched("simulate " + common + "--trace native:" + native + " --out " +
+              (out_ / "native").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = Dlsched("simulate " + common + "--workload " + yaml + " --out " + (out_ / "yaml").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string jobs = Slurp(out_ / "trace" / "jobs.csv");
+  EXPECT_EQ(std::count(jobs.begin(), jobs.end(), '\n'), 61);
+  EXPECT_EQ(Slurp(out_ / "native" / "jobs.csv"), jobs);
+  EXPECT_EQ(Slurp(out_ / "yaml" / "jobs.csv"), jobs);
+}
+
+TEST_F(CliTest, TraceErrorsAreOneLineAndExitTwo) {
+  std::filesystem::create_directories(out_);
+  const std::string bad = (out_ / "bad.csv").string();
+  std::ofstream(bad) << "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
+                        "0,1,0,606,vgg19,164,30\n1,two,30,133,vgg11,147,23\n";
+  CmdResult r = Dlsched("simulate -c tiresias:data/tiresias/n1g4.csv -t tiresias:" + bad + " -o " +
+                        (out_ / "o").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out,
+            "dlsched: " + bad + ":3: num_gpu: expected an integer in [1, 100000], got 'two'\n");
+  EXPECT_FALSE(std::filesystem::exists(out_ / "o"));
+
+  r = Dlsched("simulate -q -c tiresias:data/tiresias/n1g4.csv -t tiresias:" + bad +
+              " --skip-bad-rows -o " + (out_ / "o").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("dlsched: " + bad + ": skipped 1 bad rows of 2 (the first: " + bad +
+                       ":3: num_gpu: expected an integer in [1, 100000], got 'two')"),
+            std::string::npos)
+      << r.out;
+
+  r = Dlsched("simulate -c tiresias:data/tiresias/n1g4.csv -t tiresias:" + bad +
+              " -w examples/workload-small.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("excludes"), std::string::npos) << r.out;
+  r = Dlsched("simulate -c tiresias:data/tiresias/n1g4.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "dlsched: give the jobs with --workload FILE or --trace FORMAT:FILE\n");
+  r = Dlsched("simulate -c tiresias:data/tiresias/n1g4.csv -t tiresias:" + bad + " --vc abc");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "dlsched: --vc: applies to philly traces only\n");
+  r = Dlsched("convert -t tiresias:data/tiresias/60_job.csv --scaling cubic");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out,
+            "dlsched: --scaling: expected linear, sqrt, none or amdahl:<parallel fraction in (0, "
+            "1]>, got 'cubic'\n");
+  r = Dlsched("convert -w examples/workload-small.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("the native format holds jobs given by duration"), std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -382,12 +382,62 @@ core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::strin
   return {};
 }
 
+// The job's work: `totalSteps` and a `throughput` model, or its `duration`
+// in seconds at its size with an optional `scaling` curve for other sizes.
+core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& path,
+                       core::JobSpec& job) {
+  if (Given(n["duration"])) {
+    for (const char* other : {"totalSteps", "throughput"}) {
+      if (Given(n[other])) {
+        return r.Fail(Key(path, other),
+                      "give either duration (seconds at the job's size) or totalSteps and "
+                      "throughput, not both");
+      }
+    }
+    auto d = r.Number(n["duration"], Key(path, "duration"), internal::kPositiveTime);
+    if (!d) return std::unexpected(d.error());
+    const core::RoleSpec& w = job.role(core::Role::kWorker);
+    if (w.replicas < 1) {
+      return r.Fail(Key(path, "duration"),
+                    "needs at least 1 worker replica (the size the duration is measured at)");
+    }
+    if (Given(n["scaling"])) {
+      const std::string where = Key(path, "scaling");
+      if (!n["scaling"].IsScalar()) return r.Expected(where, "a scaling curve", n["scaling"]);
+      auto c = core::ScalingCurve::Parse(n["scaling"].Scalar());
+      if (!c) return r.Fail(where, c.error().message);
+      job.scaling = *c;
+    }
+    job.duration = *d;
+    job.total_steps = *d;
+    job.throughput =
+        core::DurationThroughput(w.replicas, w.min_replicas, w.max_replicas, job.scaling);
+    return {};
+  }
+  if (Given(n["scaling"])) {
+    return r.Fail(Key(path, "scaling"), "applies only to a job given by its duration");
+  }
+  const NumberRange steps_range{0, true, core::kMaxSteps};
+  if (!Given(n["totalSteps"])) {
+    return r.Missing(Key(path, "totalSteps"),
+                     steps_range.Describe() + " (or give the job's duration in seconds)");
+  }
+  if (auto st = OptionalNumber(r, n, "totalSteps", path, steps_range, job.total_steps); !st) {
+    return st;
+  }
+  if (!Given(n["throughput"])) {
+    return r.Missing(Key(path, "throughput"), "{model: <name>} or {table: {<workers>: <steps/s>}}");
+  }
+  return ParseThroughput(r, n["throughput"], Key(path, "throughput"), job.throughput);
+}
+
 core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
                       core::JobSpec& job) {
-  if (auto st = r.CheckMap(n, path, "a map",
-                           {"name", "namespace", "arrival", "priority", "maxWaitMinutes", "queue",
-                            "ps", "worker", "chief", "totalSteps", "stepsDone", "throughput",
-                            "launchDelay", "checkpointDelay", "deadline", "running"});
+  if (auto st =
+          r.CheckMap(n, path, "a map",
+                     {"name", "namespace", "arrival", "priority", "maxWaitMinutes", "queue", "ps",
+                      "worker", "chief", "totalSteps", "stepsDone", "throughput", "duration",
+                      "scaling", "launchDelay", "checkpointDelay", "deadline", "running"});
       !st) {
     return st;
   }
@@ -458,18 +508,7 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
   if (auto st = CheckJobSize(r, job, path); !st) return st;
 
-  const NumberRange steps_range{0, true, core::kMaxSteps};
-  if (!Given(n["totalSteps"])) return r.Missing(Key(path, "totalSteps"), steps_range.Describe());
-  if (auto st = OptionalNumber(r, n, "totalSteps", path, steps_range, job.total_steps); !st) {
-    return st;
-  }
-
-  if (!Given(n["throughput"])) {
-    return r.Missing(Key(path, "throughput"), "{model: <name>} or {table: {<workers>: <steps/s>}}");
-  }
-  if (auto st = ParseThroughput(r, n["throughput"], Key(path, "throughput"), job.throughput); !st) {
-    return st;
-  }
+  if (auto st = ParseWork(r, n, path, job); !st) return st;
 
   if (auto st = OptionalNumber(r, n, "stepsDone", path, NumberRange{0, false, job.total_steps},
                                job.steps_done);

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -190,7 +191,8 @@ TEST(ParseWorkloadTest, FieldTypeErrors) {
       "workload.yaml: jobs[1].totalSteps: expected a number in (0, 1000000000000000], got '0'");
   EXPECT_EQ(
       WorkloadError(job2("")),
-      "workload.yaml: jobs[1].totalSteps: missing, expected a number in (0, 1000000000000000]");
+      "workload.yaml: jobs[1].totalSteps: missing, expected a number in (0, 1000000000000000] "
+      "(or give the job's duration in seconds)");
   EXPECT_EQ(
       WorkloadError(job2("    totalSteps: .nan\n")),
       "workload.yaml: jobs[1].totalSteps: expected a number in (0, 1000000000000000], got '.nan'");
@@ -236,7 +238,7 @@ TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
   EXPECT_EQ(JobError("    totalStep: 5\n"),
             "workload.yaml: jobs[0].totalStep: unknown key (allowed: name, namespace, arrival, "
             "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, stepsDone, "
-            "throughput, launchDelay, checkpointDelay, deadline, running)");
+            "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running)");
 }
 
 TEST(ParseWorkloadTest, DuplicateJobName) {
@@ -464,6 +466,50 @@ TEST(ParseWorkloadTest, NodeConstraintErrors) {
       "Exists takes no value");
   EXPECT_EQ(WorkerError("{replicas: 1" + res + ", nodeSelector: {zone: [a]}}"),
             "workload.yaml: jobs[0].worker.nodeSelector.zone: expected a label value, got a list");
+}
+
+}  // namespace
+}  // namespace dlsched::config
+
+namespace dlsched::config {
+namespace {
+
+// A job given by its duration: 300 s at 4 workers is 300 steps at 1 step/s;
+// sqrt scaling gives sqrt(2/4) steps/s at minReplicas 2.
+TEST(ParseWorkloadTest, DurationInsteadOfStepsAndThroughput) {
+  auto w = ParseWorkload(R"(
+jobs:
+  - name: d
+    arrival: 0
+    worker: {replicas: 4, minReplicas: 2, maxReplicas: 8, resources: {nvidia.com/gpu: 1}}
+    duration: 300
+    scaling: sqrt
+)",
+                         "workload.yaml");
+  ASSERT_TRUE(w) << w.error().message;
+  const core::JobSpec& j = w->jobs[0];
+  EXPECT_EQ(*j.duration, 300);
+  EXPECT_EQ(j.total_steps, 300);
+  EXPECT_DOUBLE_EQ(j.throughput.Rate(4), 1);
+  EXPECT_DOUBLE_EQ(j.throughput.Rate(2), std::sqrt(0.5));
+  EXPECT_DOUBLE_EQ(j.throughput.Rate(8), std::sqrt(2.0));
+
+  const std::string base =
+      "jobs:\n  - name: d\n    arrival: 0\n    worker: {replicas: 1, resources: {cpu: 1}}\n";
+  auto err = [&](const std::string& extra) {
+    auto r = ParseWorkload(base + extra, "workload.yaml");
+    return r ? std::string() : r.error().message;
+  };
+  EXPECT_EQ(err("    duration: 10\n    totalSteps: 5\n"),
+            "workload.yaml: jobs[0].totalSteps: give either duration (seconds at the job's size) "
+            "or totalSteps and throughput, not both");
+  EXPECT_EQ(err("    duration: 0\n"),
+            "workload.yaml: jobs[0].duration: expected a number in (0, 1000000000], got '0'");
+  EXPECT_EQ(err("    duration: 10\n    scaling: cubic\n"),
+            "workload.yaml: jobs[0].scaling: expected linear, sqrt, none or amdahl:<parallel "
+            "fraction in (0, 1]>, got 'cubic'");
+  EXPECT_EQ(err("    totalSteps: 10\n    throughput: {model: resnet50}\n    scaling: sqrt\n"),
+            "workload.yaml: jobs[0].scaling: applies only to a job given by its duration");
 }
 
 }  // namespace

@@ -1,6 +1,12 @@
 #include "dlsched/core/job.h"
 
+#include "dlsched/core/quantity.h"
+
+#include <charconv>
+#include <cmath>
 #include <iterator>
+
+#include <fmt/format.h>
 
 namespace dlsched::core {
 
@@ -37,6 +43,72 @@ double ThroughputProfile::Rate(int workers) const {
   auto lo = std::prev(hi);
   double f = double(workers - lo->first) / double(hi->first - lo->first);
   return lo->second + f * (hi->second - lo->second);
+}
+
+double ScalingCurve::Speedup(int workers) const {
+  const double m = workers;
+  switch (kind) {
+    case Kind::kLinear:
+      return m;
+    case Kind::kSqrt:
+      return std::sqrt(m);
+    case Kind::kAmdahl:
+      return 1 / ((1 - parallel) + parallel / m);
+    case Kind::kNone:
+      return 1;
+  }
+  return m;
+}
+
+std::string ScalingCurve::ToString() const {
+  switch (kind) {
+    case Kind::kLinear:
+      return "linear";
+    case Kind::kSqrt:
+      return "sqrt";
+    case Kind::kAmdahl:
+      return fmt::format("amdahl:{}", parallel);
+    case Kind::kNone:
+      return "none";
+  }
+  return "linear";
+}
+
+Result<ScalingCurve> ScalingCurve::Parse(std::string_view text) {
+  ScalingCurve c;
+  if (text == "linear") return c;
+  if (text == "sqrt") {
+    c.kind = Kind::kSqrt;
+    return c;
+  }
+  if (text == "none") {
+    c.kind = Kind::kNone;
+    return c;
+  }
+  constexpr std::string_view kAmdahl = "amdahl:";
+  if (text.starts_with(kAmdahl)) {
+    const std::string_view p = text.substr(kAmdahl.size());
+    double v = 0;
+    auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+    if (ec == std::errc() && end == p.data() + p.size() && v > 0 && v <= 1) {
+      c.kind = Kind::kAmdahl;
+      c.parallel = v;
+      return c;
+    }
+  }
+  return Errorf("expected linear, sqrt, none or amdahl:<parallel fraction in (0, 1]>, got {}",
+                internal::QuoteInput(text));
+}
+
+ThroughputProfile DurationThroughput(int size, int min_workers, int max_workers,
+                                     const ScalingCurve& curve) {
+  ThroughputProfile tp;
+  tp.model = "duration";
+  const double at_size = curve.Speedup(size);
+  for (int m = std::max(1, min_workers); m <= std::max(size, max_workers); ++m) {
+    tp.steps_per_s[m] = m == size ? 1.0 : curve.Speedup(m) / at_size;
+  }
+  return tp;
 }
 
 Resources RoleSpec::ScoringRequest() const {

@@ -73,6 +73,33 @@ struct ThroughputProfile {
   double Rate(int workers) const;
 };
 
+// How a job known by its duration at one size (a trace job, or a workload
+// job with `duration:`) runs at another size, for elastic policies that
+// resize it: at m workers it does Speedup(m) / Speedup(size) seconds of its
+// work per second. The curves (speedup over one worker):
+//   linear     m                        (perfect data parallelism; default)
+//   sqrt       sqrt(m)                  (diminishing returns)
+//   amdahl:p   1 / ((1 - p) + p / m)    (a fraction p of the step is parallel)
+//   none       1                        (resizing changes nothing)
+struct ScalingCurve {
+  enum class Kind : uint8_t { kLinear, kSqrt, kAmdahl, kNone };
+  Kind kind = Kind::kLinear;
+  double parallel = 1;  // p of amdahl:p, in (0, 1]
+
+  double Speedup(int workers) const;
+  std::string ToString() const;  // "linear", "sqrt", "amdahl:0.95", "none"
+  // Parses ToString()'s forms; the error is the reason only.
+  static Result<ScalingCurve> Parse(std::string_view text);
+  friend bool operator==(const ScalingCurve&, const ScalingCurve&) = default;
+};
+
+// The throughput table of a job that runs `duration` seconds at `size`
+// workers, with one step = one second of work at that size (so totalSteps =
+// duration): 1 step/s at `size` and Speedup(m) / Speedup(size) at every m in
+// [min_workers, max_workers].
+ThroughputProfile DurationThroughput(int size, int min_workers, int max_workers,
+                                     const ScalingCurve& curve);
+
 // Where a job already is when a run begins: a workload that continues a
 // live cluster (`dlsched snapshot`) lists its running jobs with this.
 struct InitialState {
@@ -108,6 +135,11 @@ struct JobSpec {
 
   // Workload inputs (simulation).
   double total_steps = 0;
+  // Given instead of totalSteps and a throughput model: seconds of running
+  // at `replicas` workers; the throughput is then DurationThroughput(replicas,
+  // minReplicas, maxReplicas, scaling) and total_steps = *duration.
+  std::optional<Time> duration;
+  ScalingCurve scaling;
   double steps_done = 0;  // progress already made when the run begins (a snapshot)
   ThroughputProfile throughput;
   Time launch_delay = 0;                // seconds from allocation to training

@@ -50,12 +50,16 @@ std::optional<double> Slowdown(const JobRecord& job) {
   return *jct > job.ideal_runtime ? job.ideal_runtime / *jct : 1.0;
 }
 
-double NearestRank(std::span<const double> sorted, int percent) {
+double Percentile(std::span<const double> sorted, double percent) {
   if (sorted.empty()) return 0;
-  const int64_t n = static_cast<int64_t>(sorted.size());
-  int64_t rank = (static_cast<int64_t>(percent) * n + 99) / 100;  // ceil(percent * n / 100)
-  rank = std::clamp<int64_t>(rank, 1, n);
-  return sorted[rank - 1];
+  const double h = static_cast<double>(sorted.size() - 1) * std::clamp(percent, 0.0, 100.0) / 100;
+  const size_t lo = static_cast<size_t>(h);
+  if (lo + 1 >= sorted.size()) return sorted.back();
+  // numpy's _lerp: a + (b - a) * t, from the other end when t >= 0.5.
+  const double t = h - static_cast<double>(lo);
+  const double a = sorted[lo];
+  const double b = sorted[lo + 1];
+  return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
 }
 
 double JainIndex(std::span<const double> values) {
@@ -145,9 +149,9 @@ RunSummary Summarize(const RunInput& input) {
     s.jct_mean = Mean(jcts);
     std::vector<double> sorted = jcts;
     std::sort(sorted.begin(), sorted.end());
-    s.jct_p50 = NearestRank(sorted, 50);
-    s.jct_p95 = NearestRank(sorted, 95);
-    s.jct_p99 = NearestRank(sorted, 99);
+    s.jct_p50 = Percentile(sorted, 50);
+    s.jct_p95 = Percentile(sorted, 95);
+    s.jct_p99 = Percentile(sorted, 99);
     s.makespan = last_completion - first_submit_completed;
     s.mean_queueing = queueing / n;
     s.mean_launching = launching / n;

@@ -40,7 +40,7 @@ struct RunSummary {
   int unfinished_jobs = 0;
 
   // Job completion time (completion - submit) over completed jobs.
-  // Percentiles use the nearest-rank method (see NearestRank).
+  // Percentiles interpolate linearly as numpy's (see Percentile).
   core::Time jct_mean = 0;
   core::Time jct_p50 = 0;
   core::Time jct_p95 = 0;
@@ -93,10 +93,12 @@ std::optional<core::Time> Jct(const JobRecord& job);
 // ideal runtime (a JCT at or below the ideal counts as 1); nullopt otherwise.
 std::optional<double> Slowdown(const JobRecord& job);
 
-// Nearest-rank percentile of ascending `sorted` values: the value at 1-based
-// rank ceil(percent * n / 100), clamped to [1, n]. Computed in integers so
-// e.g. p95 of 20 values is exactly rank 19. Returns 0 for no values.
-double NearestRank(std::span<const double> sorted, int percent);
+// Percentile of ascending `sorted` values as numpy.percentile computes it
+// by default (method "linear", what the research simulators report): the
+// value at 0-based position h = (n - 1) * percent / 100, interpolated
+// linearly between sorted[floor(h)] and sorted[floor(h) + 1]. Returns 0 for
+// no values.
+double Percentile(std::span<const double> sorted, double percent);
 
 // Jain's fairness index (sum x)^2 / (n * sum x^2); 0 for no values or all
 // zeros.

@@ -55,8 +55,9 @@ void ExpectAllFinite(const RunSummary& s) {
 //   b: submit 10, start 15, end 50  -> JCT 40  (queue 5,  launch 5, run 30)
 //   c: submit 20, start 40, end 80  -> JCT 60  (queue 20, launch 4, run 36)
 // Sorted JCTs {40, 60, 100}; mean 200/3.
-// Nearest rank: p50 -> rank ceil(0.50*3) = 2 -> 60; p95 -> ceil(2.85) = 3 ->
-// 100; p99 -> ceil(2.97) = 3 -> 100. Makespan = last end 100 - first submit 0.
+// Linear (numpy): p50 -> h = 2 * 0.50 = 1 -> 60; p95 -> h = 1.9 -> 60 + 0.9 *
+// 40 = 96; p99 -> h = 1.98 -> 60 + 0.98 * 40 = 99.2. Makespan = last end 100 -
+// first submit 0.
 TEST(SummarizeTest, ThreeJobsJctPercentilesAndPhases) {
   RunInput in;
   in.profile = "fifo";
@@ -75,8 +76,8 @@ TEST(SummarizeTest, ThreeJobsJctPercentilesAndPhases) {
   EXPECT_EQ(s.unfinished_jobs, 0);
   EXPECT_DOUBLE_EQ(s.jct_mean, 200.0 / 3);
   EXPECT_DOUBLE_EQ(s.jct_p50, 60);
-  EXPECT_DOUBLE_EQ(s.jct_p95, 100);
-  EXPECT_DOUBLE_EQ(s.jct_p99, 100);
+  EXPECT_DOUBLE_EQ(s.jct_p95, 96);
+  EXPECT_DOUBLE_EQ(s.jct_p99, 99.2);
   EXPECT_DOUBLE_EQ(s.makespan, 100);
   EXPECT_DOUBLE_EQ(s.mean_queueing, 35.0 / 3);
   EXPECT_DOUBLE_EQ(s.mean_launching, 14.0 / 3);
@@ -85,27 +86,27 @@ TEST(SummarizeTest, ThreeJobsJctPercentilesAndPhases) {
   EXPECT_NEAR(s.mean_queueing + s.mean_launching + s.mean_running, s.jct_mean, 1e-9);
 }
 
-// Nearest rank uses integer arithmetic: with 20 values 1..20, p95 is rank
-// ceil(95*20/100) = 19 exactly (0.95*20 in floating point must not become
-// rank 20); p50 rank 10; p99 rank ceil(19.8) = 20.
-TEST(NearestRankTest, ExactRanks) {
+// numpy.percentile(range(1, 21), q) for q = 50, 95, 99, 100, 0 gives 10.5,
+// 19.05, 19.81, 20, 1; of 1..100, p95 = 95.05 and p99 = 99.01; one value
+// is every percentile; no values give 0.
+TEST(PercentileTest, MatchesNumpyLinear) {
   std::vector<double> v;
   for (int i = 1; i <= 20; ++i) v.push_back(i);
-  EXPECT_DOUBLE_EQ(NearestRank(v, 50), 10);
-  EXPECT_DOUBLE_EQ(NearestRank(v, 95), 19);
-  EXPECT_DOUBLE_EQ(NearestRank(v, 99), 20);
-  EXPECT_DOUBLE_EQ(NearestRank(v, 100), 20);
-  EXPECT_DOUBLE_EQ(NearestRank(v, 0), 1);  // rank clamped to 1
+  EXPECT_DOUBLE_EQ(Percentile(v, 50), 10.5);
+  EXPECT_DOUBLE_EQ(Percentile(v, 95), 19.05);
+  EXPECT_DOUBLE_EQ(Percentile(v, 99), 19.81);
+  EXPECT_DOUBLE_EQ(Percentile(v, 100), 20);
+  EXPECT_DOUBLE_EQ(Percentile(v, 0), 1);
 
   std::vector<double> hundred;
   for (int i = 1; i <= 100; ++i) hundred.push_back(i);
-  EXPECT_DOUBLE_EQ(NearestRank(hundred, 95), 95);
-  EXPECT_DOUBLE_EQ(NearestRank(hundred, 99), 99);
+  EXPECT_DOUBLE_EQ(Percentile(hundred, 95), 95.05);
+  EXPECT_DOUBLE_EQ(Percentile(hundred, 99), 99.01);
 
   const std::vector<double> one = {7.5};
-  EXPECT_DOUBLE_EQ(NearestRank(one, 50), 7.5);
-  EXPECT_DOUBLE_EQ(NearestRank(one, 99), 7.5);
-  EXPECT_DOUBLE_EQ(NearestRank({}, 50), 0);
+  EXPECT_DOUBLE_EQ(Percentile(one, 50), 7.5);
+  EXPECT_DOUBLE_EQ(Percentile(one, 99), 7.5);
+  EXPECT_DOUBLE_EQ(Percentile({}, 50), 0);
 }
 
 // Jain's index for S = {1, 0.5}: (1.5)^2 / (2 * (1 + 0.25)) = 2.25 / 2.5 = 0.9.

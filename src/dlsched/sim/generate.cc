@@ -383,9 +383,16 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
       AppendRole(out, "chief", job.role(core::Role::kChief), false);
     }
     AppendRole(out, "worker", job.role(core::Role::kWorker), true);
-    fmt::format_to(emit, "    totalSteps: {}\n", Num(job.total_steps));
+    if (job.duration) {
+      fmt::format_to(emit, "    duration: {}\n", Num(*job.duration));
+      if (job.scaling != core::ScalingCurve{}) {
+        fmt::format_to(emit, "    scaling: {}\n", job.scaling.ToString());
+      }
+    } else {
+      fmt::format_to(emit, "    totalSteps: {}\n", Num(job.total_steps));
+    }
     if (job.steps_done != 0) fmt::format_to(emit, "    stepsDone: {}\n", Num(job.steps_done));
-    fmt::format_to(emit, "    throughput: {}\n", ThroughputYaml(job.throughput));
+    if (!job.duration) fmt::format_to(emit, "    throughput: {}\n", ThroughputYaml(job.throughput));
     if (job.launch_delay != 0) fmt::format_to(emit, "    launchDelay: {}\n", Num(job.launch_delay));
     if (job.checkpoint_delay != 0) {
       fmt::format_to(emit, "    checkpointDelay: {}\n", Num(job.checkpoint_delay));

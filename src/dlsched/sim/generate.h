@@ -43,7 +43,8 @@ core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& optio
 
 // The workload in the YAML format config::ParseWorkload reads. A job whose
 // throughput is a model-zoo entry is written as {model: <name>}, any other as
-// a table. Fields at their defaults are left out.
+// a table, a job given by its duration by `duration` (and `scaling`).
+// Fields at their defaults are left out.
 std::string WorkloadToYaml(const config::WorkloadSpec& workload);
 
 // A cluster in the YAML format config::ParseCluster reads: one entry per

@@ -1,0 +1,614 @@
+#include "dlsched/config/trace.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dlsched/config/yaml_util.h"
+#include "dlsched/core/limits.h"
+#include "dlsched/core/quantity.h"
+#include "dlsched/core/resources.h"
+#include "dlsched/core/text.h"
+
+namespace dlsched::config {
+namespace {
+
+using internal::NumberRange;
+
+// Longest line read; a longer one is a bad row (and no CSV of ours comes near).
+constexpr size_t kMaxLineBytes = 64 * 1024;
+
+// One malformed field of a row: "<column>: <what>".
+struct RowError {
+  std::string what;
+};
+template <typename T>
+using RowResult = std::expected<T, RowError>;
+
+std::unexpected<RowError> Bad(std::string_view column, std::string_view expected,
+                              std::string_view got) {
+  return std::unexpected(RowError{
+      fmt::format("{}: expected {}, got {}", column, expected, core::internal::QuoteInput(got))});
+}
+
+RowResult<int64_t> IntField(std::string_view s, std::string_view column, int64_t min, int64_t max) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max) {
+    return Bad(column, fmt::format("an integer in [{}, {}]", min, max), s);
+  }
+  return v;
+}
+
+// A decimal number; traces write integers as "164" or "66.0".
+RowResult<double> NumberField(std::string_view s, std::string_view column,
+                              const NumberRange& range) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  const bool ok = ec == std::errc() && end == s.data() + s.size() && std::isfinite(v) &&
+                  (range.min_exclusive ? v > range.min : v >= range.min) &&
+                  (!range.max || v <= *range.max);
+  if (!ok) return Bad(column, range.Describe(), s);
+  return v;
+}
+
+// Splits a CSV line on commas. Trace files quote nothing; a quote is a bad
+// row rather than a field silently misread.
+bool SplitCsv(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  if (line.find('"') != std::string_view::npos) return false;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    if (comma == std::string_view::npos) {
+      out.push_back(line.substr(start));
+      return true;
+    }
+    out.push_back(line.substr(start, comma - start));
+    start = comma + 1;
+  }
+}
+
+// Reads a CSV file line by line: the header, then one row at a time.
+class CsvReader {
+ public:
+  explicit CsvReader(std::string path) : path_(std::move(path)) {}
+
+  core::Status Open() {
+    std::error_code ec;
+    const auto st = std::filesystem::status(path_, ec);
+    if (ec || !std::filesystem::is_regular_file(st)) {
+      return core::Errorf(
+          "{}: cannot read file: {}", path_,
+          ec ? ec.message()
+             : (std::filesystem::exists(st) ? "not a regular file" : "No such file or directory"));
+    }
+    in_.open(path_, std::ios::binary);
+    if (!in_) return core::Errorf("{}: cannot read file: {}", path_, std::strerror(errno));
+    return {};
+  }
+
+  // The next line, without its line ending; false at the end of the file.
+  // Blank lines are skipped.
+  bool Next() {
+    while (std::getline(in_, line_)) {
+      ++line_no_;
+      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+      if (!line_.empty()) return true;
+    }
+    return false;
+  }
+  core::Status ReadError() const {
+    if (in_.bad()) return core::Errorf("{}: cannot read file: I/O error", path_);
+    return {};
+  }
+
+  const std::string& line() const { return line_; }
+  int64_t line_no() const { return line_no_; }
+  const std::string& path() const { return path_; }
+
+  // "<file>:<line>: <what>"
+  core::Error At(std::string_view what) const {
+    return core::Error{fmt::format("{}:{}: {}", path_, line_no_, what)};
+  }
+
+  // Reads the header and maps each of `columns` to its position; a missing
+  // column is an error naming the columns the format needs.
+  core::Result<std::vector<int>> Header(std::span<const std::string_view> columns) {
+    if (!Next()) {
+      if (auto st = ReadError(); !st) return std::unexpected(st.error());
+      return core::Errorf("{}: the file is empty, expected a header: {}", path_,
+                          fmt::join(columns, ","));
+    }
+    std::vector<std::string_view> fields;
+    SplitCsv(line_, fields);
+    std::vector<int> pos;
+    for (std::string_view c : columns) {
+      auto it = std::find(fields.begin(), fields.end(), c);
+      if (it == fields.end()) {
+        return std::unexpected(At(fmt::format("header: no column '{}' (expected the columns {})", c,
+                                              fmt::join(columns, ","))));
+      }
+      pos.push_back(static_cast<int>(it - fields.begin()));
+    }
+    width_ = fields.size();
+    return pos;
+  }
+  size_t width() const { return width_; }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  std::string line_;
+  int64_t line_no_ = 0;
+  size_t width_ = 0;
+};
+
+// A rigid (or, with the factors, elastic) gang of `gpus` one-GPU workers
+// that runs `duration` seconds at that size.
+core::JobSpec GangJob(std::string name, core::Time submit, int gpus, core::Time duration,
+                      const TraceOptions& o) {
+  core::JobSpec job;
+  job.name = std::move(name);
+  job.submit_time = submit;
+  core::RoleSpec& w = job.role(core::Role::kWorker);
+  w.replicas = gpus;
+  w.min_replicas = std::max(1, static_cast<int>(std::ceil(gpus * o.min_factor - 1e-9)));
+  w.max_replicas = std::max(gpus, static_cast<int>(std::floor(gpus * o.max_factor + 1e-9)));
+  w.max_replicas = std::min(w.max_replicas, core::kMaxTasksPerJob);
+  w.resources[core::kGpu] = 1;
+  job.duration = duration;
+  job.scaling = o.scaling;
+  job.total_steps = duration;
+  job.throughput = core::DurationThroughput(gpus, w.min_replicas, w.max_replicas, o.scaling);
+  return job;
+}
+
+// What every importer shares: reading rows, counting, skipping, limits.
+class Importer {
+ public:
+  explicit Importer(const TraceOptions& o) : o_(o), csv_(o.path) {}
+
+  core::Status Open(std::span<const std::string_view> columns) {
+    if (auto st = csv_.Open(); !st) return st;
+    auto pos = csv_.Header(columns);
+    if (!pos) return std::unexpected(pos.error());
+    pos_ = std::move(*pos);
+    return {};
+  }
+
+  // The next well-formed row's fields in the order of Open's columns;
+  // false at the end (or when the limit is reached). A row with the wrong
+  // number of fields is a bad row.
+  core::Result<bool> Next() {
+    while (true) {
+      if (o_.limit > 0 && static_cast<int64_t>(out_.workload.jobs.size()) >= o_.limit) {
+        while (csv_.Next()) ++out_.filtered;  // counted, not parsed
+        return false;
+      }
+      if (!csv_.Next()) {
+        if (auto st = csv_.ReadError(); !st) return std::unexpected(st.error());
+        return false;
+      }
+      ++out_.rows;
+      if (csv_.line().size() > kMaxLineBytes) {
+        if (auto st = Skip(fmt::format("the line is longer than {} bytes", kMaxLineBytes)); !st) {
+          return std::unexpected(st.error());
+        }
+        continue;
+      }
+      if (!SplitCsv(csv_.line(), all_) || all_.size() != csv_.width()) {
+        if (auto st = Skip(fmt::format("expected {} comma-separated fields (no quotes), got {}",
+                                       csv_.width(), all_.size()));
+            !st) {
+          return std::unexpected(st.error());
+        }
+        continue;
+      }
+      fields_.clear();
+      for (int p : pos_) fields_.push_back(all_[p]);
+      return true;
+    }
+  }
+
+  std::string_view field(size_t i) const { return fields_[i]; }
+
+  // A bad row: an error, or skipped and counted.
+  core::Status Skip(std::string_view what) {
+    core::Error e = csv_.At(what);
+    if (!o_.skip_bad_rows) return std::unexpected(std::move(e));
+    if (out_.skipped++ == 0) out_.first_skipped = std::move(e.message);
+    return {};
+  }
+  core::Status Skip(const RowError& e) { return Skip(e.what); }
+
+  // Adds a job; its name must be new.
+  core::Status Add(core::JobSpec job) {
+    if (!names_.insert(job.name).second) {
+      return Skip(fmt::format("job '{}' appears twice", job.name));
+    }
+    tasks_ += job.role(core::Role::kWorker).max_replicas;
+    if (tasks_ > core::kMaxWorkloadTasks) {
+      return std::unexpected(csv_.At(fmt::format(
+          "the trace has more than {} tasks (maxReplicas workers over all jobs), the limit",
+          core::kMaxWorkloadTasks)));
+    }
+    out_.workload.jobs.push_back(std::move(job));
+    return {};
+  }
+  void Filtered() { ++out_.filtered; }
+
+  core::Result<TraceLoad> Finish() {
+    auto& jobs = out_.workload.jobs;
+    if (jobs.empty()) {
+      return core::Errorf("{}: no job left to run ({} rows, {} skipped as bad, {} filtered out)",
+                          o_.path, out_.rows, out_.skipped, out_.filtered);
+    }
+    std::stable_sort(jobs.begin(), jobs.end(), [](const core::JobSpec& a, const core::JobSpec& b) {
+      return a.submit_time < b.submit_time;
+    });
+    out_.workload.source = o_.path;
+    return std::move(out_);
+  }
+
+  int64_t line_no() const { return csv_.line_no(); }
+
+ private:
+  const TraceOptions& o_;
+  CsvReader csv_;
+  std::vector<int> pos_;
+  std::vector<std::string_view> all_;
+  std::vector<std::string_view> fields_;
+  std::unordered_set<std::string> names_;
+  int64_t tasks_ = 0;
+  TraceLoad out_;
+};
+
+const NumberRange kSeconds{0, false, core::kMaxTime};
+const NumberRange kPositiveSeconds{0, true, core::kMaxTime};
+
+// Tiresias (SymbioticLab/Tiresias, simulator/): 60_job.csv and its kin.
+core::Result<TraceLoad> LoadTiresias(const TraceOptions& o) {
+  constexpr std::string_view kColumns[] = {"job_id", "num_gpu", "submit_time", "duration"};
+  Importer in(o);
+  if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
+  while (true) {
+    auto more = in.Next();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    auto id = IntField(in.field(0), "job_id", 0, int64_t{1} << 53);
+    auto gpus = IntField(in.field(1), "num_gpu", 1, core::kMaxTasksPerJob);
+    auto submit = NumberField(in.field(2), "submit_time", kSeconds);
+    auto duration = NumberField(in.field(3), "duration", kPositiveSeconds);
+    core::Status st;
+    if (!id) {
+      st = in.Skip(id.error());
+    } else if (!gpus) {
+      st = in.Skip(gpus.error());
+    } else if (!submit) {
+      st = in.Skip(submit.error());
+    } else if (!duration) {
+      st = in.Skip(duration.error());
+    } else {
+      st = in.Add(
+          GangJob(fmt::format("job-{}", *id), *submit, static_cast<int>(*gpus), *duration, o));
+    }
+    if (!st) return std::unexpected(st.error());
+  }
+  return in.Finish();
+}
+
+// philly.csv (petuum/adaptdl osdi21-artifact, from Microsoft's Philly trace).
+core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
+  constexpr std::string_view kColumns[] = {"timestamp", "duration", "num_gpus", "cluster"};
+  Importer in(o);
+  if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
+  const std::set<std::string, std::less<>> vcs(o.virtual_clusters.begin(),
+                                               o.virtual_clusters.end());
+  // Arrival = seconds since the earliest kept row: kept rows carry their
+  // epoch seconds until the end.
+  int64_t earliest = std::numeric_limits<int64_t>::max();
+  while (true) {
+    auto more = in.Next();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    auto ts = ParseTimestamp(in.field(0));
+    auto duration = NumberField(in.field(1), "duration", kPositiveSeconds);
+    auto gpus = IntField(in.field(2), "num_gpus", 1, core::kMaxTasksPerJob);
+    core::Status st;
+    if (!ts) {
+      st = in.Skip(fmt::format("timestamp: {}", ts.error().message));
+    } else if (!duration) {
+      st = in.Skip(duration.error());
+    } else if (!gpus) {
+      st = in.Skip(gpus.error());
+    } else if ((!vcs.empty() && !vcs.contains(in.field(3))) || (o.from && *ts < *o.from) ||
+               (o.until && *ts >= *o.until)) {
+      in.Filtered();
+    } else {
+      earliest = std::min(earliest, *ts);
+      // Named by the file line, which finds the row again.
+      st = in.Add(GangJob(fmt::format("philly-{}", in.line_no()), static_cast<core::Time>(*ts),
+                          static_cast<int>(*gpus), *duration, o));
+    }
+    if (!st) return std::unexpected(st.error());
+  }
+  auto out = in.Finish();
+  if (!out) return out;
+  for (auto& job : out->workload.jobs) job.submit_time -= static_cast<core::Time>(earliest);
+  return out;
+}
+
+core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
+  return core::Errorf("{}: the pollux importer is not built yet", o.path);
+}
+
+// The native format: kNativeHeader, one job a line.
+core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
+  constexpr std::string_view kColumns[] = {"name",        "submit", "workers", "min_workers",
+                                           "max_workers", "gpus",   "cpu",     "memory",
+                                           "duration",    "scaling"};
+  Importer in(o);
+  if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
+  auto quantity = [](std::string_view s, std::string_view column, core::ResourceId id,
+                     int64_t& out) -> RowResult<void> {
+    if (s.empty()) return {};
+    auto v = core::ParseResourceAmount(id, s);
+    if (!v || *v > core::kMaxAmount) {
+      return std::unexpected(RowError{fmt::format(
+          "{}: {}", column, v ? fmt::format("{} is more than the limit", s) : v.error().message)});
+    }
+    out = *v;
+    return {};
+  };
+  while (true) {
+    auto more = in.Next();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    core::JobSpec job;
+    core::RoleSpec& w = job.role(core::Role::kWorker);
+    auto fail = [&](const RowError& e) { return in.Skip(e); };
+    core::Status st;
+    auto row = [&]() -> RowResult<void> {
+      if (auto problem = core::NameProblem(in.field(0))) {
+        return std::unexpected(RowError{fmt::format("name: {}", *problem)});
+      }
+      job.name = std::string(in.field(0));
+      auto submit = NumberField(in.field(1), "submit", kSeconds);
+      if (!submit) return std::unexpected(submit.error());
+      job.submit_time = *submit;
+      auto workers = IntField(in.field(2), "workers", 1, core::kMaxTasksPerJob);
+      if (!workers) return std::unexpected(workers.error());
+      auto min = IntField(in.field(3), "min_workers", 1, *workers);
+      if (!min) return std::unexpected(min.error());
+      auto max = IntField(in.field(4), "max_workers", *workers, core::kMaxTasksPerJob);
+      if (!max) return std::unexpected(max.error());
+      w.replicas = static_cast<int>(*workers);
+      w.min_replicas = static_cast<int>(*min);
+      w.max_replicas = static_cast<int>(*max);
+      if (auto r = quantity(in.field(5), "gpus", core::kGpu, w.resources[core::kGpu]); !r) return r;
+      if (auto r = quantity(in.field(6), "cpu", core::kCpu, w.resources[core::kCpu]); !r) return r;
+      if (auto r = quantity(in.field(7), "memory", core::kMemory, w.resources[core::kMemory]); !r)
+        return r;
+      auto duration = NumberField(in.field(8), "duration", kPositiveSeconds);
+      if (!duration) return std::unexpected(duration.error());
+      if (!in.field(9).empty()) {
+        auto curve = core::ScalingCurve::Parse(in.field(9));
+        if (!curve) return std::unexpected(RowError{"scaling: " + curve.error().message});
+        job.scaling = *curve;
+      }
+      job.duration = *duration;
+      job.total_steps = *duration;
+      job.throughput =
+          core::DurationThroughput(w.replicas, w.min_replicas, w.max_replicas, job.scaling);
+      return {};
+    }();
+    st = row ? in.Add(std::move(job)) : fail(row.error());
+    if (!st) return std::unexpected(st.error());
+  }
+  return in.Finish();
+}
+
+}  // namespace
+
+std::string_view TraceFormatName(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::kTiresias:
+      return "tiresias";
+    case TraceFormat::kPhilly:
+      return "philly";
+    case TraceFormat::kPollux:
+      return "pollux";
+    case TraceFormat::kNative:
+      return "native";
+  }
+  return "native";
+}
+
+core::Result<TraceOptions> ParseTraceArg(std::string_view arg) {
+  const size_t colon = arg.find(':');
+  TraceOptions o;
+  const std::string_view format = colon == std::string_view::npos ? "" : arg.substr(0, colon);
+  bool known = false;
+  for (auto f :
+       {TraceFormat::kTiresias, TraceFormat::kPhilly, TraceFormat::kPollux, TraceFormat::kNative}) {
+    if (format == TraceFormatName(f)) {
+      o.format = f;
+      known = true;
+    }
+  }
+  if (!known || colon + 1 >= arg.size()) {
+    return core::Errorf(
+        "--trace: expected FORMAT:FILE with FORMAT one of tiresias, philly, pollux, native, got "
+        "{}",
+        core::internal::QuoteInput(arg));
+  }
+  o.path = std::string(arg.substr(colon + 1));
+  return o;
+}
+
+core::Status ParseElastic(std::string_view text, TraceOptions& o) {
+  const size_t colon = text.find(':');
+  double lo = 0;
+  double hi = 0;
+  bool ok = colon != std::string_view::npos;
+  if (ok) {
+    auto a = std::from_chars(text.data(), text.data() + colon, lo);
+    auto b = std::from_chars(text.data() + colon + 1, text.data() + text.size(), hi);
+    ok = a.ec == std::errc() && a.ptr == text.data() + colon && b.ec == std::errc() &&
+         b.ptr == text.data() + text.size() && lo > 0 && lo <= 1 && hi >= 1 && hi <= 1024;
+  }
+  if (!ok) {
+    return core::Errorf(
+        "--elastic: expected MIN:MAX factors of each job's size with 0 < MIN <= 1 <= MAX <= "
+        "1024 (e.g. 0.5:2), got {}",
+        core::internal::QuoteInput(text));
+  }
+  o.min_factor = lo;
+  o.max_factor = hi;
+  return {};
+}
+
+core::Result<int64_t> ParseTimestamp(std::string_view text) {
+  // YYYY-MM-DD, then optionally ' ' or 'T' and HH:MM:SS.
+  auto digits = [&](size_t at, size_t n, int& out) {
+    if (at + n > text.size()) return false;
+    out = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+      out = out * 10 + (text[i] - '0');
+    }
+    return true;
+  };
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  bool ok = digits(0, 4, y) && text.size() >= 10 && text[4] == '-' && digits(5, 2, mo) &&
+            text[7] == '-' && digits(8, 2, d);
+  if (ok && text.size() > 10) {
+    ok = text.size() == 19 && (text[10] == ' ' || text[10] == 'T') && digits(11, 2, h) &&
+         text[13] == ':' && digits(14, 2, mi) && text[16] == ':' && digits(17, 2, s) && h < 24 &&
+         mi < 60 && s < 60;
+  }
+  const std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{unsigned(mo)},
+                                        std::chrono::day{unsigned(d)}};
+  if (!ok || !ymd.ok()) {
+    return core::Errorf("expected a UTC time YYYY-MM-DD[ HH:MM:SS], got {}",
+                        core::internal::QuoteInput(text));
+  }
+  const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
+  return int64_t{days} * 86400 + h * 3600 + mi * 60 + s;
+}
+
+core::Result<TraceLoad> LoadTrace(const TraceOptions& options) {
+  switch (options.format) {
+    case TraceFormat::kTiresias:
+      return LoadTiresias(options);
+    case TraceFormat::kPhilly:
+      return LoadPhilly(options);
+    case TraceFormat::kPollux:
+      return LoadPollux(options);
+    case TraceFormat::kNative:
+      return LoadNative(options);
+  }
+  return LoadNative(options);
+}
+
+core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
+  constexpr std::string_view kColumns[] = {"num_switch", "num_node_p_switch", "num_gpu_p_node",
+                                           "num_cpu_p_node", "mem_p_node"};
+  CsvReader csv(path);
+  if (auto st = csv.Open(); !st) return std::unexpected(st.error());
+  auto pos = csv.Header(kColumns);
+  if (!pos) return std::unexpected(pos.error());
+  if (!csv.Next()) {
+    if (auto st = csv.ReadError(); !st) return std::unexpected(st.error());
+    return core::Errorf("{}: expected a row after the header", path);
+  }
+  std::vector<std::string_view> f;
+  if (!SplitCsv(csv.line(), f) || f.size() != csv.width()) {
+    return std::unexpected(csv.At(fmt::format("expected {} comma-separated fields", csv.width())));
+  }
+  int64_t v[5];
+  for (int i = 0; i < 5; ++i) {
+    const int64_t max = i == 2 ? core::kMaxGpusPerNode : (i == 4 ? int64_t{1} << 30 : 1'000'000);
+    auto x = IntField(f[(*pos)[i]], kColumns[i], i == 2 ? 0 : 1, max);
+    if (!x) return std::unexpected(csv.At(x.error().what));
+    v[i] = *x;
+  }
+  if (v[0] * v[1] > core::kMaxNodes) {
+    return std::unexpected(csv.At(
+        fmt::format("{} x {} nodes is more than the limit of {}", v[0], v[1], core::kMaxNodes)));
+  }
+  if (csv.Next()) {
+    return std::unexpected(csv.At("expected one row (one cluster shape), got more"));
+  }
+  core::ClusterSpec cluster;
+  for (int64_t s = 0; s < v[0]; ++s) {
+    for (int64_t n = 0; n < v[1]; ++n) {
+      core::NodeSpec node;
+      node.name = fmt::format("s{}-n{}", s, n);
+      node.labels["dlsched.io/switch"] = fmt::format("s{}", s);
+      node.allocatable[core::kGpu] = v[2];
+      node.allocatable[core::kCpu] = v[3] * 1000;
+      node.allocatable[core::kMemory] = v[4] << 30;
+      cluster.nodes.push_back(std::move(node));
+    }
+  }
+  return cluster;
+}
+
+core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload) {
+  std::string out(kNativeHeader);
+  out += '\n';
+  for (const auto& job : workload.jobs) {
+    auto refuse = [&](std::string_view what) {
+      return core::Errorf(
+          "{}: job '{}': {}; the native format holds jobs given by duration with "
+          "workers only (write YAML instead)",
+          workload.source, job.name, what);
+    };
+    const core::RoleSpec& w = job.role(core::Role::kWorker);
+    if (!job.duration) return refuse("it has totalSteps and a throughput model, not a duration");
+    if (job.role(core::Role::kPS).replicas > 0 || job.role(core::Role::kChief).replicas > 0) {
+      return refuse("it has PS or Chief replicas");
+    }
+    if (job.name.find_first_of(",\"") != std::string::npos)
+      return refuse("its name has a comma or quote");
+    const core::NodeConstraints& c = w.constraints;
+    if (!c.node_selector.empty() || !c.required_terms.empty() || !c.tolerations.empty() ||
+        !w.containers.empty() || !w.init_containers.empty()) {
+      return refuse("its workers have node constraints or containers");
+    }
+    if (job.priority != core::PriorityClass::kNormal || job.queue != "default" ||
+        job.namespace_name != "default" || job.max_wait_minutes || job.deadline ||
+        job.launch_delay != 0 || job.checkpoint_delay != 0 || job.initial || job.steps_done != 0) {
+      return refuse("it sets fields beyond size, resources, duration and scaling");
+    }
+    for (int i = 0; i < core::kMaxResources; ++i) {
+      const auto id = static_cast<core::ResourceId>(i);
+      if (id != core::kGpu && id != core::kCpu && id != core::kMemory && w.resources[id] != 0) {
+        return refuse(fmt::format("its workers request {}", core::ResourceName(id)));
+      }
+    }
+    auto amount = [&](core::ResourceId id) {
+      return w.resources[id] == 0 ? std::string() : core::FormatResourceAmount(id, w.resources[id]);
+    };
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{}\n", job.name,
+                   job.submit_time, w.replicas, w.min_replicas, w.max_replicas, amount(core::kGpu),
+                   amount(core::kCpu), amount(core::kMemory), *job.duration,
+                   job.scaling.ToString());
+  }
+  return out;
+}
+
+}  // namespace dlsched::config

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/error.h"
+#include "dlsched/core/job.h"
+#include "dlsched/core/node.h"
+
+namespace dlsched::config {
+
+// Public job traces, read as workloads (docs/traces.md). Every importer
+// streams its file line by line (no document tree) and turns each row into
+// a gang of one-GPU workers that runs the row's duration at the row's size
+// (JobSpec::duration). Errors are one line naming the file and line:
+//   "philly.csv:17: num_gpus: expected an integer in [1, 100000], got 'x'".
+enum class TraceFormat { kTiresias, kPhilly, kPollux, kNative };
+std::string_view TraceFormatName(TraceFormat f);  // "tiresias", "philly", "pollux", "native"
+
+struct TraceOptions {
+  TraceFormat format = TraceFormat::kNative;
+  std::string path;
+  // Skip a malformed row (and count it) instead of failing on it.
+  bool skip_bad_rows = false;
+  // philly: keep only rows of these virtual clusters (empty: all) submitted
+  // in [from, until), in seconds since the Unix epoch (UTC).
+  std::vector<std::string> virtual_clusters;
+  std::optional<int64_t> from;
+  std::optional<int64_t> until;
+  // At most this many jobs, the first kept rows in file order (0: all).
+  int64_t limit = 0;
+  // Trace jobs (not native, which states its own): a job of n GPUs gets
+  // minReplicas max(1, ceil(n * min_factor)) and maxReplicas
+  // max(n, floor(n * max_factor)) workers; at other sizes it runs at the
+  // scaling curve's speed.
+  double min_factor = 1;
+  double max_factor = 1;
+  core::ScalingCurve scaling;
+};
+
+struct TraceLoad {
+  WorkloadSpec workload;
+  int64_t rows = 0;           // data rows read
+  int64_t skipped = 0;        // malformed rows skipped (skip_bad_rows)
+  int64_t filtered = 0;       // rows left out by the filters or the limit
+  std::string first_skipped;  // the error of the first skipped row
+};
+
+// Reads `options.path` in `options.format`. Fails on the first bad row
+// unless skip_bad_rows, and when no job is left.
+core::Result<TraceLoad> LoadTrace(const TraceOptions& options);
+
+// "FORMAT:FILE" as `--trace` takes it (tiresias:, philly:, pollux:, native:).
+core::Result<TraceOptions> ParseTraceArg(std::string_view arg);
+
+// --elastic "MIN:MAX" factors, e.g. "0.5:2" (0 < MIN <= 1 <= MAX).
+core::Status ParseElastic(std::string_view text, TraceOptions& options);
+
+// "2017-10-03", "2017-10-03 14:00:00" or "2017-10-03T14:00:00" (UTC) as
+// seconds since the Unix epoch; the error is the reason only.
+core::Result<int64_t> ParseTimestamp(std::string_view text);
+
+// A cluster from a Tiresias cluster spec CSV
+// (num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node):
+// num_switch x num_node_p_switch nodes "s<switch>-n<node>" with the GPUs,
+// cpus and GiB of memory per node, labelled with their switch
+// (`dlsched.io/switch`).
+core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path);
+
+// The native format (docs/traces.md): one job a line,
+//   name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling
+// with gpus/cpu/memory per worker as quantities (cpu and memory may be
+// empty: unset). Only jobs given by their duration, with workers alone (no
+// PS or Chief), no node constraints and default priority and queue fit; any
+// other job is an error naming it.
+inline constexpr std::string_view kNativeHeader =
+    "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling";
+core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload);
+
+}  // namespace dlsched::config

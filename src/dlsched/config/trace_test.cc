@@ -1,0 +1,399 @@
+// Trace importers on the real files the repository carries (data/) and on
+// broken rows; the native format's round trip; the scaling curves.
+
+#include "dlsched/config/trace.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/core/resources.h"
+
+namespace dlsched::config {
+namespace {
+
+std::string Data(const std::string& name) {
+  return std::string(DLSCHED_SOURCE_DIR) + "/data/" + name;
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = testing::TempDir() + "dlsched_trace_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The file's rows split on commas, header included: the tests' own reading
+// of the data, independent of the importers.
+std::vector<std::vector<std::string>> ReadCsv(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    rows.push_back(f);
+  }
+  return rows;
+}
+
+double GpuSeconds(const WorkloadSpec& w) {
+  double sum = 0;
+  for (const auto& j : w.jobs) sum += *j.duration * j.role(core::Role::kWorker).replicas;
+  return sum;
+}
+
+core::Result<TraceLoad> Load(TraceFormat f, const std::string& path, bool skip = false) {
+  TraceOptions o;
+  o.format = f;
+  o.path = path;
+  o.skip_bad_rows = skip;
+  return LoadTrace(o);
+}
+
+TEST(TiresiasTraceTest, SixtyJobTrace) {
+  const std::string path = Data("tiresias/60_job.csv");
+  auto t = Load(TraceFormat::kTiresias, path);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto rows = ReadCsv(path);
+  ASSERT_EQ(rows.size(), 61u);  // header + 60 jobs
+  EXPECT_EQ(t->rows, 60);
+  EXPECT_EQ(t->skipped, 0);
+  ASSERT_EQ(t->workload.jobs.size(), 60u);
+  // Columns job_id,num_gpu,submit_time,iterations,model_name,duration,interval.
+  double gpu_seconds = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    gpu_seconds += std::stod(rows[i][1]) * std::stod(rows[i][5]);
+  }
+  EXPECT_DOUBLE_EQ(GpuSeconds(t->workload), gpu_seconds);
+
+  // First row: 0,1,0,606,vgg19,164,30. Last: 59,1,1779,525,inception3,122,33.
+  const core::JobSpec& first = t->workload.jobs.front();
+  EXPECT_EQ(first.name, "job-0");
+  EXPECT_EQ(first.submit_time, 0);
+  EXPECT_EQ(first.role(core::Role::kWorker).replicas, 1);
+  EXPECT_EQ(*first.duration, 164);
+  const core::JobSpec& last = t->workload.jobs.back();
+  EXPECT_EQ(last.name, "job-59");
+  EXPECT_EQ(last.submit_time, 1779);
+  EXPECT_EQ(*last.duration, 122);
+  // Job 1 (1,8,30,133,vgg11,147,23): a rigid gang of 8 one-GPU workers that
+  // runs 147 s: 147 steps at 1 step/s.
+  const core::JobSpec& j1 = t->workload.jobs[1];
+  EXPECT_EQ(j1.name, "job-1");
+  const core::RoleSpec& w = j1.role(core::Role::kWorker);
+  EXPECT_EQ(w.replicas, 8);
+  EXPECT_EQ(w.min_replicas, 8);
+  EXPECT_EQ(w.max_replicas, 8);
+  EXPECT_EQ(w.resources[core::kGpu], 1);
+  EXPECT_EQ(w.resources[core::kCpu], 0);
+  EXPECT_EQ(j1.role(core::Role::kPS).replicas, 0);
+  EXPECT_EQ(j1.total_steps, 147);
+  EXPECT_EQ(j1.throughput.Rate(8), 1);
+}
+
+TEST(TiresiasTraceTest, ClusterSpecs) {
+  auto c = LoadTiresiasCluster(Data("tiresias/n32g4.csv"));  // 1,32,4,40,256
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c->nodes.size(), 32u);
+  EXPECT_EQ(c->nodes[0].name, "s0-n0");
+  EXPECT_EQ(c->nodes[31].name, "s0-n31");
+  EXPECT_EQ(c->nodes[5].allocatable[core::kGpu], 4);
+  EXPECT_EQ(c->nodes[5].allocatable[core::kCpu], 40'000);
+  EXPECT_EQ(c->nodes[5].allocatable[core::kMemory], int64_t{256} << 30);
+  EXPECT_EQ(c->nodes[5].labels.at("dlsched.io/switch"), "s0");
+
+  auto big = LoadTiresiasCluster(Data("tiresias/n160g8.csv"));  // 5,32,8,128,256
+  ASSERT_TRUE(big) << big.error().message;
+  ASSERT_EQ(big->nodes.size(), 160u);
+  EXPECT_EQ(big->nodes[159].name, "s4-n31");
+  EXPECT_EQ(big->nodes[159].allocatable[core::kGpu], 8);
+
+  const std::string bad = WriteTemp("spec.csv",
+                                    "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,"
+                                    "mem_p_node\n1,x,4,40,256\n");
+  auto e = LoadTiresiasCluster(bad);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message,
+            bad + ":2: num_node_p_switch: expected an integer in [1, 1000000], got 'x'");
+}
+
+TEST(PhillyTraceTest, WholeFile) {
+  const std::string path = Data("pollux/philly.csv");
+  auto t = Load(TraceFormat::kPhilly, path);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto rows = ReadCsv(path);
+  ASSERT_EQ(rows.size(), 82'248u);
+  EXPECT_EQ(t->rows, 82'247);
+  ASSERT_EQ(t->workload.jobs.size(), 82'247u);
+  // Columns timestamp,duration,num_gpus,gpu_time,cluster: gpu_time is the
+  // file's own duration x num_gpus.
+  double gpu_seconds = 0;
+  std::string earliest = rows[1][0];
+  std::string latest = rows[1][0];
+  for (size_t i = 1; i < rows.size(); ++i) {
+    gpu_seconds += std::stod(rows[i][3]);
+    earliest = std::min(earliest, rows[i][0]);  // "YYYY-MM-DD HH:MM:SS" sorts as text
+    latest = std::max(latest, rows[i][0]);
+  }
+  EXPECT_NEAR(GpuSeconds(t->workload), gpu_seconds, 1e-6 * gpu_seconds);
+  EXPECT_EQ(earliest, "2017-09-04 10:30:41");
+  EXPECT_EQ(latest, "2017-12-22 08:02:11");
+  const auto& jobs = t->workload.jobs;
+  EXPECT_EQ(jobs.front().submit_time, 0);
+  EXPECT_EQ(jobs.back().submit_time, *ParseTimestamp(latest) - *ParseTimestamp(earliest));
+  // Each job is named by its line; line 2 is 2017-10-09 07:01:55,66.0,1,...
+  for (const auto& j : jobs) {
+    if (j.name != "philly-2") continue;
+    EXPECT_EQ(*j.duration, 66);
+    EXPECT_EQ(j.submit_time, *ParseTimestamp("2017-10-09 07:01:55") - *ParseTimestamp(earliest));
+  }
+}
+
+TEST(PhillyTraceTest, VirtualClusterAndWindow) {
+  const std::string path = Data("pollux/philly.csv");
+  const auto rows = ReadCsv(path);
+  const std::string from = "2017-10-01";
+  const std::string until = "2017-10-08";
+  int64_t expected = 0;
+  std::string first;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i][4] == "6214e9" && rows[i][0] >= from && rows[i][0] < until) {
+      ++expected;
+      if (first.empty() || rows[i][0] < first) first = rows[i][0];
+    }
+  }
+  ASSERT_GT(expected, 100);
+  TraceOptions o;
+  o.format = TraceFormat::kPhilly;
+  o.path = path;
+  o.virtual_clusters = {"6214e9"};
+  o.from = *ParseTimestamp(from);
+  o.until = *ParseTimestamp(until);
+  auto t = LoadTrace(o);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(static_cast<int64_t>(t->workload.jobs.size()), expected);
+  EXPECT_EQ(t->filtered, 82'247 - expected);
+  // Arrivals count from the earliest kept row.
+  EXPECT_EQ(t->workload.jobs.front().submit_time, 0);
+
+  o.limit = 10;
+  auto ten = LoadTrace(o);
+  ASSERT_TRUE(ten);
+  EXPECT_EQ(ten->workload.jobs.size(), 10u);
+}
+
+TEST(TraceTest, BadRowsFailWithFileAndLineOrAreSkippedAndCounted) {
+  const std::string header = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n";
+  const std::string path = WriteTemp("bad.csv", header +
+                                                    "0,1,0,606,vgg19,164,30\n"
+                                                    "1,x,30,133,vgg11,147,23\n"
+                                                    "2,2,53,157\n"
+                                                    "3,1,79,513,vgg16,-5,20\n"
+                                                    "0,1,80,513,vgg16,5,20\n"
+                                                    "4,2,90,1,resnet,10,1\n");
+  auto e = Load(TraceFormat::kTiresias, path);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message, path + ":3: num_gpu: expected an integer in [1, 100000], got 'x'");
+
+  auto t = Load(TraceFormat::kTiresias, path, /*skip=*/true);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->rows, 6);
+  EXPECT_EQ(t->skipped, 4);
+  EXPECT_EQ(t->first_skipped, path + ":3: num_gpu: expected an integer in [1, 100000], got 'x'");
+  ASSERT_EQ(t->workload.jobs.size(), 2u);
+  EXPECT_EQ(t->workload.jobs[0].name, "job-0");
+  EXPECT_EQ(t->workload.jobs[1].name, "job-4");
+
+  // Each kind of bad row alone, with its message.
+  const std::map<std::string, std::string> cases = {
+      {"2,2,53,157\n", ":2: expected 7 comma-separated fields (no quotes), got 4"},
+      {"3,1,79,513,vgg16,-5,20\n", ":2: duration: expected a number in (0, 1000000000], got '-5'"},
+      {"3,1,1e10,513,vgg16,5,20\n",
+       ":2: submit_time: expected a number in [0, 1000000000], got '1e10'"},
+      {"\"3\",1,7,513,vgg16,5,20\n", ":2: expected 7 comma-separated fields (no quotes), got 0"},
+  };
+  for (const auto& [row, message] : cases) {
+    const std::string p = WriteTemp("one.csv", header + row);
+    auto r = Load(TraceFormat::kTiresias, p);
+    ASSERT_FALSE(r) << row;
+    EXPECT_EQ(r.error().message, p + message) << row;
+  }
+  const std::string twice = WriteTemp("twice.csv", header + "0,1,0,6,v,1,3\n0,1,5,6,v,1,3\n");
+  auto r = Load(TraceFormat::kTiresias, twice);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, twice + ":3: job 'job-0' appears twice");
+
+  const std::string no_column = WriteTemp("nocol.csv", "job_id,num_gpu,submit_time\n0,1,0\n");
+  r = Load(TraceFormat::kTiresias, no_column);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, no_column +
+                                   ":1: header: no column 'duration' (expected the columns "
+                                   "job_id,num_gpu,submit_time,duration)");
+  const std::string empty = WriteTemp("empty.csv", "");
+  r = Load(TraceFormat::kTiresias, empty);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, empty +
+                                   ": the file is empty, expected a header: "
+                                   "job_id,num_gpu,submit_time,duration");
+  const std::string only_header = WriteTemp("header.csv", header);
+  r = Load(TraceFormat::kTiresias, only_header);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            only_header + ": no job left to run (0 rows, 0 skipped as bad, 0 filtered out)");
+  r = Load(TraceFormat::kTiresias, "/nonexistent/trace.csv");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "/nonexistent/trace.csv: cannot read file: No such file or directory");
+
+  const std::string philly =
+      WriteTemp("philly.csv",
+                "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,66.0,1,66,a\n"
+                "2017-02-30 00:00:00,66.0,1,66,a\n");
+  r = Load(TraceFormat::kPhilly, philly);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, philly +
+                                   ":3: timestamp: expected a UTC time YYYY-MM-DD[ HH:MM:SS], got "
+                                   "'2017-02-30 00:00:00'");
+}
+
+TEST(NativeTraceTest, RoundTripsTheTiresiasTrace) {
+  TraceOptions o;
+  o.format = TraceFormat::kTiresias;
+  o.path = Data("tiresias/60_job.csv");
+  o.min_factor = 0.5;
+  o.max_factor = 2;
+  o.scaling = *core::ScalingCurve::Parse("amdahl:0.9");
+  auto t = LoadTrace(o);
+  ASSERT_TRUE(t) << t.error().message;
+  auto csv = ToNativeCsv(t->workload);
+  ASSERT_TRUE(csv) << csv.error().message;
+  EXPECT_EQ(csv->substr(0, csv->find('\n')), kNativeHeader);
+  // job-1 has 8 GPUs: minReplicas ceil(4) = 4, maxReplicas 16.
+  EXPECT_NE(csv->find("\njob-1,30,8,4,16,1,,,147,amdahl:0.9\n"), std::string::npos) << *csv;
+
+  const std::string path = WriteTemp("native.csv", *csv);
+  auto back = Load(TraceFormat::kNative, path);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->workload.jobs.size(), t->workload.jobs.size());
+  for (size_t i = 0; i < t->workload.jobs.size(); ++i) {
+    const core::JobSpec& a = t->workload.jobs[i];
+    const core::JobSpec& b = back->workload.jobs[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.submit_time, b.submit_time);
+    EXPECT_EQ(*a.duration, *b.duration);
+    EXPECT_EQ(a.scaling, b.scaling);
+    EXPECT_EQ(a.role(core::Role::kWorker).replicas, b.role(core::Role::kWorker).replicas);
+    EXPECT_EQ(a.role(core::Role::kWorker).min_replicas, b.role(core::Role::kWorker).min_replicas);
+    EXPECT_EQ(a.role(core::Role::kWorker).max_replicas, b.role(core::Role::kWorker).max_replicas);
+    EXPECT_EQ(a.role(core::Role::kWorker).resources, b.role(core::Role::kWorker).resources);
+    EXPECT_EQ(a.throughput.steps_per_s, b.throughput.steps_per_s);
+  }
+  // Written again, byte for byte the same.
+  auto again = ToNativeCsv(back->workload);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *csv);
+}
+
+TEST(NativeTraceTest, ResourcesAndBadRows) {
+  const std::string header(kNativeHeader);
+  const std::string good = WriteTemp("n1.csv", header + "\na,5.5,2,1,4,1,500m,2Gi,100,sqrt\n");
+  auto t = Load(TraceFormat::kNative, good);
+  ASSERT_TRUE(t) << t.error().message;
+  const core::JobSpec& j = t->workload.jobs[0];
+  EXPECT_EQ(j.submit_time, 5.5);
+  EXPECT_EQ(j.role(core::Role::kWorker).resources[core::kCpu], 500);
+  EXPECT_EQ(j.role(core::Role::kWorker).resources[core::kMemory], int64_t{2} << 30);
+  // sqrt at size 2: 1 step/s at 2, sqrt(1/2) at 1, sqrt(2) at 4.
+  EXPECT_DOUBLE_EQ(j.throughput.Rate(1), std::sqrt(0.5));
+  EXPECT_DOUBLE_EQ(j.throughput.Rate(2), 1);
+  EXPECT_DOUBLE_EQ(j.throughput.Rate(4), std::sqrt(2.0));
+
+  const std::map<std::string, std::string> cases = {
+      {"a,0,2,3,4,1,,,100,", ":2: min_workers: expected an integer in [1, 2], got '3'"},
+      {"a,0,2,1,1,1,,,100,", ":2: max_workers: expected an integer in [2, 100000], got '1'"},
+      {"a,0,2,1,2,1,1x,,100,",
+       ":2: cpu: '1x' is not a valid quantity (expected a number with an optional suffix such as "
+       "500m, 2Gi, 1.5, 1e3)"},
+      {"a,0,2,1,2,1,,,100,cubic",
+       ":2: scaling: expected linear, sqrt, none or amdahl:<parallel fraction in (0, 1]>, got "
+       "'cubic'"},
+  };
+  for (const auto& [row, message] : cases) {
+    const std::string p = WriteTemp("n2.csv", header + "\n" + row + "\n");
+    auto r = Load(TraceFormat::kNative, p);
+    ASSERT_FALSE(r) << row;
+    EXPECT_EQ(r.error().message, p + message) << row;
+  }
+
+  // A job the native format cannot hold is refused, naming it.
+  WorkloadSpec w;
+  w.source = "w.yaml";
+  w.jobs.push_back(t->workload.jobs[0]);
+  w.jobs[0].role(core::Role::kPS).replicas = 1;
+  auto refused = ToNativeCsv(w);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "w.yaml: job 'a': it has PS or Chief replicas; the native format holds jobs given by "
+            "duration with workers only (write YAML instead)");
+}
+
+// Hand-worked: linear at size 4 gives m/4 at m workers; amdahl:0.5 at size
+// 1 gives 1 / (0.5 + 0.5 / m): 4/3 at 2, 1.6 at 4; none keeps 1.
+TEST(ScalingCurveTest, DurationThroughputTables) {
+  const auto linear = core::DurationThroughput(4, 2, 8, {});
+  EXPECT_EQ(linear.steps_per_s.size(), 7u);
+  EXPECT_DOUBLE_EQ(linear.Rate(2), 0.5);
+  EXPECT_DOUBLE_EQ(linear.Rate(4), 1);
+  EXPECT_DOUBLE_EQ(linear.Rate(8), 2);
+  EXPECT_DOUBLE_EQ(linear.Rate(1), 0);  // below minReplicas: cannot run
+
+  const auto amdahl = core::DurationThroughput(1, 1, 4, *core::ScalingCurve::Parse("amdahl:0.5"));
+  EXPECT_DOUBLE_EQ(amdahl.Rate(2), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(amdahl.Rate(4), 1.6);
+  const auto none = core::DurationThroughput(2, 1, 4, *core::ScalingCurve::Parse("none"));
+  EXPECT_DOUBLE_EQ(none.Rate(1), 1);
+  EXPECT_DOUBLE_EQ(none.Rate(4), 1);
+
+  for (const char* bad : {"amdahl:0", "amdahl:1.5", "amdahl:", "Linear", ""}) {
+    EXPECT_FALSE(core::ScalingCurve::Parse(bad)) << bad;
+  }
+  EXPECT_EQ(core::ScalingCurve::Parse("amdahl:0.95")->ToString(), "amdahl:0.95");
+}
+
+TEST(TraceTest, TimestampsAndArguments) {
+  EXPECT_EQ(*ParseTimestamp("1970-01-01"), 0);
+  EXPECT_EQ(*ParseTimestamp("1970-01-02 00:00:01"), 86401);
+  EXPECT_EQ(*ParseTimestamp("2017-10-09T07:01:55"), 1507532515);
+  for (const char* bad :
+       {"2017-13-01", "2017-10-09 25:00:00", "2017-10-9", "yesterday", "2017-10-09 07:01"}) {
+    EXPECT_FALSE(ParseTimestamp(bad)) << bad;
+  }
+  auto t = ParseTraceArg("philly:data/x.csv");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->format, TraceFormat::kPhilly);
+  EXPECT_EQ(t->path, "data/x.csv");
+  auto bad = ParseTraceArg("alibaba:x.csv");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message,
+            "--trace: expected FORMAT:FILE with FORMAT one of tiresias, philly, pollux, native, "
+            "got 'alibaba:x.csv'");
+  TraceOptions o;
+  EXPECT_TRUE(ParseElastic("0.5:2", o));
+  EXPECT_EQ(o.min_factor, 0.5);
+  EXPECT_EQ(o.max_factor, 2);
+  EXPECT_FALSE(ParseElastic("2:0.5", o));
+  EXPECT_FALSE(ParseElastic("0.5", o));
+}
+
+}  // namespace
+}  // namespace dlsched::config
