@@ -1,6 +1,7 @@
 #include "dlsched/cli/cli.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <ranges>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/runs.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/trace.h"
 #include "dlsched/core/text.h"
@@ -38,6 +41,7 @@ namespace {
 constexpr int kOk = 0;
 constexpr int kRunFailed = 1;
 constexpr int kBadInput = 2;
+constexpr int kInterrupted = 130;  // 128 + SIGINT, as shells report it
 
 // Messages echo user text (file names, field names, values): escaped, so
 // each is one line whatever the input held.
@@ -220,12 +224,17 @@ core::Result<Loaded> Load(const RunArgs& a) {
 }
 
 int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
+  const StopSignals signals;
   auto loaded = Load(a);
   if (!loaded) return BadInput(loaded.error());
   const std::string dir =
       out_dir.empty() ? fmt::format("out/{}", loaded->engine->profile().name) : out_dir;
   if (auto st = CheckOut(dir); !st) return BadInput(st.error());
-  auto result = sim::Simulate(loaded->inputs.cluster, loaded->inputs.workload, *loaded->engine, {});
+  RunRequest run{&loaded->inputs.cluster, &loaded->inputs.workload, loaded->engine.get(), {}};
+  bool interrupted = false;
+  auto results =
+      RunAll({&run, 1}, {.threads = 1, .show_progress = !quiet && ::isatty(2) == 1}, &interrupted);
+  auto& result = results[0];
   if (!result) return BadInput(result.error());
   const metrics::RunSummary summary = metrics::Summarize(result->run);
   if (!quiet) std::fputs(report::FormatTable(summary, result->run).c_str(), stdout);
@@ -237,6 +246,13 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
   const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
   std::printf("results: %s/summary.json, %s/jobs.csv, %s/utilization.csv\n", shown.c_str(),
               shown.c_str(), shown.c_str());
+  if (interrupted) {
+    PrintError(fmt::format(
+        "interrupted at {:g} s of simulated time: the results are partial "
+        "({} of {} jobs finished)",
+        summary.end_time, summary.completed_jobs + summary.failed_jobs, summary.total_jobs));
+    return kInterrupted;
+  }
   if (summary.stuck_jobs > 0 || summary.failed_jobs > 0 || summary.unfinished_jobs > 0) {
     PrintError(fmt::format(
         "run failed: {} stuck, {} failed, {} unfinished of {} jobs (see jobs.csv for each job's "
@@ -307,8 +323,9 @@ std::vector<std::string> UniqueNames(const std::vector<std::string>& names) {
   return out;
 }
 
-int Compare(const RunArgs& a, const std::vector<std::string>& profiles,
-            const std::string& out_dir) {
+int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const std::string& out_dir,
+            int threads, bool quiet) {
+  const StopSignals signals;
   // Everything is loaded and checked before the first run: bad input fails
   // at once, not after minutes of simulation.
   auto inputs = LoadInputs(a);
@@ -330,8 +347,16 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles,
   std::string csv = "profile,completed,total,not_done,jct_mean,jct_p95,makespan\n";
   auto out = report::OutputDir::Open(out_dir);
   if (!out) return RunFailed(out.error());
+  std::vector<RunRequest> runs;
+  for (const auto& engine : engines) {
+    runs.push_back({&inputs->cluster, &inputs->workload, engine.get(), {}});
+  }
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool interrupted = false;
+  auto results =
+      RunAll(runs, {.threads = threads, .show_progress = !quiet && ::isatty(2) == 1}, &interrupted);
   for (size_t i = 0; i < engines.size(); ++i) {
-    auto result = sim::Simulate(inputs->cluster, inputs->workload, *engines[i], {});
+    auto& result = results[i];
     if (!result) return BadInput(result.error());
     const metrics::RunSummary summary = metrics::Summarize(result->run);
     if (auto st = report::AddRunFiles(*out, dirs[i] + "/", summary, result->run); !st) {
@@ -348,6 +373,10 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles,
   if (auto st = out->Commit(); !st) return RunFailed(st.error());
   const std::string shown = core::EscapeText(out_dir, kMaxMessageBytes);
   std::printf("results: %s/compare.csv and %s/<profile>/\n", shown.c_str(), shown.c_str());
+  if (interrupted) {
+    PrintError("interrupted: the results are partial (summary.json says \"partial\": true)");
+    return kInterrupted;
+  }
   return kOk;
 }
 
@@ -603,7 +632,8 @@ int Run(int argc, char** argv) {
       "  dlsched simulate --cluster tiresias:data/tiresias/n32g4.csv \\\n"
       "                   --trace tiresias:data/tiresias/60_job.csv --profile fifo\n\n"
       "Exit codes: 0 success, 1 the run failed (stuck or failed jobs, cannot write\n"
-      "results), 2 bad input (the message names the file and field).",
+      "results), 2 bad input (the message names the file and field), 130 interrupted\n"
+      "(Ctrl-C: simulate and compare write what they computed, marked partial).",
       "dlsched"};
   app.require_subcommand(1);
 
@@ -619,7 +649,9 @@ int Run(int argc, char** argv) {
                        "Output directory (default: out/<profile name>). Written as one unit and "
                        "replaced as a whole, so it must be new, empty or an earlier result "
                        "directory of dlsched");
-  simulate->add_flag("--quiet,-q", quiet, "Do not print the tables");
+  simulate->add_flag("--quiet,-q", quiet,
+                     "Do not print the tables or the progress line (shown on stderr when it is a "
+                     "terminal)");
 
   std::vector<std::string> files;
   auto* validate = app.add_subcommand(
@@ -660,6 +692,14 @@ int Run(int argc, char** argv) {
                    "k8s-default,gang-binpack,kod2")
       ->required()
       ->delimiter(',');
+  int compare_threads = 0;
+  bool compare_quiet = false;
+  compare
+      ->add_option("--threads,-j", compare_threads,
+                   "Profiles run at once (default 0: one per core); the results do not depend "
+                   "on it")
+      ->capture_default_str();
+  compare->add_flag("--quiet,-q", compare_quiet, "No progress line on stderr");
   compare
       ->add_option("--out,-o", compare_out,
                    "Output directory, written as one unit and replaced as a whole (new, empty "
@@ -767,7 +807,8 @@ int Run(int argc, char** argv) {
   if (validate->parsed()) return Validate(files);
   if (explain->parsed()) return Explain(explain_args, job, format);
   if (profiles->parsed()) return Profiles(show);
-  if (compare->parsed()) return Compare(compare_args, compare_profiles, compare_out);
+  if (compare->parsed())
+    return Compare(compare_args, compare_profiles, compare_out, compare_threads, compare_quiet);
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
   if (convert->parsed()) return Convert(convert_source, convert_out, convert_to);

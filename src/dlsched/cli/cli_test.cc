@@ -2,14 +2,18 @@
 // broken file, and the files a run writes.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -278,6 +282,67 @@ TEST_F(CliTest, TraceErrorsAreOneLineAndExitTwo) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("the native format holds jobs given by duration"), std::string::npos)
       << r.out;
+}
+
+}  // namespace
+
+namespace {
+
+// compare runs its profiles on several threads; the files are the same
+// bytes as a run on one thread.
+TEST_F(CliTest, ParallelCompareEqualsSerialByteForByte) {
+  const std::string args =
+      "compare -q -c examples/cluster-3node.yaml -w examples/workload-small.yaml "
+      "-p k8s-default,gang-binpack,kod2,fsched,cps ";
+  CmdResult serial = Dlsched(args + "-j 1 -o " + (out_ / "serial").string());
+  ASSERT_EQ(serial.code, 0) << serial.out;
+  CmdResult parallel = Dlsched(args + "-j 3 -o " + (out_ / "parallel").string());
+  ASSERT_EQ(parallel.code, 0) << parallel.out;
+  auto table = [](const std::string& s) { return s.substr(0, s.find("results:")); };
+  EXPECT_EQ(table(serial.out), table(parallel.out));
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(out_ / "serial")) {
+    if (!e.is_regular_file()) continue;
+    const auto rel = std::filesystem::relative(e.path(), out_ / "serial");
+    EXPECT_EQ(Slurp(e.path()), Slurp(out_ / "parallel" / rel)) << rel;
+    ++files;
+  }
+  EXPECT_GE(files, 16);  // compare.csv and 3+ files for each of 5 profiles
+}
+
+// Ctrl-C (SIGINT) stops the runs: the results computed so far are written,
+// each summary.json says "partial": true, and the exit code is 130.
+TEST_F(CliTest, InterruptedCompareWritesPartialResults) {
+  std::filesystem::create_directories(out_);
+  const std::string w = (out_ / "w.yaml").string();
+  const std::string c = (out_ / "c.yaml").string();
+  CmdResult g = Dlsched("generate --jobs 20000 --seed 3 --mean-interarrival 0.2 --out " + w +
+                        " --nodes 20 --gpus-per-node 8 --cluster-out " + c);
+  ASSERT_EQ(g.code, 0) << g.out;
+  const std::string out = (out_ / "o").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string log = (out_ / "log").string();
+    std::freopen(log.c_str(), "w", stdout);
+    std::freopen(log.c_str(), "a", stderr);
+    execl(DLSCHED_BINARY, DLSCHED_BINARY, "compare", "-c", c.c_str(), "-w", w.c_str(), "-p",
+          "gang-binpack,fsched", "-j", "1", "-o", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string log = Slurp(out_ / "log");
+  ASSERT_TRUE(WIFEXITED(status)) << log;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << log;
+  EXPECT_NE(log.find("dlsched: interrupted: the results are partial"), std::string::npos) << log;
+  for (const char* p : {"gang-binpack", "fsched"}) {
+    const std::string summary = Slurp(std::filesystem::path(out) / p / "summary.json");
+    EXPECT_NE(summary.find("\"partial\": true"), std::string::npos) << p << summary.substr(0, 300);
+  }
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "compare.csv"));
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ struct RunInput {
   std::vector<UtilizationSample> utilization;  // ascending time
   core::Time end_time = 0;                     // time of the last event
   bool deadlocked = false;
+  // The run was stopped before its end (Ctrl-C): jobs not final then are
+  // unfinished, not stuck.
+  bool partial = false;
   int64_t cycles = 0;  // scheduling cycles run
 };
 

@@ -99,6 +99,7 @@ RunSummary Summarize(const RunInput& input) {
   RunSummary s;
   s.profile = input.profile;
   s.deadlocked = input.deadlocked;
+  s.partial = input.partial;
   s.cycles = input.cycles;
   s.end_time = input.end_time;
   s.total_jobs = static_cast<int>(input.jobs.size());

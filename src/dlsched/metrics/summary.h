@@ -75,6 +75,7 @@ struct RunSummary {
   int64_t reallocations = 0;
 
   bool deadlocked = false;
+  bool partial = false;  // RunInput::partial
   int64_t cycles = 0;
   core::Time end_time = 0;
 };

@@ -60,6 +60,7 @@ ordered_json SummaryJson(const metrics::RunSummary& s, const metrics::RunInput& 
       {"stuck", s.stuck_jobs}, {"unfinished", s.unfinished_jobs},
   };
   j["deadlocked"] = s.deadlocked;
+  j["partial"] = s.partial;
   j["cycles"] = s.cycles;
   j["end_time"] = Number(s.end_time);
   j["jct"] = {

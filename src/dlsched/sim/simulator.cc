@@ -387,7 +387,14 @@ core::Result<SimResult> Simulation::Run() {
   const int64_t max_idle_cycles = 1000 + 10 * tasks;
   int64_t idle_cycles = 0;
   bool livelock = false;
+  Progress* progress = options_.progress;
+  if (progress != nullptr) progress->jobs_total = static_cast<int64_t>(specs.size());
+  bool stopped = false;
   while (!queue_.Empty() && lifecycle_.Unfinished() > 0) {
+    if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) {
+      stopped = true;
+      break;
+    }
     const int unfinished_before = lifecycle_.Unfinished();
     const bool trained = queue_.Top().time > now_ && training_jobs_ > 0;
     now_ = queue_.Top().time;
@@ -413,6 +420,11 @@ core::Result<SimResult> Simulation::Run() {
     if (options_.on_plan) options_.on_plan(now_, plan);
     lifecycle_.Apply(plan);
     SampleUtilization(now_);
+    if (progress != nullptr) {
+      progress->jobs_finished.store(static_cast<int64_t>(specs.size()) - lifecycle_.Unfinished(),
+                                    std::memory_order_relaxed);
+      progress->now.store(now_, std::memory_order_relaxed);
+    }
     if (options_.check_invariants) {
       if (auto st = CheckInvariants(); !st) return std::unexpected(st.error());
     }
@@ -439,6 +451,7 @@ core::Result<SimResult> Simulation::Run() {
   run.end_time = now_;
   run.cycles = cycles;
   run.deadlocked = false;
+  run.partial = stopped;
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
     const engine::JobState& js = state_.Job(j);
     const engine::JobHistory& sj = lifecycle_.History(j);
@@ -462,7 +475,7 @@ core::Result<SimResult> Simulation::Run() {
     r.scale_events = sj.scale_events;
     r.final_workers = js.placed_workers > 0 ? js.placed_workers : js.target_workers;
     r.ideal_runtime = IdealRuntime(*js.spec);
-    r.stuck = !core::IsFinal(js.phase);
+    r.stuck = !stopped && !core::IsFinal(js.phase);
     run.deadlocked = run.deadlocked || r.stuck;
     r.reason = sj.reason;
     if (livelock && r.stuck) {
@@ -472,6 +485,11 @@ core::Result<SimResult> Simulation::Run() {
           now_, max_idle_cycles, sj.reason.empty() ? "none" : sj.reason);
     }
     run.jobs.push_back(std::move(r));
+  }
+  if (progress != nullptr) {
+    progress->jobs_finished.store(static_cast<int64_t>(specs.size()) - lifecycle_.Unfinished());
+    progress->now.store(now_);
+    progress->done.store(true);
   }
   return std::move(result_);
 }

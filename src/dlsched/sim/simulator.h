@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,21 @@ struct SimOptions {
   core::Time backoff_max = 10;
   // Called with every plan before it is applied (tests, debugging).
   std::function<void(core::Time, const engine::Plan&)> on_plan;
+  // Where the run publishes its progress after every cycle, for a display
+  // on another thread; nullptr for none.
+  struct Progress* progress = nullptr;
+  // When it becomes true (Ctrl-C), the run stops after the current cycle
+  // and reports what it has, marked partial; jobs not finished then are
+  // unfinished, not stuck.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// A run's progress, written by the simulation and read by anyone.
+struct Progress {
+  std::atomic<int64_t> jobs_total{0};
+  std::atomic<int64_t> jobs_finished{0};  // Completed or Failed
+  std::atomic<double> now{0};             // simulated seconds
+  std::atomic<bool> done{false};
 };
 
 struct SimResult {

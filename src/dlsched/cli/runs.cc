@@ -1,0 +1,118 @@
+#include "dlsched/cli/runs.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace dlsched::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void OnStopSignal(int sig) {
+  g_stop.store(true);
+  // A second Ctrl-C ends the process the usual way.
+  ::signal(sig, SIG_DFL);
+}
+
+std::string Duration(double s) {
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s < 7200) return fmt::format("{:.1f} min", s / 60);
+  if (s < 172800) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} d", s / 86400);
+}
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &old_int_);
+  ::sigaction(SIGTERM, &sa, &old_term_);
+}
+
+StopSignals::~StopSignals() {
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+bool StopSignals::Stopped() { return g_stop.load(); }
+
+std::string ProgressLine(int runs_done, int runs, int64_t jobs_done, int64_t jobs, double simulated,
+                         double elapsed) {
+  const double rate = elapsed > 0 ? static_cast<double>(jobs_done) / elapsed : 0;
+  const std::string eta =
+      rate > 0 ? Duration(static_cast<double>(jobs - jobs_done) / rate) : std::string("?");
+  return fmt::format("{}/{} runs done, {}/{} jobs, simulated {}, {:.0f} jobs/s, ETA {}", runs_done,
+                     runs, jobs_done, jobs, Duration(simulated), rate, eta);
+}
+
+std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
+                                                 const BatchOptions& options, bool* interrupted) {
+  if (runs.empty()) return {};
+  std::deque<sim::Progress> progress(runs.size());
+  std::vector<core::Result<sim::SimResult>> results(runs.size(), core::MakeError("not run"));
+  std::atomic<size_t> next{0};
+  std::atomic<int> finished{0};
+  std::mutex mu;
+  std::condition_variable all_done;
+  auto worker = [&] {
+    for (size_t i = next++; i < runs.size(); i = next++) {
+      RunRequest& r = runs[i];
+      r.options.progress = &progress[i];
+      r.options.stop = &g_stop;
+      results[i] = sim::Simulate(*r.cluster, *r.workload, *r.engine, r.options);
+      progress[i].done = true;
+      std::lock_guard lock(mu);
+      ++finished;
+      all_done.notify_all();
+    }
+  };
+  const int threads = std::clamp<int>(options.threads, 1, static_cast<int>(runs.size()));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+
+  const auto begin = std::chrono::steady_clock::now();
+  {
+    std::unique_lock lock(mu);
+    while (finished < static_cast<int>(runs.size())) {
+      all_done.wait_for(lock, std::chrono::milliseconds(250));
+      if (!options.show_progress) continue;
+      int64_t jobs = 0;
+      int64_t jobs_done = 0;
+      double simulated = -1;
+      for (const auto& p : progress) {
+        jobs += p.jobs_total;
+        jobs_done += p.jobs_finished;
+        if (!p.done && p.jobs_total > 0) {
+          simulated = simulated < 0 ? p.now.load() : std::min(simulated, p.now.load());
+        }
+      }
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      std::fprintf(stderr, "\r\033[K%s",
+                   ProgressLine(finished, static_cast<int>(runs.size()), jobs_done, jobs,
+                                std::max(simulated, 0.0), elapsed)
+                       .c_str());
+      std::fflush(stderr);
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (options.show_progress) std::fputs("\r\033[K", stderr);
+  *interrupted = g_stop.load();
+  return results;
+}
+
+}  // namespace dlsched::cli
