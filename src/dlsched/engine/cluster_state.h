@@ -47,6 +47,13 @@ struct JobState {
   core::Time phase_since = 0;  // when it entered `phase`
   core::Time last_launch = 0;  // duration of its last Launching stay
   double steps_done = 0;       // training progress (for LAS/SRTF-like orders)
+  // GPU-seconds the job has run (Running or RunningProtected, times the
+  // GPUs it held), kept by the backend like steps_done.
+  double attained = 0;
+  // Its level in an order that keeps levels (Tiresias' queues), and since
+  // when: set by kSetLevel actions; 0 since submission at first.
+  int level = 0;
+  core::Time level_since = 0;
   // Node of each task slot, kNoNode when unplaced. Slots are laid out PS
   // replicas, then Chief replicas, then Worker slots 0..maxReplicas-1.
   std::vector<NodeIndex> task_node;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,6 +42,10 @@ class CycleState {
   // The kResize of job `j` in this cycle, or nullptr.
   const Action* ResizeOf(JobIndex j) const;
 
+  // Asks for another cycle at `t` (the earliest asked for wins).
+  void RevisitAt(core::Time t) { revisit_at_ = std::min(revisit_at_, t); }
+  core::Time revisit_at() const { return revisit_at_; }
+
   // Every job-level action, in order.
   std::span<const Action> actions() const { return actions_; }
   std::vector<Action> TakeActions() { return std::move(actions_); }
@@ -55,6 +60,7 @@ class CycleState {
   size_t Put(std::unordered_map<JobIndex, size_t>& index, Action action);
 
   std::vector<Action> actions_;
+  core::Time revisit_at_ = core::kNever;
   std::unordered_map<JobIndex, size_t> verdict_of_;
   std::unordered_map<JobIndex, size_t> resize_of_;
   std::unordered_map<JobIndex, double> pending_keys_;

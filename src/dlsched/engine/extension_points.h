@@ -31,6 +31,22 @@ class JobOrder {
     (void)now;
     return false;
   }
+  // True when the keys read JobState::steps_done or attained: the backend
+  // then brings every running job's progress up to date before each cycle.
+  virtual bool ReadsProgress() const { return false; }
+  // Levels (an order that sorts jobs into levels by what they have done,
+  // as Tiresias' queues by attained service): the level running job `j`
+  // should be at now; an admission that supports levels (Replan) records a
+  // change with a kSetLevel action. Default: the level it is at.
+  virtual int Level(const ClusterState& state, JobIndex j) const { return state.Job(j).level; }
+  // When running job `j`'s level will next change if nothing else does
+  // (the admission asks the backend for a cycle then), or kNever.
+  virtual core::Time NextLevelChange(const ClusterState& state, JobIndex j, core::Time now) const {
+    (void)state;
+    (void)j;
+    (void)now;
+    return core::kNever;
+  }
 };
 
 // A hard rule about which nodes may take a task, checked before any

@@ -263,6 +263,12 @@ void JobLifecycle::Apply(const Plan& plan) {
       case ActionKind::kStarve:
         if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving);
         break;
+      case ActionKind::kSetLevel: {
+        JobState& js = state_.MutableJob(j);
+        js.level = a.workers;
+        js.level_since = now;
+        break;
+      }
       case ActionKind::kBackoff:
         // Backoffs come in queue order: one forward walk finds them all.
         for (auto& pods = state_.MutablePods(); pod_cursor < pods.size(); ++pod_cursor) {

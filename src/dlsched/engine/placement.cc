@@ -300,6 +300,7 @@ void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
 }
 
 void EmitPlan(const Session& session, CycleState& decisions, Plan* plan) {
+  plan->revisit_at = decisions.revisit_at();
   std::vector<Action> jobs = decisions.TakeActions();
   plan->actions.clear();
   plan->actions.reserve(session.Steps().size() + jobs.size());

@@ -13,15 +13,16 @@ namespace dlsched::engine {
 // Binds and unbinds replay the Session steps exactly; the backend applies
 // them to its ClusterState and then acts on the job-level actions.
 enum class ActionKind {
-  kBind,     // put task on node
-  kUnbind,   // take task off its node (scale-in or preemption of that task)
-  kStart,    // all of the job's gang is bound: launch it
-  kResize,   // a running job now has `workers` workers (after binds/unbinds);
-             // with `restart` it checkpoints, stops and relaunches to get there
-  kStop,     // the job was preempted as a whole (all its tasks unbound)
-  kWait,     // the job stays pending; `reason` says why
-  kBackoff,  // per-pod: the pod could not be placed; back it off
-  kStarve,   // the job has waited past its order's starvation limit
+  kBind,      // put task on node
+  kUnbind,    // take task off its node (scale-in or preemption of that task)
+  kStart,     // all of the job's gang is bound: launch it
+  kResize,    // a running job now has `workers` workers (after binds/unbinds);
+              // with `restart` it checkpoints, stops and relaunches to get there
+  kStop,      // the job was preempted as a whole (all its tasks unbound)
+  kWait,      // the job stays pending; `reason` says why
+  kBackoff,   // per-pod: the pod could not be placed; back it off
+  kStarve,    // the job has waited past its order's starvation limit
+  kSetLevel,  // the job's level in its order (Tiresias' queue) is now `workers`, since now
 };
 
 // Why something could not be scheduled, as kube-scheduler's framework
@@ -49,8 +50,11 @@ struct Action {
 
 struct Plan {
   std::vector<Action> actions;
+  // The engine wants another cycle at this time even if nothing else
+  // happens by then (a job's level in its order changes), or kNever.
+  core::Time revisit_at = core::kNever;
   // True when the plan changes any placement or starts/stops a job
-  // (kWait, kBackoff and kStarve alone change no placement).
+  // (kWait, kBackoff, kStarve and kSetLevel alone change no placement).
   bool ChangesState() const;
 };
 

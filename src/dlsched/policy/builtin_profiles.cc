@@ -191,7 +191,95 @@ sizer:
   args: {restartOnResize: false}
 )";
 
-constexpr std::array<BuiltinProfile, 7> kBuiltins = {{
+constexpr std::string_view kFifo =
+    R"(# Strict first-come-first-served, the FIFO baseline of YARN's capacity
+# scheduler and of Tiresias' simulator (`fifo`): whole jobs in arrival
+# order; the head of the queue blocks every job behind it (no backfill);
+# nothing is preempted. GPUs are packed (MostAllocated).
+name: fifo
+description: Strict FIFO - arrival order, the head blocks the queue (no backfill), no preemption
+admission:
+  name: Gang
+  args: {backfill: false}
+order: FIFO
+packer: TaskByTask
+scorers:
+  - name: MostAllocated
+    weight: 1
+    args:
+      resources: [{name: nvidia.com/gpu, weight: 1}]
+preemptor: None
+sizer: Fixed
+)";
+
+constexpr std::string_view kSjf =
+    R"(# Smallest job first as Tiresias' simulator implements `sjf`: at every
+# event all jobs, running and pending, are re-planned in order of the GPUs
+# they ask for (fewest first; ties by arrival), each taking its GPUs while
+# the cluster's total lasts; a running job that no longer makes the cut is
+# preempted (back to the queue, keeping its progress). No backfill block:
+# a job that does not fit is skipped. GPUs are packed (MostAllocated).
+name: sjf
+description: Smallest (fewest GPUs) job first, re-planned at every event, preemptive (Tiresias sjf)
+admission: Replan
+order: GpuDemand
+packer: TaskByTask
+scorers:
+  - name: MostAllocated
+    weight: 1
+    args:
+      resources: [{name: nvidia.com/gpu, weight: 1}]
+preemptor: None
+sizer: Fixed
+)";
+
+constexpr std::string_view kSrtf =
+    R"(# Shortest remaining time first with oracle durations, as Tiresias'
+# simulator implements `shortest`: at every event all jobs, running and
+# pending, are re-planned in order of the running time they have left at
+# their size (ties by arrival); a running job that no longer makes the cut
+# is preempted (back to the queue, keeping its progress). GPUs are packed
+# (MostAllocated).
+name: srtf
+description: Shortest remaining time first (oracle durations), preemptive (Tiresias shortest)
+admission: Replan
+order: RemainingTime
+packer: TaskByTask
+scorers:
+  - name: MostAllocated
+    weight: 1
+    args:
+      resources: [{name: nvidia.com/gpu, weight: 1}]
+preemptor: None
+sizer: Fixed
+)";
+
+constexpr std::string_view kLas =
+    R"(# Tiresias' discretised two-dimensional least-attained-service, as its
+# simulator implements `dlas-gpu`: a job's queue is how many thresholds its
+# attained service (GPU-seconds run) has passed (3250 and 7200, the
+# simulator's defaults; its README says otherwise); lower queues go first,
+# within a queue running jobs, then pending ones, then the ones that just
+# entered, each by the time they entered; every arrival, completion and
+# threshold crossing re-plans all jobs, preempting running jobs of lower
+# queues (back to the queue, keeping their progress). GPUs are packed.
+name: las
+description: Tiresias 2D-LAS - queues by attained GPU-service, demotion, preemption by higher queues
+admission: Replan
+order:
+  name: Las
+  args: {thresholds: [3250, 7200]}
+packer: TaskByTask
+scorers:
+  - name: MostAllocated
+    weight: 1
+    args:
+      resources: [{name: nvidia.com/gpu, weight: 1}]
+preemptor: None
+sizer: Fixed
+)";
+
+constexpr std::array<BuiltinProfile, 11> kBuiltins = {{
     {"k8s-default", "Kubernetes default: pods one at a time, LeastAllocated spread, no gang",
      kK8sDefault},
     {"gang-binpack", "Gang scheduling, FIFO with backfill, GPUs binpacked", kGangBinpack},
@@ -202,6 +290,12 @@ constexpr std::array<BuiltinProfile, 7> kBuiltins = {{
      kVolcanoPriority},
     {"fsched", "F-scheduling: elastic GPUs by throughput, slowdown-variance bound", kFsched},
     {"kod2", "KOD2: weight order with aging, fewest nodes, elastic scale-in/scale-out", kKod2},
+    {"fifo", "Strict FIFO: the head of the queue blocks it, no backfill (YARN-CS, Tiresias fifo)",
+     kFifo},
+    {"sjf", "Fewest-GPUs job first, preemptive re-plan at every event (Tiresias sjf)", kSjf},
+    {"srtf", "Shortest remaining time first, oracle durations, preemptive (Tiresias shortest)",
+     kSrtf},
+    {"las", "Tiresias 2D-LAS: queues by attained GPU-seconds, demotion, preemption", kLas},
 }};
 
 }  // namespace

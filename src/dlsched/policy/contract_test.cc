@@ -41,6 +41,7 @@ std::string PluginYaml(std::string_view name) {
 engine::Profile ProfileWith(const std::string& key, std::string_view name) {
   std::string yaml = "name: contract\nprotectFactor: 0\n";
   if (name == "Kod2" || name == "Kod2ScaleIn") yaml += "order: Kod2Weight\n";
+  if (name == "Las") yaml += "admission: Replan\n";
   if (key == "scorers") {
     yaml += "scorers: [" + PluginYaml(name) + "]\n";
   } else {

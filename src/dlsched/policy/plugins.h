@@ -67,5 +67,6 @@ void RegisterKod2(PluginTable& t);       // kod2/kod2.cc
 void RegisterCps(PluginTable& t);        // cps/cps.cc
 void RegisterFsched(PluginTable& t);     // fsched/fsched.cc
 void RegisterVolcano(PluginTable& t);    // volcano/volcano.cc
+void RegisterTiresias(PluginTable& t);   // tiresias/tiresias.cc
 
 }  // namespace dlsched::policy

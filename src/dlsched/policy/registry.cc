@@ -32,6 +32,7 @@ const PluginTable& Table() {
     RegisterCps(*table);
     RegisterFsched(*table);
     RegisterVolcano(*table);
+    RegisterTiresias(*table);
     return table;
   }();
   return *t;

@@ -45,8 +45,8 @@ TEST(RegistryTest, UnknownNamesAndArgumentsNameTheField) {
   ASSERT_FALSE(built.has_value());
   EXPECT_EQ(
       built.error().message,
-      "p.yaml: order.name: unknown JobOrder 'LIFO' (known: CombinedPriority, FIFO, Kod2Weight, "
-      "Priority)");
+      "p.yaml: order.name: unknown JobOrder 'LIFO' (known: CombinedPriority, FIFO, GpuDemand, "
+      "Kod2Weight, Las, Priority, RemainingTime)");
 
   spec =
       config::ParseProfile("name: p\nadmission: {name: Gang, args: {backfil: true}}\n", "p.yaml");
@@ -110,7 +110,8 @@ TEST(RegistryTest, UnknownProfileNameListsBuiltins) {
   ASSERT_FALSE(spec.has_value());
   EXPECT_EQ(spec.error().message,
             "--profile: 'fastest' is neither a built-in profile (k8s-default, gang-binpack, "
-            "static-n, cps, volcano-priority, fsched, kod2) nor a .yaml file");
+            "static-n, cps, volcano-priority, fsched, kod2, fifo, sjf, srtf, las) nor a .yaml "
+            "file");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ using engine::JobIndex;
 // life cycle's JobHistory: its speed.
 struct SimJob {
   double rate = 0;             // steps/s while running
+  int64_t gpus = 0;            // GPUs held while it trains (for JobState::attained)
   core::Time progress_at = 0;  // steps_done is exact at this time
   uint64_t epoch = 0;          // bumps whenever a pending completion becomes stale
 };
@@ -97,6 +98,7 @@ void Simulation::Advance(JobIndex j, core::Time now) {
   if (sj.rate > 0 && now > sj.progress_at) {
     js.steps_done =
         std::min(js.spec->total_steps, js.steps_done + sj.rate * (now - sj.progress_at));
+    js.attained += static_cast<double>(sj.gpus) * (now - sj.progress_at);
   }
   sj.progress_at = now;
 }
@@ -108,6 +110,7 @@ void Simulation::SetRate(JobIndex j, core::Time now) {
   Advance(j, now);
   ++sj.epoch;
   SetJobRate(j, core::IsRunning(js.phase) ? js.PlacedRate() : 0);
+  sj.gpus = sj.rate > 0 ? Held(j)[core::kGpu] : 0;
   if (sj.rate > 0) {
     const double remaining = std::max(0.0, js.spec->total_steps - js.steps_done);
     queue_.Push(now + remaining / sj.rate, EventKind::kCompletion, j, sj.epoch);
@@ -390,6 +393,7 @@ core::Result<SimResult> Simulation::Run() {
   Progress* progress = options_.progress;
   if (progress != nullptr) progress->jobs_total = static_cast<int64_t>(specs.size());
   bool stopped = false;
+  const bool reads_progress = engine_.profile().order->ReadsProgress();
   while (!queue_.Empty() && lifecycle_.Unfinished() > 0) {
     if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) {
       stopped = true;
@@ -416,9 +420,18 @@ core::Result<SimResult> Simulation::Run() {
       break;
     }
     cycle_options.cycle = cycles++;
+    if (reads_progress) {
+      for (core::JobPhase p : {JobPhase::kRunning, JobPhase::kRunningProtected}) {
+        for (JobIndex j : state_.JobsInPhase(p)) Advance(j, now_);
+      }
+    }
     const engine::Plan plan = engine_.Cycle(state_, now_, cycle_options);
     if (options_.on_plan) options_.on_plan(now_, plan);
     lifecycle_.Apply(plan);
+    if (plan.revisit_at > now_ && plan.revisit_at < next_tick_) {
+      queue_.Push(plan.revisit_at, EventKind::kTick);
+      next_tick_ = plan.revisit_at;
+    }
     SampleUtilization(now_);
     if (progress != nullptr) {
       progress->jobs_finished.store(static_cast<int64_t>(specs.size()) - lifecycle_.Unfinished(),

@@ -1,0 +1,278 @@
+#include "dlsched/policy/tiresias/tiresias.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dlsched/core/limits.h"
+#include "dlsched/engine/placement.h"
+#include "dlsched/engine/profile.h"
+#include "dlsched/policy/plugins.h"
+
+namespace dlsched::policy {
+
+using engine::JobIndex;
+using engine::JobState;
+
+namespace {
+
+core::Resources Held(const engine::ClusterState& st, JobIndex j) {
+  const JobState& js = st.Job(j);
+  core::Resources held;
+  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+    if (js.task_node[s] != engine::kNoNode) held += st.Request(js.TaskAt(j, s));
+  }
+  return held;
+}
+
+}  // namespace
+
+void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
+  const engine::ClusterState& st = ctx.state();
+  std::vector<JobIndex> jobs;
+  st.PendingJobs(&jobs);
+  // Running jobs are re-planned with the pending ones; launching, frozen
+  // and stopping jobs keep what they hold.
+  for (JobIndex v : st.JobsInPhase(core::JobPhase::kRunning)) {
+    if (st.Job(v).IsActive()) jobs.push_back(v);
+  }
+  std::vector<double> keys;
+  engine::OrderJobs(ctx, &jobs, &keys);
+  {
+    std::vector<JobIndex> pending;
+    std::vector<double> pending_keys;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (st.Job(jobs[i]).IsPending()) {
+        pending.push_back(jobs[i]);
+        pending_keys.push_back(keys[i]);
+      }
+    }
+    ctx.decisions.SetPendingKeys(pending, pending_keys);
+  }
+
+  // Who makes the cut, counting resources over the whole cluster (as
+  // Tiresias' `count` placement scheme): each job in order takes its demand
+  // while the total lasts. Then the running jobs that did not make it are
+  // evicted and the pending ones that did are placed. A pending job the
+  // packer cannot place after all (fragmentation, a PS that fits nowhere)
+  // must not hold room it cannot use, nor cost running jobs their place:
+  // the session is rolled back, the job is left out, and the selection is
+  // made again, at most kMaxRounds times (then nobody is evicted).
+  constexpr int kMaxRounds = 16;
+  core::Resources total = st.TotalFree();
+  std::vector<core::Resources> need(jobs.size());
+  std::vector<int> workers(jobs.size(), 0);
+  // Whether each job was pending when the cycle began (placing a Standby
+  // job's gang in the session makes JobState::IsPending false).
+  std::vector<uint8_t> pending(jobs.size(), 0);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobState& js = st.Job(jobs[i]);
+    const core::Resources held = Held(st, jobs[i]);
+    pending[i] = js.IsPending();
+    if (pending[i]) {
+      workers[i] = profile.sizer->StartWorkers(st, jobs[i]);
+      need[i] = js.spec->Demand(workers[i]) - held;
+    } else {
+      total += held;
+      need[i] = held;
+    }
+  }
+  std::vector<uint8_t> unplaceable(jobs.size(), 0);
+  std::vector<uint8_t> selected(jobs.size(), 0);
+  std::vector<uint8_t> placed(jobs.size(), 0);
+  std::vector<std::string> why(jobs.size());
+  const engine::Session::Mark mark = ctx.session.GetMark();
+  for (int round = 0;; ++round) {
+    const bool evict = round < kMaxRounds;
+    core::Resources room = total;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      selected[i] = !unplaceable[i] && (need[i].FitsIn(room) || (!evict && !pending[i]));
+      if (selected[i]) room -= need[i];
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (evict && !selected[i] && !pending[i]) {
+        const JobState& js = st.Job(jobs[i]);
+        for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+          if (js.task_node[s] != engine::kNoNode) ctx.session.Evict(js.TaskAt(jobs[i], s));
+        }
+      }
+    }
+    bool retry = false;
+    for (size_t i = 0; i < jobs.size() && !retry; ++i) {
+      placed[i] = 0;
+      if (!selected[i] || !pending[i]) continue;
+      why[i].clear();
+      if (profile.packer->PlaceGang(ctx, jobs[i], workers[i], &why[i])) {
+        placed[i] = 1;
+      } else if (evict) {
+        unplaceable[i] = 1;
+        retry = true;
+      }
+    }
+    if (!retry) break;
+    ctx.session.RollbackTo(mark);
+  }
+
+  // The running jobs that lost their place, named after the first pending
+  // job ahead of them that started.
+  const bool evicted = [&] {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (!selected[i] && !pending[i]) return true;
+    }
+    return false;
+  }();
+  std::string first_started;
+  for (size_t i = 0; i < jobs.size() && evicted; ++i) {
+    const JobIndex j = jobs[i];
+    if (pending[i]) {
+      if (placed[i] && first_started.empty()) first_started = st.Job(j).spec->name;
+      continue;
+    }
+    if (selected[i]) continue;
+    ctx.AddAction(engine::ActionKind::kStop, j,
+                  first_started.empty()
+                      ? std::string("preempted: jobs ahead of it in the order need its resources")
+                      : fmt::format("preempted by {} (ahead of it in the order)", first_started));
+  }
+
+  // Levels (LasOrder): record each running job's change, and wake up for
+  // the next one.
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobIndex j = jobs[i];
+    if (!pending[i]) {
+      const int level = profile.order->Level(st, j);
+      if (level != st.Job(j).level) {
+        ctx.AddAction(engine::ActionKind::kSetLevel, j, fmt::format("level {}", level), level);
+      }
+    }
+    if ((!pending[i] && selected[i]) || placed[i]) {
+      ctx.decisions.RevisitAt(profile.order->NextLevelChange(st, j, ctx.now));
+    }
+  }
+
+  int position = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobIndex j = jobs[i];
+    if (!pending[i]) continue;
+    engine::JobTrace* trace = ctx.BeginTrace(j, position++);
+    auto wait = [&](std::string reason, engine::WaitStatus status) {
+      if (trace != nullptr) trace->outcome = reason;
+      ctx.decisions.Wait(j, std::move(reason), status);
+    };
+    if (placed[i]) {
+      std::string outcome =
+          fmt::format("started with {} worker{}", workers[i], workers[i] == 1 ? "" : "s");
+      if (trace != nullptr) trace->outcome = outcome;
+      ctx.decisions.Start(j, workers[i], std::move(outcome));
+      continue;
+    }
+    const std::optional<std::string> never =
+        engine::NeverFits(ctx, j, workers[i], *profile.packer, false);
+    if (never) {
+      wait("waiting: can never fit in this cluster: " + *never,
+           engine::WaitStatus::kUnschedulableUnresolvable);
+    } else if (unplaceable[i] || selected[i]) {
+      wait("waiting: " + why[i], engine::WaitStatus::kUnschedulable);
+    } else {
+      wait("waiting: jobs ahead of it in the order hold the resources it needs",
+           engine::WaitStatus::kUnschedulable);
+    }
+  }
+}
+
+void GpuDemandOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,
+                          core::Time /*now*/, std::span<double> keys) const {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const core::JobSpec& spec = *state.Job(jobs[i]).spec;
+    keys[i] = static_cast<double>(spec.Demand(spec.role(core::Role::kWorker).replicas)[core::kGpu]);
+  }
+}
+
+void RemainingTimeOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,
+                              core::Time /*now*/, std::span<double> keys) const {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobState& js = state.Job(jobs[i]);
+    const core::JobSpec& spec = *js.spec;
+    // The rate at its size, not where it happens to be placed: a key that
+    // changed with the placement (the locality factor) would let two jobs
+    // preempt each other in turn for ever.
+    const int workers =
+        js.placed_workers > 0 ? js.placed_workers : spec.role(core::Role::kWorker).replicas;
+    const double rate = spec.throughput.Rate(workers);
+    const double left = std::max(0.0, spec.total_steps - js.steps_done);
+    keys[i] = rate > 0 ? left / rate : core::kMaxTime;
+  }
+}
+
+int LasOrder::Level(const engine::ClusterState& state, JobIndex j) const {
+  const JobState& js = state.Job(j);
+  int level = 0;
+  while (level < static_cast<int>(thresholds_.size()) && js.attained >= thresholds_[level]) {
+    ++level;
+  }
+  return std::max(level, js.level);
+}
+
+core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex j,
+                                     core::Time now) const {
+  const JobState& js = state.Job(j);
+  const int level = Level(state, j);
+  if (level >= static_cast<int>(thresholds_.size())) return core::kNever;
+  const double gpus = static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]);
+  if (gpus <= 0) return core::kNever;
+  // Whole seconds, as Tiresias' simulator (and at least 1 s ahead).
+  return now + std::max(1.0, std::ceil((thresholds_[level] - js.attained) / gpus - 1e-9));
+}
+
+void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,
+                    core::Time now, std::span<double> keys) const {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobState& js = state.Job(jobs[i]);
+    const int level = Level(state, jobs[i]);
+    const core::Time since = level != js.level ? now : js.level_since;
+    const int group = since >= now ? 2 : (js.IsPending() ? 1 : 0);
+    keys[i] = level * 1e13 + group * 1e12 + since;
+  }
+}
+
+void RegisterTiresias(PluginTable& t) {
+  t.admissions.emplace("Replan", NoArgs<engine::Admission, ReplanAdmission>());
+  t.requirements.push_back({"order",
+                            "Las",
+                            "admission",
+                            {"Replan"},
+                            "only Replan records a job's queue changes and wakes up for them"});
+  t.orders.emplace("GpuDemand", NoArgs<engine::JobOrder, GpuDemandOrder>());
+  t.orders.emplace("RemainingTime", NoArgs<engine::JobOrder, RemainingTimeOrder>());
+  t.orders.emplace(
+      "Las",
+      [](const YAML::Node& args,
+         const std::string& where) -> core::Result<std::unique_ptr<engine::JobOrder>> {
+        ArgReader reader(args, where);
+        std::vector<double> thresholds = {3250, 7200};
+        const YAML::Node list = reader.Node("thresholds");
+        if (list.IsDefined() && !list.IsNull()) {
+          const std::string path = reader.Path("thresholds");
+          if (!list.IsSequence()) {
+            return core::Errorf("{}: expected a list of GPU-seconds, ascending", path);
+          }
+          thresholds.clear();
+          for (size_t k = 0; k < list.size(); ++k) {
+            double v = 0;
+            if (!list[k].IsScalar() || !YAML::convert<double>::decode(list[k], v) ||
+                !std::isfinite(v) || v <= 0 || (!thresholds.empty() && v <= thresholds.back())) {
+              return core::Errorf(
+                  "{}[{}]: expected a number of GPU-seconds > 0, above the one before", path, k);
+            }
+            thresholds.push_back(v);
+          }
+        }
+        if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+        return std::make_unique<LasOrder>(std::move(thresholds));
+      });
+}
+
+}  // namespace dlsched::policy

@@ -1,0 +1,71 @@
+#pragma once
+
+// The baselines of the Tiresias paper as its public simulator
+// (SymbioticLab/Tiresias, simulator/run_sim.py) implements them
+// (docs/policies/tiresias.md): strict FIFO is the Gang admission without
+// backfill; these are the re-planning admission and the orders of its
+// `sjf` and `shortest` schedules.
+
+#include <vector>
+
+#include "dlsched/engine/extension_points.h"
+
+namespace dlsched::policy {
+
+// Re-plans every cycle over all jobs, running and pending alike, as
+// Tiresias' preemptive schedules do at every event: jobs in the profile's
+// order each take their demand from the cluster's total resources while
+// it lasts, skipping (not blocking on) a job that does not fit; a running
+// job that no longer makes the cut is preempted (stopped back to the
+// queue, keeping its progress), and every pending job that makes it starts
+// through the packer. Jobs that are frozen (RunningProtected) or already
+// stopping keep what they hold and are not re-planned.
+class ReplanAdmission final : public engine::Admission {
+ public:
+  void Admit(engine::CycleContext& ctx, const engine::Profile& profile) const override;
+};
+
+// Tiresias' `sjf`: the job asking for the fewest GPUs first (key = GPUs of
+// the job at its initial size).
+class GpuDemandOrder final : public engine::JobOrder {
+ public:
+  void Keys(const engine::ClusterState& state, std::span<const engine::JobIndex> jobs,
+            core::Time now, std::span<double> keys) const override;
+};
+
+// Tiresias' `shortest` (SRTF with oracle durations): the least remaining
+// running time first, at the job's current size (running) or initial size
+// (pending): (totalSteps - stepsDone) / steps per second at that size from
+// the throughput table (not counting the locality factor of a placement).
+// For a trace job that is its duration minus the time it has run.
+class RemainingTimeOrder final : public engine::JobOrder {
+ public:
+  void Keys(const engine::ClusterState& state, std::span<const engine::JobIndex> jobs,
+            core::Time now, std::span<double> keys) const override;
+  bool ReadsProgress() const override { return true; }
+};
+
+// Tiresias' discretised two-dimensional least-attained-service
+// (`dlas-gpu`): a job's level (queue) is the number of `thresholds` its
+// attained service (GPU-seconds run) has reached; lower levels go first.
+// Within a level: the jobs running when the cycle began, then the pending
+// ones, then those that entered the level at this instant (arrivals,
+// demotions), each group by the time it entered the level. A running job's
+// crossing of its next threshold is a level change the backend wakes up
+// for, at the whole second at or after it (Tiresias' times are whole
+// seconds). Needs the Replan admission, which records level changes.
+class LasOrder final : public engine::JobOrder {
+ public:
+  explicit LasOrder(std::vector<double> thresholds) : thresholds_(std::move(thresholds)) {}
+  void Keys(const engine::ClusterState& state, std::span<const engine::JobIndex> jobs,
+            core::Time now, std::span<double> keys) const override;
+  bool ReadsProgress() const override { return true; }
+  int Level(const engine::ClusterState& state, engine::JobIndex j) const override;
+  core::Time NextLevelChange(const engine::ClusterState& state, engine::JobIndex j,
+                             core::Time now) const override;
+
+ private:
+  std::vector<double> thresholds_;  // ascending GPU-seconds
+};
+
+}  // namespace dlsched::policy

@@ -1,0 +1,87 @@
+// The orders of Tiresias' sjf and shortest, on hand-worked keys. (The
+// Replan admission is tested on whole runs: sim/tiresias_sim_test.cc.)
+
+#include "dlsched/policy/tiresias/tiresias.h"
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/engine/cluster_state.h"
+#include "dlsched/engine/test_util.h"
+
+namespace dlsched::policy {
+namespace {
+
+using engine::JobIndex;
+using engine::testing::Job;
+using engine::testing::Nodes;
+
+// a: 1 PS (no GPU) + 4 workers of 2 GPUs -> 8 GPUs; b: 2 workers of 1 GPU
+// -> 2; c: 3 workers of 1 GPU, elastic 1..6, initial size 3 -> 3.
+TEST(GpuDemandOrderTest, KeyIsTheGpusAtTheInitialSize) {
+  const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
+  std::vector<core::JobSpec> specs = {Job("a", 0, 1, 4, 4, 4, 2), Job("b", 5, 0, 2, 2, 2),
+                                      Job("c", 9, 0, 3, 1, 6)};
+  engine::ClusterState state(cluster);
+  for (const auto& s : specs) state.AddJob(&s, s.submit_time);
+  const std::vector<JobIndex> jobs = {0, 1, 2};
+  std::vector<double> keys(3);
+  GpuDemandOrder().Keys(state, jobs, 10, keys);
+  EXPECT_EQ(keys, (std::vector<double>{8, 2, 3}));
+}
+
+// Steps at 1 step/s per worker: a has 1000 steps, 300 done, 2 workers at 2
+// steps/s -> 350 s left; b has 1000 steps, none done, 1 worker at 1 step/s
+// -> 1000 s. The key ignores where a job runs (no locality factor).
+TEST(RemainingTimeOrderTest, KeyIsTheRunningTimeLeftAtTheJobsSize) {
+  const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
+  std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2), Job("b", 5, 0, 1, 1, 1)};
+  for (auto& s : specs) s.throughput.steps_per_s = {{1, 1.0}, {2, 2.0}};
+  specs[0].throughput.locality_sensitivity = 0.5;
+  engine::ClusterState state(cluster);
+  for (const auto& s : specs) state.AddJob(&s, s.submit_time);
+  state.MutableJob(0).steps_done = 300;
+  const std::vector<JobIndex> jobs = {0, 1};
+  std::vector<double> keys(2);
+  const RemainingTimeOrder order;
+  EXPECT_TRUE(order.ReadsProgress());
+  order.Keys(state, jobs, 10, keys);
+  EXPECT_DOUBLE_EQ(keys[0], 350);
+  EXPECT_DOUBLE_EQ(keys[1], 1000);
+}
+
+// Thresholds 100 and 300 GPU-s. At t = 50: a (2 GPUs placed, attained 120,
+// level 0 recorded) should be at level 1, entering now: key 1e13 + 2e12 +
+// 50; its next crossing (300) is (300 - 120) / 2 = 90 s away. b (pending,
+// attained 0, level 0 since its arrival at 5): key 1e12 + 5. c (pending,
+// arrived now): key 2e12 + 50. So b, c, then a.
+TEST(LasOrderTest, LevelsByAttainedServiceAndEntryTime) {
+  const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
+  std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2), Job("b", 5, 0, 1, 1, 1),
+                                      Job("c", 50, 0, 1, 1, 1)};
+  engine::ClusterState state(cluster);
+  for (const auto& s : specs) state.AddJob(&s, s.submit_time);
+  state.SetPhase(0, core::JobPhase::kRunning, 0);
+  state.PlaceTask({0, core::Role::kWorker, 0}, 0);
+  state.PlaceTask({0, core::Role::kWorker, 1}, 0);
+  state.MutableJob(0).attained = 120;
+  for (JobIndex j : {1, 2}) state.SetPhase(j, core::JobPhase::kWaiting, specs[j].submit_time);
+  const LasOrder order({100, 300});
+  EXPECT_EQ(order.Level(state, 0), 1);
+  EXPECT_EQ(order.Level(state, 1), 0);
+  EXPECT_DOUBLE_EQ(order.NextLevelChange(state, 0, 50), 140);
+  const std::vector<JobIndex> jobs = {0, 1, 2};
+  std::vector<double> keys(3);
+  order.Keys(state, jobs, 50, keys);
+  EXPECT_DOUBLE_EQ(keys[0], 1e13 + 2e12 + 50);
+  EXPECT_DOUBLE_EQ(keys[1], 1e12 + 5);
+  EXPECT_DOUBLE_EQ(keys[2], 2e12 + 50);
+  // Past the last threshold there is no next change.
+  state.MutableJob(0).attained = 400;
+  EXPECT_EQ(order.Level(state, 0), 2);
+  EXPECT_EQ(order.NextLevelChange(state, 0, 50), core::kNever);
+}
+
+}  // namespace
+}  // namespace dlsched::policy
