@@ -22,6 +22,7 @@ namespace {
 core::Resources Held(const engine::ClusterState& st, JobIndex j) {
   const JobState& js = st.Job(j);
   core::Resources held;
+  if (js.placed_tasks == 0) return held;
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] != engine::kNoNode) held += st.Request(js.TaskAt(j, s));
   }
@@ -185,9 +186,12 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
 
 void GpuDemandOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,
                           core::Time /*now*/, std::span<double> keys) const {
+  // Only the GPUs of JobSpec::Demand: this runs for every job every cycle.
   for (size_t i = 0; i < jobs.size(); ++i) {
     const core::JobSpec& spec = *state.Job(jobs[i]).spec;
-    keys[i] = static_cast<double>(spec.Demand(spec.role(core::Role::kWorker).replicas)[core::kGpu]);
+    int64_t gpus = 0;
+    for (const core::RoleSpec& r : spec.roles) gpus += r.replicas * r.resources[core::kGpu];
+    keys[i] = static_cast<double>(gpus);
   }
 }
 
