@@ -433,11 +433,28 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
 
 core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
                       core::JobSpec& job) {
-  if (auto st =
-          r.CheckMap(n, path, "a map",
-                     {"name", "namespace", "arrival", "priority", "maxWaitMinutes", "queue", "ps",
-                      "worker", "chief", "totalSteps", "stepsDone", "throughput", "duration",
-                      "scaling", "launchDelay", "checkpointDelay", "deadline", "running"});
+  if (auto st = r.CheckMap(n, path, "a map",
+                           {"name",
+                            "namespace",
+                            "arrival",
+                            "priority",
+                            "maxWaitMinutes",
+                            "queue",
+                            "ps",
+                            "worker",
+                            "chief",
+                            "totalSteps",
+                            "stepsDone",
+                            "attainedGpuSeconds",
+                            "level",
+                            "levelSince",
+                            "throughput",
+                            "duration",
+                            "scaling",
+                            "launchDelay",
+                            "checkpointDelay",
+                            "deadline",
+                            "running"});
       !st) {
     return st;
   }
@@ -510,6 +527,22 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
 
   if (auto st = ParseWork(r, n, path, job); !st) return st;
 
+  if (auto st = OptionalNumber(r, n, "attainedGpuSeconds", path,
+                               NumberRange{0, false, core::kMaxTime * core::kMaxTasksPerJob},
+                               job.attained);
+      !st) {
+    return st;
+  }
+  if (Given(n["level"])) {
+    auto v = r.Int(n["level"], Key(path, "level"), 0, 1000);
+    if (!v) return std::unexpected(v.error());
+    job.level = static_cast<int>(*v);
+  }
+  if (Given(n["levelSince"])) {
+    auto v = r.Number(n["levelSince"], Key(path, "levelSince"), internal::kTime);
+    if (!v) return std::unexpected(v.error());
+    job.level_since = *v;
+  }
   if (auto st = OptionalNumber(r, n, "stepsDone", path, NumberRange{0, false, job.total_steps},
                                job.steps_done);
       !st) {

@@ -238,6 +238,8 @@ TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
   EXPECT_EQ(JobError("    totalStep: 5\n"),
             "workload.yaml: jobs[0].totalStep: unknown key (allowed: name, namespace, arrival, "
             "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, stepsDone, "
+            "attainedGpuSeconds, "
+            "level, levelSince, "
             "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running)");
 }
 

@@ -141,6 +141,12 @@ struct JobSpec {
   std::optional<Time> duration;
   ScalingCurve scaling;
   double steps_done = 0;  // progress already made when the run begins (a snapshot)
+  // Also from a snapshot: GPU-seconds already run (attained service), and
+  // the job's level in a levelled order (Tiresias' queue) and since when
+  // (nullopt: its arrival).
+  double attained = 0;
+  int level = 0;
+  std::optional<Time> level_since;
   ThroughputProfile throughput;
   Time launch_delay = 0;                // seconds from allocation to training
   Time checkpoint_delay = 0;            // seconds to checkpoint before a reallocation

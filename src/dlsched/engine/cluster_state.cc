@@ -171,7 +171,9 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.task_node.assign(spec->NumTasks(spec->role(core::Role::kWorker).max_replicas), kNoNode);
   js.target_workers = spec->role(core::Role::kWorker).replicas;
   js.steps_done = spec->steps_done;
-  js.level_since = spec->submit_time;
+  js.attained = spec->attained;
+  js.level = spec->level;
+  js.level_since = spec->level_since.value_or(spec->submit_time);
   for (int r = 0; r < core::kNumRoles; ++r) {
     js.scoring_request[r] = spec->roles[r].ScoringRequest();
   }

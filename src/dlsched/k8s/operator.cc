@@ -341,7 +341,7 @@ void Operator::NewJob(const json& object, bool adopting) {
   tj.job.submit_time = Now();
   const JobIndex j = state_.AddJob(&tj.job, Now());
   last_status_.emplace_back();
-  progress_.push_back({0, Now()});
+  progress_.push_back({0, 0, Now()});
   by_key_[tj.namespace_name + "/" + tj.name] = j;
   const json status = object.value("status", json::object());
   const std::string phase = status.is_object() ? status.value("phase", "") : "";
@@ -422,6 +422,10 @@ void Operator::NewJob(const json& object, bool adopting) {
         state_.MutableJob(j).steps_done =
             std::clamp(progress["steps"].get<double>(), 0.0, tj.job.total_steps);
       }
+      if (progress.is_object() && progress.value("attainedGpuSeconds", json()).is_number()) {
+        state_.MutableJob(j).attained =
+            std::clamp(progress["attainedGpuSeconds"].get<double>(), 0.0, core::kMaxTime * 1e6);
+      }
       OnProgressChange(j);
       last_status_[j] = status;
       status_dirty_.push_back(j);
@@ -467,6 +471,7 @@ void Operator::Advance(JobIndex j) {
   const core::Time now = Now();
   if (p.rate > 0 && now > p.at) {
     js.steps_done = std::min(js.spec->total_steps, js.steps_done + p.rate * (now - p.at));
+    js.attained += static_cast<double>(p.gpus) * (now - p.at);
   }
   p.at = now;
 }
@@ -475,6 +480,13 @@ void Operator::OnProgressChange(JobIndex j) {
   Advance(j);
   const engine::JobState& js = state_.Job(j);
   progress_[j].rate = core::IsRunning(js.phase) ? js.PlacedRate() : 0;
+  int64_t gpus = 0;
+  if (progress_[j].rate > 0) {
+    for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+      if (js.task_node[s] != engine::kNoNode) gpus += state_.Request(js.TaskAt(j, s))[core::kGpu];
+    }
+  }
+  progress_[j].gpus = gpus;
   status_dirty_.push_back(j);
 }
 
@@ -514,6 +526,9 @@ OperatorSnapshot Operator::Snapshot() {
       job.total_steps = core::kMaxTime;
     }
     job.steps_done = std::min(js.steps_done, job.total_steps);
+    job.attained = js.attained;
+    job.level = js.level;
+    if (js.level_since != tj.job.submit_time) job.level_since = js.level_since;
     if (js.placed_tasks > 0) {
       const engine::JobHistory& h = lifecycle_.History(j);
       core::InitialState& in = job.initial.emplace();
@@ -738,7 +753,8 @@ bool Operator::WriteStatus(JobIndex j) {
   Advance(j);
   status["progress"] = {{"steps", js.steps_done},
                         {"totalSteps", js.spec->total_steps},
-                        {"stepsPerSecond", progress_[j].rate}};
+                        {"stepsPerSecond", progress_[j].rate},
+                        {"attainedGpuSeconds", js.attained}};
   if (status == last_status_[j]) return true;
   json condition = {{"type", phase},
                     {"status", "True"},
@@ -787,7 +803,14 @@ void Operator::Cycle() {
   const auto t0 = std::chrono::steady_clock::now();
   engine::CycleOptions options;
   options.cycle = cycle_seq_++;
+  // An order that reads progress sees it as of now (as in the simulator).
+  if (engine_.profile().order->ReadsProgress()) {
+    for (JobPhase p : {JobPhase::kRunning, JobPhase::kRunningProtected}) {
+      for (JobIndex j : state_.JobsInPhase(p)) Advance(j);
+    }
+  }
   const engine::Plan plan = engine_.Cycle(state_, Now(), options);
+  revisit_at_ = plan.revisit_at;
   lifecycle_.Apply(plan);
   FlushBinds();
   dirty_ = false;
@@ -855,6 +878,7 @@ void Operator::Step(double max_wait_seconds) {
     deadline = releasing_.empty() ? now : std::min(deadline, now + std::chrono::milliseconds(20));
   }
   if (!timers_.empty()) deadline = std::min(deadline, at(timers_.top().at));
+  if (revisit_at_ != core::kNever) deadline = std::min(deadline, at(revisit_at_));
   if (lifecycle_.AnyPodUntried()) {
     const core::Time retry = lifecycle_.NextPodRetry(Now());
     deadline = std::min(deadline, retry == core::kNever ? now : at(retry));
@@ -890,6 +914,7 @@ void Operator::Step(double max_wait_seconds) {
     dirty_ = true;
   }
   if (lifecycle_.AnyPodUntried() && lifecycle_.NextPodRetry(Now()) == core::kNever) dirty_ = true;
+  if (revisit_at_ <= Now()) dirty_ = true;
   bool wait_for_releases = false;
   if (dirty_ && !releasing_.empty()) {
     // Give the pods being deleted a moment to go, so what they free is
@@ -917,6 +942,7 @@ void Operator::Step(double max_wait_seconds) {
 
 core::Time Operator::NextWakeup() const {
   core::Time next = timers_.empty() ? core::kNever : timers_.top().at;
+  next = std::min(next, revisit_at_);
   if (lifecycle_.AnyPodUntried()) next = std::min(next, lifecycle_.NextPodRetry(Now()));
   return next;
 }

@@ -230,8 +230,11 @@ class Operator final : public engine::Backend {
   std::vector<nlohmann::json> last_status_;  // by JobIndex: what was last written
   struct Progress {
     double rate = 0;    // steps/s of the current placement while running
-    core::Time at = 0;  // JobState::steps_done is exact at this time
+    int64_t gpus = 0;   // GPUs held while training (JobState::attained)
+    core::Time at = 0;  // JobState::steps_done and attained are exact at this time
   };
+  // The last plan's Plan::revisit_at: a cycle is due then.
+  core::Time revisit_at_ = core::kNever;
   std::vector<Progress> progress_;  // by JobIndex
   void Advance(engine::JobIndex j);
   bool dirty_ = true;

@@ -378,7 +378,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"static-3", "cluster-1x6gpu.yaml", "workload-fsched-seed.yaml"},
         Case{"volcano-priority", "cluster-cps-group.yaml", "workload-cps-group.yaml"},
         Case{"volcano-priority", "cluster-2x4gpu.yaml", "workload-preempt.yaml", {"stop batch"}},
-        Case{"cps", "cluster-cps-group.yaml", "workload-cps-group.yaml"}),
+        Case{"cps", "cluster-cps-group.yaml", "workload-cps-group.yaml"},
+        Case{"las", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a", "stop d"}}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = info.param.profile + "_" + info.param.workload;
       for (char& ch : name) {

@@ -392,6 +392,11 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
       fmt::format_to(emit, "    totalSteps: {}\n", Num(job.total_steps));
     }
     if (job.steps_done != 0) fmt::format_to(emit, "    stepsDone: {}\n", Num(job.steps_done));
+    if (job.attained != 0) {
+      fmt::format_to(emit, "    attainedGpuSeconds: {}\n", Num(job.attained));
+    }
+    if (job.level != 0) fmt::format_to(emit, "    level: {}\n", job.level);
+    if (job.level_since) fmt::format_to(emit, "    levelSince: {}\n", Num(*job.level_since));
     if (!job.duration) fmt::format_to(emit, "    throughput: {}\n", ThroughputYaml(job.throughput));
     if (job.launch_delay != 0) fmt::format_to(emit, "    launchDelay: {}\n", Num(job.launch_delay));
     if (job.checkpoint_delay != 0) {
