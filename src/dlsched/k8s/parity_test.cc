@@ -379,7 +379,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"volcano-priority", "cluster-cps-group.yaml", "workload-cps-group.yaml"},
         Case{"volcano-priority", "cluster-2x4gpu.yaml", "workload-preempt.yaml", {"stop batch"}},
         Case{"cps", "cluster-cps-group.yaml", "workload-cps-group.yaml"},
-        Case{"las", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a", "stop d"}}),
+        Case{"las", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a", "stop d"}},
+        Case{"fifo", "cluster-2x4gpu.yaml", "workload-las.yaml"},
+        Case{"sjf", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a"}},
+        Case{"srtf", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a"}}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = info.param.profile + "_" + info.param.workload;
       for (char& ch : name) {
