@@ -168,10 +168,7 @@ core::JobSpec GangJob(std::string name, core::Time submit, int gpus, core::Time 
   w.max_replicas = std::max(gpus, static_cast<int>(std::floor(gpus * o.max_factor + 1e-9)));
   w.max_replicas = std::min(w.max_replicas, core::kMaxTasksPerJob);
   w.resources[core::kGpu] = 1;
-  job.duration = duration;
-  job.scaling = o.scaling;
-  job.total_steps = duration;
-  job.throughput = core::DurationThroughput(gpus, w.min_replicas, w.max_replicas, o.scaling);
+  job.SetDuration(duration, o.scaling);
   return job;
 }
 
@@ -403,15 +400,13 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
         return r;
       auto duration = NumberField(in.field(8), "duration", kPositiveSeconds);
       if (!duration) return std::unexpected(duration.error());
+      core::ScalingCurve curve;
       if (!in.field(9).empty()) {
-        auto curve = core::ScalingCurve::Parse(in.field(9));
-        if (!curve) return std::unexpected(RowError{"scaling: " + curve.error().message});
-        job.scaling = *curve;
+        auto c = core::ScalingCurve::Parse(in.field(9));
+        if (!c) return std::unexpected(RowError{"scaling: " + c.error().message});
+        curve = *c;
       }
-      job.duration = *duration;
-      job.total_steps = *duration;
-      job.throughput =
-          core::DurationThroughput(w.replicas, w.min_replicas, w.max_replicas, job.scaling);
+      job.SetDuration(*duration, curve);
       return {};
     }();
     st = row ? in.Add(std::move(job)) : fail(row.error());

@@ -401,17 +401,15 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
       return r.Fail(Key(path, "duration"),
                     "needs at least 1 worker replica (the size the duration is measured at)");
     }
+    core::ScalingCurve curve;
     if (Given(n["scaling"])) {
       const std::string where = Key(path, "scaling");
       if (!n["scaling"].IsScalar()) return r.Expected(where, "a scaling curve", n["scaling"]);
       auto c = core::ScalingCurve::Parse(n["scaling"].Scalar());
       if (!c) return r.Fail(where, c.error().message);
-      job.scaling = *c;
+      curve = *c;
     }
-    job.duration = *d;
-    job.total_steps = *d;
-    job.throughput =
-        core::DurationThroughput(w.replicas, w.min_replicas, w.max_replicas, job.scaling);
+    job.SetDuration(*d, curve);
     return {};
   }
   if (Given(n["scaling"])) {

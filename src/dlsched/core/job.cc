@@ -130,6 +130,14 @@ Resources RoleSpec::ScoringRequest() const {
   return r;
 }
 
+void JobSpec::SetDuration(Time seconds, const ScalingCurve& curve) {
+  const RoleSpec& w = role(Role::kWorker);
+  duration = seconds;
+  scaling = curve;
+  total_steps = seconds;
+  throughput = DurationThroughput(w.replicas, w.min_replicas, w.max_replicas, curve);
+}
+
 Resources JobSpec::Demand(int workers) const {
   Resources r = role(Role::kPS).resources * role(Role::kPS).replicas;
   r += role(Role::kChief).resources * role(Role::kChief).replicas;

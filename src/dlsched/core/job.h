@@ -156,6 +156,11 @@ struct JobSpec {
   const RoleSpec& role(Role r) const { return roles[static_cast<int>(r)]; }
   RoleSpec& role(Role r) { return roles[static_cast<int>(r)]; }
 
+  // Gives the job as `seconds` of running at its `replicas` workers
+  // (duration, scaling, totalSteps and the DurationThroughput table), once
+  // its Worker role is set.
+  void SetDuration(Time seconds, const ScalingCurve& curve);
+
   // Resources of the job with `workers` workers (all PS and Chief replicas).
   Resources Demand(int workers) const;
   // PS + Chief + minReplicas workers: what the gang needs to start.

@@ -215,6 +215,16 @@ double JobState::PlacedRate() const {
   return spec->throughput.Rate(placed_workers) * locality;
 }
 
+core::Resources ClusterState::Held(JobIndex j) const {
+  const JobState& js = jobs_[j];
+  core::Resources held;
+  if (js.placed_tasks == 0) return held;
+  for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+    if (js.task_node[slot] != kNoNode) held += Request(js.TaskAt(j, slot));
+  }
+  return held;
+}
+
 void ClusterState::PendingJobs(std::vector<JobIndex>* out) const {
   out->clear();
   for (core::JobPhase p :

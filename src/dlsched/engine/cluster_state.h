@@ -152,6 +152,8 @@ class ClusterState {
   // Sum of requests over all nodes.
   const core::Resources& TotalRequested() const { return total_requested_; }
   core::Resources TotalFree() const { return capacity_ - total_requested_; }
+  // What job `j`'s placed tasks request, summed.
+  core::Resources Held(JobIndex j) const;
   int MaxFreeGpu() const;
   // Nodes with exactly `g` free GPUs (unordered). g in [0, MaxGpuPerNode()].
   const std::vector<NodeIndex>& NodesWithFreeGpu(int g) const { return gpu_buckets_[g]; }

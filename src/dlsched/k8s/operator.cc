@@ -480,13 +480,7 @@ void Operator::OnProgressChange(JobIndex j) {
   Advance(j);
   const engine::JobState& js = state_.Job(j);
   progress_[j].rate = core::IsRunning(js.phase) ? js.PlacedRate() : 0;
-  int64_t gpus = 0;
-  if (progress_[j].rate > 0) {
-    for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
-      if (js.task_node[s] != engine::kNoNode) gpus += state_.Request(js.TaskAt(j, s))[core::kGpu];
-    }
-  }
-  progress_[j].gpus = gpus;
+  progress_[j].gpus = progress_[j].rate > 0 ? state_.Held(j)[core::kGpu] : 0;
   status_dirty_.push_back(j);
 }
 

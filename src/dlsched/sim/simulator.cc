@@ -71,7 +71,6 @@ class Simulation final : public engine::Backend {
   core::Status CheckInvariants() const;
   void SetJobRate(JobIndex j, double rate);
   void SampleUtilization(core::Time now);
-  core::Resources Held(JobIndex j) const;
   double IdealRuntime(const core::JobSpec& spec) const;
 
   const core::ClusterSpec& cluster_;
@@ -110,7 +109,7 @@ void Simulation::SetRate(JobIndex j, core::Time now) {
   Advance(j, now);
   ++sj.epoch;
   SetJobRate(j, core::IsRunning(js.phase) ? js.PlacedRate() : 0);
-  sj.gpus = sj.rate > 0 ? Held(j)[core::kGpu] : 0;
+  sj.gpus = sj.rate > 0 ? state_.Held(j)[core::kGpu] : 0;
   if (sj.rate > 0) {
     const double remaining = std::max(0.0, js.spec->total_steps - js.steps_done);
     queue_.Push(now + remaining / sj.rate, EventKind::kCompletion, j, sj.epoch);
@@ -118,19 +117,10 @@ void Simulation::SetRate(JobIndex j, core::Time now) {
   }
 }
 
-core::Resources Simulation::Held(JobIndex j) const {
-  const engine::JobState& js = state_.Job(j);
-  core::Resources held;
-  for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
-    if (js.task_node[slot] != engine::kNoNode) held += state_.Request(js.TaskAt(j, slot));
-  }
-  return held;
-}
-
 void Simulation::OnPhase(JobIndex j, JobPhase from) {
   const JobPhase to = state_.Job(j).phase;
   if (core::IsRunning(from) == core::IsRunning(to)) return;
-  const core::Resources held = Held(j);
+  const core::Resources held = state_.Held(j);
   if (core::IsRunning(to)) {
     effective_ += held;
   } else {
@@ -170,7 +160,7 @@ void Simulation::Unbind(engine::TaskRef t, engine::NodeIndex) {
 core::Status Simulation::CheckInvariants() const {
   core::Resources effective;
   for (core::JobPhase p : {JobPhase::kRunningProtected, JobPhase::kRunning}) {
-    for (JobIndex j : state_.JobsInPhase(p)) effective += Held(j);
+    for (JobIndex j : state_.JobsInPhase(p)) effective += state_.Held(j);
   }
   if (!(effective == effective_)) {
     return core::Errorf("t={}: effective resources tracked as {}, held by running jobs {}", now_,

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "dlsched/config/trace.h"
+#include "dlsched/engine/test_util.h"
 #include "dlsched/sim/test_util.h"
 
 namespace dlsched::sim {
@@ -23,16 +24,7 @@ using testing::Record;
 
 // A cluster of `nodes` nodes of `gpus` GPUs (and room for anything else).
 core::ClusterSpec Cluster(int nodes, int gpus) {
-  core::ClusterSpec c;
-  for (int i = 0; i < nodes; ++i) {
-    core::NodeSpec n;
-    n.name = "n" + std::to_string(i);
-    n.allocatable[core::kGpu] = gpus;
-    n.allocatable[core::kCpu] = 64'000;
-    n.allocatable[core::kMemory] = int64_t{256} << 30;
-    c.nodes.push_back(std::move(n));
-  }
-  return c;
+  return engine::testing::Nodes(nodes, 64, 256, gpus);
 }
 
 // A trace job: `gpus` one-GPU workers that run `duration` seconds.
@@ -43,9 +35,7 @@ core::JobSpec TraceJob(std::string name, double submit, int gpus, double duratio
   auto& w = j.role(core::Role::kWorker);
   w.replicas = w.min_replicas = w.max_replicas = gpus;
   w.resources[core::kGpu] = 1;
-  j.duration = duration;
-  j.total_steps = duration;
-  j.throughput = core::DurationThroughput(gpus, gpus, gpus, {});
+  j.SetDuration(duration, {});
   return j;
 }
 

@@ -17,20 +17,6 @@ namespace dlsched::policy {
 using engine::JobIndex;
 using engine::JobState;
 
-namespace {
-
-core::Resources Held(const engine::ClusterState& st, JobIndex j) {
-  const JobState& js = st.Job(j);
-  core::Resources held;
-  if (js.placed_tasks == 0) return held;
-  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
-    if (js.task_node[s] != engine::kNoNode) held += st.Request(js.TaskAt(j, s));
-  }
-  return held;
-}
-
-}  // namespace
-
 void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
   const engine::ClusterState& st = ctx.state();
   std::vector<JobIndex> jobs;
@@ -71,7 +57,7 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
   std::vector<uint8_t> pending(jobs.size(), 0);
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobState& js = st.Job(jobs[i]);
-    const core::Resources held = Held(st, jobs[i]);
+    const core::Resources held = st.Held(jobs[i]);
     pending[i] = js.IsPending();
     if (pending[i]) {
       workers[i] = profile.sizer->StartWorkers(st, jobs[i]);

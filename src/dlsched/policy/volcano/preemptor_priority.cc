@@ -71,17 +71,8 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
   // Cheap test first: the gang must fit in what is free plus everything the
   // candidates hold, else no eviction can help.
   core::Resources room = st.TotalFree();
-  for (JobIndex v : candidates) {
-    const JobState& vs = st.Job(v);
-    for (int s = 0; s < static_cast<int>(vs.task_node.size()); ++s) {
-      if (vs.task_node[s] != engine::kNoNode) room += st.Request(vs.TaskAt(v, s));
-    }
-  }
-  core::Resources need = spec.Demand(workers);
-  const JobState& js = st.Job(j);
-  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
-    if (js.task_node[s] != engine::kNoNode) need -= st.Request(js.TaskAt(j, s));
-  }
+  for (JobIndex v : candidates) room += st.Held(v);
+  const core::Resources need = spec.Demand(workers) - st.Held(j);
   if (!need.FitsIn(room)) {
     if (reason != nullptr) {
       *reason = fmt::format(
