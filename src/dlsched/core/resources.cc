@@ -1,5 +1,6 @@
 #include "dlsched/core/resources.h"
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -10,54 +11,51 @@ namespace dlsched::core {
 namespace {
 
 // The process-wide name table. Each slot is written once, before `count`
-// covers it, and never changes afterwards, so a string_view into it stays
-// valid for the life of the process.
+// covers it (a release store; readers load it with acquire), and never
+// changes afterwards, so a string_view into it stays valid for the life of
+// the process and only interning takes the lock: NumResources() is called
+// in every resource loop of the hot paths.
 class Interner {
  public:
   Interner() {
     names_[kCpu] = "cpu";
     names_[kMemory] = "memory";
     names_[kGpu] = "nvidia.com/gpu";
-    count_ = 3;
+    count_.store(3, std::memory_order_release);
   }
 
-  int Find(std::string_view name) {
-    std::lock_guard lock(mu_);
-    return FindLocked(name);
-  }
+  int Find(std::string_view name) const { return FindIn(name, Count()); }
 
   Result<ResourceId> Intern(std::string_view name) {
     std::lock_guard lock(mu_);
-    if (int id = FindLocked(name); id >= 0) return static_cast<ResourceId>(id);
-    if (count_ == kMaxResources) {
+    const int n = count_.load(std::memory_order_relaxed);  // only writers change it, locked
+    if (int id = FindIn(name, n); id >= 0) return static_cast<ResourceId>(id);
+    if (n == kMaxResources) {
       return Errorf("too many distinct resource names (at most {})", kMaxResources);
     }
-    names_[count_] = std::string(name);
-    return static_cast<ResourceId>(count_++);
+    names_[n] = std::string(name);
+    count_.store(n + 1, std::memory_order_release);
+    return static_cast<ResourceId>(n);
   }
 
-  std::string_view Name(ResourceId id) {
-    std::lock_guard lock(mu_);
-    if (id >= count_) return {};
+  std::string_view Name(ResourceId id) const {
+    if (id >= Count()) return {};
     return names_[id];
   }
 
-  int Count() {
-    std::lock_guard lock(mu_);
-    return count_;
-  }
+  int Count() const { return count_.load(std::memory_order_acquire); }
 
  private:
-  int FindLocked(std::string_view name) const {
-    for (int i = 0; i < count_; ++i) {
+  int FindIn(std::string_view name, int count) const {
+    for (int i = 0; i < count; ++i) {
       if (names_[i] == name) return i;
     }
     return -1;
   }
 
-  std::mutex mu_;
+  std::mutex mu_;  // serialises Intern
   std::array<std::string, kMaxResources> names_;
-  int count_ = 0;
+  std::atomic<int> count_ = 0;
 };
 
 Interner& Table() {

@@ -29,6 +29,7 @@ NodeIndex ClusterState::FindNode(std::string_view name) const {
 
 NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
   assert(FindNode(spec.name) == kNoNode);
+  ++room_epoch_;
   const auto n = static_cast<NodeIndex>(names_.size());
   specs_.push_back(spec);
   names_.push_back(spec.name);
@@ -60,6 +61,7 @@ void ClusterState::UpdateNode(NodeIndex n, const core::NodeSpec& spec) {
 }
 
 void ClusterState::SetAllocatable(NodeIndex n, const core::Resources& a) {
+  ++room_epoch_;
   const int gpu = static_cast<int>(a[core::kGpu]);
   if (gpu > MaxGpuPerNode()) gpu_buckets_.resize(gpu + 1);
   const bool on = Schedulable(n);
@@ -76,6 +78,7 @@ void ClusterState::SetAllocatable(NodeIndex n, const core::Resources& a) {
 }
 
 void ClusterState::RemoveNode(NodeIndex n) {
+  ++room_epoch_;
   assert(Present(n));
   SetSchedulable(n, false);
   std::erase_if(releasing_, [&](const Releasing& r) {
@@ -137,6 +140,7 @@ int ClusterState::MaxFreeGpu() const {
 
 void ClusterState::SetSchedulable(NodeIndex n, bool on) {
   if (Schedulable(n) == on || (on && !Present(n))) return;
+  ++room_epoch_;
   if (on) {
     ++num_schedulable_;
     schedulable_[n] = 1;
@@ -273,6 +277,11 @@ void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {
 }
 
 void ClusterState::RemoveTask(TaskRef t) {
+  UnplaceTentative(t);
+  ++room_epoch_;
+}
+
+void ClusterState::UnplaceTentative(TaskRef t) {
   JobState& js = jobs_[t.job];
   NodeIndex& slot = js.task_node[js.SlotOf(t.role, t.index)];
   assert(slot != kNoNode);
@@ -303,6 +312,7 @@ void ClusterState::AddHold(const Hold& h) {
 }
 
 void ClusterState::DropHold(const Hold& h) {
+  ++room_epoch_;
   const int old_gpu = FreeGpu(h.node);
   requested_[h.node] -= h.request;
   total_requested_ -= h.request;

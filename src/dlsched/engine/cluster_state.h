@@ -92,6 +92,18 @@ struct JobState {
   // nodes. Both backends estimate progress with it.
   double PlacedRate() const;
   bool removed = false;  // ClusterState::RemoveJob: gone from every index
+  // The engine's memo of the job's last failed admission (kept in the cache
+  // as kube-scheduler keeps an unschedulable pod out of its active queue
+  // until a cluster event may let it fit): the verdict of a gang of
+  // `workers` that could not start, valid while the state's RoomEpoch() is
+  // still `epoch` (0: none). See AdmitInOrder.
+  struct WaitMemo {
+    uint64_t epoch = 0;
+    int workers = 0;
+    uint8_t status = 0;  // engine::WaitStatus
+    std::string reason;
+  };
+  WaitMemo wait_memo;
 };
 
 // The cluster and its jobs: what a backend keeps up to date and the engine
@@ -199,6 +211,29 @@ class ClusterState {
   // Low-level placement. Callers go through Session, which logs undo steps.
   void PlaceTask(TaskRef t, NodeIndex n);
   void RemoveTask(TaskRef t);
+  // RemoveTask for a Session undoing its own tentative placement: the room
+  // it gives back was free when the session began, so it does not count as
+  // freed room (RoomEpoch stays).
+  void UnplaceTentative(TaskRef t);
+
+  // Counts the changes that may let a gang fit where it failed before: a
+  // task removed (other than UnplaceTentative), a releasing or foreign
+  // task gone, a node added, changed, removed or made (un)schedulable. Any
+  // other change only takes room, and a gang that failed to fit keeps
+  // failing with less room, so a failure recorded at an epoch (WaitMemo)
+  // holds while the epoch stays. A backend that runs a cycle and does not
+  // apply its plan's binds must call NoteRoomChanged (the cycle's end
+  // rolls its placements back without counting them).
+  uint64_t RoomEpoch() const { return room_epoch_; }
+  void NoteRoomChanged() { ++room_epoch_; }
+  // Memos hold for the engine that wrote them: a cycle of engine `owner`
+  // on a state whose memos another engine wrote invalidates them all.
+  void ClaimMemos(uint64_t owner) {
+    if (memo_owner_ != owner) {
+      memo_owner_ = owner;
+      ++room_epoch_;
+    }
+  }
 
   // A backend's placements: assumed until confirmed or forgotten.
   void AssumeTask(TaskRef t, NodeIndex n);
@@ -262,6 +297,8 @@ class ClusterState {
   int num_tainted_ = 0;
   core::Resources capacity_;
   core::Resources total_requested_;
+  uint64_t room_epoch_ = 1;
+  uint64_t memo_owner_ = 0;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
   std::vector<int32_t> bucket_pos_;
   std::vector<JobState> jobs_;

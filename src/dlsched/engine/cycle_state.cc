@@ -1,6 +1,8 @@
 #include "dlsched/engine/cycle_state.h"
 
+#include <algorithm>
 #include <cassert>
+#include <cstdint>
 
 namespace dlsched::engine {
 namespace {
@@ -15,14 +17,50 @@ void CycleState::Add(ActionKind kind, TaskRef task, std::string reason, int work
   actions_.push_back(Action{kind, task, kNoNode, workers, std::move(reason)});
 }
 
-size_t CycleState::Put(std::unordered_map<JobIndex, size_t>& index, Action action) {
-  auto [it, fresh] = index.try_emplace(action.task.job, actions_.size());
+size_t& CycleState::JobSlots::Find(JobIndex j, size_t fresh_value, bool* inserted) {
+  if ((used_ + 1) * 2 > table_.size()) Grow();
+  const size_t mask = table_.size() - 1;
+  // Fibonacci hashing spreads consecutive indices.
+  size_t i = (static_cast<uint64_t>(static_cast<uint32_t>(j)) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+  while (table_[i].first != -1 && table_[i].first != j) i = (i + 1) & mask;
+  *inserted = table_[i].first == -1;
+  if (*inserted) {
+    table_[i] = {j, fresh_value};
+    ++used_;
+  }
+  return table_[i].second;
+}
+
+const size_t* CycleState::JobSlots::Get(JobIndex j) const {
+  if (table_.empty()) return nullptr;
+  const size_t mask = table_.size() - 1;
+  size_t i = (static_cast<uint64_t>(static_cast<uint32_t>(j)) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+  while (table_[i].first != -1) {
+    if (table_[i].first == j) return &table_[i].second;
+    i = (i + 1) & mask;
+  }
+  return nullptr;
+}
+
+void CycleState::JobSlots::Grow() {
+  std::vector<std::pair<JobIndex, size_t>> old = std::move(table_);
+  table_.assign(std::max<size_t>(16, old.size() * 2), {-1, 0});
+  used_ = 0;
+  bool inserted = false;
+  for (const auto& [j, v] : old) {
+    if (j != -1) Find(j, v, &inserted);
+  }
+}
+
+size_t CycleState::Put(JobSlots& index, Action action) {
+  bool fresh = false;
+  const size_t at = index.Find(action.task.job, actions_.size(), &fresh);
   if (fresh) {
     actions_.push_back(std::move(action));
   } else {
-    actions_[it->second] = std::move(action);
+    actions_[at] = std::move(action);
   }
-  return it->second;
+  return at;
 }
 
 void CycleState::Start(JobIndex j, int workers, std::string reason) {
@@ -36,28 +74,28 @@ void CycleState::Wait(JobIndex j, std::string reason, WaitStatus status) {
 }
 
 const Action* CycleState::VerdictOf(JobIndex j) const {
-  auto it = verdict_of_.find(j);
-  return it == verdict_of_.end() ? nullptr : &actions_[it->second];
+  const size_t* at = verdict_of_.Get(j);
+  return at == nullptr ? nullptr : &actions_[*at];
 }
 
 void CycleState::ResizeStart(JobIndex j, int workers, std::string reason) {
-  auto it = verdict_of_.find(j);
-  assert(it != verdict_of_.end() && actions_[it->second].kind == ActionKind::kStart);
-  Action& a = actions_[it->second];
+  const size_t* at = verdict_of_.Get(j);
+  assert(at != nullptr && actions_[*at].kind == ActionKind::kStart);
+  Action& a = actions_[*at];
   a.workers = workers;
   a.reason = std::move(reason);
 }
 
 void CycleState::Resize(JobIndex j, int workers, std::string reason, bool restart, bool preempted) {
-  auto it = resize_of_.find(j);
-  if (it == resize_of_.end()) {
+  const size_t* at = resize_of_.Get(j);
+  if (at == nullptr) {
     Action a = JobAction(ActionKind::kResize, j, std::move(reason), workers);
     a.restart = restart;
     a.preempted = preempted;
     Put(resize_of_, std::move(a));
     return;
   }
-  Action& a = actions_[it->second];
+  Action& a = actions_[*at];
   a.workers = workers;
   a.reason += "; " + reason;
   a.restart = a.restart || restart;
@@ -65,18 +103,24 @@ void CycleState::Resize(JobIndex j, int workers, std::string reason, bool restar
 }
 
 const Action* CycleState::ResizeOf(JobIndex j) const {
-  auto it = resize_of_.find(j);
-  return it == resize_of_.end() ? nullptr : &actions_[it->second];
+  const size_t* at = resize_of_.Get(j);
+  return at == nullptr ? nullptr : &actions_[*at];
 }
 
 void CycleState::SetPendingKeys(std::span<const JobIndex> jobs, std::span<const double> keys) {
-  pending_keys_.clear();
-  for (size_t i = 0; i < jobs.size(); ++i) pending_keys_[jobs[i]] = keys[i];
+  pending_keys_.resize(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) pending_keys_[i] = {jobs[i], keys[i]};
+  pending_sorted_ = false;
 }
 
 std::optional<double> CycleState::PendingKey(JobIndex j) const {
-  auto it = pending_keys_.find(j);
-  if (it == pending_keys_.end()) return std::nullopt;
+  if (!pending_sorted_) {
+    std::sort(pending_keys_.begin(), pending_keys_.end());
+    pending_sorted_ = true;
+  }
+  auto it = std::lower_bound(pending_keys_.begin(), pending_keys_.end(), j,
+                             [](const auto& p, JobIndex key) { return p.first < key; });
+  if (it == pending_keys_.end() || it->first != j) return std::nullopt;
   return it->second;
 }
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "dlsched/engine/plan.h"
@@ -57,13 +57,31 @@ class CycleState {
   std::optional<double> PendingKey(JobIndex j) const;
 
  private:
-  size_t Put(std::unordered_map<JobIndex, size_t>& index, Action action);
+  // JobIndex -> position in actions_: open addressing with linear probing
+  // in one flat array (a cycle records a verdict for every pending job, so
+  // this is on the hot path; a node-based map allocated per insert).
+  class JobSlots {
+   public:
+    // The slot of `j`, inserting `fresh_value` if absent; `inserted` says
+    // which.
+    size_t& Find(JobIndex j, size_t fresh_value, bool* inserted);
+    const size_t* Get(JobIndex j) const;
+
+   private:
+    void Grow();
+    std::vector<std::pair<JobIndex, size_t>> table_;  // job -1: empty
+    size_t used_ = 0;
+  };
+  size_t Put(JobSlots& index, Action action);
 
   std::vector<Action> actions_;
   core::Time revisit_at_ = core::kNever;
-  std::unordered_map<JobIndex, size_t> verdict_of_;
-  std::unordered_map<JobIndex, size_t> resize_of_;
-  std::unordered_map<JobIndex, double> pending_keys_;
+  JobSlots verdict_of_;
+  JobSlots resize_of_;
+  // Pending jobs and their keys as admission gave them; sorted by job on
+  // the first PendingKey call (only preemptors ask).
+  mutable std::vector<std::pair<JobIndex, double>> pending_keys_;
+  mutable bool pending_sorted_ = true;
 };
 
 }  // namespace dlsched::engine

@@ -1,11 +1,20 @@
 #include "dlsched/engine/engine.h"
 
+#include <atomic>
+
 #include "dlsched/engine/placement.h"
 
 namespace dlsched::engine {
 
+Engine::Engine(Profile profile) : profile_(std::move(profile)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+}
+
 Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& options) const {
   Plan plan;
+  // Memos written by another engine (another profile) do not hold here.
+  state.ClaimMemos(id_);
   Session session(state);
   CycleState decisions;
   CycleContext ctx{session,       decisions,         profile_,      now,

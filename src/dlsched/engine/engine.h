@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "dlsched/engine/plan.h"
@@ -16,12 +17,14 @@ struct CycleOptions {
 // The pure scheduling engine: ClusterState in, Plan out.
 //
 // Cycle() works on a Session over `state` and rolls every tentative step
-// back before returning, so `state` is unchanged; the backend then applies
-// the plan (ApplyPlacements) and acts on the job-level actions. The same
-// state, time and profile always give the same plan.
+// back before returning, so `state` is unchanged but for the failures it
+// remembers (JobState::WaitMemo, owned by one engine at a time); the
+// backend then applies the plan (ApplyPlacements) and acts on the
+// job-level actions. The same state, time and profile always give the same
+// plan.
 class Engine {
  public:
-  explicit Engine(Profile profile) : profile_(std::move(profile)) {}
+  explicit Engine(Profile profile);
 
   Plan Cycle(ClusterState& state, core::Time now, const CycleOptions& options = {}) const;
 
@@ -29,6 +32,7 @@ class Engine {
 
  private:
   Profile profile_;
+  uint64_t id_;  // process-unique: whose memos a state holds
 };
 
 // Applies the plan's kBind and kUnbind actions to `state`, in order.

@@ -106,6 +106,9 @@ class Preemptor {
   // the plan are unchanged and `reason` may say why.
   virtual bool Preempt(CycleContext& ctx, JobIndex j, int workers, const Packer& packer,
                        std::string* reason) const = 0;
+  // False for a preemptor that never evicts anything (a job's failure to
+  // fit then depends only on free room, and admission may remember it).
+  virtual bool MayEvict() const { return true; }
 };
 
 // Sizes jobs: how many workers a job starts with, and grow/shrink of running

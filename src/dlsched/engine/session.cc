@@ -19,7 +19,7 @@ void Session::RollbackTo(Mark m) {
     const Step s = log_.back();
     log_.pop_back();
     if (s.assigned) {
-      state_.RemoveTask(s.task);
+      state_.UnplaceTentative(s.task);
     } else {
       state_.PlaceTask(s.task, s.node);
     }

@@ -19,6 +19,9 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const ClusterState& state() const { return state_; }
+  // For what the engine keeps in the cache beyond placements (a job's
+  // JobState::WaitMemo); placements go through Assign and Evict.
+  ClusterState& mutable_state() { return state_; }
 
   // Puts an unplaced task on node `n`. The caller checks that it fits.
   void Assign(TaskRef t, NodeIndex n);

@@ -194,6 +194,9 @@ class LockStep {
     OperatorOptions o;
     o.clock = [this] { return now_; };
     o.resync_seconds = 1e9;  // cycles only when something changed, as the simulator
+    // Never plan around releasing pods on a wall-clock timeout: Settle waits
+    // for them to go, as the simulator frees them at once.
+    o.release_wait_seconds = 1e9;
     o.log = [](const std::string& line) {
       if (line.find("error") != std::string::npos) ADD_FAILURE() << line;
     };

@@ -17,7 +17,9 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
   engine::OrderJobs(ctx, &jobs, &keys);
   ctx.decisions.SetPendingKeys(jobs, keys);
   engine::JobIndex blocker = -1;
+  std::string behind;  // hooks.Behind(blocker), worded once
   std::string reason;
+  engine::ClusterState& mutable_state = ctx.session.mutable_state();
   for (int pos = 0; pos < static_cast<int>(jobs.size()); ++pos) {
     const engine::JobIndex j = jobs[pos];
     engine::JobTrace* trace = ctx.BeginTrace(j, pos);
@@ -36,11 +38,39 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
       hooks.OnStarted(j);
     };
     if (blocker >= 0) {
-      wait(hooks.Behind(blocker));
+      wait(behind);
       continue;
     }
+    auto block = [&] {
+      blocker = j;
+      behind = hooks.Behind(blocker);
+    };
     const bool may_preempt = hooks.MayPreempt(j, keys[pos]);
     const int workers = profile.sizer->StartWorkers(st, j);
+    // A gang that failed with no room freed since fails again (less room
+    // cannot help), unless a preemptor could evict for it: with a profile
+    // that never evicts, its remembered verdict stands without visiting a
+    // node (kube-scheduler leaves an unschedulable pod aside until a
+    // cluster event may make it fit). The traced job is always tried, so
+    // `explain` shows the attempt.
+    const bool memo = trace == nullptr && !profile.preemptor->MayEvict();
+    if (memo) {
+      const engine::JobState::WaitMemo& m = st.Job(j).wait_memo;
+      if (m.epoch == st.RoomEpoch() && m.workers == workers) {
+        const auto status = static_cast<engine::WaitStatus>(m.status);
+        ctx.decisions.Wait(j, m.reason, status);
+        if (options.failure_blocks && status == engine::WaitStatus::kUnschedulable) block();
+        continue;
+      }
+    }
+    auto remember = [&](engine::WaitStatus status) {
+      if (!memo) return;
+      engine::JobState::WaitMemo& m = mutable_state.MutableJob(j).wait_memo;
+      m.epoch = st.RoomEpoch();
+      m.workers = workers;
+      m.status = static_cast<uint8_t>(status);
+      m.reason = ctx.decisions.VerdictOf(j)->reason;
+    };
     reason.clear();
     if (profile.packer->PlaceGang(ctx, j, workers, &reason)) {
       start(workers, false);
@@ -60,10 +90,12 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
         engine::NeverFits(ctx, j, workers, *profile.packer, options.exact_never_fits);
     if (never) {
       wait(hooks.NeverFits(*never), engine::WaitStatus::kUnschedulableUnresolvable);
+      remember(engine::WaitStatus::kUnschedulableUnresolvable);
       continue;
     }
     wait(hooks.Waiting(reason, preempt_reason));
-    if (options.failure_blocks) blocker = j;
+    remember(engine::WaitStatus::kUnschedulable);
+    if (options.failure_blocks) block();
   }
 }
 

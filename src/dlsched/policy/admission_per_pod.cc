@@ -18,7 +18,13 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
   // Jobs with a pod in the queue, in first-pod order, and the last reason
   // each could not complete. Sized by the queue, not by every job ever seen.
   std::vector<engine::JobIndex> touched;
-  std::vector<std::string> reasons;
+  // The last reason: a failed pod's text, or the pod in backoff (worded
+  // only at the end, once per job: most queued pods are in backoff).
+  struct LastReason {
+    const engine::PendingPod* backoff = nullptr;
+    std::string text;
+  };
+  std::vector<LastReason> reasons;
   std::vector<uint8_t> never;  // some pod of the job can never be placed
   std::map<std::pair<engine::JobIndex, core::Role>, std::optional<std::string>> never_fits;
   std::unordered_map<engine::JobIndex, size_t> slot;
@@ -34,10 +40,9 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
       never.push_back(0);
       ctx.BeginTrace(j, position++);
     }
-    std::string& last_reason = reasons[it->second];
+    LastReason& last_reason = reasons[it->second];
     if (pod.not_before > ctx.now) {
-      last_reason = fmt::format("{}[{}] in backoff until {:.1f}s", core::RoleName(pod.task.role),
-                                pod.task.index, pod.not_before);
+      last_reason.backoff = &pod;
       continue;
     }
     std::string reason;
@@ -49,7 +54,8 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
         never[it->second] = 1;
         reason = "can never fit in this cluster: " + *memo->second;
       }
-      last_reason = reason;
+      last_reason.backoff = nullptr;
+      last_reason.text = reason;
       ctx.decisions.Add(engine::ActionKind::kBackoff, pod.task, std::move(reason));
     }
   }
@@ -63,8 +69,15 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
       if (trace != nullptr) trace->outcome = outcome;
       ctx.decisions.Start(j, js.target_workers, std::move(outcome));
     } else {
-      std::string why = fmt::format("waiting: {} of {} pods bound (no gang); {}", js.placed_tasks,
-                                    total, reasons[i]);
+      const LastReason& last = reasons[i];
+      std::string why =
+          last.backoff == nullptr
+              ? fmt::format("waiting: {} of {} pods bound (no gang); {}", js.placed_tasks, total,
+                            last.text)
+              : fmt::format(
+                    "waiting: {} of {} pods bound (no gang); {}[{}] in backoff until {:.1f}s",
+                    js.placed_tasks, total, core::RoleName(last.backoff->task.role),
+                    last.backoff->task.index, last.backoff->not_before);
       const engine::WaitStatus status = never[i] ? engine::WaitStatus::kUnschedulableUnresolvable
                                                  : engine::WaitStatus::kUnschedulable;
       if (trace != nullptr) trace->outcome = why;

@@ -11,6 +11,7 @@ class NoPreemptor final : public engine::Preemptor {
                std::string*) const override {
     return false;
   }
+  bool MayEvict() const override { return false; }
 };
 
 }  // namespace dlsched::policy

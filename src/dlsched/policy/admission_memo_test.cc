@@ -1,0 +1,150 @@
+// The two shortcuts that keep a long queue of blocked gangs cheap, and that
+// must never change a decision: the per-node room check before any scoring
+// (GangFitsInNodes) and the remembered failure of a gang while no room has
+// been freed (JobState::WaitMemo, ClusterState::RoomEpoch).
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dlsched/engine/engine.h"
+#include "dlsched/engine/placement.h"
+#include "dlsched/engine/test_util.h"
+#include "dlsched/policy/packer_task_by_task.h"
+#include "dlsched/policy/registry.h"
+
+namespace dlsched::policy {
+namespace {
+
+using engine::ClusterState;
+using engine::JobIndex;
+using engine::TaskRef;
+
+engine::Engine GangBinpack() {
+  auto spec = ResolveProfile("gang-binpack");
+  EXPECT_TRUE(spec.has_value());
+  auto profile = BuildProfile(*spec);
+  EXPECT_TRUE(profile.has_value());
+  return engine::Engine(std::move(*profile));
+}
+
+const engine::Action* Verdict(const engine::Plan& plan, JobIndex j) {
+  for (const auto& a : plan.actions) {
+    if (a.task.job == j &&
+        (a.kind == engine::ActionKind::kStart || a.kind == engine::ActionKind::kWait)) {
+      return &a;
+    }
+  }
+  return nullptr;
+}
+
+// Two nodes of 4 cores, 16 GiB and 2 GPUs; a filler job holds 3 cores of
+// each (no GPU). Free: 1 core and 2 GPUs per node, 2 cores and 4 GPUs in
+// all.
+struct Fragmented {
+  core::ClusterSpec cluster = engine::testing::Nodes(2, 4, 16, 2);
+  std::deque<core::JobSpec> specs;
+  ClusterState state{cluster};
+
+  JobIndex Add(int workers, int64_t millicpu, int64_t gpus) {
+    core::JobSpec j = engine::testing::Job("j" + std::to_string(specs.size()), 0, 0, workers,
+                                           workers, workers, gpus);
+    j.role(core::Role::kWorker).resources[core::kCpu] = millicpu;
+    specs.push_back(std::move(j));
+    const JobIndex idx = state.AddJob(&specs.back(), 0);
+    state.SetPhase(idx, core::JobPhase::kWaiting, 0);
+    return idx;
+  }
+
+  Fragmented() {
+    const JobIndex filler = Add(2, 3000, 0);
+    state.PlaceTask(TaskRef{filler, core::Role::kWorker, 0}, 0);
+    state.PlaceTask(TaskRef{filler, core::Role::kWorker, 1}, 1);
+    state.MutableJob(filler).target_workers = 2;
+    state.SetPhase(filler, core::JobPhase::kLaunching, 0);
+    state.SetPhase(filler, core::JobPhase::kRunning, 0);
+  }
+};
+
+TEST(GangFitsInNodesTest, CountsWhatEachNodeCanHold) {
+  Fragmented f;
+  // Two workers of 1 core + 1 GPU: one per node.
+  const JobIndex fits = f.Add(2, 1000, 1);
+  // One worker of 2 cores + 1 GPU: the cluster has 2 free cores in all, but
+  // 1 on each node, so no node holds it.
+  const JobIndex split = f.Add(1, 2000, 1);
+  std::vector<TaskRef> slots;
+  std::string reason;
+  engine::GangSlots(f.state, fits, 2, &slots);
+  EXPECT_TRUE(GangFitsInFreeTotal(f.state, fits, 2, &reason));
+  EXPECT_TRUE(GangFitsInNodes(f.state, slots, &reason));
+  engine::GangSlots(f.state, split, 1, &slots);
+  EXPECT_TRUE(GangFitsInFreeTotal(f.state, split, 1, &reason));
+  ASSERT_FALSE(GangFitsInNodes(f.state, slots, &reason));
+  EXPECT_EQ(reason,
+            "1 Worker task of cpu=2, memory=2Gi, nvidia.com/gpu=1 each, the nodes' free resources "
+            "hold 0");
+
+  // Through a cycle, alone: the job waits; as no node holds even one of
+  // its tasks, the reason counts the nodes by why, as a failed placement
+  // of that task says it.
+  Fragmented g;
+  const JobIndex alone = g.Add(1, 2000, 1);
+  const engine::Engine engine = GangBinpack();
+  const engine::Plan plan = engine.Cycle(g.state, 1);
+  ASSERT_NE(Verdict(plan, alone), nullptr);
+  EXPECT_EQ(Verdict(plan, alone)->kind, engine::ActionKind::kWait);
+  EXPECT_NE(Verdict(plan, alone)->reason.find("0/2 nodes fit Worker: 2 insufficient cpu"),
+            std::string::npos)
+      << Verdict(plan, alone)->reason;
+}
+
+TEST(WaitMemoTest, RoomEpochCountsOnlyFreedRoom) {
+  Fragmented f;
+  const JobIndex j = f.Add(1, 1000, 1);
+  const TaskRef t{j, core::Role::kWorker, 0};
+  const uint64_t e0 = f.state.RoomEpoch();
+  f.state.PlaceTask(t, 0);  // takes room
+  EXPECT_EQ(f.state.RoomEpoch(), e0);
+  f.state.UnplaceTentative(t);  // a session undoing its own step
+  EXPECT_EQ(f.state.RoomEpoch(), e0);
+  f.state.PlaceTask(t, 0);
+  f.state.RemoveTask(t);  // frees room
+  EXPECT_GT(f.state.RoomEpoch(), e0);
+  const uint64_t e1 = f.state.RoomEpoch();
+  f.state.SetSchedulable(1, false);
+  EXPECT_GT(f.state.RoomEpoch(), e1);
+}
+
+TEST(WaitMemoTest, AFailedGangIsNotRetriedUntilRoomIsFreed) {
+  Fragmented f;
+  // Needs 2 cores on one node: waits (see above).
+  const JobIndex w = f.Add(1, 2000, 1);
+  const engine::Engine engine = GangBinpack();
+  engine::Plan plan = engine.Cycle(f.state, 1);
+  ASSERT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kWait);
+  const std::string reason = Verdict(plan, w)->reason;
+  EXPECT_EQ(f.state.Job(w).wait_memo.reason, reason);
+  EXPECT_EQ(f.state.Job(w).wait_memo.epoch, f.state.RoomEpoch());
+
+  // Nothing freed: the remembered verdict stands without a new attempt
+  // (a planted reason shows it was not recomputed).
+  f.state.MutableJob(w).wait_memo.reason = "remembered";
+  plan = engine.Cycle(f.state, 2);
+  EXPECT_EQ(Verdict(plan, w)->reason, "remembered");
+
+  // Another engine does not trust this one's memos.
+  const engine::Engine other = GangBinpack();
+  plan = other.Cycle(f.state, 3);
+  EXPECT_EQ(Verdict(plan, w)->reason, reason);
+
+  // The filler's task on node 0 goes: 4 free cores there, the job starts.
+  f.state.MutableJob(w).wait_memo.reason = "remembered";
+  f.state.RemoveTask(TaskRef{0, core::Role::kWorker, 0});
+  plan = other.Cycle(f.state, 4);
+  EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kStart);
+}
+
+}  // namespace
+}  // namespace dlsched::policy
