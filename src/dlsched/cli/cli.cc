@@ -79,7 +79,8 @@ struct JobSource {
   std::string from;
   std::string until;
   std::string elastic;
-  std::string scaling = "linear";
+  std::string scaling;  // empty: linear
+  std::string pollux_traces;
   int64_t limit = 0;
   bool skip_bad_rows = false;
 };
@@ -115,10 +116,13 @@ void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
                   "(default: rigid)")
       ->needs(trace);
   cmd->add_option("--scaling", s->scaling,
-                  "How a trace job's speed follows its size when resized: linear, sqrt, none or "
-                  "amdahl:P")
-      ->needs(trace)
-      ->capture_default_str();
+                  "How a trace job's speed follows its size when resized: linear (default), "
+                  "sqrt, none or amdahl:P (not for pollux: Pollux measured its jobs' speeds)")
+      ->needs(trace);
+  cmd->add_option("--pollux-traces", s->pollux_traces,
+                  "pollux: the directory of Pollux's measurements (<application>/placements.csv "
+                  "...); default: traces/ beside the workload's directory")
+      ->needs(trace);
   cmd->add_flag("--skip-bad-rows", s->skip_bad_rows,
                 "Skip malformed trace rows (counted on stderr) instead of failing on the first")
       ->needs(trace);
@@ -177,9 +181,23 @@ core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
   if (!s.elastic.empty()) {
     if (auto st = config::ParseElastic(s.elastic, *o); !st) return std::unexpected(st.error());
   }
-  auto curve = core::ScalingCurve::Parse(s.scaling);
-  if (!curve) return core::Errorf("--scaling: {}", curve.error().message);
-  o->scaling = *curve;
+  if (!s.scaling.empty()) {
+    if (o->format == config::TraceFormat::kPollux || o->format == config::TraceFormat::kNative) {
+      return core::Errorf(
+          "--scaling: does not apply to {} traces ({})", config::TraceFormatName(o->format),
+          o->format == config::TraceFormat::kPollux ? "their speed at each size is Pollux's model"
+                                                    : "each row states its own scaling");
+    }
+    auto curve = core::ScalingCurve::Parse(s.scaling);
+    if (!curve) return core::Errorf("--scaling: {}", curve.error().message);
+    o->scaling = *curve;
+  }
+  if (!s.pollux_traces.empty()) {
+    if (o->format != config::TraceFormat::kPollux) {
+      return core::MakeError("--pollux-traces: applies to pollux traces only");
+    }
+    o->pollux_traces = s.pollux_traces;
+  }
   auto load = config::LoadTrace(*o);
   if (!load) return std::unexpected(load.error());
   if (load->skipped > 0) {

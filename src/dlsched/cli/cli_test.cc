@@ -243,6 +243,54 @@ TEST_F(CliTest, TraceSimulateAndConvertAgree) {
   EXPECT_EQ(Slurp(out_ / "yaml" / "jobs.csv"), jobs);
 }
 
+// A Pollux job alone on Pollux's testbed: 30 s restart delay, then the
+// 897.298 s Pollux's model gives cifar10 at 6 GPUs and batch 2048
+// (testing/pollux/workload-1-isolated.csv). The YAML it converts to runs
+// the same.
+TEST_F(CliTest, PolluxTraceRunsAsPolluxsModel) {
+  std::filesystem::create_directories(out_);
+  const std::string w = (out_ / "one.csv").string();
+  std::ofstream(w) << "name,time,application,num_replicas,batch_size\n"
+                      "cifar10-0,107,cifar10,6,2048\n";
+  const std::string common = "-q -c tiresias:examples/tiresias-n16g4.csv ";
+  const std::string traces = " --pollux-traces data/pollux/traces";
+  CmdResult r =
+      Dlsched("simulate " + common + "-t pollux:" + w + traces + " -o " + (out_ / "o").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string jobs = Slurp(out_ / "o" / "jobs.csv");
+  // name,namespace,submit,first_start,completion,jct,queueing,launching,running,...
+  EXPECT_NE(jobs.find("\ncifar10-0,default,107,107,1034.29"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find(",927.29"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find(",0,30,897.29"), std::string::npos) << jobs;
+
+  const std::string yaml = (out_ / "one.yaml").string();
+  r = Dlsched("convert -t pollux:" + w + traces + " --out " + yaml);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = Dlsched("simulate " + common + "-w " + yaml + " -o " + (out_ / "y").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Slurp(out_ / "y" / "jobs.csv"), jobs);
+
+  r = Dlsched("convert -t pollux:" + w + traces + " --out " + (out_ / "one-native.csv").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("job 'cifar10-0': it has totalSteps and a throughput model"),
+            std::string::npos)
+      << r.out;
+  r = Dlsched("simulate " + common + "-t pollux:" + w + traces + " --scaling sqrt");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out,
+            "dlsched: --scaling: does not apply to pollux traces (their speed at each size is "
+            "Pollux's model)\n");
+  // Without --pollux-traces, the measurements are looked for beside the
+  // workload's directory.
+  r = Dlsched("simulate " + common + "-t pollux:" + w);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("give their directory with --pollux-traces DIR"), std::string::npos)
+      << r.out;
+  r = Dlsched("simulate " + common + "-t pollux:data/pollux/workloads/workload-1.csv -o " +
+              (out_ / "w1").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
 TEST_F(CliTest, TraceErrorsAreOneLineAndExitTwo) {
   std::filesystem::create_directories(out_);
   const std::string bad = (out_ / "bad.csv").string();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <span>
 #include <string>
@@ -15,6 +16,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dlsched/config/csv.h"
+#include "dlsched/config/pollux.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/quantity.h"
@@ -24,136 +27,15 @@
 namespace dlsched::config {
 namespace {
 
+using internal::Bad;
+using internal::CsvReader;
+using internal::IntField;
+using internal::kMaxLineBytes;
+using internal::NumberField;
 using internal::NumberRange;
-
-// Longest line read; a longer one is a bad row (and no CSV of ours comes near).
-constexpr size_t kMaxLineBytes = 64 * 1024;
-
-// One malformed field of a row: "<column>: <what>".
-struct RowError {
-  std::string what;
-};
-template <typename T>
-using RowResult = std::expected<T, RowError>;
-
-std::unexpected<RowError> Bad(std::string_view column, std::string_view expected,
-                              std::string_view got) {
-  return std::unexpected(RowError{
-      fmt::format("{}: expected {}, got {}", column, expected, core::internal::QuoteInput(got))});
-}
-
-RowResult<int64_t> IntField(std::string_view s, std::string_view column, int64_t min, int64_t max) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max) {
-    return Bad(column, fmt::format("an integer in [{}, {}]", min, max), s);
-  }
-  return v;
-}
-
-// A decimal number; traces write integers as "164" or "66.0".
-RowResult<double> NumberField(std::string_view s, std::string_view column,
-                              const NumberRange& range) {
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  const bool ok = ec == std::errc() && end == s.data() + s.size() && std::isfinite(v) &&
-                  (range.min_exclusive ? v > range.min : v >= range.min) &&
-                  (!range.max || v <= *range.max);
-  if (!ok) return Bad(column, range.Describe(), s);
-  return v;
-}
-
-// Splits a CSV line on commas. Trace files quote nothing; a quote is a bad
-// row rather than a field silently misread.
-bool SplitCsv(std::string_view line, std::vector<std::string_view>& out) {
-  out.clear();
-  if (line.find('"') != std::string_view::npos) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      out.push_back(line.substr(start));
-      return true;
-    }
-    out.push_back(line.substr(start, comma - start));
-    start = comma + 1;
-  }
-}
-
-// Reads a CSV file line by line: the header, then one row at a time.
-class CsvReader {
- public:
-  explicit CsvReader(std::string path) : path_(std::move(path)) {}
-
-  core::Status Open() {
-    std::error_code ec;
-    const auto st = std::filesystem::status(path_, ec);
-    if (ec || !std::filesystem::is_regular_file(st)) {
-      return core::Errorf(
-          "{}: cannot read file: {}", path_,
-          ec ? ec.message()
-             : (std::filesystem::exists(st) ? "not a regular file" : "No such file or directory"));
-    }
-    in_.open(path_, std::ios::binary);
-    if (!in_) return core::Errorf("{}: cannot read file: {}", path_, std::strerror(errno));
-    return {};
-  }
-
-  // The next line, without its line ending; false at the end of the file.
-  // Blank lines are skipped.
-  bool Next() {
-    while (std::getline(in_, line_)) {
-      ++line_no_;
-      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
-      if (!line_.empty()) return true;
-    }
-    return false;
-  }
-  core::Status ReadError() const {
-    if (in_.bad()) return core::Errorf("{}: cannot read file: I/O error", path_);
-    return {};
-  }
-
-  const std::string& line() const { return line_; }
-  int64_t line_no() const { return line_no_; }
-  const std::string& path() const { return path_; }
-
-  // "<file>:<line>: <what>"
-  core::Error At(std::string_view what) const {
-    return core::Error{fmt::format("{}:{}: {}", path_, line_no_, what)};
-  }
-
-  // Reads the header and maps each of `columns` to its position; a missing
-  // column is an error naming the columns the format needs.
-  core::Result<std::vector<int>> Header(std::span<const std::string_view> columns) {
-    if (!Next()) {
-      if (auto st = ReadError(); !st) return std::unexpected(st.error());
-      return core::Errorf("{}: the file is empty, expected a header: {}", path_,
-                          fmt::join(columns, ","));
-    }
-    std::vector<std::string_view> fields;
-    SplitCsv(line_, fields);
-    std::vector<int> pos;
-    for (std::string_view c : columns) {
-      auto it = std::find(fields.begin(), fields.end(), c);
-      if (it == fields.end()) {
-        return std::unexpected(At(fmt::format("header: no column '{}' (expected the columns {})", c,
-                                              fmt::join(columns, ","))));
-      }
-      pos.push_back(static_cast<int>(it - fields.begin()));
-    }
-    width_ = fields.size();
-    return pos;
-  }
-  size_t width() const { return width_; }
-
- private:
-  std::string path_;
-  std::ifstream in_;
-  std::string line_;
-  int64_t line_no_ = 0;
-  size_t width_ = 0;
-};
+using internal::RowError;
+using internal::RowResult;
+using internal::SplitCsv;
 
 // A rigid (or, with the factors, elastic) gang of `gpus` one-GPU workers
 // that runs `duration` seconds at that size.
@@ -260,6 +142,7 @@ class Importer {
   }
 
   int64_t line_no() const { return csv_.line_no(); }
+  core::Error At(std::string_view what) const { return csv_.At(what); }
 
  private:
   const TraceOptions& o_;
@@ -347,8 +230,84 @@ core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
   return out;
 }
 
+// Pollux's workloads (petuum/adaptdl osdi21-artifact, simulator/workloads):
+// each job runs its batch size over its GPUs and progresses as Pollux's
+// measurements say (pollux.h).
 core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
-  return core::Errorf("{}: the pollux importer is not built yet", o.path);
+  constexpr std::string_view kColumns[] = {"name", "time", "application", "num_replicas",
+                                           "batch_size"};
+  Importer in(o);
+  if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
+  const std::string traces = !o.pollux_traces.empty()
+                                 ? o.pollux_traces
+                                 : (std::filesystem::path(o.path).parent_path() / ".." / "traces")
+                                       .lexically_normal()
+                                       .string();
+  std::map<std::string, internal::PolluxApplication, std::less<>> apps;
+  // Measurements that cannot be read fail the import, even with skip_bad_rows.
+  std::optional<core::Error> fatal;
+  while (true) {
+    auto more = in.Next();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    auto row = [&]() -> RowResult<core::JobSpec> {
+      if (auto problem = core::NameProblem(in.field(0))) {
+        return std::unexpected(RowError{fmt::format("name: {}", *problem)});
+      }
+      auto submit = NumberField(in.field(1), "time", kSeconds);
+      if (!submit) return std::unexpected(submit.error());
+      const std::string_view app_name = in.field(2);
+      auto app = apps.find(app_name);
+      if (app == apps.end()) {
+        const auto& names = internal::PolluxApplicationNames();
+        if (std::find(names.begin(), names.end(), app_name) == names.end()) {
+          return Bad("application", fmt::format("one of {}", fmt::join(names, ", ")), app_name);
+        }
+        auto loaded = internal::PolluxApplication::Load(traces, app_name);
+        if (!loaded) {
+          fatal = in.At(
+              fmt::format("application: {}: {} (Pollux's measurements; give their directory with "
+                          "--pollux-traces DIR)",
+                          app_name, loaded.error().message));
+          return std::unexpected(RowError{});
+        }
+        app = apps.emplace(std::string(app_name), std::move(*loaded)).first;
+      }
+      auto gpus = IntField(in.field(3), "num_replicas", 1, core::kMaxTasksPerJob);
+      if (!gpus) return std::unexpected(gpus.error());
+      auto batch = IntField(in.field(4), "batch_size", 1, int64_t{1} << 40);
+      if (!batch) return std::unexpected(batch.error());
+      const internal::PolluxApplication& model = app->second;
+      auto seconds = model.Seconds(*batch, static_cast<int>(*gpus));
+      if (!seconds) {
+        return std::unexpected(RowError{
+            fmt::format("batch_size: {} over {} GPUs: {}", *batch, *gpus, seconds.error())});
+      }
+      core::JobSpec job =
+          GangJob(std::string(in.field(0)), *submit, static_cast<int>(*gpus), *seconds, o);
+      // Progress in Pollux's units (steps at the smallest validated batch)
+      // at the rate its model gives at each size it defines.
+      core::RoleSpec& w = job.role(core::Role::kWorker);
+      const double target = model.TargetProgress();
+      job.duration.reset();
+      job.scaling = {};
+      job.total_steps = target;
+      job.throughput = {};
+      job.throughput.model = "pollux:" + model.name();
+      for (int m = w.min_replicas; m <= w.max_replicas; ++m) {
+        auto at = m == *gpus ? seconds : model.Seconds(*batch, m);
+        if (at) job.throughput.steps_per_s[m] = target / *at;
+      }
+      w.min_replicas = job.throughput.steps_per_s.begin()->first;
+      w.max_replicas = job.throughput.steps_per_s.rbegin()->first;
+      job.launch_delay = internal::kPolluxRestartSeconds;
+      return job;
+    }();
+    if (fatal) return std::unexpected(std::move(*fatal));
+    const core::Status st = row ? in.Add(std::move(*row)) : in.Skip(row.error());
+    if (!st) return std::unexpected(st.error());
+  }
+  return in.Finish();
 }
 
 // The native format: kNativeHeader, one job a line.

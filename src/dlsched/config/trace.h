@@ -16,7 +16,9 @@ namespace dlsched::config {
 // Public job traces, read as workloads (docs/traces.md). Every importer
 // streams its file line by line (no document tree) and turns each row into
 // a gang of one-GPU workers that runs the row's duration at the row's size
-// (JobSpec::duration). Errors are one line naming the file and line:
+// (JobSpec::duration); a Pollux job instead progresses as Pollux's
+// measurements say (totalSteps and a throughput table). Errors are one line naming the file and
+// line:
 //   "philly.csv:17: num_gpus: expected an integer in [1, 100000], got 'x'".
 enum class TraceFormat { kTiresias, kPhilly, kPollux, kNative };
 std::string_view TraceFormatName(TraceFormat f);  // "tiresias", "philly", "pollux", "native"
@@ -40,6 +42,11 @@ struct TraceOptions {
   double min_factor = 1;
   double max_factor = 1;
   core::ScalingCurve scaling;
+  // pollux: the directory of Pollux's measurements (<application>/
+  // placements.csv, scalability.csv, validation-*.csv); empty: `traces`
+  // beside the workload's directory (data/pollux/workloads/x.csv ->
+  // data/pollux/traces).
+  std::string pollux_traces;
 };
 
 struct TraceLoad {

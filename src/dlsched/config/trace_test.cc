@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -264,6 +265,127 @@ TEST(TraceTest, BadRowsFailWithFileAndLineOrAreSkippedAndCounted) {
   EXPECT_EQ(r.error().message, philly +
                                    ":3: timestamp: expected a UTC time YYYY-MM-DD[ HH:MM:SS], got "
                                    "'2017-02-30 00:00:00'");
+}
+
+// Every job of Pollux's workload-1 takes, at its own size and batch, the
+// seconds Pollux's own model gives (testing/pollux/workload-1-isolated.csv,
+// computed with Pollux's simulator code, see its README).
+//
+// Worked example, cifar10-0 (6 GPUs, batch 2048): 342 per GPU (ceil(2048 /
+// 6), below cifar10's largest measured 1024, so no accumulation), an
+// effective batch of 6 x 342 = 2052, placement 4+2 read as "24";
+// the step time is interpolated between the measured per-GPU batches 257
+// and 363 of placement 24, and each of the 100 epochs runs its progress
+// step over step_time / gain, gain = (var + sqr) / (var / (2052 / 128) +
+// sqr) from the validation files at 2048 and 4096: 897.298 s in all.
+TEST(PolluxTraceTest, MatchesPolluxsModelOnWorkload1) {
+  auto t = Load(TraceFormat::kPollux, Data("pollux/workloads/workload-1.csv"));
+  ASSERT_TRUE(t) << t.error().message;
+  const auto oracle =
+      ReadCsv(std::string(DLSCHED_SOURCE_DIR) + "/testing/pollux/workload-1-isolated.csv");
+  // name,time,application,num_replicas,batch_size,placement,seconds,...
+  ASSERT_EQ(oracle.size(), 161u);
+  ASSERT_EQ(t->workload.jobs.size(), 160u);
+  std::map<std::string, const core::JobSpec*> by_name;
+  for (const auto& j : t->workload.jobs) by_name[j.name] = &j;
+  for (size_t i = 1; i < oracle.size(); ++i) {
+    const auto& row = oracle[i];
+    SCOPED_TRACE(row[0]);
+    ASSERT_TRUE(by_name.contains(row[0]));
+    const core::JobSpec& job = *by_name[row[0]];
+    const int gpus = std::stoi(row[3]);
+    EXPECT_EQ(job.submit_time, std::stod(row[1]));
+    const core::RoleSpec& w = job.role(core::Role::kWorker);
+    EXPECT_EQ(w.replicas, gpus);
+    EXPECT_EQ(w.min_replicas, gpus);  // rigid without --elastic
+    EXPECT_EQ(w.max_replicas, gpus);
+    EXPECT_EQ(w.resources[core::kGpu], 1);
+    EXPECT_EQ(job.launch_delay, 30);  // Pollux's restart delay
+    EXPECT_EQ(job.throughput.model, "pollux:" + row[2]);
+    EXPECT_FALSE(job.duration);
+    EXPECT_NEAR(job.total_steps / job.throughput.Rate(gpus), std::stod(row[6]), 0.0011);
+  }
+  // cifar10 completes at the progress of its 100th epoch, the smallest of
+  // its validation files (validation-128.csv's row 100 says 39062.908...).
+  EXPECT_NEAR(by_name["cifar10-0"]->total_steps, 39062.908, 0.001);
+}
+
+// --elastic gives the table at every size Pollux's measurements define.
+TEST(PolluxTraceTest, ElasticJobsGetPolluxsSpeedAtEachSize) {
+  const std::string dir = testing::TempDir() + "dlsched_pollux_workloads";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/w.csv";
+  std::ofstream(path) << "name,time,application,num_replicas,batch_size\n"
+                         "c,0,cifar10,6,2048\n"
+                         "i,5,imagenet,16,3200\n";
+  TraceOptions o;
+  o.format = TraceFormat::kPollux;
+  o.path = path;
+  o.pollux_traces = Data("pollux/traces");
+  o.min_factor = 0.5;
+  o.max_factor = 2;
+  auto t = LoadTrace(o);
+  ASSERT_TRUE(t) << t.error().message;
+  const core::JobSpec& c = t->workload.jobs[0];
+  const auto& table = c.throughput.steps_per_s;
+  // 3..12 GPUs, all on at most 3 nodes of 4: every size is measured. The
+  // speed is the data's, not monotonic (12 GPUs are slower than 11 here).
+  ASSERT_EQ(table.size(), 10u);
+  EXPECT_EQ(table.begin()->first, 3);
+  EXPECT_EQ(table.rbegin()->first, 12);
+  // Pollux's model at 6 and at 8 GPUs with batch 2048 (the oracle's
+  // cifar10-0 and cifar10-8 rows).
+  EXPECT_NEAR(c.total_steps / table.at(6), 897.298, 0.0011);
+  EXPECT_NEAR(c.total_steps / table.at(8), 868.992, 0.0011);
+  // imagenet 8..32: 17..32 GPUs are 5..8 nodes, measured only at 6 nodes
+  // x 24 and 8 nodes x 32 (scalability.csv); the rest is interpolated by
+  // the table between them.
+  const core::JobSpec& i = t->workload.jobs[1];
+  const auto& big = i.throughput.steps_per_s;
+  EXPECT_EQ(big.begin()->first, 8);
+  EXPECT_EQ(big.rbegin()->first, 32);
+  EXPECT_TRUE(big.contains(16));
+  EXPECT_FALSE(big.contains(20));
+  EXPECT_NEAR(i.total_steps / big.at(24), 31805.308, 0.0011);  // the oracle's imagenet-126
+  EXPECT_FALSE(big.contains(28));
+}
+
+TEST(PolluxTraceTest, BadRows) {
+  const std::string dir = testing::TempDir() + "dlsched_pollux_bad";
+  std::filesystem::create_directories(dir);
+  const std::string header = "name,time,application,num_replicas,batch_size\n";
+  TraceOptions o;
+  o.format = TraceFormat::kPollux;
+  o.pollux_traces = Data("pollux/traces");
+  const std::map<std::string, std::string> cases = {
+      {"a,0,resnet,1,128\n",
+       ":2: application: expected one of bert, cifar10, deepspeech2, imagenet, ncf, yolov3, got "
+       "'resnet'"},
+      {"a,0,bert,1,2\n",
+       ":2: batch_size: 2 over 1 GPUs: 2 per GPU is below bert's smallest measured, 4"},
+      {"a,0,cifar10,0,128\n", ":2: num_replicas: expected an integer in [1, 100000], got '0'"},
+      {"a,-1,cifar10,1,128\n", ":2: time: expected a number in [0, 1000000000], got '-1'"},
+      {"a,0,cifar10,1,64\n",
+       ":2: batch_size: 64 over 1 GPUs: the batch runs as 64, outside cifar10's validated "
+       "128..4096"},
+  };
+  for (const auto& [row, message] : cases) {
+    o.path = dir + "/one.csv";
+    std::ofstream(o.path) << header << row;
+    auto r = LoadTrace(o);
+    ASSERT_FALSE(r) << row;
+    EXPECT_EQ(r.error().message, o.path + message) << row;
+  }
+  // Without the measurements the import fails, even when skipping bad rows.
+  o.pollux_traces = dir + "/nowhere";
+  o.skip_bad_rows = true;
+  std::ofstream(o.path) << header << "a,0,cifar10,1,128\n";
+  auto r = LoadTrace(o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            o.path + ":2: application: cifar10: " + dir +
+                "/nowhere/cifar10/placements.csv: cannot read file: No such file or directory "
+                "(Pollux's measurements; give their directory with --pollux-traces DIR)");
 }
 
 TEST(NativeTraceTest, RoundTripsTheTiresiasTrace) {

@@ -1,0 +1,253 @@
+#include "dlsched/config/pollux.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dlsched/config/csv.h"
+
+namespace dlsched::config::internal {
+namespace {
+
+struct AppConstants {
+  std::string_view name;
+  int max_epochs;
+  int64_t max_local_bsz;  // 0: the largest measured
+};
+// Pollux's APPLICATIONS table (simulator/applications.py).
+constexpr std::array<AppConstants, 6> kApps = {{{"bert", 2, 0},
+                                                {"cifar10", 100, 0},
+                                                {"deepspeech2", 80, 0},
+                                                {"imagenet", 90, 0},
+                                                {"ncf", 10, 0},
+                                                {"yolov3", 50, 8}}};
+constexpr std::array<std::string_view, 6> kAppNames = {"bert",     "cifar10", "deepspeech2",
+                                                       "imagenet", "ncf",     "yolov3"};
+
+const NumberRange kAnyNonNegative{0, false, std::nullopt};
+
+// Reads every row of `path` with `columns` as numbers (>= 0).
+core::Result<std::vector<std::vector<double>>> ReadNumbers(
+    const std::string& path, std::span<const std::string_view> columns) {
+  CsvReader csv(path);
+  if (auto st = csv.Open(); !st) return std::unexpected(st.error());
+  auto pos = csv.Header(columns);
+  if (!pos) return std::unexpected(pos.error());
+  std::vector<std::vector<double>> rows;
+  std::vector<std::string_view> fields;
+  while (csv.Next()) {
+    if (csv.line().size() > kMaxLineBytes || !SplitCsv(csv.line(), fields) ||
+        fields.size() != csv.width()) {
+      return std::unexpected(
+          csv.At(fmt::format("expected {} comma-separated fields (no quotes)", csv.width())));
+    }
+    std::vector<double> row;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      auto v = NumberField(fields[(*pos)[i]], columns[i], kAnyNonNegative);
+      if (!v) return std::unexpected(csv.At(v.error().what));
+      row.push_back(*v);
+    }
+    rows.push_back(std::move(row));
+  }
+  if (auto st = csv.ReadError(); !st) return std::unexpected(st.error());
+  if (rows.empty()) return core::Errorf("{}: no rows after the header", path);
+  return rows;
+}
+
+// Linear interpolation of step and sync time in the per-GPU batch between
+// measured points sorted by local_bsz (scipy's interp1d); none outside.
+template <typename P>
+std::optional<std::pair<double, double>> Interpolate(const std::vector<P>& points, double x) {
+  if (points.empty() || x < points.front().local_bsz || x > points.back().local_bsz) {
+    return std::nullopt;
+  }
+  auto hi = std::lower_bound(points.begin(), points.end(), x,
+                             [](const P& p, double v) { return p.local_bsz < v; });
+  if (hi->local_bsz == x) return std::pair{hi->step_time, hi->sync_time};
+  auto lo = hi - 1;
+  const double t = (x - lo->local_bsz) / (hi->local_bsz - lo->local_bsz);
+  return std::pair{lo->step_time + t * (hi->step_time - lo->step_time),
+                   lo->sync_time + t * (hi->sync_time - lo->sync_time)};
+}
+
+// Python's math.ceil(a / b - 1e-8), as Pollux rounds batch sizes.
+int64_t CeilDiv(double a, double b) { return static_cast<int64_t>(std::ceil(a / b - 1e-8)); }
+
+}  // namespace
+
+std::span<const std::string_view> PolluxApplicationNames() { return kAppNames; }
+
+core::Result<PolluxApplication> PolluxApplication::Load(const std::string& traces_dir,
+                                                        std::string_view name) {
+  auto c = std::find_if(kApps.begin(), kApps.end(),
+                        [&](const AppConstants& a) { return a.name == name; });
+  if (c == kApps.end()) {
+    return core::Errorf("expected one of {}", fmt::join(kAppNames, ", "));
+  }
+  PolluxApplication app;
+  app.name_ = std::string(name);
+  app.max_epochs_ = c->max_epochs;
+  const std::filesystem::path dir = std::filesystem::path(traces_dir) / app.name_;
+
+  constexpr std::string_view kPlacementColumns[] = {"placement", "local_bsz", "step_time",
+                                                    "sync_time"};
+  const std::string placements_path = (dir / "placements.csv").string();
+  auto placements = ReadNumbers(placements_path, kPlacementColumns);
+  if (!placements) return std::unexpected(placements.error());
+  int64_t min_local = std::numeric_limits<int64_t>::max();
+  int64_t max_local = 0;
+  for (const auto& r : *placements) {
+    app.placements_[static_cast<int64_t>(r[0])].push_back({r[1], r[2], r[3]});
+    min_local = std::min(min_local, static_cast<int64_t>(r[1]));
+    max_local = std::max(max_local, static_cast<int64_t>(r[1]));
+  }
+  constexpr std::string_view kScalabilityColumns[] = {"num_nodes", "num_replicas", "local_bsz",
+                                                      "step_time", "sync_time"};
+  auto scalability = ReadNumbers((dir / "scalability.csv").string(), kScalabilityColumns);
+  if (!scalability) return std::unexpected(scalability.error());
+  for (const auto& r : *scalability) {
+    app.at_[{static_cast<int>(r[0]), static_cast<int>(r[1])}].push_back({r[2], r[3], r[4]});
+  }
+  auto by_bsz = [](const Point& a, const Point& b) { return a.local_bsz < b.local_bsz; };
+  for (auto& [_, points] : app.placements_) std::sort(points.begin(), points.end(), by_bsz);
+  for (auto& [_, points] : app.at_) std::sort(points.begin(), points.end(), by_bsz);
+
+  std::error_code ec;
+  constexpr std::string_view kValidationColumns[] = {"progress", "grad_sqr", "grad_var"};
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (!file.starts_with("validation-") || !file.ends_with(".csv")) continue;
+    const std::string_view digits =
+        std::string_view(file).substr(11, file.size() - 11 - 4);  // validation-<N>.csv
+    auto bsz = IntField(digits, "batch size", 1, int64_t{1} << 40);
+    if (!bsz)
+      return core::Errorf("{}: expected validation-<batch size>.csv", entry.path().string());
+    auto rows = ReadNumbers(entry.path().string(), kValidationColumns);
+    if (!rows) return std::unexpected(rows.error());
+    if (static_cast<int>(rows->size()) < app.max_epochs_) {
+      return core::Errorf("{}: {} epochs, expected at least {} (max_epochs of {})",
+                          entry.path().string(), rows->size(), app.max_epochs_, app.name_);
+    }
+    Validation& v = app.validation_[*bsz];
+    for (const auto& r : *rows) {
+      v.progress.push_back(r[0]);
+      v.grad_sqr.push_back(r[1]);
+      v.grad_var.push_back(r[2]);
+    }
+  }
+  if (ec) return core::Errorf("{}: cannot read directory: {}", dir.string(), ec.message());
+  if (app.validation_.empty()) {
+    return core::Errorf("{}: no validation-<batch size>.csv files", dir.string());
+  }
+  app.init_batch_size_ = app.validation_.begin()->first;
+  app.max_batch_size_ = app.validation_.rbegin()->first;
+  app.min_local_bsz_ = min_local;
+  app.max_local_bsz_ = c->max_local_bsz != 0 ? c->max_local_bsz : max_local;
+  return app;
+}
+
+double PolluxApplication::Progress(int epoch) const {
+  if (epoch == 0) return 0;
+  double p = std::numeric_limits<double>::infinity();
+  for (const auto& [_, v] : validation_) p = std::min(p, v.progress[epoch - 1]);
+  return p;
+}
+
+std::expected<std::pair<double, double>, std::string> PolluxApplication::Throughput(
+    const std::vector<int>& placement, int64_t local_bsz) const {
+  // The lexicographically smallest rotation names the placement (4,2 -> 24).
+  std::vector<int> best = placement;
+  for (size_t i = 1; i < placement.size(); ++i) {
+    std::vector<int> r(placement.begin() + static_cast<std::ptrdiff_t>(i), placement.end());
+    r.insert(r.end(), placement.begin(), placement.begin() + static_cast<std::ptrdiff_t>(i));
+    best = std::min(best, r);
+  }
+  int64_t id = 0;
+  int replicas = 0;
+  for (int g : best) {
+    id = id * 10 + g;
+    replicas += g;
+  }
+  if (auto it = placements_.find(id); it != placements_.end()) {
+    if (auto t = Interpolate(it->second, static_cast<double>(local_bsz))) return *t;
+    return std::unexpected(
+        fmt::format("{} per GPU is outside the batches measured at placement {}", local_bsz, id));
+  }
+  // Beyond the placements: Pollux interpolates over (nodes, replicas,
+  // per-GPU batch) in scalability.csv (scipy's LinearNDInterpolator). On
+  // a packed placement the point lies on a measured line of fixed nodes and
+  // replicas, where that is interpolation along the line; a line that was
+  // not measured is not interpolated.
+  const int nodes = std::min(static_cast<int>(placement.size()), 16);
+  auto it = at_.find({nodes, replicas});
+  if (it == at_.end()) {
+    return std::unexpected(
+        fmt::format("{} GPUs on {} nodes were not measured (scalability.csv)", replicas, nodes));
+  }
+  if (auto t = Interpolate(it->second, static_cast<double>(local_bsz))) return *t;
+  return std::unexpected(
+      fmt::format("{} per GPU is outside the batches measured at {} GPUs on {} nodes", local_bsz,
+                  replicas, nodes));
+}
+
+std::expected<double, std::string> PolluxApplication::Seconds(int64_t batch, int replicas) const {
+  // Job.update_local_bsz with a target batch size.
+  const int64_t local = CeilDiv(static_cast<double>(batch), replicas);
+  if (local < min_local_bsz_) {
+    return std::unexpected(fmt::format("{} per GPU is below {}'s smallest measured, {}", local,
+                                       name_, min_local_bsz_));
+  }
+  int64_t accum = CeilDiv(static_cast<double>(local), static_cast<double>(max_local_bsz_)) - 1;
+  if (replicas == 1 && batch > init_batch_size_) accum = std::max<int64_t>(1, accum);
+  int64_t atomic = CeilDiv(static_cast<double>(local), static_cast<double>(accum + 1));
+  const int64_t count = replicas * (accum + 1);
+  atomic = std::min(atomic, static_cast<int64_t>(static_cast<double>(max_batch_size_) /
+                                                 static_cast<double>(count)));
+  const int64_t effective = replicas * atomic * (accum + 1);
+  if (atomic < 1 || effective < init_batch_size_ || effective > max_batch_size_) {
+    return std::unexpected(fmt::format("the batch runs as {}, outside {}'s validated {}..{}",
+                                       effective, name_, init_batch_size_, max_batch_size_));
+  }
+  std::vector<int> placement;
+  for (int left = replicas; left > 0; left -= kPolluxGpusPerNode) {
+    placement.push_back(std::min(left, kPolluxGpusPerNode));
+  }
+  auto t = Throughput(placement, atomic);
+  if (!t) return std::unexpected(t.error());
+  const auto [step_time, sync_time] = *t;
+  const double total_time =
+      step_time + (step_time - sync_time) * static_cast<double>(accum);  // Job.step
+  const double scale = static_cast<double>(effective) / static_cast<double>(init_batch_size_);
+  // Gradient statistics at the effective batch, between the validated
+  // batch sizes that bracket it (_validated_batch_sizes, get_grad_stats).
+  auto upper = validation_.lower_bound(effective);
+  auto lower = upper->first == effective ? upper : std::prev(upper);
+  double seconds = 0;
+  for (int e = 0; e < max_epochs_; ++e) {
+    double sqr = lower->second.grad_sqr[e];
+    double var = lower->second.grad_var[e];
+    if (lower != upper) {
+      const auto lo = static_cast<double>(lower->first);
+      const auto hi = static_cast<double>(upper->first);
+      const auto b = static_cast<double>(effective);
+      sqr =
+          ((b - lo) * upper->second.grad_sqr[e] + (hi - b) * lower->second.grad_sqr[e]) / (hi - lo);
+      var =
+          ((b - lo) * upper->second.grad_var[e] + (hi - b) * lower->second.grad_var[e]) / (hi - lo);
+    }
+    const double gain = (var + sqr) / (var / scale + sqr);
+    seconds += (Progress(e + 1) - Progress(e)) * total_time / gain;
+  }
+  if (!std::isfinite(seconds) || seconds <= 0) {
+    return std::unexpected(fmt::format("the measurements give {} seconds", seconds));
+  }
+  return seconds;
+}
+
+}  // namespace dlsched::config::internal
