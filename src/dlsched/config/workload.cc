@@ -431,28 +431,14 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
 
 core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
                       core::JobSpec& job) {
-  if (auto st = r.CheckMap(n, path, "a map",
-                           {"name",
-                            "namespace",
-                            "arrival",
-                            "priority",
-                            "maxWaitMinutes",
-                            "queue",
-                            "ps",
-                            "worker",
-                            "chief",
-                            "totalSteps",
-                            "stepsDone",
-                            "attainedGpuSeconds",
-                            "level",
-                            "levelSince",
-                            "throughput",
-                            "duration",
-                            "scaling",
-                            "launchDelay",
-                            "checkpointDelay",
-                            "deadline",
-                            "running"});
+  if (auto st = r.CheckMap(n, path, "a map", {"name",       "namespace",      "arrival",
+                                              "priority",   "maxWaitMinutes", "queue",
+                                              "ps",         "worker",         "chief",
+                                              "totalSteps", "stepsDone",      "attainedGpuSeconds",
+                                              "level",      "levelSince",     "levelBaseGpuSeconds",
+                                              "ranSince",   "throughput",     "duration",
+                                              "scaling",    "launchDelay",    "checkpointDelay",
+                                              "deadline",   "running"});
       !st) {
     return st;
   }
@@ -536,11 +522,15 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
     if (!v) return std::unexpected(v.error());
     job.level = static_cast<int>(*v);
   }
-  if (Given(n["levelSince"])) {
-    auto v = r.Number(n["levelSince"], Key(path, "levelSince"), internal::kTime);
-    if (!v) return std::unexpected(v.error());
-    job.level_since = *v;
+  if (auto st = OptionalNumber(r, n, "levelSince", path, internal::kTime, job.level_since); !st)
+    return st;
+  if (auto st = OptionalNumber(r, n, "levelBaseGpuSeconds", path,
+                               NumberRange{0, false, job.attained}, job.level_base);
+      !st) {
+    return st;
   }
+  if (auto st = OptionalNumber(r, n, "ranSince", path, internal::kTime, job.ran_since); !st)
+    return st;
   if (auto st = OptionalNumber(r, n, "stepsDone", path, NumberRange{0, false, job.total_steps},
                                job.steps_done);
       !st) {
@@ -554,11 +544,8 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
       !st) {
     return st;
   }
-  if (Given(n["deadline"])) {
-    auto v = r.Number(n["deadline"], Key(path, "deadline"), internal::kPositiveTime);
-    if (!v) return std::unexpected(v.error());
-    job.deadline = *v;
-  }
+  if (auto st = OptionalNumber(r, n, "deadline", path, internal::kPositiveTime, job.deadline); !st)
+    return st;
   if (Given(n["running"])) return ParseInitial(r, n["running"], Key(path, "running"), job);
   return {};
 }

@@ -143,10 +143,14 @@ struct JobSpec {
   double steps_done = 0;  // progress already made when the run begins (a snapshot)
   // Also from a snapshot: GPU-seconds already run (attained service), and
   // the job's level in a levelled order (Tiresias' queue) and since when
-  // (nullopt: its arrival).
+  // (nullopt: its arrival); what it had attained when it was last promoted
+  // back to the first level (starvation), and when it first ran after that
+  // (nullopt: it has not).
   double attained = 0;
   int level = 0;
   std::optional<Time> level_since;
+  double level_base = 0;
+  std::optional<Time> ran_since;
   ThroughputProfile throughput;
   Time launch_delay = 0;                // seconds from allocation to training
   Time checkpoint_delay = 0;            // seconds to checkpoint before a reallocation

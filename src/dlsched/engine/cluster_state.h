@@ -54,6 +54,11 @@ struct JobState {
   // when: set by kSetLevel actions; 0 since submission at first.
   int level = 0;
   core::Time level_since = 0;
+  // For starvation promotion (Tiresias' solve_starvation): `attained` when
+  // the job was last promoted back to level 0 (0: never), and when it first
+  // began to launch after that (kNever: not yet). Set by JobLifecycle.
+  double level_base = 0;
+  core::Time ran_since = core::kNever;
   // Node of each task slot, kNoNode when unplaced. Slots are laid out PS
   // replicas, then Chief replicas, then Worker slots 0..maxReplicas-1.
   std::vector<NodeIndex> task_node;

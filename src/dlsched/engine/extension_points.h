@@ -35,12 +35,17 @@ class JobOrder {
   // then brings every running job's progress up to date before each cycle.
   virtual bool ReadsProgress() const { return false; }
   // Levels (an order that sorts jobs into levels by what they have done,
-  // as Tiresias' queues by attained service): the level running job `j`
-  // should be at now; an admission that supports levels (Replan) records a
-  // change with a kSetLevel action. Default: the level it is at.
-  virtual int Level(const ClusterState& state, JobIndex j) const { return state.Job(j).level; }
-  // When running job `j`'s level will next change if nothing else does
-  // (the admission asks the backend for a cycle then), or kNever.
+  // as Tiresias' queues by attained service): the level job `j` should be
+  // at `now` (a running job may go down; a starving one back up); an
+  // admission that supports levels (Replan) records a change with a
+  // kSetLevel action. Default: the level it is at.
+  virtual int Level(const ClusterState& state, JobIndex j, core::Time now) const {
+    (void)now;
+    return state.Job(j).level;
+  }
+  // When job `j`'s level will next change if nothing else does (the
+  // admission asks the backend for a cycle then), or kNever; a job placed
+  // in this cycle's session counts as running.
   virtual core::Time NextLevelChange(const ClusterState& state, JobIndex j, core::Time now) const {
     (void)state;
     (void)j;

@@ -57,6 +57,7 @@ void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
   if (core::IsRunning(phase) || phase == JobPhase::kLaunching) {
     js.target_workers = js.placed_workers;
     js.last_launch = times.last_launch;
+    if (js.ran_since == core::kNever) js.ran_since = first;
   }
   if (admission_seq >= 0) {
     h.admission_seq = admission_seq;
@@ -116,6 +117,7 @@ void JobLifecycle::StartLaunch(JobIndex j) {
   JobHistory& h = jobs_[j];
   Enter(j, JobPhase::kLaunching);
   h.launch_started = backend_.Now();
+  if (state_.Job(j).ran_since == core::kNever) state_.MutableJob(j).ran_since = h.launch_started;
   ++h.epoch;
   const core::Time delay = state_.Job(j).spec->launch_delay;
   if (delay > 0) {
@@ -265,6 +267,11 @@ void JobLifecycle::Apply(const Plan& plan) {
         break;
       case ActionKind::kSetLevel: {
         JobState& js = state_.MutableJob(j);
+        if (a.workers < js.level) {
+          // Promoted (starvation): its service counts afresh from here.
+          js.level_base = js.attained;
+          js.ran_since = core::kNever;
+        }
         js.level = a.workers;
         js.level_since = now;
         break;

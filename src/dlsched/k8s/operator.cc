@@ -422,10 +422,7 @@ void Operator::NewJob(const json& object, bool adopting) {
         state_.MutableJob(j).steps_done =
             std::clamp(progress["steps"].get<double>(), 0.0, tj.job.total_steps);
       }
-      if (progress.is_object() && progress.value("attainedGpuSeconds", json()).is_number()) {
-        state_.MutableJob(j).attained =
-            std::clamp(progress["attainedGpuSeconds"].get<double>(), 0.0, core::kMaxTime * 1e6);
-      }
+      RestoreService(j, progress);
       OnProgressChange(j);
       last_status_[j] = status;
       status_dirty_.push_back(j);
@@ -476,6 +473,20 @@ void Operator::Advance(JobIndex j) {
   p.at = now;
 }
 
+void Operator::RestoreService(JobIndex j, const json& progress) {
+  if (!progress.is_object()) return;
+  engine::JobState& js = state_.MutableJob(j);
+  auto number = [&](const char* key) -> std::optional<double> {
+    const json& v = progress.value(key, json());
+    if (!v.is_number()) return std::nullopt;
+    return v.get<double>();
+  };
+  if (auto v = number("attainedGpuSeconds"))
+    js.attained = std::clamp(*v, 0.0, core::kMaxTime * 1e6);
+  if (auto v = number("levelBaseGpuSeconds")) js.level_base = std::clamp(*v, 0.0, js.attained);
+  if (auto v = number("ranSince")) js.ran_since = std::clamp(*v, 0.0, core::kMaxTime);
+}
+
 void Operator::OnProgressChange(JobIndex j) {
   Advance(j);
   const engine::JobState& js = state_.Job(j);
@@ -523,6 +534,8 @@ OperatorSnapshot Operator::Snapshot() {
     job.attained = js.attained;
     job.level = js.level;
     if (js.level_since != tj.job.submit_time) job.level_since = js.level_since;
+    job.level_base = js.level_base;
+    if (js.ran_since != core::kNever) job.ran_since = js.ran_since;
     if (js.placed_tasks > 0) {
       const engine::JobHistory& h = lifecycle_.History(j);
       core::InitialState& in = job.initial.emplace();
@@ -749,6 +762,9 @@ bool Operator::WriteStatus(JobIndex j) {
                         {"totalSteps", js.spec->total_steps},
                         {"stepsPerSecond", progress_[j].rate},
                         {"attainedGpuSeconds", js.attained}};
+  // What a levelled order (las with starvation) needs after a restart.
+  if (js.level_base != 0) status["progress"]["levelBaseGpuSeconds"] = js.level_base;
+  if (js.ran_since != core::kNever) status["progress"]["ranSince"] = js.ran_since;
   if (status == last_status_[j]) return true;
   json condition = {{"type", phase},
                     {"status", "True"},

@@ -397,6 +397,10 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
     }
     if (job.level != 0) fmt::format_to(emit, "    level: {}\n", job.level);
     if (job.level_since) fmt::format_to(emit, "    levelSince: {}\n", Num(*job.level_since));
+    if (job.level_base != 0) {
+      fmt::format_to(emit, "    levelBaseGpuSeconds: {}\n", Num(job.level_base));
+    }
+    if (job.ran_since) fmt::format_to(emit, "    ranSince: {}\n", Num(*job.ran_since));
     if (!job.duration) fmt::format_to(emit, "    throughput: {}\n", ThroughputYaml(job.throughput));
     if (job.launch_delay != 0) fmt::format_to(emit, "    launchDelay: {}\n", Num(job.launch_delay));
     if (job.checkpoint_delay != 0) {

@@ -207,5 +207,36 @@ TEST(TiresiasBaselinesTest, LasDemotesAndHigherQueuesPreempt) {
   EXPECT_EQ(Times(s, "job-1"), std::make_tuple(100.0, 600.0, 0));
 }
 
+// Starvation promotion (las with `starvation: 1`, Tiresias' dlas-gpu-1) on
+// one node of 2 GPUs, every job 2 GPUs: a (2000 s) at 0, b (1600 s) at 100,
+// c (1000 s) at 3200, d (500 s) at 3300. a reaches 3250 GPU-s at 1625: it
+// drops to level 1 and b starts, a is preempted having run 1625 s. b ends
+// at 3225 (3200 GPU-s, still level 0); c, at level 0, starts before a. At
+// 0 + 1625 + 1 x 1625 = 3250 a has been pending as long as it ran: back to
+// level 0, entering it at 3250, behind c which keeps running. d arrives at
+// 3300 into level 0 behind a. c ends at 4225: a (level 0 since 3250) goes
+// before d (since 3300) and ends at 4225 + 375 = 4600; d runs 4600-5100.
+// Plain las keeps a at level 1: d runs 4225-4725 and a ends at 5100.
+TEST(TiresiasBaselinesTest, LasPromotesAStarvingJob) {
+  const std::vector<core::JobSpec> jobs = {TraceJob("a", 0, 2, 2000), TraceJob("b", 100, 2, 1600),
+                                           TraceJob("c", 3200, 2, 1000),
+                                           TraceJob("d", 3300, 2, 500)};
+  const std::string profile = ::testing::TempDir() + "dlsched_las_starvation.yaml";
+  std::ofstream(profile) << "name: las-starvation-1\n"
+                            "admission: Replan\n"
+                            "order: {name: Las, args: {thresholds: [3250, 7200], starvation: 1}}\n"
+                            "packer: TaskByTask\n"
+                            "preemptor: None\n"
+                            "sizer: Fixed\n";
+  const SimResult r = RunJobs(profile, Cluster(1, 2), jobs);
+  EXPECT_EQ(Times(r, "a"), std::make_tuple(0.0, 4600.0, 1));
+  EXPECT_EQ(Times(r, "b"), std::make_tuple(1625.0, 3225.0, 0));
+  EXPECT_EQ(Times(r, "c"), std::make_tuple(3225.0, 4225.0, 0));
+  EXPECT_EQ(Times(r, "d"), std::make_tuple(4600.0, 5100.0, 0));
+  const SimResult plain = RunJobs("las", Cluster(1, 2), jobs);
+  EXPECT_EQ(Times(plain, "a"), std::make_tuple(0.0, 5100.0, 1));
+  EXPECT_EQ(Times(plain, "d"), std::make_tuple(4225.0, 4725.0, 0));
+}
+
 }  // namespace
 }  // namespace dlsched::sim

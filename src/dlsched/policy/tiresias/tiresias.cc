@@ -125,17 +125,15 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
                       : fmt::format("preempted by {} (ahead of it in the order)", first_started));
   }
 
-  // Levels (LasOrder): record each running job's change, and wake up for
-  // the next one.
+  // Levels (LasOrder): record each job's change (running jobs down,
+  // starving ones back up), and wake up for the next one.
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobIndex j = jobs[i];
-    if (!pending[i]) {
-      const int level = profile.order->Level(st, j);
-      if (level != st.Job(j).level) {
-        ctx.AddAction(engine::ActionKind::kSetLevel, j, fmt::format("level {}", level), level);
-      }
+    const int level = profile.order->Level(st, j, ctx.now);
+    if (level != st.Job(j).level) {
+      ctx.AddAction(engine::ActionKind::kSetLevel, j, fmt::format("level {}", level), level);
     }
-    if ((!pending[i] && selected[i]) || placed[i]) {
+    if (selected[i] || placed[i] || pending[i]) {
       ctx.decisions.RevisitAt(profile.order->NextLevelChange(st, j, ctx.now));
     }
   }
@@ -197,31 +195,63 @@ void RemainingTimeOrder::Keys(const engine::ClusterState& state, std::span<const
   }
 }
 
-int LasOrder::Level(const engine::ClusterState& state, JobIndex j) const {
-  const JobState& js = state.Job(j);
+// The level of `attained` GPU-seconds: how many thresholds it reached.
+namespace {
+int ThresholdsReached(const std::vector<double>& thresholds, double attained) {
   int level = 0;
-  while (level < static_cast<int>(thresholds_.size()) && js.attained >= thresholds_[level]) {
-    ++level;
+  while (level < static_cast<int>(thresholds.size()) && attained >= thresholds[level]) ++level;
+  return level;
+}
+// Whole seconds at or after `t`, as Tiresias' simulator counts time.
+core::Time WholeSecond(core::Time t) { return std::ceil(t - 1e-9); }
+}  // namespace
+
+std::pair<double, core::Time> LasOrder::Starvation(const engine::ClusterState& state,
+                                                   JobIndex j) const {
+  const JobState& js = state.Job(j);
+  if (starvation_ <= 0 || js.level == 0 || js.ran_since == core::kNever) return {0, core::kNever};
+  const core::JobSpec& spec = *js.spec;
+  const double gpus =
+      static_cast<double>(spec.Demand(spec.role(core::Role::kWorker).replicas)[core::kGpu]);
+  const double ran = gpus > 0 ? (js.attained - js.level_base) / gpus : 0;
+  if (ran <= 0) return {0, core::kNever};
+  // Pending N x ran seconds since it first ran, besides the ran seconds.
+  return {ran, WholeSecond(js.ran_since + ran + starvation_ * ran)};
+}
+
+int LasOrder::Level(const engine::ClusterState& state, JobIndex j, core::Time now) const {
+  const JobState& js = state.Job(j);
+  const int level = std::max(ThresholdsReached(thresholds_, js.attained - js.level_base), js.level);
+  if (level > 0 && starvation_ > 0 && js.IsPending() && js.placed_workers == 0) {
+    const core::Time due = Starvation(state, j).second;
+    if (due != core::kNever && now >= due) return 0;
   }
-  return std::max(level, js.level);
+  return level;
 }
 
 core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex j,
                                      core::Time now) const {
   const JobState& js = state.Job(j);
-  const int level = Level(state, j);
+  const int level = Level(state, j, now);
+  if (js.placed_workers == 0) {
+    // Pending: its promotion, if it starves.
+    if (level == 0) return core::kNever;
+    const core::Time due = Starvation(state, j).second;
+    return due != core::kNever && due > now ? due : core::kNever;
+  }
   if (level >= static_cast<int>(thresholds_.size())) return core::kNever;
   const double gpus = static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]);
   if (gpus <= 0) return core::kNever;
   // Whole seconds, as Tiresias' simulator (and at least 1 s ahead).
-  return now + std::max(1.0, std::ceil((thresholds_[level] - js.attained) / gpus - 1e-9));
+  const double left = thresholds_[level] - (js.attained - js.level_base);
+  return now + std::max(1.0, WholeSecond(left / gpus));
 }
 
 void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,
                     core::Time now, std::span<double> keys) const {
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobState& js = state.Job(jobs[i]);
-    const int level = Level(state, jobs[i]);
+    const int level = Level(state, jobs[i], now);
     const core::Time since = level != js.level ? now : js.level_since;
     const int group = since >= now ? 2 : (js.IsPending() ? 1 : 0);
     keys[i] = level * 1e13 + group * 1e12 + since;
@@ -260,8 +290,10 @@ void RegisterTiresias(PluginTable& t) {
             thresholds.push_back(v);
           }
         }
+        auto starvation = reader.Double("starvation", 0, 0, 1e6);
+        if (!starvation) return std::unexpected(starvation.error());
         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
-        return std::make_unique<LasOrder>(std::move(thresholds));
+        return std::make_unique<LasOrder>(std::move(thresholds), *starvation);
       });
 }
 

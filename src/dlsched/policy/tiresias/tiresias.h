@@ -54,18 +54,32 @@ class RemainingTimeOrder final : public engine::JobOrder {
 // crossing of its next threshold is a level change the backend wakes up
 // for, at the whole second at or after it (Tiresias' times are whole
 // seconds). Needs the Replan admission, which records level changes.
+//
+// With `starvation` N > 0 (Tiresias' solve_starvation, its `dlas-gpu-N`
+// schedules; 0, the default, is `dlas-gpu`): a pending job above level 0
+// that has run since it last entered level 0 (for e seconds: its
+// GPU-seconds since then over the GPUs of its size) and has been pending
+// for N x e seconds since it first ran after that goes back to level 0,
+// and its service counts afresh.
 class LasOrder final : public engine::JobOrder {
  public:
-  explicit LasOrder(std::vector<double> thresholds) : thresholds_(std::move(thresholds)) {}
+  LasOrder(std::vector<double> thresholds, double starvation)
+      : thresholds_(std::move(thresholds)), starvation_(starvation) {}
   void Keys(const engine::ClusterState& state, std::span<const engine::JobIndex> jobs,
             core::Time now, std::span<double> keys) const override;
   bool ReadsProgress() const override { return true; }
-  int Level(const engine::ClusterState& state, engine::JobIndex j) const override;
+  int Level(const engine::ClusterState& state, engine::JobIndex j, core::Time now) const override;
   core::Time NextLevelChange(const engine::ClusterState& state, engine::JobIndex j,
                              core::Time now) const override;
 
  private:
+  // Seconds job `j` has run since it last entered level 0, and when it
+  // will have starved for long enough to go back (kNever: it cannot).
+  std::pair<double, core::Time> Starvation(const engine::ClusterState& state,
+                                           engine::JobIndex j) const;
+
   std::vector<double> thresholds_;  // ascending GPU-seconds
+  double starvation_ = 0;
 };
 
 }  // namespace dlsched::policy

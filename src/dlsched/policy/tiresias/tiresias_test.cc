@@ -67,9 +67,9 @@ TEST(LasOrderTest, LevelsByAttainedServiceAndEntryTime) {
   state.PlaceTask({0, core::Role::kWorker, 1}, 0);
   state.MutableJob(0).attained = 120;
   for (JobIndex j : {1, 2}) state.SetPhase(j, core::JobPhase::kWaiting, specs[j].submit_time);
-  const LasOrder order({100, 300});
-  EXPECT_EQ(order.Level(state, 0), 1);
-  EXPECT_EQ(order.Level(state, 1), 0);
+  const LasOrder order({100, 300}, 0);
+  EXPECT_EQ(order.Level(state, 0, 50), 1);
+  EXPECT_EQ(order.Level(state, 1, 50), 0);
   EXPECT_DOUBLE_EQ(order.NextLevelChange(state, 0, 50), 140);
   const std::vector<JobIndex> jobs = {0, 1, 2};
   std::vector<double> keys(3);
@@ -79,8 +79,40 @@ TEST(LasOrderTest, LevelsByAttainedServiceAndEntryTime) {
   EXPECT_DOUBLE_EQ(keys[2], 2e12 + 50);
   // Past the last threshold there is no next change.
   state.MutableJob(0).attained = 400;
-  EXPECT_EQ(order.Level(state, 0), 2);
+  EXPECT_EQ(order.Level(state, 0, 50), 2);
   EXPECT_EQ(order.NextLevelChange(state, 0, 50), core::kNever);
+}
+
+// Starvation N = 2, thresholds 100 and 300. a (2 GPUs) is pending at level
+// 1 with 200 GPU-s attained, first run at 10: it ran 200 / 2 = 100 s, so it
+// goes back to level 0 once pending 2 x 100 s after that: at 10 + 100 + 200
+// = 310. Promoted before with 150 GPU-s then: it ran 50 / 2 = 25 s since,
+// back at 10 + 25 + 50 = 85. Without starvation (N = 0) it stays.
+TEST(LasOrderTest, AStarvingJobGoesBackToLevelZero) {
+  const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
+  std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2)};
+  engine::ClusterState state(cluster);
+  state.AddJob(&specs[0], 0);
+  state.SetPhase(0, core::JobPhase::kWaiting, 110);
+  engine::JobState& a = state.MutableJob(0);
+  a.attained = 200;
+  a.level = 1;
+  a.ran_since = 10;
+  const LasOrder starving({100, 300}, 2);
+  EXPECT_EQ(starving.Level(state, 0, 309), 1);
+  EXPECT_EQ(starving.NextLevelChange(state, 0, 300), 310);
+  EXPECT_EQ(starving.Level(state, 0, 310), 0);
+  EXPECT_EQ(starving.NextLevelChange(state, 0, 310), core::kNever);
+  a.level_base = 150;
+  EXPECT_EQ(starving.Level(state, 0, 84), 1);
+  EXPECT_EQ(starving.Level(state, 0, 85), 0);
+  a.level_base = 0;
+  const LasOrder plain({100, 300}, 0);
+  EXPECT_EQ(plain.Level(state, 0, 1e6), 1);
+  EXPECT_EQ(plain.NextLevelChange(state, 0, 300), core::kNever);
+  // Not after a promotion until it has run again.
+  a.ran_since = core::kNever;
+  EXPECT_EQ(starving.Level(state, 0, 1e6), 1);
 }
 
 }  // namespace
