@@ -346,6 +346,9 @@ void Operator::NewJob(const json& object, bool adopting) {
   const json status = object.value("status", json::object());
   const std::string phase = status.is_object() ? status.value("phase", "") : "";
   const int64_t seq = status.is_object() ? status.value("admissionOrder", int64_t{-1}) : -1;
+  // Progress and service as last written (the operator before the
+  // restart estimated them), for a running job and a preempted one alike.
+  if (adopting && status.is_object()) RestoreService(j, status.value("progress", json::object()));
   if (adopting && (phase == "Completed" || phase == "Failed")) {
     lifecycle_.Adopt(j, phase == "Completed" ? JobPhase::kCompleted : JobPhase::kFailed, seq);
     last_status_[j] = status;
@@ -415,14 +418,7 @@ void Operator::NewJob(const json& object, bool adopting) {
         owned_[PodKey(t)] = Owned{t, uids[PodName(tj.name, t.role, t.index)], true};
       }
       lifecycle_.Adopt(j, JobPhase::kRunning, seq);
-      // Progress as last written (the operator before the restart
-      // estimated it); from here at the placement's rate.
-      const json progress = status.is_object() ? status.value("progress", json::object()) : json{};
-      if (progress.is_object() && progress.value("steps", json()).is_number()) {
-        state_.MutableJob(j).steps_done =
-            std::clamp(progress["steps"].get<double>(), 0.0, tj.job.total_steps);
-      }
-      RestoreService(j, progress);
+      // Progress as restored above; from here at the placement's rate.
       OnProgressChange(j);
       last_status_[j] = status;
       status_dirty_.push_back(j);
@@ -481,6 +477,7 @@ void Operator::RestoreService(JobIndex j, const json& progress) {
     if (!v.is_number()) return std::nullopt;
     return v.get<double>();
   };
+  if (auto v = number("steps")) js.steps_done = std::clamp(*v, 0.0, js.spec->total_steps);
   if (auto v = number("attainedGpuSeconds"))
     js.attained = std::clamp(*v, 0.0, core::kMaxTime * 1e6);
   if (auto v = number("levelBaseGpuSeconds")) js.level_base = std::clamp(*v, 0.0, js.attained);

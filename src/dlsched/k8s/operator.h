@@ -173,8 +173,9 @@ class Operator final : public engine::Backend {
   void SyncJob(const std::string& key);
   void NewJob(const nlohmann::json& object, bool adopting);
   void CheckCompletion(engine::JobIndex j);
-  // A restarted operator's attained service and what a levelled order
-  // needs (las with starvation), from status.progress as last written.
+  // A restarted operator's estimates of a job's progress and attained
+  // service, and what a levelled order needs (las with starvation), from
+  // status.progress as last written.
   void RestoreService(engine::JobIndex j, const nlohmann::json& progress);
   void Cycle();
   void FlushBinds();

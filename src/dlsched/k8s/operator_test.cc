@@ -225,6 +225,47 @@ TEST_F(OperatorTest, TrainingJobBecomesBoundPodsThenCompleted) {
   EXPECT_EQ((*tj)["status"].value("workers", -1), 0) << (*tj)["status"].dump();
 }
 
+// A job that was preempted (pending, no pods) when the operator restarted
+// keeps what the operator before it had written: its progress, attained
+// service and, for las's starvation promotion, the service at its last
+// promotion and when it first ran after it. They are in the snapshot
+// (what the engine decides on) and written back unchanged.
+TEST_F(OperatorTest, ARestartedOperatorKeepsAPendingJobsProgressAndService) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 1)).has_value());
+  auto created = server_.Create("trainingjobs.dlsched.io", "default", Job("held", 0, 2, 200));
+  ASSERT_TRUE(created.has_value());
+  json with_status = *created;
+  with_status["status"] = {{"phase", "Waiting"},
+                           {"progress",
+                            {{"steps", 50.0},
+                             {"totalSteps", 200.0},
+                             {"stepsPerSecond", 0.0},
+                             {"attainedGpuSeconds", 100.0},
+                             {"levelBaseGpuSeconds", 40.0},
+                             {"ranSince", 5.0}}}};
+  ASSERT_TRUE(server_.UpdateStatus("trainingjobs.dlsched.io", "default", with_status).has_value());
+  StartOperator("las");
+  // Two one-GPU workers on a one-GPU node: it waits.
+  ASSERT_TRUE(RunUntil([&] {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", "held");
+    return tj && (*tj)["status"].value("reason", "").starts_with("waiting");
+  }));
+  const OperatorSnapshot snap = op_->Snapshot();
+  ASSERT_EQ(snap.workload.jobs.size(), 1u);
+  const core::JobSpec& job = snap.workload.jobs[0];
+  EXPECT_EQ(job.steps_done, 50);
+  EXPECT_EQ(job.attained, 100);
+  EXPECT_EQ(job.level_base, 40);
+  ASSERT_TRUE(job.ran_since.has_value());
+  EXPECT_EQ(*job.ran_since, 5);
+  const json progress =
+      (*server_.Get("trainingjobs.dlsched.io", "default", "held"))["status"]["progress"];
+  EXPECT_EQ(progress.value("steps", -1.0), 50) << progress.dump();
+  EXPECT_EQ(progress.value("attainedGpuSeconds", -1.0), 100) << progress.dump();
+  EXPECT_EQ(progress.value("levelBaseGpuSeconds", -1.0), 40) << progress.dump();
+  EXPECT_EQ(progress.value("ranSince", -1.0), 5) << progress.dump();
+}
+
 TEST_F(OperatorTest, PortedKubeflowTfJobRunsUnchangedButForKindAndApiVersion) {
   // Kubeflow's own dist-mnist example (data/kubeflow/, Apache-2.0).
   std::string manifest =
