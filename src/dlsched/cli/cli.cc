@@ -113,11 +113,13 @@ void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
       ->needs(trace);
   cmd->add_option("--elastic", s->elastic,
                   "Make trace jobs elastic: MIN:MAX factors of each job's GPU count, e.g. 0.5:2 "
-                  "(default: rigid)")
+                  "(default: rigid; not for native traces, whose rows state their range)")
       ->needs(trace);
-  cmd->add_option("--scaling", s->scaling,
-                  "How a trace job's speed follows its size when resized: linear (default), "
-                  "sqrt, none or amdahl:P (not for pollux: Pollux measured its jobs' speeds)")
+  cmd->add_option(
+         "--scaling", s->scaling,
+         "How a trace job's speed follows its size when resized: linear (default), "
+         "sqrt, none or amdahl:P (not for pollux, whose speeds Pollux measured, nor native, "
+         "whose rows say)")
       ->needs(trace);
   cmd->add_option("--pollux-traces", s->pollux_traces,
                   "pollux: the directory of Pollux's measurements (<application>/placements.csv "
@@ -179,6 +181,11 @@ core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
     *out = *t;
   }
   if (!s.elastic.empty()) {
+    if (o->format == config::TraceFormat::kNative) {
+      return core::MakeError(
+          "--elastic: does not apply to native traces (each row states its min_workers and "
+          "max_workers)");
+    }
     if (auto st = config::ParseElastic(s.elastic, *o); !st) return std::unexpected(st.error());
   }
   if (!s.scaling.empty()) {

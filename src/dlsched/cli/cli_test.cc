@@ -321,6 +321,16 @@ TEST_F(CliTest, TraceErrorsAreOneLineAndExitTwo) {
   r = Dlsched("simulate -c tiresias:data/tiresias/n1g4.csv -t tiresias:" + bad + " --vc abc");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "dlsched: --vc: applies to philly traces only\n");
+  r = Dlsched("simulate -c tiresias:data/tiresias/n1g4.csv -t native:" + bad + " --elastic 0.5:2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out,
+            "dlsched: --elastic: does not apply to native traces (each row states its "
+            "min_workers and max_workers)\n");
+  r = Dlsched("simulate -c tiresias:data/tiresias/n1g4.csv -t native:" + bad + " --scaling sqrt");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out,
+            "dlsched: --scaling: does not apply to native traces (each row states its own "
+            "scaling)\n");
   r = Dlsched("convert -t tiresias:data/tiresias/60_job.csv --scaling cubic");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out,
