@@ -60,7 +60,8 @@ struct BenchState {
         running_gpu_share * static_cast<double>(state->Capacity()[core::kGpu]));
     // Enough candidates for the running set (each job takes >= 1 GPU).
     std::vector<core::JobSpec> running = MakeJobs(static_cast<int>(gpu_target) + 1, 1, "run");
-    std::vector<core::JobSpec> queued = MakeJobs(waiting, 2, "wait");
+    std::vector<core::JobSpec> queued;
+    if (waiting > 0) queued = MakeJobs(waiting, 2, "wait");
     specs.reserve(running.size() + queued.size());
 
     std::mt19937_64 rng(3);
