@@ -149,14 +149,16 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
   app.max_batch_size_ = app.validation_.rbegin()->first;
   app.min_local_bsz_ = min_local;
   app.max_local_bsz_ = c->max_local_bsz != 0 ? c->max_local_bsz : max_local;
+  // Progress at the end of each epoch: the smallest over the validation
+  // files (get_progress); 0 before the first.
+  app.progress_.assign(app.max_epochs_ + 1, std::numeric_limits<double>::infinity());
+  app.progress_[0] = 0;
+  for (int e = 1; e <= app.max_epochs_; ++e) {
+    for (const auto& [_, v] : app.validation_) {
+      app.progress_[e] = std::min(app.progress_[e], v.progress[e - 1]);
+    }
+  }
   return app;
-}
-
-double PolluxApplication::Progress(int epoch) const {
-  if (epoch == 0) return 0;
-  double p = std::numeric_limits<double>::infinity();
-  for (const auto& [_, v] : validation_) p = std::min(p, v.progress[epoch - 1]);
-  return p;
 }
 
 std::expected<std::pair<double, double>, std::string> PolluxApplication::Throughput(
@@ -242,7 +244,7 @@ std::expected<double, std::string> PolluxApplication::Seconds(int64_t batch, int
           ((b - lo) * upper->second.grad_var[e] + (hi - b) * lower->second.grad_var[e]) / (hi - lo);
     }
     const double gain = (var + sqr) / (var / scale + sqr);
-    seconds += (Progress(e + 1) - Progress(e)) * total_time / gain;
+    seconds += (progress_[e + 1] - progress_[e]) * total_time / gain;
   }
   if (!std::isfinite(seconds) || seconds <= 0) {
     return std::unexpected(fmt::format("the measurements give {} seconds", seconds));

@@ -41,7 +41,7 @@ class PolluxApplication {
   // at the smallest validated batch size and ends a job after max_epochs
   // (no application sets a target metric), at the smallest validated
   // progress of that epoch.
-  double TargetProgress() const { return Progress(max_epochs_); }
+  double TargetProgress() const { return progress_[max_epochs_]; }
 
   // Seconds to reach TargetProgress() with a total batch of `batch` over
   // `replicas` GPUs placed packed on 4-GPU nodes, with no restarts; or why
@@ -55,7 +55,6 @@ class PolluxApplication {
   struct Validation {
     std::vector<double> progress, grad_sqr, grad_var;
   };
-  double Progress(int epoch) const;
   // Step and sync time at a placement (GPUs per node) and per-GPU batch.
   std::expected<std::pair<double, double>, std::string> Throughput(
       const std::vector<int>& placement, int64_t local_bsz) const;
@@ -65,6 +64,7 @@ class PolluxApplication {
   int64_t init_batch_size_ = 0, max_batch_size_ = 0;
   int64_t min_local_bsz_ = 0, max_local_bsz_ = 0;
   std::map<int64_t, Validation> validation_;              // by batch size
+  std::vector<double> progress_;                          // at the end of epoch e (0: none)
   std::map<int64_t, std::vector<Point>> placements_;      // by placement id (e.g. 244)
   std::map<std::pair<int, int>, std::vector<Point>> at_;  // by (nodes, replicas), 5+ nodes
 };

@@ -37,10 +37,9 @@ using internal::RowError;
 using internal::RowResult;
 using internal::SplitCsv;
 
-// A rigid (or, with the factors, elastic) gang of `gpus` one-GPU workers
-// that runs `duration` seconds at that size.
-core::JobSpec GangJob(std::string name, core::Time submit, int gpus, core::Time duration,
-                      const TraceOptions& o) {
+// A rigid (or, with the factors, elastic) gang of `gpus` one-GPU workers,
+// its work still to give.
+core::JobSpec GangShape(std::string name, core::Time submit, int gpus, const TraceOptions& o) {
   core::JobSpec job;
   job.name = std::move(name);
   job.submit_time = submit;
@@ -50,6 +49,13 @@ core::JobSpec GangJob(std::string name, core::Time submit, int gpus, core::Time 
   w.max_replicas = std::max(gpus, static_cast<int>(std::floor(gpus * o.max_factor + 1e-9)));
   w.max_replicas = std::min(w.max_replicas, core::kMaxTasksPerJob);
   w.resources[core::kGpu] = 1;
+  return job;
+}
+
+// The gang that runs `duration` seconds at its size.
+core::JobSpec GangJob(std::string name, core::Time submit, int gpus, core::Time duration,
+                      const TraceOptions& o) {
+  core::JobSpec job = GangShape(std::move(name), submit, gpus, o);
   job.SetDuration(duration, o.scaling);
   return job;
 }
@@ -283,16 +289,12 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
         return std::unexpected(RowError{
             fmt::format("batch_size: {} over {} GPUs: {}", *batch, *gpus, seconds.error())});
       }
-      core::JobSpec job =
-          GangJob(std::string(in.field(0)), *submit, static_cast<int>(*gpus), *seconds, o);
+      core::JobSpec job = GangShape(std::string(in.field(0)), *submit, static_cast<int>(*gpus), o);
       // Progress in Pollux's units (steps at the smallest validated batch)
       // at the rate its model gives at each size it defines.
       core::RoleSpec& w = job.role(core::Role::kWorker);
       const double target = model.TargetProgress();
-      job.duration.reset();
-      job.scaling = {};
       job.total_steps = target;
-      job.throughput = {};
       job.throughput.model = "pollux:" + model.name();
       for (int m = w.min_replicas; m <= w.max_replicas; ++m) {
         auto at = m == *gpus ? seconds : model.Seconds(*batch, m);

@@ -17,11 +17,15 @@ void CycleState::Add(ActionKind kind, TaskRef task, std::string reason, int work
   actions_.push_back(Action{kind, task, kNoNode, workers, std::move(reason)});
 }
 
+size_t CycleState::JobSlots::Home(JobIndex j, size_t mask) {
+  // Fibonacci hashing spreads consecutive indices.
+  return (static_cast<uint64_t>(static_cast<uint32_t>(j)) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+}
+
 size_t& CycleState::JobSlots::Find(JobIndex j, size_t fresh_value, bool* inserted) {
   if ((used_ + 1) * 2 > table_.size()) Grow();
   const size_t mask = table_.size() - 1;
-  // Fibonacci hashing spreads consecutive indices.
-  size_t i = (static_cast<uint64_t>(static_cast<uint32_t>(j)) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+  size_t i = Home(j, mask);
   while (table_[i].first != -1 && table_[i].first != j) i = (i + 1) & mask;
   *inserted = table_[i].first == -1;
   if (*inserted) {
@@ -34,7 +38,7 @@ size_t& CycleState::JobSlots::Find(JobIndex j, size_t fresh_value, bool* inserte
 const size_t* CycleState::JobSlots::Get(JobIndex j) const {
   if (table_.empty()) return nullptr;
   const size_t mask = table_.size() - 1;
-  size_t i = (static_cast<uint64_t>(static_cast<uint32_t>(j)) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+  size_t i = Home(j, mask);
   while (table_[i].first != -1) {
     if (table_[i].first == j) return &table_[i].second;
     i = (i + 1) & mask;

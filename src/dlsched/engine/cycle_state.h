@@ -68,6 +68,7 @@ class CycleState {
     const size_t* Get(JobIndex j) const;
 
    private:
+    static size_t Home(JobIndex j, size_t mask);  // where j's probe starts
     void Grow();
     std::vector<std::pair<JobIndex, size_t>> table_;  // job -1: empty
     size_t used_ = 0;

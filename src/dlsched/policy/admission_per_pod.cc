@@ -1,5 +1,6 @@
 #include "dlsched/policy/admission_per_pod.h"
 
+#include <iterator>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -71,13 +72,14 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
     } else {
       const LastReason& last = reasons[i];
       std::string why =
-          last.backoff == nullptr
-              ? fmt::format("waiting: {} of {} pods bound (no gang); {}", js.placed_tasks, total,
-                            last.text)
-              : fmt::format(
-                    "waiting: {} of {} pods bound (no gang); {}[{}] in backoff until {:.1f}s",
-                    js.placed_tasks, total, core::RoleName(last.backoff->task.role),
-                    last.backoff->task.index, last.backoff->not_before);
+          fmt::format("waiting: {} of {} pods bound (no gang); ", js.placed_tasks, total);
+      if (last.backoff == nullptr) {
+        why += last.text;
+      } else {
+        fmt::format_to(std::back_inserter(why), "{}[{}] in backoff until {:.1f}s",
+                       core::RoleName(last.backoff->task.role), last.backoff->task.index,
+                       last.backoff->not_before);
+      }
       const engine::WaitStatus status = never[i] ? engine::WaitStatus::kUnschedulableUnresolvable
                                                  : engine::WaitStatus::kUnschedulable;
       if (trace != nullptr) trace->outcome = why;

@@ -206,26 +206,23 @@ int ThresholdsReached(const std::vector<double>& thresholds, double attained) {
 core::Time WholeSecond(core::Time t) { return std::ceil(t - 1e-9); }
 }  // namespace
 
-std::pair<double, core::Time> LasOrder::Starvation(const engine::ClusterState& state,
-                                                   JobIndex j) const {
+core::Time LasOrder::StarvedAt(const engine::ClusterState& state, JobIndex j) const {
   const JobState& js = state.Job(j);
-  if (starvation_ <= 0 || js.level == 0 || js.ran_since == core::kNever) return {0, core::kNever};
+  if (starvation_ <= 0 || js.level == 0 || js.ran_since == core::kNever) return core::kNever;
   const core::JobSpec& spec = *js.spec;
   const double gpus =
       static_cast<double>(spec.Demand(spec.role(core::Role::kWorker).replicas)[core::kGpu]);
   const double ran = gpus > 0 ? (js.attained - js.level_base) / gpus : 0;
-  if (ran <= 0) return {0, core::kNever};
+  if (ran <= 0) return core::kNever;
   // Pending N x ran seconds since it first ran, besides the ran seconds.
-  return {ran, WholeSecond(js.ran_since + ran + starvation_ * ran)};
+  return WholeSecond(js.ran_since + ran + starvation_ * ran);
 }
 
 int LasOrder::Level(const engine::ClusterState& state, JobIndex j, core::Time now) const {
   const JobState& js = state.Job(j);
   const int level = std::max(ThresholdsReached(thresholds_, js.attained - js.level_base), js.level);
-  if (level > 0 && starvation_ > 0 && js.IsPending() && js.placed_workers == 0) {
-    const core::Time due = Starvation(state, j).second;
-    if (due != core::kNever && now >= due) return 0;
-  }
+  // kNever (no promotion due) is after any `now`.
+  if (level > 0 && js.IsPending() && js.placed_workers == 0 && now >= StarvedAt(state, j)) return 0;
   return level;
 }
 
@@ -236,8 +233,8 @@ core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex
   if (js.placed_workers == 0) {
     // Pending: its promotion, if it starves.
     if (level == 0) return core::kNever;
-    const core::Time due = Starvation(state, j).second;
-    return due != core::kNever && due > now ? due : core::kNever;
+    const core::Time due = StarvedAt(state, j);
+    return due > now ? due : core::kNever;
   }
   if (level >= static_cast<int>(thresholds_.size())) return core::kNever;
   const double gpus = static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]);

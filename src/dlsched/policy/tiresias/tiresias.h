@@ -73,10 +73,9 @@ class LasOrder final : public engine::JobOrder {
                              core::Time now) const override;
 
  private:
-  // Seconds job `j` has run since it last entered level 0, and when it
-  // will have starved for long enough to go back (kNever: it cannot).
-  std::pair<double, core::Time> Starvation(const engine::ClusterState& state,
-                                           engine::JobIndex j) const;
+  // When job `j` will have starved long enough to go back to level 0
+  // (kNever: it cannot, or starvation is off).
+  core::Time StarvedAt(const engine::ClusterState& state, engine::JobIndex j) const;
 
   std::vector<double> thresholds_;  // ascending GPU-seconds
   double starvation_ = 0;
