@@ -85,9 +85,10 @@ core::Status ParsePoint(const Reader& r, const YAML::Node& root, const std::stri
 }
 
 core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& root) {
-  if (auto st = r.CheckMap(root, "", "a map with 'name' and extension points",
-                           {"name", "description", "admission", "order", "filters", "packer",
-                            "scorers", "preemptor", "sizer", "protectFactor", "taskLoss"});
+  if (auto st = r.CheckMap(
+          root, "", "a map with 'name' and extension points",
+          {"name", "description", "admission", "order", "filters", "packer", "scorers", "preemptor",
+           "sizer", "protectFactor", "taskLoss", "percentageOfNodesToScore"});
       !st) {
     return std::unexpected(st.error());
   }
@@ -117,6 +118,12 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
     auto f = r.Number(root["protectFactor"], "protectFactor", NumberRange{0, false, 1000});
     if (!f) return std::unexpected(f.error());
     prof.protect_factor = *f;
+  }
+
+  if (Given(root["percentageOfNodesToScore"])) {
+    auto v = r.Int(root["percentageOfNodesToScore"], "percentageOfNodesToScore", 0, 100);
+    if (!v) return std::unexpected(v.error());
+    prof.percentage_of_nodes_to_score = static_cast<int>(*v);
   }
 
   if (Given(root["taskLoss"])) {

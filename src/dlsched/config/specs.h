@@ -39,6 +39,10 @@ struct ProfileSpec {
   // are neither taken nor added to) for this many times its launch duration.
   // 0 (default) goes straight to Running.
   double protect_factor = 0;
+  // kube-scheduler's percentageOfNodesToScore, 0..100: on 100 nodes or
+  // more, how many feasible nodes are enough to score (0: kube's adaptive
+  // default). 100 (dlsched's default) scores every feasible node.
+  int percentage_of_nodes_to_score = 100;
   // A job that loses a task (node failure or removal, NoExecute eviction):
   // true restarts it from its last checkpoint, false fails it.
   bool restart_on_task_loss = true;

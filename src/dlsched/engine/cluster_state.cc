@@ -30,6 +30,8 @@ NodeIndex ClusterState::FindNode(std::string_view name) const {
 NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
   assert(FindNode(spec.name) == kNoNode);
   ++room_epoch_;
+  ++node_epoch_;
+  ForgetTouched();
   const auto n = static_cast<NodeIndex>(names_.size());
   specs_.push_back(spec);
   names_.push_back(spec.name);
@@ -51,6 +53,8 @@ NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
 
 void ClusterState::UpdateNode(NodeIndex n, const core::NodeSpec& spec) {
   assert(Present(n));
+  ++node_epoch_;
+  ForgetTouched();
   core::NodeSpec& cur = specs_[n];
   num_tainted_ += (spec.taints.empty() ? 0 : 1) - (cur.taints.empty() ? 0 : 1);
   cur.labels = spec.labels;
@@ -62,6 +66,8 @@ void ClusterState::UpdateNode(NodeIndex n, const core::NodeSpec& spec) {
 
 void ClusterState::SetAllocatable(NodeIndex n, const core::Resources& a) {
   ++room_epoch_;
+  ++node_epoch_;
+  ForgetTouched();
   const int gpu = static_cast<int>(a[core::kGpu]);
   if (gpu > MaxGpuPerNode()) gpu_buckets_.resize(gpu + 1);
   const bool on = Schedulable(n);
@@ -79,6 +85,8 @@ void ClusterState::SetAllocatable(NodeIndex n, const core::Resources& a) {
 
 void ClusterState::RemoveNode(NodeIndex n) {
   ++room_epoch_;
+  ++node_epoch_;
+  ForgetTouched();
   assert(Present(n));
   SetSchedulable(n, false);
   std::erase_if(releasing_, [&](const Releasing& r) {
@@ -141,6 +149,8 @@ int ClusterState::MaxFreeGpu() const {
 void ClusterState::SetSchedulable(NodeIndex n, bool on) {
   if (Schedulable(n) == on || (on && !Present(n))) return;
   ++room_epoch_;
+  ++node_epoch_;
+  ForgetTouched();
   if (on) {
     ++num_schedulable_;
     schedulable_[n] = 1;
@@ -276,6 +286,7 @@ void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {
   ++js.placed_tasks;
   if (t.role == core::Role::kWorker) ++js.placed_workers;
   Rebucket(n, old_gpu);
+  touched_.push_back(n);
 }
 
 void ClusterState::RemoveTask(TaskRef t) {
@@ -298,6 +309,7 @@ void ClusterState::UnplaceTentative(TaskRef t) {
   --js.placed_tasks;
   if (t.role == core::Role::kWorker) --js.placed_workers;
   Rebucket(n, old_gpu);
+  touched_.push_back(n);
 }
 
 }  // namespace dlsched::engine
@@ -305,22 +317,26 @@ void ClusterState::UnplaceTentative(TaskRef t) {
 namespace dlsched::engine {
 
 void ClusterState::AddHold(const Hold& h) {
+  ++hold_epoch_;
   const int old_gpu = FreeGpu(h.node);
   requested_[h.node] += h.request;
   total_requested_ += h.request;
   nonzero_requested_[h.node] += h.scoring;
   ++tasks_on_[h.node];
   Rebucket(h.node, old_gpu);
+  touched_.push_back(h.node);
 }
 
 void ClusterState::DropHold(const Hold& h) {
   ++room_epoch_;
+  ++hold_epoch_;
   const int old_gpu = FreeGpu(h.node);
   requested_[h.node] -= h.request;
   total_requested_ -= h.request;
   nonzero_requested_[h.node] -= h.scoring;
   --tasks_on_[h.node];
   Rebucket(h.node, old_gpu);
+  touched_.push_back(h.node);
 }
 
 void ClusterState::AssumeTask(TaskRef t, NodeIndex n) {

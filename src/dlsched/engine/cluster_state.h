@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -109,6 +110,18 @@ struct JobState {
     std::string reason;
   };
   WaitMemo wait_memo;
+  // The memo of engine::NeverFits for a gang of `workers` (`exact` or
+  // not): its answer depends only on the nodes (and, when exact, on the
+  // holds of foreign and releasing pods), so it holds while NodeEpoch()
+  // (and HoldEpoch()) stay as recorded (node_epoch 0: none).
+  struct NeverFitsMemo {
+    uint64_t node_epoch = 0;
+    uint64_t hold_epoch = 0;
+    int workers = 0;
+    bool exact = false;
+    std::optional<std::string> never;
+  };
+  NeverFitsMemo never_fits_memo;
 };
 
 // The cluster and its jobs: what a backend keeps up to date and the engine
@@ -175,6 +188,24 @@ class ClusterState {
   // Nodes with exactly `g` free GPUs (unordered). g in [0, MaxGpuPerNode()].
   const std::vector<NodeIndex>& NodesWithFreeGpu(int g) const { return gpu_buckets_[g]; }
   int MaxGpuPerNode() const { return static_cast<int>(gpu_buckets_.size()) - 1; }
+  // Node `n`'s free GPUs (whole units), as the free-GPU index counts them.
+  int FreeGpuOf(NodeIndex n) const { return FreeGpu(n); }
+  // Every node a task or hold was placed on or taken off, in order,
+  // repeats included, since the journal's generation began: what was true
+  // of the other nodes' free resources at TouchedNodes().size() still is.
+  // A change to a node itself (added, removed, resized, relabelled,
+  // (un)schedulable) starts a new generation, as ForgetTouched does (each
+  // engine cycle begins with it, which keeps the journal short).
+  const std::vector<NodeIndex>& TouchedNodes() const { return touched_; }
+  uint64_t TouchedGeneration() const { return touched_generation_; }
+  void ForgetTouched() {
+    touched_.clear();
+    ++touched_generation_;
+  }
+  // Where the next sampled node search begins (kube-scheduler's
+  // nextStartNodeIndex; see SelectNode).
+  int NextStartNode() const { return next_start_node_; }
+  void SetNextStartNode(int n) { next_start_node_ = n; }
 
   // Jobs. Indices are stable for the life of the state; `spec` must
   // outlive the state.
@@ -231,12 +262,20 @@ class ClusterState {
   // rolls its placements back without counting them).
   uint64_t RoomEpoch() const { return room_epoch_; }
   void NoteRoomChanged() { ++room_epoch_; }
+  // Counts the changes to the nodes themselves: added, removed, labels,
+  // taints, allocatable or schedulable changed. What no placement can
+  // change (whether a gang could ever fit) holds while it stays.
+  uint64_t NodeEpoch() const { return node_epoch_; }
+  // Counts the pods held on nodes outside any job's placement: a foreign
+  // pod or a releasing task added or gone.
+  uint64_t HoldEpoch() const { return hold_epoch_; }
   // Memos hold for the engine that wrote them: a cycle of engine `owner`
   // on a state whose memos another engine wrote invalidates them all.
   void ClaimMemos(uint64_t owner) {
     if (memo_owner_ != owner) {
       memo_owner_ = owner;
       ++room_epoch_;
+      ++node_epoch_;
     }
   }
 
@@ -303,6 +342,11 @@ class ClusterState {
   core::Resources capacity_;
   core::Resources total_requested_;
   uint64_t room_epoch_ = 1;
+  uint64_t node_epoch_ = 1;
+  int next_start_node_ = 0;
+  std::vector<NodeIndex> touched_;
+  uint64_t touched_generation_ = 1;
+  uint64_t hold_epoch_ = 1;
   uint64_t memo_owner_ = 0;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
   std::vector<int32_t> bucket_pos_;

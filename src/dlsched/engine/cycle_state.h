@@ -28,6 +28,8 @@ class CycleState {
   // earlier one in place, so verdicts keep the order in which jobs were
   // first decided.
   void Start(JobIndex j, int workers, std::string reason);
+  // Room for verdicts on `jobs` jobs without growing on the way.
+  void ReserveVerdicts(size_t jobs);
   void Wait(JobIndex j, std::string reason, WaitStatus status = WaitStatus::kUnschedulable);
   // The verdict (kStart or kWait) on job `j` in this cycle, or nullptr.
   const Action* VerdictOf(JobIndex j) const;
@@ -56,6 +58,30 @@ class CycleState {
   void SetPendingKeys(std::span<const JobIndex> jobs, std::span<const double> keys);
   std::optional<double> PendingKey(JobIndex j) const;
 
+  // SelectNode's scores of the feasible nodes for one kind of task, kept
+  // while every scorer is node-local (NodeScorer::NodeLocal): then only
+  // the nodes touched since (ClusterState::TouchedNodes) can have
+  // changed, so the next task of the same gang, or of any job asking the
+  // same resources without node constraints, rescores those alone. A few
+  // kinds are kept (a job's PS and workers, the shapes of a queue), the
+  // least recently used making way.
+  static constexpr size_t kKeptNodeScores = 64;
+  struct NodeScores {
+    uint64_t used = 0;  // when last used (a counter), for least recently used
+    JobIndex job = -1;  // -1: nothing kept
+    core::Role role = core::Role::kWorker;
+    bool unconstrained = false;    // the role has no node constraints
+    core::Resources request;       // ClusterState::Request of the task
+    core::Resources scoring;       // ClusterState::ScoringRequest of the task
+    uint64_t generation = 0;       // ClusterState::TouchedGeneration() of `touched`
+    size_t touched = 0;            // TouchedNodes().size() when last brought up to date
+    std::vector<NodeIndex> nodes;  // the feasible nodes, any order
+    std::vector<double> totals;    // their weighted totals
+    std::vector<int32_t> slot;     // node -> position in `nodes`, or -1
+  };
+  std::vector<NodeScores>& node_scores() { return node_scores_; }
+  uint64_t NextNodeScoresUse() { return ++node_scores_uses_; }
+
  private:
   // JobIndex -> position in actions_: open addressing with linear probing
   // in one flat array (a cycle records a verdict for every pending job, so
@@ -66,6 +92,7 @@ class CycleState {
     // which.
     size_t& Find(JobIndex j, size_t fresh_value, bool* inserted);
     const size_t* Get(JobIndex j) const;
+    void Reserve(size_t n);
 
    private:
     static size_t Home(JobIndex j, size_t mask);  // where j's probe starts
@@ -76,6 +103,8 @@ class CycleState {
   size_t Put(JobSlots& index, Action action);
 
   std::vector<Action> actions_;
+  std::vector<NodeScores> node_scores_;
+  uint64_t node_scores_uses_ = 0;
   core::Time revisit_at_ = core::kNever;
   JobSlots verdict_of_;
   JobSlots resize_of_;

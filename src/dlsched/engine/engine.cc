@@ -15,6 +15,8 @@ Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& opti
   Plan plan;
   // Memos written by another engine (another profile) do not hold here.
   state.ClaimMemos(id_);
+  // The journal of touched nodes serves this cycle's kept scores only.
+  state.ForgetTouched();
   Session session(state);
   CycleState decisions;
   CycleContext ctx{session,       decisions,         profile_,      now,

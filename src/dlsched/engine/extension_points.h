@@ -56,11 +56,12 @@ class JobOrder {
 
 // A hard rule about which nodes may take a task, checked before any
 // scorer, as kube-scheduler's Filter plugins (NodeAffinity,
-// TaintToleration). A filter looks only at the task's spec and the node's
-// labels and taints, never at what is placed: its answer does not change
-// as the cluster fills, so a task every node's filters reject can never be
-// placed. The engine checks the node's schedulable flag first and the free
-// resources after every filter.
+// TaintToleration). A filter looks only at the task's node constraints
+// (core::NodeConstraints) and the node's labels and taints, never at what
+// is placed: its answer does not change as the cluster fills, so a task
+// every node's filters reject can never be placed, and tasks with the same
+// constraints get the same answers. The engine checks the node's schedulable flag first and the
+// free resources after every filter.
 class NodeFilter {
  public:
   virtual ~NodeFilter() = default;
@@ -86,6 +87,10 @@ class NodeScorer {
   virtual ~NodeScorer() = default;
   virtual std::string_view Name() const = 0;
   virtual int64_t Score(const ClusterState& state, TaskRef t, NodeIndex n) const = 0;
+  // True when Score(t, n) depends only on node `n` (its allocatable and
+  // requested resources, labels, taints) and on t's role: the engine may
+  // then keep a node's score until a task is placed on or taken off it.
+  virtual bool NodeLocal() const { return false; }
 };
 
 // Job-level placement of a gang.

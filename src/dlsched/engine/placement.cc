@@ -113,16 +113,182 @@ std::string NodeFailures::Summary(TaskRef t, int nodes, int fit) const {
   return out;
 }
 
+int NodesToScore(int percentage, int nodes) {
+  // kube-scheduler's numFeasibleNodesToFind (minFeasibleNodesToFind 100,
+  // minFeasibleNodesPercentageToFind 5).
+  constexpr int kMinNodes = 100;
+  constexpr int kMinPercentage = 5;
+  if (nodes < kMinNodes || percentage >= 100) return nodes;
+  if (percentage <= 0) percentage = std::max(50 - nodes / 125, kMinPercentage);
+  return std::max(static_cast<int>(static_cast<int64_t>(nodes) * percentage / 100), kMinNodes);
+}
+
+namespace {
+
+// The profile's weighted total score of node `n` for task `t`; each
+// scorer's score goes into `trace` when given.
+double TotalScore(const CycleContext& ctx, TaskRef t, NodeIndex n, TaskTrace* trace) {
+  const Profile& p = ctx.profile;
+  const ClusterState& st = ctx.state();
+  double total = 0;
+  ScoredNode scored;
+  if (trace != nullptr) scored.node = n;
+  for (size_t i = 0; i < p.scorers.size(); ++i) {
+    const int64_t s = p.scorers[i]->Score(st, t, n);
+    total += p.scorer_weights[i] * static_cast<double>(s);
+    if (trace != nullptr) scored.scores.push_back(s);
+  }
+  if (trace != nullptr) {
+    scored.total = total;
+    trace->candidates.push_back(std::move(scored));
+  }
+  return total;
+}
+
+// Keeps the highest total (ties: the lowest node index).
+void Better(NodeIndex n, double total, NodeIndex* best, double* best_total) {
+  if (*best == kNoNode || total > *best_total || (total == *best_total && n < *best)) {
+    *best = n;
+    *best_total = total;
+  }
+}
+
+// kube-scheduler's sampled search: from where the last search stopped,
+// nodes in index order until `want` feasible ones are found; only those
+// are scored. The next search starts after the last node looked at.
+void SelectSampled(const CycleContext& ctx, TaskRef t, TaskTrace* trace, int want, bool filtered,
+                   NodeIndex* best, double* best_total) {
+  const ClusterState& st = ctx.state();
+  const int num = st.NumNodes();
+  const int need_gpu = static_cast<int>(st.Request(t)[core::kGpu]);
+  ClusterState& mst = ctx.session.mutable_state();
+  const int start = mst.NextStartNode() % num;
+  int found = 0;
+  int looked = 0;
+  while (looked < num && found < want) {
+    const NodeIndex n = (start + looked) % num;
+    ++looked;
+    if (!st.Present(n) || st.FreeGpuOf(n) < need_gpu || !FitsKnown(ctx, t, n, filtered)) continue;
+    ++found;
+    Better(n, TotalScore(ctx, t, n, trace), best, best_total);
+  }
+  mst.SetNextStartNode((start + looked) % num);
+  if (trace != nullptr && found == want) {
+    trace->note = fmt::format(
+        "scored the first {} feasible nodes of {} from {} on (percentageOfNodesToScore: {}%)", want,
+        st.NumPresentNodes(), st.NodeName(start), ctx.profile.percentage_of_nodes_to_score);
+  }
+}
+
+// SelectNode for a task whose every feasible node is scored by node-local
+// scorers: the scores kept for its job and role (CycleState::NodeScores)
+// are brought up to date by rescoring the nodes touched since
+// (ClusterState::TouchedNodes), or built afresh from the free-GPU index. The same node wins as a
+// full scan.
+NodeIndex SelectKept(const CycleContext& ctx, TaskRef t, bool filtered) {
+  const ClusterState& st = ctx.state();
+  const std::vector<NodeIndex>& touched = st.TouchedNodes();
+  const bool unconstrained = st.Job(t.job).spec->role(t.role).constraints.Empty();
+  std::vector<CycleState::NodeScores>& kept = ctx.decisions.node_scores();
+  CycleState::NodeScores* found = nullptr;
+  for (CycleState::NodeScores& k : kept) {
+    if ((k.job == t.job && k.role == t.role) ||
+        (unconstrained && k.unconstrained && k.request == st.Request(t) &&
+         k.scoring == st.ScoringRequest(t))) {
+      found = &k;
+      break;
+    }
+  }
+  const bool fresh = found == nullptr;
+  if (fresh && kept.size() < CycleState::kKeptNodeScores) {
+    found = &kept.emplace_back();
+  } else if (fresh) {
+    found = &*std::min_element(kept.begin(), kept.end(),
+                               [](const auto& a, const auto& b) { return a.used < b.used; });
+  }
+  CycleState::NodeScores& c = *found;
+  c.used = ctx.decisions.NextNodeScoresUse();
+  auto rescore = [&](NodeIndex n) {
+    const bool feasible = FitsKnown(ctx, t, n, filtered);
+    const double total = feasible ? TotalScore(ctx, t, n, nullptr) : 0;
+    int32_t& at = c.slot[n];
+    if (feasible && at >= 0) {
+      c.totals[at] = total;
+    } else if (feasible) {
+      at = static_cast<int32_t>(c.nodes.size());
+      c.nodes.push_back(n);
+      c.totals.push_back(total);
+    } else if (at >= 0) {
+      const NodeIndex last = c.nodes.back();
+      c.nodes[at] = last;
+      c.totals[at] = c.totals.back();
+      c.slot[last] = at;
+      c.nodes.pop_back();
+      c.totals.pop_back();
+      at = -1;
+    }
+  };
+  if (!fresh && c.generation == st.TouchedGeneration()) {
+    for (size_t i = c.touched; i < touched.size(); ++i) rescore(touched[i]);
+  } else {
+    c.generation = st.TouchedGeneration();
+    c.job = t.job;
+    c.role = t.role;
+    c.unconstrained = unconstrained;
+    c.request = st.Request(t);
+    c.scoring = st.ScoringRequest(t);
+    c.nodes.clear();
+    c.totals.clear();
+    c.slot.assign(st.NumNodes(), -1);
+    const int need_gpu = static_cast<int>(st.Request(t)[core::kGpu]);
+    for (int g = std::max(need_gpu, 0); g <= st.MaxGpuPerNode(); ++g) {
+      for (NodeIndex n : st.NodesWithFreeGpu(g)) rescore(n);
+    }
+  }
+  c.touched = touched.size();
+  NodeIndex best = kNoNode;
+  double best_total = 0;
+  for (size_t i = 0; i < c.nodes.size(); ++i) Better(c.nodes[i], c.totals[i], &best, &best_total);
+  return best;
+}
+
+bool AllNodeLocal(const Profile& p) {
+  return std::all_of(p.scorers.begin(), p.scorers.end(),
+                     [](const auto& s) { return s->NodeLocal(); });
+}
+
+}  // namespace
+
 NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeFailures* failures) {
   const ClusterState& st = ctx.state();
-  const Profile& p = ctx.profile;
   const core::Resources& req = st.Request(t);
   const int need_gpu = static_cast<int>(req[core::kGpu]);
+  const bool filtered = Filtered(ctx, t);  // once per task, not per node
   NodeIndex best = kNoNode;
   double best_total = -1;
+  // Sampling only pays when more nodes have the GPUs than are to be
+  // scored; otherwise every feasible node is scored, as kube would. A
+  // failure's count looks at every node.
+  const int want = failures != nullptr ? st.NumPresentNodes()
+                                       : NodesToScore(ctx.profile.percentage_of_nodes_to_score,
+                                                      st.NumPresentNodes());
+  if (want >= st.NumPresentNodes() && trace == nullptr && failures == nullptr &&
+      AllNodeLocal(ctx.profile)) {
+    return SelectKept(ctx, t, filtered);
+  }
+  bool sampled = false;
+  if (want < st.NumPresentNodes()) {
+    int candidates = 0;
+    for (int g = std::max(need_gpu, 0); g <= st.MaxGpuPerNode() && candidates <= want; ++g) {
+      candidates += static_cast<int>(st.NodesWithFreeGpu(g).size());
+    }
+    if (candidates > want) {
+      SelectSampled(ctx, t, trace, want, filtered, &best, &best_total);
+      sampled = true;
+    }
+  }
   int visited = 0;
-  const bool filtered = Filtered(ctx, t);  // once per task, not per node
-  for (int g = std::max(need_gpu, 0); g <= st.MaxGpuPerNode(); ++g) {
+  for (int g = std::max(need_gpu, 0); !sampled && g <= st.MaxGpuPerNode(); ++g) {
     for (NodeIndex n : st.NodesWithFreeGpu(g)) {
       ++visited;
       if (failures != nullptr) {
@@ -135,22 +301,7 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeF
       } else if (!FitsKnown(ctx, t, n, filtered)) {
         continue;
       }
-      double total = 0;
-      ScoredNode scored;
-      if (trace != nullptr) scored.node = n;
-      for (size_t i = 0; i < p.scorers.size(); ++i) {
-        const int64_t s = p.scorers[i]->Score(st, t, n);
-        total += p.scorer_weights[i] * static_cast<double>(s);
-        if (trace != nullptr) scored.scores.push_back(s);
-      }
-      if (trace != nullptr) {
-        scored.total = total;
-        trace->candidates.push_back(std::move(scored));
-      }
-      if (total > best_total || (total == best_total && n < best)) {
-        best = n;
-        best_total = total;
-      }
+      Better(n, TotalScore(ctx, t, n, trace), &best, &best_total);
     }
   }
   if (failures != nullptr) {
@@ -214,8 +365,10 @@ std::optional<std::string> TaskNeverFits(const CycleContext& ctx, TaskRef t) {
                      core::FormatResources(req));
 }
 
-std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
-                                     const Packer& packer, bool exact) {
+namespace {
+
+std::optional<std::string> ComputeNeverFits(CycleContext& ctx, JobIndex j, int workers,
+                                            const Packer& packer, bool exact) {
   const ClusterState& st = ctx.state();
   const core::JobSpec& spec = *st.Job(j).spec;
   for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
@@ -255,6 +408,25 @@ std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
   ctx.trace_job = trace_job;
   if (ok) return std::nullopt;
   return why + " even on an empty cluster";
+}
+
+}  // namespace
+
+std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
+                                     const Packer& packer, bool exact) {
+  // Nothing placed changes the answer (the exact check evicts every job's
+  // tasks), so it is remembered until a node changes, or, when exact, a
+  // foreign or releasing pod comes or goes.
+  const ClusterState& st = ctx.state();
+  const JobState::NeverFitsMemo& m = st.Job(j).never_fits_memo;
+  if (m.node_epoch == st.NodeEpoch() && m.workers == workers && m.exact == exact &&
+      (!exact || m.hold_epoch == st.HoldEpoch())) {
+    return m.never;
+  }
+  std::optional<std::string> never = ComputeNeverFits(ctx, j, workers, packer, exact);
+  JobState::NeverFitsMemo& w = ctx.session.mutable_state().MutableJob(j).never_fits_memo;
+  w = {st.NodeEpoch(), st.HoldEpoch(), workers, exact, never};
+  return never;
 }
 
 void GangSlots(const ClusterState& st, JobIndex j, int workers, std::vector<TaskRef>* out) {

@@ -46,8 +46,20 @@ class NodeFailures {
 // every other node failed into `failures` when given (a node the GPU index
 // skipped counts as "insufficient nvidia.com/gpu", an unschedulable one as
 // "unschedulable").
+//
+// On a cluster of 100 nodes or more, the profile's percentageOfNodesToScore
+// limits the search as kube-scheduler's does: when more nodes have the
+// GPUs than NodesToScore allows, nodes are looked at in index order from
+// where the last such search stopped (ClusterState::NextStartNode) until
+// that many feasible ones are found, and only those are scored.
 NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace,
                      NodeFailures* failures = nullptr);
+
+// kube-scheduler's numFeasibleNodesToFind: how many feasible nodes of
+// `nodes` are enough to score, for a percentage in 0..100 (0: adaptive,
+// 50% at 100 nodes falling by 1 point per 125 nodes to at least 5%; never
+// fewer than 100 nodes; below 100 nodes, all of them).
+int NodesToScore(int percentage, int nodes);
 
 // Places task `t` on the best node; on failure fills `reason` with the
 // per-node summary.

@@ -29,6 +29,9 @@ class Profile {
   std::vector<double> scorer_weights;  // same length as scorers
   std::unique_ptr<Preemptor> preemptor;
   std::unique_ptr<Sizer> sizer;
+  // kube-scheduler's percentageOfNodesToScore (SelectNode): 100 scores
+  // every feasible node; 0 is kube's adaptive default.
+  int percentage_of_nodes_to_score = 100;
   // Life cycle: RunningProtected lasts protect_factor x the last launch.
   double protect_factor = 0;
   // Life cycle: a job that loses a task restarts from its checkpoint or fails.

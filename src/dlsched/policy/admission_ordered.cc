@@ -13,6 +13,7 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
   const engine::ClusterState& st = ctx.state();
   std::vector<engine::JobIndex> jobs;
   st.PendingJobs(&jobs);
+  ctx.decisions.ReserveVerdicts(jobs.size());
   std::vector<double> keys;
   engine::OrderJobs(ctx, &jobs, &keys);
   ctx.decisions.SetPendingKeys(jobs, keys);

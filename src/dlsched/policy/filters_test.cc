@@ -12,6 +12,7 @@
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/policy/registry.h"
+#include "dlsched/policy/test_util.h"
 
 namespace dlsched::policy {
 namespace {
@@ -20,13 +21,7 @@ using core::Role;
 using engine::ActionKind;
 using engine::WaitStatus;
 
-engine::Profile MakeProfile(const std::string& yaml) {
-  auto spec = config::ParseProfile(yaml, "p.yaml");
-  EXPECT_TRUE(spec.has_value()) << spec.error().message;
-  auto built = BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << built.error().message;
-  return std::move(*built);
-}
+using testing::MakeProfile;
 
 // Four nodes of 8 cpu and 4 GPUs:
 //   n0  zone z1, taint dedicated=infra:NoSchedule

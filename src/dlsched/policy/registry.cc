@@ -196,6 +196,7 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   p.name = spec.name;
   p.description = spec.description;
   p.protect_factor = spec.protect_factor;
+  p.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score;
   p.task_loss =
       spec.restart_on_task_loss ? engine::TaskLossPolicy::kRestart : engine::TaskLossPolicy::kFail;
   auto admission = Build<engine::Admission>(Admissions(), spec.admission, "Admission");

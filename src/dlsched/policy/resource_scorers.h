@@ -101,6 +101,7 @@ class LeastAllocated final : public engine::NodeScorer {
   std::string_view Name() const override { return "LeastAllocated"; }
   int64_t Score(const engine::ClusterState& state, engine::TaskRef t,
                 engine::NodeIndex n) const override;
+  bool NodeLocal() const override { return true; }
 
  private:
   std::vector<ResourceWeight> weights_;
@@ -113,6 +114,7 @@ class MostAllocated final : public engine::NodeScorer {
   std::string_view Name() const override { return "MostAllocated"; }
   int64_t Score(const engine::ClusterState& state, engine::TaskRef t,
                 engine::NodeIndex n) const override;
+  bool NodeLocal() const override { return true; }
 
  private:
   std::vector<ResourceWeight> weights_;
@@ -128,6 +130,7 @@ class RequestedToCapacityRatio final : public engine::NodeScorer {
   std::string_view Name() const override { return "RequestedToCapacityRatio"; }
   int64_t Score(const engine::ClusterState& state, engine::TaskRef t,
                 engine::NodeIndex n) const override;
+  bool NodeLocal() const override { return true; }
 
  private:
   std::vector<ResourceWeight> weights_;
