@@ -110,6 +110,19 @@ struct JobState {
     std::string reason;
   };
   WaitMemo wait_memo;
+  // Per-pod admission's last wait text for the job and what it was worded
+  // from (pods bound of `total`, and the pod in backoff until `not_before`
+  // or the last failure), so an unchanged queue is not worded again.
+  struct PodWaitText {
+    int placed = -1;
+    int total = -1;
+    int backoff_role = -1;  // -1: worded from `failure`
+    int backoff_index = -1;
+    core::Time not_before = 0;
+    std::string failure;
+    std::string text;
+  };
+  PodWaitText pod_wait_text;
   // The memo of engine::NeverFits for a gang of `workers` (`exact` or
   // not): its answer depends only on the nodes (and, when exact, on the
   // holds of foreign and releasing pods), so it holds while NodeEpoch()

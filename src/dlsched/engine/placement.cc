@@ -1,7 +1,6 @@
 #include "dlsched/engine/placement.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include <fmt/format.h>
 
@@ -453,21 +452,26 @@ void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
   const ClusterState& st = ctx.state();
   std::vector<double> keys(jobs->size());
   ctx.profile.order->Keys(st, *jobs, ctx.now, keys);
-  std::vector<size_t> idx(jobs->size());
-  std::iota(idx.begin(), idx.end(), size_t{0});
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-    if (keys[a] != keys[b]) return keys[a] < keys[b];
-    const core::Time sa = st.Job((*jobs)[a]).spec->submit_time;
-    const core::Time sb = st.Job((*jobs)[b]).spec->submit_time;
-    if (sa != sb) return sa < sb;
-    return (*jobs)[a] < (*jobs)[b];
+  // Sorted as one contiguous array: no job's spec is read during the sort.
+  struct Entry {
+    double key;
+    core::Time submit;
+    JobIndex job;
+  };
+  std::vector<Entry> entries(jobs->size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const JobIndex j = (*jobs)[i];
+    entries[i] = {keys[i], st.Job(j).spec->submit_time, j};
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.submit != b.submit) return a.submit < b.submit;
+    return a.job < b.job;
   });
-  std::vector<JobIndex> sorted(jobs->size());
-  for (size_t i = 0; i < idx.size(); ++i) sorted[i] = (*jobs)[idx[i]];
-  *jobs = std::move(sorted);
+  for (size_t i = 0; i < entries.size(); ++i) (*jobs)[i] = entries[i].job;
   if (keys_out != nullptr) {
-    keys_out->resize(idx.size());
-    for (size_t i = 0; i < idx.size(); ++i) (*keys_out)[i] = keys[idx[i]];
+    keys_out->resize(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) (*keys_out)[i] = entries[i].key;
   }
 }
 

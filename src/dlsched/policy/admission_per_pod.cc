@@ -71,15 +71,31 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
       ctx.decisions.Start(j, js.target_workers, std::move(outcome));
     } else {
       const LastReason& last = reasons[i];
-      std::string why =
-          fmt::format("waiting: {} of {} pods bound (no gang); ", js.placed_tasks, total);
-      if (last.backoff == nullptr) {
-        why += last.text;
-      } else {
-        fmt::format_to(std::back_inserter(why), "{}[{}] in backoff until {:.1f}s",
-                       core::RoleName(last.backoff->task.role), last.backoff->task.index,
-                       last.backoff->not_before);
+      // Worded again only when what it says changed (most queued jobs wait
+      // on the same pod's backoff cycle after cycle).
+      engine::JobState::PodWaitText& memo = ctx.session.mutable_state().MutableJob(j).pod_wait_text;
+      const int role = last.backoff == nullptr ? -1 : static_cast<int>(last.backoff->task.role);
+      const int index = last.backoff == nullptr ? -1 : last.backoff->task.index;
+      const core::Time not_before = last.backoff == nullptr ? 0 : last.backoff->not_before;
+      if (memo.placed != js.placed_tasks || memo.total != total || memo.backoff_role != role ||
+          memo.backoff_index != index || memo.not_before != not_before ||
+          (role < 0 && memo.failure != last.text)) {
+        memo.placed = js.placed_tasks;
+        memo.total = total;
+        memo.backoff_role = role;
+        memo.backoff_index = index;
+        memo.not_before = not_before;
+        memo.failure = role < 0 ? last.text : std::string();
+        memo.text = fmt::format("waiting: {} of {} pods bound (no gang); ", js.placed_tasks, total);
+        if (last.backoff == nullptr) {
+          memo.text += last.text;
+        } else {
+          fmt::format_to(std::back_inserter(memo.text), "{}[{}] in backoff until {:.1f}s",
+                         core::RoleName(last.backoff->task.role), last.backoff->task.index,
+                         last.backoff->not_before);
+        }
       }
+      std::string why = memo.text;
       const engine::WaitStatus status = never[i] ? engine::WaitStatus::kUnschedulableUnresolvable
                                                  : engine::WaitStatus::kUnschedulable;
       if (trace != nullptr) trace->outcome = why;
