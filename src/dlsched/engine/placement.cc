@@ -180,10 +180,10 @@ void SelectSampled(const CycleContext& ctx, TaskRef t, TaskTrace* trace, int wan
 }
 
 // SelectNode for a task whose every feasible node is scored by node-local
-// scorers: the scores kept for its job and role (CycleState::NodeScores)
+// scorers: the scores kept for its kind of task (CycleState::NodeScores)
 // are brought up to date by rescoring the nodes touched since
-// (ClusterState::TouchedNodes), or built afresh from the free-GPU index. The same node wins as a
-// full scan.
+// (ClusterState::TouchedNodes), or built afresh from the free-GPU index.
+// The same node wins as a full scan.
 NodeIndex SelectKept(const CycleContext& ctx, TaskRef t, bool filtered) {
   const ClusterState& st = ctx.state();
   const std::vector<NodeIndex>& touched = st.TouchedNodes();
