@@ -36,9 +36,13 @@ struct PendingPod {
   TaskRef task;
   core::Time not_before = 0;  // in backoff until then
   int attempts = 0;           // failed attempts so far
-  // Backend bookkeeping: the backend's count of state changes when the pod
-  // was last tried, so it knows whether retrying can help.
+  // The RoomEpoch() of the cycle that last tried it (0: never tried). While
+  // RoomEpoch() stays there, no room was freed since: the pod is parked
+  // (kube's unschedulable pods), and not tried again.
   uint64_t tried_epoch = 0;
+  std::string last_failure{};  // why its last attempt failed
+  bool unresolvable = false;   // ... and no node could ever take it
+  bool Parked(uint64_t room_epoch) const { return tried_epoch == room_epoch; }
 };
 
 // A job as the engine sees it.
@@ -110,28 +114,33 @@ struct JobState {
     std::string reason;
   };
   WaitMemo wait_memo;
-  // Per-pod admission's last wait text for the job and what it was worded
-  // from (pods bound of `total`, and the pod in backoff until `not_before`
-  // or the last failure), so an unchanged queue is not worded again.
+  // Per-pod admission's last wait verdict on the job and what it was
+  // worded from: the pods bound of `total`, and the pod the text names
+  // (its failure at its `attempts`-th try), since the job entered its phase
+  // at `since`. A queue that did not change is neither worded again nor
+  // given a new verdict.
   struct PodWaitText {
     int placed = -1;
     int total = -1;
-    int backoff_role = -1;  // -1: worded from `failure`
-    int backoff_index = -1;
-    core::Time not_before = 0;
-    std::string failure;
+    core::Time since = -1;
+    int role = -1;
+    int index = -1;
+    int attempts = 0;
+    uint8_t status = 0;  // engine::WaitStatus
     std::string text;
   };
   PodWaitText pod_wait_text;
   // The memo of engine::NeverFits for a gang of `workers` (`exact` or
   // not): its answer depends only on the nodes (and, when exact, on the
   // holds of foreign and releasing pods), so it holds while NodeEpoch()
-  // (and HoldEpoch()) stay as recorded (node_epoch 0: none).
+  // (and HoldEpoch(), or the absence of any hold) stay as recorded
+  // (node_epoch 0: none).
   struct NeverFitsMemo {
     uint64_t node_epoch = 0;
     uint64_t hold_epoch = 0;
     int workers = 0;
     bool exact = false;
+    bool no_holds = false;  // no hold was there when it was computed
     std::optional<std::string> never;
   };
   NeverFitsMemo never_fits_memo;
@@ -307,6 +316,8 @@ class ClusterState {
   // Releases of one slot go in the order they were made.
   void TaskGone(TaskRef t);
   int NumReleasing() const { return static_cast<int>(releasing_.size()); }
+  // Some foreign or releasing pod holds room on a node.
+  bool HasHolds() const { return !foreign_.empty() || !releasing_.empty(); }
 
   // A pod dlsched does not own, named `key` (namespace/name), on node `n`:
   // counts against the node like a task. Adding a key again moves it.

@@ -120,7 +120,7 @@ TEST_F(CacheTest, RemovedJobLeavesEveryIndex) {
   const JobIndex b = Add(Job("b", 0, 0, 1, 1, 1));
   state_.SetPhase(a, core::JobPhase::kWaiting, 0);
   state_.SetPhase(b, core::JobPhase::kWaiting, 0);
-  state_.MutablePods().push_back(PendingPod{{a, Role::kWorker, 0}, 0, 0, 0});
+  state_.MutablePods().push_back(PendingPod{.task = {a, Role::kWorker, 0}});
   state_.RemoveJob(a);
   EXPECT_TRUE(state_.Job(a).removed);
   EXPECT_EQ(state_.FindJob("a"), -1);

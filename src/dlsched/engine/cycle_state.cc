@@ -13,8 +13,11 @@ Action JobAction(ActionKind kind, JobIndex j, std::string reason, int workers) {
 
 }  // namespace
 
-void CycleState::Add(ActionKind kind, TaskRef task, std::string reason, int workers) {
-  actions_.push_back(Action{kind, task, kNoNode, workers, std::move(reason)});
+void CycleState::Add(ActionKind kind, TaskRef task, std::string reason, int workers,
+                     WaitStatus status) {
+  Action a{kind, task, kNoNode, workers, std::move(reason)};
+  a.status = status;
+  actions_.push_back(std::move(a));
 }
 
 size_t CycleState::JobSlots::Home(JobIndex j, size_t mask) {

@@ -20,7 +20,8 @@ class CycleState {
  public:
   // Appends a job-level action no later stage revisits (kStarve, kStop,
   // kBackoff: `task` names the pod).
-  void Add(ActionKind kind, TaskRef task, std::string reason, int workers = 0);
+  void Add(ActionKind kind, TaskRef task, std::string reason, int workers = 0,
+           WaitStatus status = WaitStatus::kUnschedulable);
 
   // Admission's verdict on a pending job: it starts with `workers` workers,
   // or it waits. A later verdict on the same job (a sizer that starts a job

@@ -15,6 +15,7 @@ Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& opti
   Plan plan;
   // Memos written by another engine (another profile) do not hold here.
   state.ClaimMemos(id_);
+  plan.room_epoch = state.RoomEpoch();
   // The journal of touched nodes serves this cycle's kept scores only.
   state.ForgetTouched();
   Session session(state);

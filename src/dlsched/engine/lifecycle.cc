@@ -90,7 +90,6 @@ void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
 void JobLifecycle::Arrive(std::span<const JobIndex> jobs) {
   for (const JobIndex j : jobs) Enter(j, JobPhase::kWaiting);
   if (pod_queue_) CreatePods(jobs);
-  ++change_epoch_;
 }
 
 void JobLifecycle::CreatePods(std::span<const JobIndex> jobs) {
@@ -107,7 +106,7 @@ void JobLifecycle::CreatePods(std::span<const JobIndex> jobs) {
   for (size_t i = 0; i < longest; ++i) {
     for (const auto& tasks : per_job) {
       if (i >= tasks.size()) continue;
-      pods.push_back(PendingPod{tasks[i], now, 0});
+      pods.push_back(PendingPod{.task = tasks[i], .not_before = now});
       backend_.CreateTask(tasks[i]);
     }
   }
@@ -158,8 +157,7 @@ void JobLifecycle::Unplace(TaskRef t) {
 }
 
 void JobLifecycle::Release(JobIndex j) {
-  // Freed resources are a change: every pending pod deserves another try.
-  ++change_epoch_;
+  // Freed resources (ClusterState::RoomEpoch) unpark every pending pod.
   const JobState& js = state_.Job(j);
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] != kNoNode) Unplace(js.TaskAt(j, s));
@@ -219,7 +217,6 @@ void JobLifecycle::Apply(const Plan& plan) {
       Unplace(a.task);
     }
   }
-  bool changed = false;
   size_t pod_cursor = 0;
   const core::Time now = backend_.Now();
   for (const Action& a : plan.actions) {
@@ -228,7 +225,6 @@ void JobLifecycle::Apply(const Plan& plan) {
     switch (a.kind) {
       case ActionKind::kBind:
       case ActionKind::kUnbind:
-        changed = true;
         break;
       case ActionKind::kStart: {
         JobState& js = state_.MutableJob(j);
@@ -237,7 +233,6 @@ void JobLifecycle::Apply(const Plan& plan) {
         if (js.phase == JobPhase::kStandby) ++h.reallocations;
         h.reason = a.reason;
         StartLaunch(j);
-        changed = true;
         break;
       }
       case ActionKind::kResize:
@@ -251,13 +246,11 @@ void JobLifecycle::Apply(const Plan& plan) {
         } else {
           backend_.OnProgressChange(j);
         }
-        changed = true;
         break;
       case ActionKind::kStop:
         ++h.preemptions;
         h.reason = a.reason;
         Checkpoint(j);
-        changed = true;
         break;
       case ActionKind::kWait:
         h.reason = a.reason;
@@ -285,17 +278,26 @@ void JobLifecycle::Apply(const Plan& plan) {
                 options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
             ++pod.attempts;
             pod.not_before = now + delay;
-            pod.tried_epoch = change_epoch_;
+            // Parked until room is freed after the cycle that tried it.
+            pod.tried_epoch = plan.room_epoch;
+            pod.last_failure = a.reason;
+            pod.unresolvable = a.status == WaitStatus::kUnschedulableUnresolvable;
             break;
           }
         }
         break;
     }
   }
-  if (changed) ++change_epoch_;
-  // Bound pods leave the queue.
-  std::erase_if(state_.MutablePods(), [this](const PendingPod& p) {
-    return state_.Job(p.task.job).NodeOf(p.task.role, p.task.index) != kNoNode;
+  // Bound pods leave the queue: only jobs with a bind in the plan have any.
+  std::vector<JobIndex> bound;
+  for (const Action& a : plan.actions) {
+    if (a.kind == ActionKind::kBind) bound.push_back(a.task.job);
+  }
+  if (bound.empty() || state_.Pods().empty()) return;
+  std::sort(bound.begin(), bound.end());
+  std::erase_if(state_.MutablePods(), [&](const PendingPod& p) {
+    return std::binary_search(bound.begin(), bound.end(), p.task.job) &&
+           state_.Job(p.task.job).NodeOf(p.task.role, p.task.index) != kNoNode;
   });
 }
 
@@ -303,10 +305,9 @@ void JobLifecycle::BindFailed(TaskRef t, std::string_view why) {
   if (!state_.IsAssumed(t)) return;
   state_.ForgetTask(t);
   const JobIndex j = t.job;
-  ++change_epoch_;
   if (pod_queue_ && state_.Job(j).IsPending()) {
     // One pod of a job still gathering its pods: back to the queue.
-    state_.MutablePods().push_back(PendingPod{t, backend_.Now(), 0});
+    state_.MutablePods().push_back(PendingPod{.task = t, .not_before = backend_.Now()});
     return;
   }
   Restart(j, fmt::format("binding {}[{}] failed: {}", core::RoleName(t.role), t.index, why));
@@ -346,7 +347,6 @@ void JobLifecycle::TasksLost(std::span<const TaskRef> tasks, std::string_view wh
     Unplace(t);
     if (std::find(jobs.begin(), jobs.end(), t.job) == jobs.end()) jobs.push_back(t.job);
   }
-  ++change_epoch_;
   for (const JobIndex j : jobs) {
     ++jobs_[j].task_losses;
     const JobState& js = state_.Job(j);
@@ -354,7 +354,8 @@ void JobLifecycle::TasksLost(std::span<const TaskRef> tasks, std::string_view wh
       // Pods of a job still gathering them go back to the queue, as a
       // controller recreates a deleted pod.
       for (const TaskRef& t : tasks) {
-        if (t.job == j) state_.MutablePods().push_back(PendingPod{t, backend_.Now(), 0});
+        if (t.job == j)
+          state_.MutablePods().push_back(PendingPod{.task = t, .not_before = backend_.Now()});
       }
       continue;
     }
@@ -366,11 +367,10 @@ void JobLifecycle::NodeRemoved(NodeIndex n, std::string_view why) {
   const std::vector<TaskRef> lost = state_.TasksOn(n);
   TasksLost(lost, fmt::format("node {} {}", state_.NodeName(n), why));
   state_.RemoveNode(n);
-  ++change_epoch_;
 }
 
 void JobLifecycle::NodeUpdated(NodeIndex n) {
-  ++change_epoch_;
+  state_.NoteRoomChanged();
   const auto& taints = state_.NodeSpecOf(n).taints;
   if (taints.empty()) return;
   std::vector<TaskRef> evicted;
@@ -387,9 +387,18 @@ void JobLifecycle::NodeUpdated(NodeIndex n) {
                                  core::FormatTaint(*taint)));
 }
 
+namespace {
+
+// The backoff queue's flush at or after `t`: kube-scheduler moves pods
+// whose backoff completed to its active queue once a second
+// (flushBackoffQCompleted); times are whole seconds since the run began.
+core::Time BackoffFlush(core::Time t) { return std::ceil(t - 1e-9); }
+
+}  // namespace
+
 bool JobLifecycle::AnyPodUntried() const {
   for (const auto& pod : state_.Pods()) {
-    if (pod.tried_epoch != change_epoch_) return true;
+    if (pod.tried_epoch != state_.RoomEpoch()) return true;
   }
   return false;
 }
@@ -397,8 +406,8 @@ bool JobLifecycle::AnyPodUntried() const {
 core::Time JobLifecycle::NextPodRetry(core::Time now) const {
   core::Time wake = core::kNever;
   for (const auto& pod : state_.Pods()) {
-    if (pod.tried_epoch != change_epoch_ && pod.not_before > now) {
-      wake = std::min(wake, pod.not_before);
+    if (pod.tried_epoch != state_.RoomEpoch() && pod.not_before > now) {
+      wake = std::min(wake, BackoffFlush(pod.not_before));
     }
   }
   return wake;

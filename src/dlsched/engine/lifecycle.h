@@ -145,15 +145,21 @@ class JobLifecycle {
   const JobHistory& History(JobIndex j) const { return jobs_[j]; }
   // Jobs neither Completed nor Failed.
   int Unfinished() const { return unfinished_; }
-  // Bumped at every change of state that could let a pod fit.
-  uint64_t ChangeEpoch() const { return change_epoch_; }
-  // True when some pending pod has not been tried since the last change.
+  // Per-pod queue, as kube-scheduler's: a pod that failed is parked (its
+  // PendingPod::tried_epoch is the ClusterState::RoomEpoch() of the cycle
+  // that tried it) until room is freed or a node changes, the events
+  // kube's NodeResourcesFit and node filters queue a pod again on; an
+  // arrival, a bind or a start cannot help it. Once unparked it is tried
+  // when its backoff has expired.
+  // True when some pending pod is not parked.
   bool AnyPodUntried() const;
-  // The earliest backoff expiry of an untried pod after `now`, or kNever.
+  // When the next unparked pod's backoff completes after `now` (at the
+  // next whole second: kube flushes its backoff queue once a second), or
+  // kNever.
   core::Time NextPodRetry(core::Time now) const;
   // Something outside the plan changed what fits where (a node came,
-  // went or changed): every pending pod deserves another try.
-  void ClusterChanged() { ++change_epoch_; }
+  // went or changed): every parked pod deserves another try.
+  void ClusterChanged() { state_.NoteRoomChanged(); }
 
  private:
   void Enter(JobIndex j, core::JobPhase to);
@@ -172,7 +178,6 @@ class JobLifecycle {
   std::vector<JobHistory> jobs_;
   int64_t next_admission_ = 0;
   int unfinished_ = 0;
-  uint64_t change_epoch_ = 1;
 };
 
 }  // namespace dlsched::engine

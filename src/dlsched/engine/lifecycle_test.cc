@@ -381,6 +381,7 @@ TEST_F(LifecycleTest, PodQueueInterleavesArrivalsAndBacksOffByDoubling) {
   ASSERT_EQ(state_.Pods().size(), 4u);
   EXPECT_TRUE(lc().AnyPodUntried());
   Plan p;
+  p.room_epoch = state_.RoomEpoch();
   p.actions = {Bind(a, 0, 0), Act(ActionKind::kBackoff, b, 0)};
   lc().Apply(p);
   // The bound pod left the queue; b's pod backs off 1 s.
@@ -389,12 +390,14 @@ TEST_F(LifecycleTest, PodQueueInterleavesArrivalsAndBacksOffByDoubling) {
   EXPECT_EQ(state_.Pods()[0].not_before, 1);
   EXPECT_EQ(state_.Pods()[0].attempts, 1);
   Plan again;
+  again.room_epoch = state_.RoomEpoch();
   again.actions = {Act(ActionKind::kBackoff, b, 0)};
   backend_.now = 1;
   lc().Apply(again);
   EXPECT_EQ(state_.Pods()[0].not_before, 3);  // then 2 s
-  // Nothing changed since b's pod was tried: no wake-up for it (a1 and b1
-  // are due already).
+  // No room freed since b's pod was tried: it is parked, no wake-up for it
+  // (a1 and b1 are due already).
+  EXPECT_TRUE(state_.Pods()[0].Parked(state_.RoomEpoch()));
   EXPECT_TRUE(lc().AnyPodUntried());
   EXPECT_EQ(lc().NextPodRetry(1), core::kNever);
   // A pending job's lost pod goes back to the queue, as a controller
@@ -404,6 +407,12 @@ TEST_F(LifecycleTest, PodQueueInterleavesArrivalsAndBacksOffByDoubling) {
   EXPECT_EQ(Phase(a), JobPhase::kWaiting);
   EXPECT_EQ(state_.Pods().back().task, (TaskRef{a, Role::kWorker, 0}));
   EXPECT_EQ(state_.Pods().size(), 4u);
+  // The lost pod's room is freed: b's pod is unparked, and due at 3.
+  EXPECT_FALSE(state_.Pods()[0].Parked(state_.RoomEpoch()));
+  EXPECT_EQ(lc().NextPodRetry(1), 3);
+  // Backoffs end at the next whole second (kube's once-a-second flush).
+  state_.MutablePods()[0].not_before = 3.25;
+  EXPECT_EQ(lc().NextPodRetry(1), 4);
 }
 
 }  // namespace

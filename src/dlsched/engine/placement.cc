@@ -69,12 +69,23 @@ bool Fits(const CycleContext& ctx, TaskRef t, NodeIndex n) {
 namespace {
 
 // "<word> <resource>" for the first resource `need` has more of than `have`
-// (free or allocatable), or "" when it fits.
-std::string Insufficient(const core::Resources& need, const core::Resources& have,
-                         std::string_view word) {
+// (free or allocatable), or "" when it fits. Worded once per thread and
+// resource: a failure's count asks it of every node.
+enum class Shortfall { kInsufficient, kTooSmall };
+std::string_view Insufficient(const core::Resources& need, const core::Resources& have,
+                              Shortfall word) {
   for (int r = 0; r < core::NumResources(); ++r) {
     const auto id = static_cast<core::ResourceId>(r);
-    if (need[id] > have[id]) return fmt::format("{} {}", word, core::ResourceName(id));
+    if (need[id] <= have[id]) continue;
+    thread_local std::vector<std::string> worded[2];
+    std::vector<std::string>& cache = worded[static_cast<int>(word)];
+    if (cache.size() <= static_cast<size_t>(r)) cache.resize(static_cast<size_t>(r) + 1);
+    if (cache[r].empty()) {
+      cache[r] =
+          fmt::format("{} {}", word == Shortfall::kTooSmall ? "too small for" : "insufficient",
+                      core::ResourceName(id));
+    }
+    return cache[r];
   }
   return {};
 }
@@ -291,9 +302,12 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeF
     for (NodeIndex n : st.NodesWithFreeGpu(g)) {
       ++visited;
       if (failures != nullptr) {
-        std::string why = StaticFailure(ctx, t, n);
-        if (why.empty()) why = Insufficient(req, st.Free(n), "insufficient");
-        if (!why.empty()) {
+        if (const std::string why = StaticFailure(ctx, t, n); !why.empty()) {
+          failures->Add(why);
+          continue;
+        }
+        if (const auto why = Insufficient(req, st.Free(n), Shortfall::kInsufficient);
+            !why.empty()) {
           failures->Add(why);
           continue;
         }
@@ -355,8 +369,11 @@ std::optional<std::string> TaskNeverFits(const CycleContext& ctx, TaskRef t) {
   NodeFailures failures;
   for (NodeIndex n = 0; n < st.NumNodes(); ++n) {
     if (!st.Present(n)) continue;
-    std::string why = StaticFailure(ctx, t, n);
-    if (why.empty()) why = Insufficient(req, st.Allocatable(n), "too small for");
+    if (const std::string why = StaticFailure(ctx, t, n); !why.empty()) {
+      failures.Add(why);
+      continue;
+    }
+    const auto why = Insufficient(req, st.Allocatable(n), Shortfall::kTooSmall);
     if (why.empty()) return std::nullopt;
     failures.Add(why);
   }
@@ -418,13 +435,15 @@ std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
   // foreign or releasing pod comes or goes.
   const ClusterState& st = ctx.state();
   const JobState::NeverFitsMemo& m = st.Job(j).never_fits_memo;
+  // A pod released and gone since (the simulator's completions) leaves the
+  // holds as they were: none.
   if (m.node_epoch == st.NodeEpoch() && m.workers == workers && m.exact == exact &&
-      (!exact || m.hold_epoch == st.HoldEpoch())) {
+      (!exact || m.hold_epoch == st.HoldEpoch() || (m.no_holds && !st.HasHolds()))) {
     return m.never;
   }
   std::optional<std::string> never = ComputeNeverFits(ctx, j, workers, packer, exact);
   JobState::NeverFitsMemo& w = ctx.session.mutable_state().MutableJob(j).never_fits_memo;
-  w = {st.NodeEpoch(), st.HoldEpoch(), workers, exact, never};
+  w = {st.NodeEpoch(), st.HoldEpoch(), workers, exact, !st.HasHolds(), never};
   return never;
 }
 

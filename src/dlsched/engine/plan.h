@@ -53,6 +53,9 @@ struct Plan {
   // The engine wants another cycle at this time even if nothing else
   // happens by then (a job's level in its order changes), or kNever.
   core::Time revisit_at = core::kNever;
+  // ClusterState::RoomEpoch() when the cycle began: a pod it backed off is
+  // parked until the epoch moves on (room freed during or after the cycle).
+  uint64_t room_epoch = 0;
   // True when the plan changes any placement or starts/stops a job
   // (kWait, kBackoff, kStarve and kSetLevel alone change no placement).
   bool ChangesState() const;

@@ -3,7 +3,6 @@
 #include <iterator>
 #include <map>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,52 +15,77 @@ namespace dlsched::policy {
 
 void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*profile*/) const {
   const engine::ClusterState& st = ctx.state();
-  // Jobs with a pod in the queue, in first-pod order, and the last reason
-  // each could not complete. Sized by the queue, not by every job ever seen.
-  std::vector<engine::JobIndex> touched;
-  // The last reason: a failed pod's text, or the pod in backoff (worded
-  // only at the end, once per job: most queued pods are in backoff).
-  struct LastReason {
-    const engine::PendingPod* backoff = nullptr;
+  const uint64_t room = st.RoomEpoch();
+  // A parked pod (tried, and no room freed since: kube's unschedulable
+  // pods) or one in backoff is not tried. A job whose pods are all such
+  // keeps its standing verdict: nothing it says can have changed (bound
+  // pods lost and restarts bring new pods, which are tried). So only the
+  // jobs with a pod to try are visited, and all of them when `explain`
+  // traces a job (its position counts every job in the queue).
+  auto ready = [&](const engine::PendingPod& pod) {
+    return !pod.Parked(room) && pod.not_before <= ctx.now;
+  };
+  const bool all = ctx.trace_job >= 0;
+  // Visited jobs in first-pod order; slot: job -> position in `visited`,
+  // -2 to visit, -1 not.
+  std::vector<int32_t> slot(static_cast<size_t>(st.NumJobs()), all ? -2 : -1);
+  if (!all) {
+    for (const engine::PendingPod& pod : st.Pods()) {
+      if (ready(pod)) slot[static_cast<size_t>(pod.task.job)] = -2;
+    }
+  }
+  std::vector<engine::JobIndex> visited;
+  // The pod a job's wait text names: the last of its pods in queue order
+  // that is not bound; `text` when it failed in this cycle.
+  struct LastPod {
+    const engine::PendingPod* pod = nullptr;
+    bool failed_now = false;
     std::string text;
   };
-  std::vector<LastReason> reasons;
-  std::vector<uint8_t> never;  // some pod of the job can never be placed
+  std::vector<LastPod> last;
+  // Some pod of the job can never be placed (its last failure said so).
+  std::vector<uint8_t> never;
   std::map<std::pair<engine::JobIndex, core::Role>, std::optional<std::string>> never_fits;
-  std::unordered_map<engine::JobIndex, size_t> slot;
-  int position = 0;
   for (const engine::PendingPod& pod : st.Pods()) {
     const engine::JobIndex j = pod.task.job;
+    int32_t& at = slot[static_cast<size_t>(j)];
+    if (at == -1) continue;
     const engine::JobState& js = st.Job(j);
     if (!js.IsPending() || js.NodeOf(pod.task.role, pod.task.index) != engine::kNoNode) continue;
-    auto [it, fresh] = slot.try_emplace(j, touched.size());
-    if (fresh) {
-      touched.push_back(j);
-      reasons.emplace_back();
+    if (at == -2) {
+      at = static_cast<int32_t>(visited.size());
+      ctx.BeginTrace(j, at);
+      visited.push_back(j);
+      last.emplace_back();
       never.push_back(0);
-      ctx.BeginTrace(j, position++);
     }
-    LastReason& last_reason = reasons[it->second];
-    if (pod.not_before > ctx.now) {
-      last_reason.backoff = &pod;
+    LastPod& lp = last[static_cast<size_t>(at)];
+    lp.pod = &pod;
+    lp.failed_now = false;
+    if (!ready(pod)) {
+      if (pod.unresolvable) never[static_cast<size_t>(at)] = 1;
       continue;
     }
     std::string reason;
-    if (!engine::PlaceTaskByScore(ctx, pod.task, &reason)) {
-      // Every pod of a role asks the same: once per job and role.
-      auto [memo, first] = never_fits.try_emplace({j, pod.task.role});
-      if (first) memo->second = engine::TaskNeverFits(ctx, pod.task);
-      if (memo->second) {
-        never[it->second] = 1;
-        reason = "can never fit in this cluster: " + *memo->second;
-      }
-      last_reason.backoff = nullptr;
-      last_reason.text = reason;
-      ctx.decisions.Add(engine::ActionKind::kBackoff, pod.task, std::move(reason));
+    if (engine::PlaceTaskByScore(ctx, pod.task, &reason)) {
+      lp.pod = nullptr;
+      continue;
     }
+    // Every pod of a role asks the same: once per job and role.
+    auto [memo, first] = never_fits.try_emplace({j, pod.task.role});
+    if (first) memo->second = engine::TaskNeverFits(ctx, pod.task);
+    engine::WaitStatus status = engine::WaitStatus::kUnschedulable;
+    if (memo->second) {
+      never[static_cast<size_t>(at)] = 1;
+      reason = "can never fit in this cluster: " + *memo->second;
+      status = engine::WaitStatus::kUnschedulableUnresolvable;
+    }
+    lp.failed_now = true;
+    lp.text = reason;
+    ctx.decisions.Add(engine::ActionKind::kBackoff, pod.task, std::move(reason), 0, status);
   }
-  for (size_t i = 0; i < touched.size(); ++i) {
-    const engine::JobIndex j = touched[i];
+  for (size_t i = 0; i < visited.size(); ++i) {
+    const engine::JobIndex j = visited[i];
     const engine::JobState& js = st.Job(j);
     const int total = js.spec->NumTasks(js.target_workers);
     engine::JobTrace* trace = ctx.TraceOf(j);
@@ -69,38 +93,39 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
       std::string outcome = fmt::format("started: all {} pods bound", total);
       if (trace != nullptr) trace->outcome = outcome;
       ctx.decisions.Start(j, js.target_workers, std::move(outcome));
-    } else {
-      const LastReason& last = reasons[i];
-      // Worded again only when what it says changed (most queued jobs wait
-      // on the same pod's backoff cycle after cycle).
-      engine::JobState::PodWaitText& memo = ctx.session.mutable_state().MutableJob(j).pod_wait_text;
-      const int role = last.backoff == nullptr ? -1 : static_cast<int>(last.backoff->task.role);
-      const int index = last.backoff == nullptr ? -1 : last.backoff->task.index;
-      const core::Time not_before = last.backoff == nullptr ? 0 : last.backoff->not_before;
-      if (memo.placed != js.placed_tasks || memo.total != total || memo.backoff_role != role ||
-          memo.backoff_index != index || memo.not_before != not_before ||
-          (role < 0 && memo.failure != last.text)) {
-        memo.placed = js.placed_tasks;
-        memo.total = total;
-        memo.backoff_role = role;
-        memo.backoff_index = index;
-        memo.not_before = not_before;
-        memo.failure = role < 0 ? last.text : std::string();
-        memo.text = fmt::format("waiting: {} of {} pods bound (no gang); ", js.placed_tasks, total);
-        if (last.backoff == nullptr) {
-          memo.text += last.text;
-        } else {
-          fmt::format_to(std::back_inserter(memo.text), "{}[{}] in backoff until {:.1f}s",
-                         core::RoleName(last.backoff->task.role), last.backoff->task.index,
-                         last.backoff->not_before);
-        }
-      }
-      std::string why = memo.text;
-      const engine::WaitStatus status = never[i] ? engine::WaitStatus::kUnschedulableUnresolvable
-                                                 : engine::WaitStatus::kUnschedulable;
-      if (trace != nullptr) trace->outcome = why;
-      ctx.decisions.Wait(j, std::move(why), status);
+      continue;
     }
+    // The text names the last failure; it changes with a new failure or
+    // pods bound, and only then is it worded and given again.
+    const LastPod& lp = last[i];
+    const engine::PendingPod* pod = lp.pod;
+    const engine::WaitStatus status = never[i] ? engine::WaitStatus::kUnschedulableUnresolvable
+                                               : engine::WaitStatus::kUnschedulable;
+    engine::JobState::PodWaitText& memo = ctx.session.mutable_state().MutableJob(j).pod_wait_text;
+    const int role = pod == nullptr ? -1 : static_cast<int>(pod->task.role);
+    const int index = pod == nullptr ? -1 : pod->task.index;
+    // A failure is known by its attempt: failed now, it is the next one.
+    const int attempts = pod == nullptr ? 0 : pod->attempts + (lp.failed_now ? 1 : 0);
+    const bool changed = memo.placed != js.placed_tasks || memo.total != total ||
+                         memo.since != js.phase_since || memo.role != role || memo.index != index ||
+                         memo.attempts != attempts || memo.status != static_cast<uint8_t>(status);
+    if (!changed && trace == nullptr) continue;
+    if (changed) {
+      memo.placed = js.placed_tasks;
+      memo.total = total;
+      memo.since = js.phase_since;
+      memo.role = role;
+      memo.index = index;
+      memo.attempts = attempts;
+      memo.status = static_cast<uint8_t>(status);
+      memo.text = fmt::format("waiting: {} of {} pods bound (no gang)", js.placed_tasks, total);
+      if (pod != nullptr) {
+        memo.text += "; ";
+        memo.text += lp.failed_now ? lp.text : pod->last_failure;
+      }
+    }
+    if (trace != nullptr) trace->outcome = memo.text;
+    ctx.decisions.Wait(j, memo.text, status);
   }
 }
 

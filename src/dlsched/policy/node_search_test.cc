@@ -209,6 +209,13 @@ TEST(NodeSearchTest, NeverFitsIsRememberedUntilANodeChanges) {
   // Another gang size is another question.
   c.state.MutableJob(j).never_fits_memo.never = "remembered";
   EXPECT_NE(engine::NeverFits(ctx, j, 2, *p.packer, true), "remembered");
+  // A pod that comes and goes (a completion's releasing pods) leaves no
+  // hold: an exact answer given with none stands.
+  ASSERT_TRUE(c.state.Job(j).never_fits_memo.no_holds);
+  c.state.MutableJob(j).never_fits_memo.never = "remembered";
+  c.state.AddForeignTask("ns/pod2", 1, core::Resources{}, core::Resources{});
+  c.state.RemoveForeignTask("ns/pod2");
+  EXPECT_EQ(engine::NeverFits(ctx, j, 2, *p.packer, true), "remembered");
   // A node grows to 16 GPUs: now it fits.
   c.state.MutableJob(j).never_fits_memo.never = "remembered";
   core::NodeSpec bigger = c.state.NodeSpecOf(2);

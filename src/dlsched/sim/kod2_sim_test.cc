@@ -80,12 +80,14 @@ TEST(Kod2SimTest, ElasticJobGrowsShrinksForAHeavierJobAndGrowsBack) {
 // GPU), the workload examples/workload-kod2-seed.yaml (10 jobs of 1 PS +
 // several workers, one every 30 s). Per-pod scheduling binds whatever pods
 // fit while the rest back off: jobs hold parts of the cluster that they
-// cannot use, and at 275 s every core is held by jobs that cannot all run:
-// 9 of 10 jobs are stuck. Gang scheduling (gang-binpack) avoids the
-// deadlock; KOD2 also starts jobs at minReplicas, lets idle cores go to
-// running jobs and scales them in for heavier jobs, so it finishes
-// sooner. With every job's work doubled nothing deadlocks, but per-pod
-// scheduling is still the slowest.
+// cannot use until others finish. Gang scheduling (gang-binpack) holds
+// nothing it cannot use; KOD2 also starts jobs at minReplicas, lets idle
+// cores go to running jobs and scales them in for heavier jobs, so it
+// finishes sooner than both. (The paper's baseline deadlocked; ours did
+// too while a failed pod was retried at every arrival, which pushed it
+// into long backoffs when room was freed. With kube-scheduler's parking,
+// a failed pod is retried only once room is freed, and the shipped
+// workload completes, 2.3x slower than KOD2: docs/policies/kod2.md.)
 TEST(Kod2SimTest, SeedExperimentKod2BeatsTheDefaultScheduler) {
   auto cluster =
       config::LoadCluster(std::string(DLSCHED_SOURCE_DIR) + "/examples/cluster-3node.yaml");
@@ -119,16 +121,10 @@ TEST(Kod2SimTest, SeedExperimentKod2BeatsTheDefaultScheduler) {
     EXPECT_EQ(gang.completed_jobs, 10) << label;
     EXPECT_LT(kod2.jct_mean, gang.jct_mean) << label;
     EXPECT_GT(kod2.utilization[0].effective, gang.utilization[0].effective) << label;
-    if (w == &*workload) {
-      // The default scheduler deadlocks: 9 jobs stuck, each holding pods.
-      EXPECT_TRUE(k8s.deadlocked);
-      EXPECT_EQ(k8s.stuck_jobs, 9);
-      EXPECT_EQ(k8s.completed_jobs, 1);
-    } else {
-      EXPECT_EQ(k8s.completed_jobs, 10);
-      EXPECT_LT(kod2.jct_mean, k8s.jct_mean);
-      EXPECT_LT(kod2.makespan, k8s.makespan);
-    }
+    EXPECT_EQ(k8s.completed_jobs, 10) << label;
+    EXPECT_LT(kod2.jct_mean, k8s.jct_mean) << label;
+    EXPECT_LT(kod2.makespan, k8s.makespan) << label;
+    EXPECT_GT(kod2.utilization[0].effective, k8s.utilization[0].effective) << label;
   }
 }
 

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "dlsched/metrics/summary.h"
 #include "dlsched/policy/registry.h"
@@ -222,6 +225,55 @@ TEST(SimulatorTest, PerPodBackoffRetriesAfterResourcesAreFreed) {
   EXPECT_FALSE(r->run.deadlocked);
   EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 100);
   EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 110);
+}
+
+// Per-pod parking, as kube-scheduler's queueing hints: only freed room (or
+// a node change) can make a failed pod fit, so arrivals and binds leave it
+// parked. One node of 2 GPUs; a (2 workers) runs 0..100; b arrives at 1
+// and fails (backoff to 2); c arrives at 3 and fails. c's arrival does
+// not retry b (it would fail again: the old rule counted any change). At
+// 100 a's completion unparks both, whose backoffs ended long ago: b then c
+// start at 100, each after exactly one failed attempt, and each job got
+// one wait verdict (a verdict is given again only when it changes).
+TEST(SimulatorTest, PerPodParkedPodIsRetriedOnlyAfterRoomIsFreed) {
+  const core::ClusterSpec cluster = GpuNodes(1, 2);
+  config::WorkloadSpec w;
+  w.jobs.push_back(WorkerJob("a", 0, 2, 2, 2, {{2, 1.0}}, 100));
+  w.jobs.push_back(WorkerJob("b", 1, 1, 1, 1, {{1, 1.0}}, 10));
+  w.jobs.push_back(WorkerJob("c", 3, 1, 1, 1, {{1, 1.0}}, 10));
+  std::map<engine::JobIndex, int> backoffs;
+  std::map<engine::JobIndex, int> waits;
+  SimOptions options;
+  options.on_plan = [&](core::Time, const engine::Plan& plan) {
+    for (const engine::Action& a : plan.actions) {
+      if (a.kind == engine::ActionKind::kBackoff) ++backoffs[a.task.job];
+      if (a.kind == engine::ActionKind::kWait) ++waits[a.task.job];
+    }
+  };
+  auto r = Simulate(cluster, w, MakeEngine("k8s-default"), options);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 100);
+  EXPECT_DOUBLE_EQ(Record(*r, "c").first_start, 100);
+  EXPECT_EQ(backoffs, (std::map<engine::JobIndex, int>{{1, 1}, {2, 1}}));
+  EXPECT_EQ(waits, (std::map<engine::JobIndex, int>{{1, 1}, {2, 1}}));
+}
+
+// A pod unparked while still in backoff is tried at the next whole second
+// (kube flushes its backoff queue once a second). One node of 1 GPU; s
+// runs 0..1; b arrives at 0.5, fails and backs off to 1.5. s's completion
+// at 1 unparks b, still in backoff: b is tried, and starts, at 2, not 1.5.
+TEST(SimulatorTest, PerPodBackoffEndsAtTheNextWholeSecond) {
+  const core::ClusterSpec cluster = GpuNodes(1, 1);
+  config::WorkloadSpec w;
+  w.jobs.push_back(WorkerJob("s", 0, 1, 1, 1, {{1, 1.0}}, 1));
+  w.jobs.push_back(WorkerJob("b", 0.5, 1, 1, 1, {{1, 1.0}}, 10));
+  std::vector<core::Time> cycles;
+  SimOptions options;
+  options.on_plan = [&](core::Time now, const engine::Plan&) { cycles.push_back(now); };
+  auto r = Simulate(cluster, w, MakeEngine("k8s-default"), options);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 2);
+  EXPECT_EQ(std::count(cycles.begin(), cycles.end(), 1.5), 0);
 }
 
 TEST(SimulatorTest, TableThatCannotRunAtMinimumIsRejected) {
