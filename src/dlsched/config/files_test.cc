@@ -165,11 +165,46 @@ TEST(DetectKindTest, Unknown) {
   expect_unknown("u4.yaml", "");
 }
 
+// A syntax error before the kind is known is DetectKind's error; after a
+// "nodes" or "jobs" key it is left to the parser of that kind, which reads
+// the whole file (as `dlsched validate` does next), with the same message.
 TEST(DetectKindTest, SyntaxError) {
-  std::string path = WriteTemp("bad.yaml", "nodes: [a\n");
-  auto k = DetectKind(path);
-  ASSERT_FALSE(k.has_value());
-  EXPECT_EQ(k.error().message, path + ":2:1: end of sequence flow not found");
+  for (auto [text, line] :
+       {std::pair{"[a\n", 2}, {"name: [a\n", 2}, {"order: FIFO\nname: [a\n", 3}}) {
+    std::string path = WriteTemp("bad.yaml", text);
+    auto k = DetectKind(path);
+    ASSERT_FALSE(k.has_value()) << text;
+    EXPECT_EQ(k.error().message,
+              path + ":" + std::to_string(line) + ":1: end of sequence flow not found")
+        << text;
+  }
+  std::string path = WriteTemp("bad-cluster.yaml", "nodes: [a\n");
+  EXPECT_EQ(DetectKind(path), FileKind::kCluster);
+  auto c = LoadCluster(path);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message, path + ":2:1: end of sequence flow not found");
+  path = WriteTemp("bad-workload.yaml", "jobs:\n  - {name: a}\n  - [b\n");
+  EXPECT_EQ(DetectKind(path), FileKind::kWorkload);
+  auto w = LoadWorkload(path);
+  ASSERT_FALSE(w.has_value());
+  EXPECT_EQ(w.error().message, path + ":4:1: end of sequence flow not found");
+}
+
+// "nodes" wins over "jobs" wherever it comes among the top-level keys, as
+// when the whole file was read; only top-level keys count.
+TEST(DetectKindTest, NodesWinsOverJobs) {
+  for (const char* text :
+       {"jobs: []\nnodes: []\n", "jobs: []\n\"nodes\": []\n", "jobs: []\n? nodes\n: []\n",
+        "{jobs: [], nodes: []}\n", "jobs: []\n!!str nodes: []\n", "nodes: 1\njobs: 2\n"}) {
+    EXPECT_EQ(DetectKind(WriteTemp("both.yaml", text)), FileKind::kCluster) << text;
+  }
+  for (const char* text :
+       {"jobs:\n  - nodes: 1\n", "start: 0\njobs: []\n", "jobs: []\nnodesx: 1\n",
+        "{jobs: [{nodes: 1}]}\n", "jobs:\n  nodes: []\n", "jobs: []\n# nodes: []\n"}) {
+    EXPECT_EQ(DetectKind(WriteTemp("jobs.yaml", text)), FileKind::kWorkload) << text;
+  }
+  EXPECT_EQ(DetectKind(WriteTemp("prof.yaml", "name: a\nnodes: []\norder: FIFO\n")),
+            FileKind::kCluster);
 }
 
 }  // namespace

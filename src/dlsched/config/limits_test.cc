@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -266,6 +267,127 @@ TEST(ParseYamlTest, NodeBudget) {
   EXPECT_TRUE(internal::ParseYaml(text, "big.yaml", 2000, 100).has_value());
   // Small texts are not scanned at all.
   EXPECT_TRUE(internal::ParseYaml(text, "big.yaml", 500, text.size()).has_value());
+}
+
+// The nodes yaml-cpp's event pass counts in `text`, as ParseYaml's scan
+// counts them (a stream yaml-cpp never finishes counts as cap + 1).
+int64_t YamlNodes(const std::string& text, int64_t cap = 1'000'000) {
+  return internal::CountYamlNodes(text, cap);
+}
+
+// Texts chosen to make the most nodes of the fewest words: null values,
+// nested block maps one key a line, `- - -`, explicit `?` keys and `:`
+// values, empty flow entries, single-pair maps in flow sequences (`"a"::`
+// is a pair whose value is a key-less pair), anchors, tags, aliases,
+// comments, block scalars. The bound must hold on each, also on the part
+// before an error (yaml-cpp builds nodes until it finds one).
+TEST(ParseYamlTest, NodeBoundIsAnUpperBound) {
+  const std::vector<std::string> texts = {
+      "a:",
+      "a:\n",
+      "a: b\n",
+      "a:\n b:\n  c:\n   d:\n    e:\n",
+      "a:\n- - - - -\n- -\n-\n",
+      "a:\n  ? \n  ? \n  : \n  ? - ? - ?\n",
+      "a:\n  - ? \n  - : \n  - : : :\n",
+      "a: {,,,,,,,,}\n",
+      "a: [,,,,,,,,]\n",
+      "a: [:, :, :, :, ?, ?, ? :]\n",
+      "a: [\"a\":: , \"b\":: , 'c':: ]\n",
+      "a: [\"a\"::[\"b\"::[\"c\":: ]]]\n",
+      "a: [\"a\":\"b\",\"c\":\"d\"]\n",
+      "a: {\"a\":\"b\",\"c\":}\n",
+      "a: [\"a\":\"b\":\"c\"]\n",
+      "a: [[[[[[[[[[]]]]]]]]]]\n",
+      "a: {a, b, c, d, e}\n",
+      "a: &x\nb: *x\nc: !!str\nd: &y !t\ne: [*x, *y, &z, !u , *z]\n",
+      "a: # comment\n# - - - : : :\nb: |\n  - - -\n  [,,,]\nc: >-\n  x\n",
+      "a: b\n,\n",
+      "a: [a\n",
+      "a:\n  - {x: [1, 2, {y: [3, {z: }]}]}\n  - [? , : ]\n",
+      "ab: [a: , b: , : c, ? d]\n",
+      "jobs:\n  - {name: j, arrival: 0, worker: {replicas: 1}, throughput: {model: m}}\n",
+  };
+  for (const std::string& text : texts) {
+    SCOPED_TRACE(text);
+    ASSERT_TRUE(internal::IsOneBlockMap(text));
+    auto bound = internal::YamlNodeBound(text);
+    ASSERT_TRUE(bound.has_value());
+    const int64_t nodes = YamlNodes(text);
+    EXPECT_GE(*bound, nodes);
+    EXPECT_GT(nodes, 0);
+  }
+  // Hand-counted: "a:" is a map, its key and a null (3 nodes) from 1 word.
+  EXPECT_EQ(YamlNodes("a:"), 3);
+  EXPECT_EQ(*internal::YamlNodeBound("a:"), 5);
+  // A word of `["a":: ]` makes 4 nodes (a pair, its key, a key-less pair:
+  // a null key and value): 8 in all from 3 words.
+  EXPECT_EQ(YamlNodes("a: [\"a\":: ]"), 8);
+  EXPECT_EQ(*internal::YamlNodeBound("a: [\"a\":: ]"), 13);
+}
+
+// What is not one block map at column 0 has no cheap bound: several
+// documents (a `,` where a document is due makes yaml-cpp emit null
+// documents for ever, which the scan refuses), a root that is not such a
+// map, a lone \r (yaml-cpp does not break lines there), a NUL (UTF-16).
+TEST(ParseYamlTest, NoCheapBoundWithoutOneBlockMap) {
+  for (const std::string& text :
+       {std::string("[1, 2]\n"), std::string("\"x\"\n,\n"), std::string(",\n"),
+        std::string("a: 1\n---\nb: 2\n"), std::string("a: 1\n...\n,\n"),
+        std::string("%YAML 1.2\n---\na: 1\n"), std::string("- a\n"), std::string("  a: 1\n"),
+        std::string("# x\ra:\n[1]\n,\n"), std::string("a:\rb"), std::string("\"a\": 1\n"),
+        std::string("a: 1\0", 5), std::string("a:b\n"), std::string(""), std::string("# only\n"),
+        std::string("\xef\xbb\xbf"
+                    "a: 1\n")}) {
+    SCOPED_TRACE(text);
+    EXPECT_FALSE(internal::IsOneBlockMap(text));
+    EXPECT_FALSE(internal::YamlNodeBound(text).has_value());
+    EXPECT_EQ(internal::NeedsNodeScan(text, 1'000'000, 0), !text.empty());
+  }
+  EXPECT_EQ(YamlNodes(",\n", 1000), 1001);  // never ends
+  EXPECT_TRUE(internal::IsOneBlockMap("# a comment\n\n  \t\njobs:\r\n  - a\r\nstart: 0\n"));
+}
+
+// Above scan_above, a text within the bound is loaded without the counting
+// pass; one over it is counted, and refused with the scan's message when
+// the count is over the limit too.
+TEST(ParseYamlTest, ScanOnlyWhenTheBoundIsOverTheLimit) {
+  std::string many = "a:\n";
+  for (int i = 0; i < 100; ++i) many += "  - {x: 1, y: [2, 3]}\n";
+  const int64_t bound = *internal::YamlNodeBound(many);
+  const int64_t nodes = YamlNodes(many);
+  ASSERT_GE(bound, nodes);
+  EXPECT_EQ(nodes, 3 + 100 * 7);
+  EXPECT_FALSE(internal::NeedsNodeScan(many, bound, 10));
+  EXPECT_TRUE(internal::ParseYaml(many, "m.yaml", bound, 10).has_value());
+  EXPECT_TRUE(internal::NeedsNodeScan(many, bound - 1, 10));
+  EXPECT_FALSE(internal::NeedsNodeScan(many, bound - 1, many.size()));  // small: no scan
+  // Over the bound but within the limit: counted, then loaded.
+  EXPECT_TRUE(internal::ParseYaml(many, "m.yaml", nodes, 10).has_value());
+  // Over the limit: refused as before.
+  auto over = internal::ParseYaml(many, "m.yaml", nodes - 1, 10);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().message,
+            "m.yaml: has more than 702 YAML nodes; YAML inputs are limited to that many (each "
+            "takes about 500 bytes of memory)");
+  // Words that are not nodes (a long quoted scalar) make the bound large:
+  // scanned, and loaded.
+  std::string quoted = "a: '";
+  for (int i = 0; i < 1000; ++i) quoted += "x ";
+  quoted += "'\n";
+  ASSERT_EQ(YamlNodes(quoted), 3);
+  EXPECT_TRUE(internal::NeedsNodeScan(quoted, 100, 10));
+  EXPECT_TRUE(internal::ParseYaml(quoted, "q.yaml", 100, 10).has_value());
+  // A syntax error is reported the same with or without the scan.
+  const std::string broken = "a: [1, 2\n";
+  ASSERT_LE(YamlNodes(broken), 10);
+  ASSERT_TRUE(internal::NeedsNodeScan(broken, 10, 0));
+  auto scanned = internal::ParseYaml(broken, "b.yaml", 10, 0);
+  auto unscanned = internal::ParseYaml(broken, "b.yaml", 1000, 0);
+  ASSERT_FALSE(scanned);
+  ASSERT_FALSE(unscanned);
+  EXPECT_EQ(scanned.error().message, "b.yaml:2:1: end of sequence flow not found");
+  EXPECT_EQ(unscanned.error().message, scanned.error().message);
 }
 
 }  // namespace

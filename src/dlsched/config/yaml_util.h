@@ -37,12 +37,36 @@ inline bool Given(const YAML::Node& node) { return node.IsDefined() && !node.IsN
 core::Result<std::string> ReadFile(const std::string& path);
 
 // Parses YAML text; syntax errors become "<source>:<line>:<col>: <message>".
-// Text over core::kYamlScanBytes is first scanned and refused when it has
-// more than core::kMaxYamlNodes nodes, so memory stays bounded.
-// (Tests pass smaller limits.)
+// Text over core::kYamlScanBytes is refused when it has more than
+// core::kMaxYamlNodes nodes, so memory stays bounded: unless YamlNodeBound
+// already keeps it within the limit, it is first scanned (a yaml-cpp event
+// pass that counts the nodes). (Tests pass smaller limits.)
 core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source,
                                    int64_t max_nodes = core::kMaxYamlNodes,
                                    size_t scan_above = core::kYamlScanBytes);
+
+// The nodes yaml-cpp's event pass emits for `text` (all its documents; a
+// null, scalar, alias, map or sequence each), counted up to a syntax error
+// and at most to max_nodes + 1 (a stream yaml-cpp never ends stops there).
+int64_t CountYamlNodes(const std::string& text, int64_t max_nodes);
+
+// True when the bytes of `text` show it is one YAML document whose root is
+// a block map with its keys at column 0: its first line that is not blank
+// or a comment starts with a plain key (`jobs:`), no line starts with a
+// document marker (---, ...) or a directive (%), and there is no NUL byte
+// (which could make yaml-cpp read it as UTF-16 or UTF-32). Such a map ends
+// only with the text (or an error), so yaml-cpp sees no second document.
+bool IsOneBlockMap(std::string_view text);
+
+// An upper bound on the nodes yaml-cpp's event pass counts in `text` (see
+// the argument in yaml_util.cc), from its bytes alone; nullopt when there is
+// none this cheap (the text is not IsOneBlockMap).
+std::optional<int64_t> YamlNodeBound(std::string_view text);
+
+// Whether ParseYaml runs its counting pass over `text` before loading it:
+// it is longer than `scan_above` and YamlNodeBound does not keep it within
+// `max_nodes`.
+bool NeedsNodeScan(std::string_view text, int64_t max_nodes, size_t scan_above);
 
 // Bounds of a number, with the words used in messages ("a number > 0").
 struct NumberRange {
