@@ -272,7 +272,8 @@ TEST_F(CliTest, PolluxTraceRunsAsPolluxsModel) {
 
   r = Dlsched("convert -t pollux:" + w + traces + " --out " + (out_ / "one-native.csv").string());
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.out.find("job 'cifar10-0': it has totalSteps and a throughput model"),
+  EXPECT_NE(r.out.find("job 'cifar10-0': its throughput 'pollux:cifar10' is a table, not a "
+                       "model-zoo model"),
             std::string::npos)
       << r.out;
   r = Dlsched("simulate " + common + "-t pollux:" + w + traces + " --scaling sqrt");
@@ -338,8 +339,56 @@ TEST_F(CliTest, TraceErrorsAreOneLineAndExitTwo) {
             "1]>, got 'cubic'\n");
   r = Dlsched("convert -w examples/workload-small.yaml");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.out.find("the native format holds jobs given by duration"), std::string::npos)
+  EXPECT_NE(r.out.find("workload-small.yaml: job 'resnet-1': it sets namespace, launchDelay, "
+                       "checkpointDelay; the native format holds workers and PS"),
+            std::string::npos)
       << r.out;
+}
+
+// A generated workload (PS, model-zoo models, elastic workers) converted to
+// the native format runs the same as its YAML; `generate` writes the same
+// native file itself for an --out ending in .csv.
+TEST_F(CliTest, GeneratedWorkloadRunsTheSameFromTheNativeFormat) {
+  std::filesystem::create_directories(out_);
+  const std::string w = (out_ / "w.yaml").string();
+  const std::string c = (out_ / "c.yaml").string();
+  const std::string csv = (out_ / "w.csv").string();
+  CmdResult r = Dlsched("generate --jobs 300 --seed 5 --mean-interarrival 20 --out " + w +
+                        " --nodes 8 --cluster-out " + c);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = Dlsched("convert -w " + w + " -o " + csv);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string native = Slurp(csv);
+  EXPECT_EQ(native.substr(0, native.find('\n')),
+            "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling,ps,"
+            "ps_cpu,ps_memory,steps,model");
+  EXPECT_EQ(std::count(native.begin(), native.end(), '\n'), 301);
+  r = Dlsched("generate --jobs 300 --seed 5 --mean-interarrival 20 --out " +
+              (out_ / "g.csv").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(Slurp(out_ / "g.csv"), native);
+  for (const char* profile : {"gang-binpack", "kod2"}) {
+    const std::string a = (out_ / (std::string("yaml-") + profile)).string();
+    const std::string b = (out_ / (std::string("native-") + profile)).string();
+    r = Dlsched("simulate -q -c " + c + " -w " + w + " -p " + profile + " -o " + a);
+    ASSERT_EQ(r.code, 0) << r.out;
+    r = Dlsched("simulate -q -c " + c + " -t native:" + csv + " -p " + profile + " -o " + b);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const std::string jobs = Slurp(std::filesystem::path(a) / "jobs.csv");
+    EXPECT_EQ(std::count(jobs.begin(), jobs.end(), '\n'), 301) << profile;
+    EXPECT_EQ(Slurp(std::filesystem::path(b) / "jobs.csv"), jobs) << profile;
+  }
+}
+
+// `validate` tells a workload from its first key and then parses the whole
+// file: a syntax error further down is reported as before.
+TEST_F(CliTest, ValidateReportsSyntaxErrorsPastTheFirstKeys) {
+  std::filesystem::create_directories(out_);
+  const std::string bad = (out_ / "bad.yaml").string();
+  std::ofstream(bad) << "jobs:\n  - {name: a}\n  - [b\n";
+  CmdResult r = Dlsched("validate " + bad);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "dlsched: " + bad + ":4:1: end of sequence flow not found\n");
 }
 
 }  // namespace

@@ -124,8 +124,12 @@ class CsvReader {
   }
 
   // Reads the header and maps each of `columns` to its position; a missing
-  // column is an error naming the columns the format needs.
-  core::Result<std::vector<int>> Header(std::span<const std::string_view> columns) {
+  // column is an error naming the columns the format needs. Each of
+  // `optional` follows them in the result, at kAbsent when the header does
+  // not have it.
+  static constexpr int kAbsent = -1;
+  core::Result<std::vector<int>> Header(std::span<const std::string_view> columns,
+                                        std::span<const std::string_view> optional = {}) {
     if (!Next()) {
       if (auto st = ReadError(); !st) return std::unexpected(st.error());
       return core::Errorf("{}: the file is empty, expected a header: {}", path_,
@@ -141,6 +145,10 @@ class CsvReader {
                                               fmt::join(columns, ","))));
       }
       pos.push_back(static_cast<int>(it - fields.begin()));
+    }
+    for (std::string_view c : optional) {
+      auto it = std::find(fields.begin(), fields.end(), c);
+      pos.push_back(it == fields.end() ? kAbsent : static_cast<int>(it - fields.begin()));
     }
     width_ = fields.size();
     return pos;

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -65,15 +66,19 @@ class Importer {
  public:
   explicit Importer(const TraceOptions& o) : o_(o), csv_(o.path) {}
 
-  core::Status Open(std::span<const std::string_view> columns) {
+  // `optional` columns may be missing from the header: their fields are
+  // then empty in every row.
+  core::Status Open(std::span<const std::string_view> columns,
+                    std::span<const std::string_view> optional = {}) {
     if (auto st = csv_.Open(); !st) return st;
-    auto pos = csv_.Header(columns);
+    auto pos = csv_.Header(columns, optional);
     if (!pos) return std::unexpected(pos.error());
     pos_ = std::move(*pos);
     return {};
   }
 
-  // The next well-formed row's fields in the order of Open's columns;
+  // The next well-formed row's fields in the order of Open's columns (then
+  // its optional ones);
   // false at the end (or when the limit is reached). A row with the wrong
   // number of fields is a bad row.
   core::Result<bool> Next() {
@@ -102,7 +107,7 @@ class Importer {
         continue;
       }
       fields_.clear();
-      for (int p : pos_) fields_.push_back(all_[p]);
+      for (int p : pos_) fields_.push_back(p == CsvReader::kAbsent ? std::string_view() : all_[p]);
       return true;
     }
   }
@@ -123,10 +128,10 @@ class Importer {
     if (!names_.insert(job.name).second) {
       return Skip(fmt::format("job '{}' appears twice", job.name));
     }
-    tasks_ += job.role(core::Role::kWorker).max_replicas;
+    tasks_ += job.NumTasks(job.role(core::Role::kWorker).max_replicas);
     if (tasks_ > core::kMaxWorkloadTasks) {
       return std::unexpected(csv_.At(fmt::format(
-          "the trace has more than {} tasks (maxReplicas workers over all jobs), the limit",
+          "the trace has more than {} tasks (PS and maxReplicas workers over all jobs), the limit",
           core::kMaxWorkloadTasks)));
     }
     out_.workload.jobs.push_back(std::move(job));
@@ -312,65 +317,166 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
   return in.Finish();
 }
 
-// The native format: kNativeHeader, one job a line.
+// A Kubernetes quantity of a native row (empty: not set).
+RowResult<void> NativeQuantity(std::string_view s, std::string_view column, core::ResourceId id,
+                               int64_t& out) {
+  if (s.empty()) return {};
+  auto v = core::ParseResourceAmount(id, s);
+  if (!v || *v > core::kMaxAmount) {
+    return std::unexpected(RowError{fmt::format(
+        "{}: {}", column, v ? fmt::format("{} is more than the limit", s) : v.error().message)});
+  }
+  out = *v;
+  return {};
+}
+
+// What the workload YAML's CheckJobSize checks: at most core::kMaxTasksPerJob
+// tasks, and each resource's request at max_workers within
+// core::kMaxTotalAmount.
+RowResult<void> CheckNativeJobSize(const core::JobSpec& job) {
+  const core::RoleSpec& w = job.role(core::Role::kWorker);
+  const core::RoleSpec& ps = job.role(core::Role::kPS);
+  const int64_t tasks = int64_t{ps.replicas} + w.max_replicas;
+  if (tasks > core::kMaxTasksPerJob) {
+    return std::unexpected(RowError{
+        fmt::format("max_workers: the job would have {} tasks (ps and max_workers workers); at "
+                    "most {} are supported",
+                    tasks, core::kMaxTasksPerJob)});
+  }
+  for (auto [id, column] : {std::pair{core::kGpu, "gpus"}, std::pair{core::kCpu, "cpu"},
+                            std::pair{core::kMemory, "memory"}}) {
+    const __int128 total = static_cast<__int128>(ps.resources[id]) * ps.replicas +
+                           static_cast<__int128>(w.resources[id]) * w.max_replicas;
+    if (total > core::kMaxTotalAmount) {
+      return std::unexpected(RowError{fmt::format(
+          "{}: the job's total {} at max_workers (and its PS) exceeds the limit of {}", column,
+          core::ResourceName(id), core::FormatResourceAmount(id, core::kMaxTotalAmount))});
+    }
+  }
+  return {};
+}
+
+// The native format: kNativeHeader, one job a line, and optionally the
+// columns of kNativeWideHeader beyond it (empty when absent).
 core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
   constexpr std::string_view kColumns[] = {"name",        "submit", "workers", "min_workers",
                                            "max_workers", "gpus",   "cpu",     "memory",
                                            "duration",    "scaling"};
-  Importer in(o);
-  if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
-  auto quantity = [](std::string_view s, std::string_view column, core::ResourceId id,
-                     int64_t& out) -> RowResult<void> {
-    if (s.empty()) return {};
-    auto v = core::ParseResourceAmount(id, s);
-    if (!v || *v > core::kMaxAmount) {
-      return std::unexpected(RowError{fmt::format(
-          "{}: {}", column, v ? fmt::format("{} is more than the limit", s) : v.error().message)});
-    }
-    out = *v;
-    return {};
+  constexpr std::string_view kOptional[] = {"ps", "ps_cpu", "ps_memory", "steps", "model"};
+  enum Field : size_t {
+    kName,
+    kSubmit,
+    kWorkers,
+    kMinWorkers,
+    kMaxWorkers,
+    kGpus,
+    kCpu,
+    kMemory,
+    kDuration,
+    kScaling,
+    kPs,
+    kPsCpu,
+    kPsMemory,
+    kSteps,
+    kModel,
   };
+  const NumberRange steps_range{0, true, core::kMaxSteps};
+  constexpr std::string_view kEither =
+      "give either duration (seconds at the job's size) or steps and model, not both";
+  Importer in(o);
+  if (auto st = in.Open(kColumns, kOptional); !st) return std::unexpected(st.error());
   while (true) {
     auto more = in.Next();
     if (!more) return std::unexpected(more.error());
     if (!*more) break;
     core::JobSpec job;
     core::RoleSpec& w = job.role(core::Role::kWorker);
-    auto fail = [&](const RowError& e) { return in.Skip(e); };
-    core::Status st;
+    core::RoleSpec& ps = job.role(core::Role::kPS);
     auto row = [&]() -> RowResult<void> {
-      if (auto problem = core::NameProblem(in.field(0))) {
+      if (auto problem = core::NameProblem(in.field(kName))) {
         return std::unexpected(RowError{fmt::format("name: {}", *problem)});
       }
-      job.name = std::string(in.field(0));
-      auto submit = NumberField(in.field(1), "submit", kSeconds);
+      job.name = std::string(in.field(kName));
+      auto submit = NumberField(in.field(kSubmit), "submit", kSeconds);
       if (!submit) return std::unexpected(submit.error());
       job.submit_time = *submit;
-      auto workers = IntField(in.field(2), "workers", 1, core::kMaxTasksPerJob);
+      auto workers = IntField(in.field(kWorkers), "workers", 1, core::kMaxTasksPerJob);
       if (!workers) return std::unexpected(workers.error());
-      auto min = IntField(in.field(3), "min_workers", 1, *workers);
+      auto min = IntField(in.field(kMinWorkers), "min_workers", 1, *workers);
       if (!min) return std::unexpected(min.error());
-      auto max = IntField(in.field(4), "max_workers", *workers, core::kMaxTasksPerJob);
+      auto max = IntField(in.field(kMaxWorkers), "max_workers", *workers, core::kMaxTasksPerJob);
       if (!max) return std::unexpected(max.error());
       w.replicas = static_cast<int>(*workers);
       w.min_replicas = static_cast<int>(*min);
       w.max_replicas = static_cast<int>(*max);
-      if (auto r = quantity(in.field(5), "gpus", core::kGpu, w.resources[core::kGpu]); !r) return r;
-      if (auto r = quantity(in.field(6), "cpu", core::kCpu, w.resources[core::kCpu]); !r) return r;
-      if (auto r = quantity(in.field(7), "memory", core::kMemory, w.resources[core::kMemory]); !r)
-        return r;
-      auto duration = NumberField(in.field(8), "duration", kPositiveSeconds);
-      if (!duration) return std::unexpected(duration.error());
-      core::ScalingCurve curve;
-      if (!in.field(9).empty()) {
-        auto c = core::ScalingCurve::Parse(in.field(9));
-        if (!c) return std::unexpected(RowError{"scaling: " + c.error().message});
-        curve = *c;
+      for (auto [f, column, id] :
+           {std::tuple{kGpus, "gpus", core::kGpu}, std::tuple{kCpu, "cpu", core::kCpu},
+            std::tuple{kMemory, "memory", core::kMemory}}) {
+        if (auto r = NativeQuantity(in.field(f), column, id, w.resources[id]); !r) return r;
       }
-      job.SetDuration(*duration, curve);
+
+      // PS as the YAML's `ps: {replicas: N, resources: {cpu, memory}}`:
+      // replicas = minReplicas = maxReplicas = N.
+      if (!in.field(kPs).empty()) {
+        auto n = IntField(in.field(kPs), "ps", 0, core::kMaxTasksPerJob);
+        if (!n) return std::unexpected(n.error());
+        ps.replicas = ps.min_replicas = ps.max_replicas = static_cast<int>(*n);
+      }
+      for (auto [f, column, id] : {std::tuple{kPsCpu, "ps_cpu", core::kCpu},
+                                   std::tuple{kPsMemory, "ps_memory", core::kMemory}}) {
+        if (in.field(f).empty()) continue;
+        if (ps.replicas == 0) {
+          return std::unexpected(
+              RowError{fmt::format("{}: given for a job without PS (ps is empty or 0)", column)});
+        }
+        if (auto r = NativeQuantity(in.field(f), column, id, ps.resources[id]); !r) return r;
+      }
+      if (auto r = CheckNativeJobSize(job); !r) return r;
+
+      // The work: a duration (and scaling), or steps and a model.
+      const std::string_view duration_field = in.field(kDuration);
+      const std::string_view steps_field = in.field(kSteps);
+      const std::string_view model_field = in.field(kModel);
+      if (!duration_field.empty() || (steps_field.empty() && model_field.empty())) {
+        if (!steps_field.empty())
+          return std::unexpected(RowError{fmt::format("steps: {}", kEither)});
+        if (!model_field.empty())
+          return std::unexpected(RowError{fmt::format("model: {}", kEither)});
+        auto duration = NumberField(duration_field, "duration", kPositiveSeconds);
+        if (!duration) return std::unexpected(duration.error());
+        core::ScalingCurve curve;
+        if (!in.field(kScaling).empty()) {
+          auto c = core::ScalingCurve::Parse(in.field(kScaling));
+          if (!c) return std::unexpected(RowError{"scaling: " + c.error().message});
+          curve = *c;
+        }
+        job.SetDuration(*duration, curve);
+        return {};
+      }
+      if (!in.field(kScaling).empty()) {
+        return std::unexpected(RowError{"scaling: applies only to a job given by its duration"});
+      }
+      if (steps_field.empty()) {
+        return std::unexpected(
+            RowError{fmt::format("steps: missing, expected {} (a job with a model gives its steps)",
+                                 steps_range.Describe())});
+      }
+      auto steps = NumberField(steps_field, "steps", steps_range);
+      if (!steps) return std::unexpected(steps.error());
+      if (model_field.empty()) {
+        return std::unexpected(RowError{
+            "model: missing, expected a model-zoo name (a job with steps gives its model)"});
+      }
+      if (auto problem = core::NameProblem(model_field)) {
+        return std::unexpected(RowError{fmt::format("model: {}", *problem)});
+      }
+      // As the YAML's `totalSteps` and `throughput: {model: M}`: the table
+      // comes from the model zoo when the workload is resolved.
+      job.total_steps = *steps;
+      job.throughput.model = std::string(model_field);
       return {};
     }();
-    st = row ? in.Add(std::move(job)) : fail(row.error());
+    const core::Status st = row ? in.Add(std::move(job)) : in.Skip(row.error());
     if (!st) return std::unexpected(st.error());
   }
   return in.Finish();
@@ -523,46 +629,108 @@ core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
   return cluster;
 }
 
-core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload) {
-  std::string out(kNativeHeader);
+core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup find_model) {
+  const bool wide =
+      std::any_of(workload.jobs.begin(), workload.jobs.end(), [](const core::JobSpec& job) {
+        return job.role(core::Role::kPS).replicas > 0 || !job.duration;
+      });
+  std::string out(wide ? kNativeWideHeader : kNativeHeader);
   out += '\n';
+  auto emit = std::back_inserter(out);
   for (const auto& job : workload.jobs) {
     auto refuse = [&](std::string_view what) {
       return core::Errorf(
-          "{}: job '{}': {}; the native format holds jobs given by duration with "
-          "workers only (write YAML instead)",
+          "{}: job '{}': {}; the native format holds workers and PS with gpus, cpu and memory, "
+          "and a duration or steps and a model-zoo model (write YAML instead)",
           workload.source, job.name, what);
     };
     const core::RoleSpec& w = job.role(core::Role::kWorker);
-    if (!job.duration) return refuse("it has totalSteps and a throughput model, not a duration");
-    if (job.role(core::Role::kPS).replicas > 0 || job.role(core::Role::kChief).replicas > 0) {
-      return refuse("it has PS or Chief replicas");
-    }
+    const core::RoleSpec& ps = job.role(core::Role::kPS);
+    if (job.role(core::Role::kChief).replicas > 0) return refuse("it has Chief replicas");
     if (job.name.find_first_of(",\"") != std::string::npos)
       return refuse("its name has a comma or quote");
-    const core::NodeConstraints& c = w.constraints;
-    if (!c.node_selector.empty() || !c.required_terms.empty() || !c.tolerations.empty() ||
-        !w.containers.empty() || !w.init_containers.empty()) {
-      return refuse("its workers have node constraints or containers");
-    }
-    if (job.priority != core::PriorityClass::kNormal || job.queue != "default" ||
-        job.namespace_name != "default" || job.max_wait_minutes || job.deadline ||
-        job.launch_delay != 0 || job.checkpoint_delay != 0 || job.initial || job.steps_done != 0) {
-      return refuse("it sets fields beyond size, resources, duration and scaling");
-    }
-    for (int i = 0; i < core::kMaxResources; ++i) {
-      const auto id = static_cast<core::ResourceId>(i);
-      if (id != core::kGpu && id != core::kCpu && id != core::kMemory && w.resources[id] != 0) {
-        return refuse(fmt::format("its workers request {}", core::ResourceName(id)));
+    const core::ThroughputProfile& tp = job.throughput;
+    if (!job.duration) {
+      // The model's own throughput: unresolved (as read from YAML), or the
+      // zoo's table.
+      const core::ThroughputProfile* zoo =
+          tp.model.empty() || find_model == nullptr ? nullptr : find_model(tp.model);
+      const bool own =
+          !tp.model.empty() &&
+          (tp.steps_per_s.empty() || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
+                                      zoo->locality_sensitivity == tp.locality_sensitivity));
+      if (!own) {
+        return refuse(
+            tp.model.empty()
+                ? std::string("its throughput is a table, not a model-zoo model")
+                : fmt::format("its throughput '{}' is a table, not a model-zoo model", tp.model));
+      }
+      if (tp.model.find_first_of(",\"") != std::string::npos || core::NameProblem(tp.model)) {
+        return refuse("its model name has a comma, a quote or a control character");
       }
     }
-    auto amount = [&](core::ResourceId id) {
-      return w.resources[id] == 0 ? std::string() : core::FormatResourceAmount(id, w.resources[id]);
+    for (auto [role, what] : {std::pair{&w, "workers"}, std::pair{&ps, "PS"}}) {
+      if (role == &ps && ps.replicas == 0) continue;  // dropped, as it changes nothing
+      const core::NodeConstraints& c = role->constraints;
+      if (!c.node_selector.empty() || !c.required_terms.empty() || !c.tolerations.empty() ||
+          !role->containers.empty() || !role->init_containers.empty()) {
+        return refuse(fmt::format("its {} have node constraints or containers", what));
+      }
+      for (int i = 0; i < core::kMaxResources; ++i) {
+        const auto id = static_cast<core::ResourceId>(i);
+        const bool held =
+            id == core::kCpu || id == core::kMemory || (role == &w && id == core::kGpu);
+        if (!held && role->resources[id] != 0) {
+          return refuse(fmt::format("its {} request {}", what, core::ResourceName(id)));
+        }
+      }
+    }
+    // The YAML keys the format does not hold, as the YAML names them.
+    std::vector<std::string_view> beyond;
+    for (auto [set, key] : {std::pair{job.namespace_name != "default", "namespace"},
+                            {job.priority != core::PriorityClass::kNormal, "priority"},
+                            {job.max_wait_minutes.has_value(), "maxWaitMinutes"},
+                            {job.queue != "default", "queue"},
+                            {job.steps_done != 0, "stepsDone"},
+                            {job.attained != 0, "attainedGpuSeconds"},
+                            {job.level != 0, "level"},
+                            {job.level_since.has_value(), "levelSince"},
+                            {job.level_base != 0, "levelBaseGpuSeconds"},
+                            {job.ran_since.has_value(), "ranSince"},
+                            {!job.duration && job.scaling != core::ScalingCurve{}, "scaling"},
+                            {job.launch_delay != 0, "launchDelay"},
+                            {job.checkpoint_delay != 0, "checkpointDelay"},
+                            {job.deadline.has_value(), "deadline"},
+                            {job.initial.has_value(), "running"}}) {
+      if (set) beyond.push_back(key);
+    }
+    if (!beyond.empty()) return refuse(fmt::format("it sets {}", fmt::join(beyond, ", ")));
+    auto amount = [](const core::RoleSpec& role, core::ResourceId id) {
+      return role.resources[id] == 0 ? std::string()
+                                     : core::FormatResourceAmount(id, role.resources[id]);
     };
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{}\n", job.name,
-                   job.submit_time, w.replicas, w.min_replicas, w.max_replicas, amount(core::kGpu),
-                   amount(core::kCpu), amount(core::kMemory), *job.duration,
-                   job.scaling.ToString());
+    fmt::format_to(emit, "{},{},{},{},{},{},{},{},", job.name, job.submit_time, w.replicas,
+                   w.min_replicas, w.max_replicas, amount(w, core::kGpu), amount(w, core::kCpu),
+                   amount(w, core::kMemory));
+    if (job.duration) {
+      fmt::format_to(emit, "{},{}", *job.duration, job.scaling.ToString());
+    } else {
+      out += ',';
+    }
+    if (wide) {
+      if (ps.replicas > 0) {
+        fmt::format_to(emit, ",{},{},{}", ps.replicas, amount(ps, core::kCpu),
+                       amount(ps, core::kMemory));
+      } else {
+        out += ",,,";
+      }
+      if (job.duration) {
+        out += ",,";
+      } else {
+        fmt::format_to(emit, ",{},{}", job.total_steps, tp.model);
+      }
+    }
+    out += '\n';
   }
   return out;
 }

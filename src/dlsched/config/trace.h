@@ -17,8 +17,8 @@ namespace dlsched::config {
 // streams its file line by line (no document tree) and turns each row into
 // a gang of one-GPU workers that runs the row's duration at the row's size
 // (JobSpec::duration); a Pollux job instead progresses as Pollux's
-// measurements say (totalSteps and a throughput table). Errors are one line naming the file and
-// line:
+// measurements say (totalSteps and a throughput table), and a native row
+// states its own job. Errors are one line naming the file and line:
 //   "philly.csv:17: num_gpus: expected an integer in [1, 100000], got 'x'".
 enum class TraceFormat { kTiresias, kPhilly, kPollux, kNative };
 std::string_view TraceFormatName(TraceFormat f);  // "tiresias", "philly", "pollux", "native"
@@ -81,11 +81,32 @@ core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path);
 // The native format (docs/traces.md): one job a line,
 //   name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling
 // with gpus/cpu/memory per worker as quantities (cpu and memory may be
-// empty: unset). Only jobs given by their duration, with workers alone (no
-// PS or Chief), no node constraints and default priority and queue fit; any
-// other job is an error naming it.
+// empty: unset), optionally followed by the columns
+//   ps,ps_cpu,ps_memory,steps,model
+// for parameter servers (count, cpu and memory per PS) and for a job given
+// by its total steps and a model-zoo model instead of its duration. A row
+// is as the YAML job with the same fields: `ps: {replicas: N, resources:
+// {cpu, memory}}`, `totalSteps` and `throughput: {model: M}`.
 inline constexpr std::string_view kNativeHeader =
     "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling";
-core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload);
+inline constexpr std::string_view kNativeWideHeader =
+    "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling,ps,ps_cpu,"
+    "ps_memory,steps,model";
+
+// The model zoo's profile of a model name, or nullptr (sim::FindModel; the
+// zoo is not config/'s).
+using ModelLookup = const core::ThroughputProfile* (*)(std::string_view name);
+
+// The workload in the native format: kNativeHeader when every job is given
+// by its duration without PS (byte for byte what the format always wrote),
+// kNativeWideHeader otherwise. Only workers and PS with gpus (workers
+// only), cpu and memory, no Chief, no node constraints or containers,
+// default priority, queue and namespace, no delays, deadline or progress;
+// the work a duration (and scaling), or steps and a model-zoo model: a
+// throughput that is the model's own (a job read from YAML before the
+// model is resolved, or whose table `find_model` says is the model's). Any
+// other job is an error naming it and why.
+core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload,
+                                      ModelLookup find_model = nullptr);
 
 }  // namespace dlsched::config

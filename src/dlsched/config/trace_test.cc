@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dlsched/config/specs.h"
 #include "dlsched/core/resources.h"
 
 namespace dlsched::config {
@@ -461,12 +462,271 @@ TEST(NativeTraceTest, ResourcesAndBadRows) {
   WorkloadSpec w;
   w.source = "w.yaml";
   w.jobs.push_back(t->workload.jobs[0]);
-  w.jobs[0].role(core::Role::kPS).replicas = 1;
+  w.jobs[0].role(core::Role::kChief).replicas = 1;
   auto refused = ToNativeCsv(w);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().message,
-            "w.yaml: job 'a': it has PS or Chief replicas; the native format holds jobs given by "
-            "duration with workers only (write YAML instead)");
+            "w.yaml: job 'a': it has Chief replicas; the native format holds workers and PS with "
+            "gpus, cpu and memory, and a duration or steps and a model-zoo model (write YAML "
+            "instead)");
+}
+
+// The fields of two jobs that the native format and the YAML both give.
+void ExpectSameJob(const core::JobSpec& a, const core::JobSpec& b) {
+  SCOPED_TRACE(a.name);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.namespace_name, b.namespace_name);
+  EXPECT_EQ(a.submit_time, b.submit_time);
+  for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+    const core::RoleSpec& x = a.role(role);
+    const core::RoleSpec& y = b.role(role);
+    EXPECT_EQ(x.replicas, y.replicas) << core::RoleName(role);
+    EXPECT_EQ(x.min_replicas, y.min_replicas) << core::RoleName(role);
+    EXPECT_EQ(x.max_replicas, y.max_replicas) << core::RoleName(role);
+    EXPECT_EQ(x.resources, y.resources) << core::RoleName(role);
+    EXPECT_EQ(x.containers.size(), y.containers.size()) << core::RoleName(role);
+    EXPECT_TRUE(x.constraints.node_selector.empty() && y.constraints.node_selector.empty());
+  }
+  EXPECT_EQ(a.priority, b.priority);
+  EXPECT_EQ(a.queue, b.queue);
+  EXPECT_EQ(a.total_steps, b.total_steps);
+  EXPECT_EQ(a.duration, b.duration);
+  EXPECT_EQ(a.scaling, b.scaling);
+  EXPECT_EQ(a.throughput.model, b.throughput.model);
+  EXPECT_EQ(a.throughput.steps_per_s, b.throughput.steps_per_s);
+  EXPECT_EQ(a.throughput.locality_sensitivity, b.throughput.locality_sensitivity);
+  EXPECT_EQ(a.launch_delay, b.launch_delay);
+  EXPECT_EQ(a.checkpoint_delay, b.checkpoint_delay);
+  EXPECT_EQ(a.steps_done, b.steps_done);
+  EXPECT_EQ(a.deadline, b.deadline);
+}
+
+// The wide header: PS (count, cpu and memory each) and jobs given by steps
+// and a model, as the YAML's `ps: {replicas, resources}`, `totalSteps` and
+// `throughput: {model}`. The extra columns may come in any order, and any
+// of them may be left out of the header.
+TEST(NativeTraceTest, WideHeaderHoldsPsStepsAndModels) {
+  const std::string path =
+      WriteTemp("wide.csv", std::string(kNativeWideHeader) +
+                                "\n"
+                                "job-1,1.008,1,1,2,1,5,16Gi,,,1,4,16Gi,8896,recommendation\n"
+                                "job-2,2,2,1,4,1,,,100,sqrt,2,500m,,,\n"
+                                "job-3,3,1,1,1,1,,,50,,,,,,\n");
+  auto t = Load(TraceFormat::kNative, path);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->workload.jobs.size(), 3u);
+  const core::JobSpec& j1 = t->workload.jobs[0];
+  EXPECT_EQ(j1.name, "job-1");
+  EXPECT_EQ(j1.submit_time, 1.008);
+  const core::RoleSpec& ps = j1.role(core::Role::kPS);
+  EXPECT_EQ(ps.replicas, 1);
+  EXPECT_EQ(ps.min_replicas, 1);
+  EXPECT_EQ(ps.max_replicas, 1);
+  EXPECT_EQ(ps.resources[core::kCpu], 4000);
+  EXPECT_EQ(ps.resources[core::kMemory], int64_t{16} << 30);
+  EXPECT_EQ(ps.resources[core::kGpu], 0);
+  const core::RoleSpec& w = j1.role(core::Role::kWorker);
+  EXPECT_EQ(w.replicas, 1);
+  EXPECT_EQ(w.max_replicas, 2);
+  EXPECT_EQ(w.resources[core::kCpu], 5000);
+  EXPECT_FALSE(j1.duration);
+  EXPECT_EQ(j1.total_steps, 8896);
+  EXPECT_EQ(j1.throughput.model, "recommendation");
+  EXPECT_TRUE(j1.throughput.steps_per_s.empty());  // the zoo's, once resolved
+
+  const core::JobSpec& j2 = t->workload.jobs[1];
+  EXPECT_EQ(j2.role(core::Role::kPS).replicas, 2);
+  EXPECT_EQ(j2.role(core::Role::kPS).resources[core::kCpu], 500);
+  EXPECT_EQ(j2.role(core::Role::kPS).resources[core::kMemory], 0);
+  EXPECT_EQ(j2.duration, 100);
+  EXPECT_DOUBLE_EQ(j2.throughput.Rate(4), std::sqrt(2.0));
+  EXPECT_EQ(t->workload.jobs[2].role(core::Role::kPS).replicas, 0);
+  EXPECT_EQ(t->workload.jobs[2].duration, 50);
+
+  // Only steps and model beyond the narrow columns, in another order.
+  const std::string some =
+      WriteTemp("some.csv",
+                "model,name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,"
+                "scaling,steps\nresnet50,a,0,2,2,2,1,,,,,1e3\n");
+  auto s = Load(TraceFormat::kNative, some);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->workload.jobs[0].throughput.model, "resnet50");
+  EXPECT_EQ(s->workload.jobs[0].total_steps, 1000);
+  EXPECT_EQ(s->workload.jobs[0].role(core::Role::kPS).replicas, 0);
+}
+
+const core::ThroughputProfile& Resnet50() {
+  static const core::ThroughputProfile p{"resnet50", {{1, 2.5}, {2, 4.5}}, 0.2};
+  return p;
+}
+const core::ThroughputProfile* FakeZoo(std::string_view name) {
+  return name == "resnet50" ? &Resnet50() : nullptr;
+}
+
+// A YAML job with PS and a model, converted and read back, is the same job,
+// and converted again the same bytes. So is a duration job with PS; a job
+// without PS and with a duration keeps the narrow columns empty.
+TEST(NativeTraceTest, YamlJobsWithPsAndModelsRoundTrip) {
+  auto yaml = ParseWorkload(
+      "jobs:\n"
+      "  - name: job-00001\n"
+      "    arrival: 1.008\n"
+      "    ps: {replicas: 2, resources: {cpu: \"4\", memory: \"16Gi\"}}\n"
+      "    worker: {replicas: 1, maxReplicas: 2, resources: {cpu: \"5\", memory: \"16Gi\", "
+      "nvidia.com/gpu: \"1\"}}\n"
+      "    totalSteps: 8896\n"
+      "    throughput: {model: recommendation}\n"
+      "  - name: d\n"
+      "    arrival: 0.1\n"
+      "    ps: {replicas: 1, resources: {memory: 1Gi}}\n"
+      "    worker: {replicas: 4, minReplicas: 2, maxReplicas: 8, resources: {nvidia.com/gpu: 1}}\n"
+      "    duration: 600\n"
+      "    scaling: amdahl:0.9\n"
+      "  - name: e\n"
+      "    arrival: 7\n"
+      "    worker: {replicas: 1, resources: {nvidia.com/gpu: 2}}\n"
+      "    duration: 60\n",
+      "w.yaml");
+  ASSERT_TRUE(yaml) << yaml.error().message;
+  auto csv = ToNativeCsv(*yaml);
+  ASSERT_TRUE(csv) << csv.error().message;
+  EXPECT_EQ(*csv, std::string(kNativeWideHeader) +
+                      "\n"
+                      "d,0.1,4,2,8,1,,,600,amdahl:0.9,1,,1Gi,,\n"
+                      "job-00001,1.008,1,1,2,1,5,16Gi,,,2,4,16Gi,8896,recommendation\n"
+                      "e,7,1,1,1,2,,,60,linear,,,,,\n");
+  const std::string path = WriteTemp("yaml-native.csv", *csv);
+  auto back = Load(TraceFormat::kNative, path);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->workload.jobs.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) ExpectSameJob(yaml->jobs[i], back->workload.jobs[i]);
+  auto again = ToNativeCsv(back->workload);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *csv);
+
+  // Without PS and model, the narrow header, as the format always wrote.
+  WorkloadSpec narrow;
+  narrow.jobs.push_back(yaml->jobs[2]);
+  EXPECT_EQ(*ToNativeCsv(narrow), std::string(kNativeHeader) + "\ne,7,1,1,1,2,,,60,linear\n");
+
+  // A model's table filled in from the zoo (as sim::LoadWorkload does) is
+  // written as the model when the lookup says it is the zoo's.
+  WorkloadSpec resolved;
+  resolved.source = "r.yaml";
+  resolved.jobs.push_back(yaml->jobs[1]);
+  resolved.jobs[0].throughput = Resnet50();
+  auto with_zoo = ToNativeCsv(resolved, FakeZoo);
+  ASSERT_TRUE(with_zoo) << with_zoo.error().message;
+  EXPECT_NE(with_zoo->find(",2,4,16Gi,8896,resnet50\n"), std::string::npos) << *with_zoo;
+  auto without_zoo = ToNativeCsv(resolved);
+  ASSERT_FALSE(without_zoo);
+  EXPECT_NE(without_zoo.error().message.find(
+                "r.yaml: job 'job-00001': its throughput 'resnet50' is a table, not a model-zoo "
+                "model; "),
+            std::string::npos)
+      << without_zoo.error().message;
+  resolved.jobs[0].throughput.steps_per_s[3] = 5;  // no longer the zoo's
+  auto changed = ToNativeCsv(resolved, FakeZoo);
+  ASSERT_FALSE(changed);
+  EXPECT_NE(changed.error().message.find("its throughput 'resnet50' is a table"),
+            std::string::npos);
+}
+
+// What the native format cannot hold is refused with the job and why.
+TEST(NativeTraceTest, RefusesWhatOnlyYamlHolds) {
+  auto yaml = ParseWorkload(
+      "jobs:\n"
+      "  - {name: table, arrival: 0, worker: {replicas: 1, resources: {nvidia.com/gpu: 1}},\n"
+      "     totalSteps: 10, throughput: {table: {1: 1}}}\n"
+      "  - {name: gpu-ps, arrival: 0, worker: {replicas: 1, resources: {nvidia.com/gpu: 1}},\n"
+      "     ps: {replicas: 1, resources: {nvidia.com/gpu: 1}}, duration: 5}\n"
+      "  - {name: pinned-ps, arrival: 0, worker: {replicas: 1, resources: {nvidia.com/gpu: 1}},\n"
+      "     ps: {replicas: 1, resources: {cpu: 1}, nodeSelector: {a: b}}, duration: 5}\n"
+      "  - {name: delayed, arrival: 0, worker: {replicas: 1, resources: {nvidia.com/gpu: 1}},\n"
+      "     totalSteps: 10, throughput: {model: resnet50}, launchDelay: 3, deadline: 9}\n",
+      "w.yaml");
+  ASSERT_TRUE(yaml) << yaml.error().message;
+  const std::map<std::string, std::string> why = {
+      {"table", "its throughput is a table, not a model-zoo model"},
+      {"gpu-ps", "its PS request nvidia.com/gpu"},
+      {"pinned-ps", "its PS have node constraints or containers"},
+      {"delayed", "it sets launchDelay, deadline"},
+  };
+  for (const core::JobSpec& job : yaml->jobs) {
+    WorkloadSpec one;
+    one.source = "w.yaml";
+    one.jobs.push_back(job);
+    auto r = ToNativeCsv(one);
+    ASSERT_FALSE(r) << job.name;
+    EXPECT_EQ(r.error().message,
+              "w.yaml: job '" + job.name + "': " + why.at(job.name) +
+                  "; the native format holds workers and PS with gpus, cpu and memory, and a "
+                  "duration or steps and a model-zoo model (write YAML instead)");
+  }
+}
+
+TEST(NativeTraceTest, WideBadRowsAndSkipping) {
+  const std::string header(kNativeWideHeader);
+  const std::map<std::string, std::string> cases = {
+      {"a,0,1,1,1,1,,,100,,,,,500,resnet50",
+       ":2: steps: give either duration (seconds at the job's size) or steps and model, not "
+       "both"},
+      {"a,0,1,1,1,1,,,100,,,,,,resnet50",
+       ":2: model: give either duration (seconds at the job's size) or steps and model, not "
+       "both"},
+      {"a,0,1,1,1,1,,,,,,,,500,",
+       ":2: model: missing, expected a model-zoo name (a job with steps gives its model)"},
+      {"a,0,1,1,1,1,,,,,,,,,resnet50",
+       ":2: steps: missing, expected a number in (0, 1000000000000000] (a job with a model "
+       "gives its steps)"},
+      {"a,0,1,1,1,1,,,,sqrt,,,,500,resnet50",
+       ":2: scaling: applies only to a job given by its duration"},
+      {"a,0,1,1,1,1,,,,,,,,0,resnet50",
+       ":2: steps: expected a number in (0, 1000000000000000], got '0'"},
+      {"a,0,1,1,1,1,,,100,,1,4x,,,",
+       ":2: ps_cpu: '4x' is not a valid quantity (expected a number with an optional suffix such "
+       "as 500m, 2Gi, 1.5, 1e3)"},
+      {"a,0,1,1,1,1,,,100,,0,,1Gi,,",
+       ":2: ps_memory: given for a job without PS (ps is empty or 0)"},
+      {"a,0,1,1,1,1,,,100,,-1,,,,", ":2: ps: expected an integer in [0, 100000], got '-1'"},
+      {"a,0,1,1,1,1,,,,,,,,,", ":2: duration: expected a number in (0, 1000000000], got ''"},
+      {"a,0,1,1,99999,1,,,100,,2,1,,,",
+       ":2: max_workers: the job would have 100001 tasks (ps and max_workers workers); at most "
+       "100000 are supported"},
+      {"a,0,1,1,4097,,,1Pi,100,,,,,,",
+       ":2: memory: the job's total memory at max_workers (and its PS) exceeds the limit of 4Ei"},
+      {"a,0,1,1,1,1,,,,,,,,5,res\tnet", ":2: model: 'res\\x09net' contains a control character"},
+  };
+  for (const auto& [row, message] : cases) {
+    const std::string p = WriteTemp("wide-bad.csv", header + "\n" + row + "\n");
+    auto r = Load(TraceFormat::kNative, p);
+    ASSERT_FALSE(r) << row;
+    EXPECT_EQ(r.error().message, p + message) << row;
+  }
+
+  const std::string path = WriteTemp("wide-skip.csv", header +
+                                                          "\n"
+                                                          "a,0,1,1,1,1,,,,,1,1,1Gi,500,resnet50\n"
+                                                          "b,0,1,1,1,1,,,100,,,,,500,resnet50\n"
+                                                          "c,1,1,1,1,1,,,,sqrt,,,,500,resnet50\n"
+                                                          "d,2,1,1,1,1,,,30,,2,,,,\n"
+                                                          "e,3,1,1,1,1,,,,,,,,500,\n");
+  auto e = Load(TraceFormat::kNative, path);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message,
+            path +
+                ":3: steps: give either duration (seconds at the job's size) or steps and "
+                "model, not both");
+  auto t = Load(TraceFormat::kNative, path, /*skip=*/true);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->rows, 5);
+  EXPECT_EQ(t->skipped, 3);
+  EXPECT_EQ(t->first_skipped, e.error().message);
+  ASSERT_EQ(t->workload.jobs.size(), 2u);
+  EXPECT_EQ(t->workload.jobs[0].name, "a");
+  EXPECT_EQ(t->workload.jobs[0].role(core::Role::kPS).replicas, 1);
+  EXPECT_EQ(t->workload.jobs[1].name, "d");
+  EXPECT_EQ(t->workload.jobs[1].role(core::Role::kPS).replicas, 2);
 }
 
 // Hand-worked: linear at size 4 gives m/4 at m workers; amdahl:0.5 at size
