@@ -120,6 +120,7 @@ struct JobState {
   // at `since`. A queue that did not change is neither worded again nor
   // given a new verdict.
   struct PodWaitText {
+    uint32_t reason_seq = 0;
     int placed = -1;
     int total = -1;
     core::Time since = -1;
@@ -130,6 +131,22 @@ struct JobState {
     std::string text;
   };
   PodWaitText pod_wait_text;
+  // Bumped by the backend whenever it gives the job a reason other than a
+  // wait verdict (started, resized, stopped, restarted, failed): a wait
+  // verdict remembered before no longer stands.
+  uint32_t reason_seq = 0;
+  // The last wait verdict given to the job by an admission that gives one
+  // only when it changes (Sizer::ReadsVerdicts false): it stands while
+  // `reason_seq` is the job's and the engine that gave it still owns the
+  // state's memos (given: false when none was).
+  struct StandingWait {
+    bool given = false;
+    uint32_t reason_seq = 0;
+    uint64_t owner = 0;
+    uint8_t status = 0;  // engine::WaitStatus
+    std::string reason;
+  };
+  StandingWait standing_wait;
   // The memo of engine::NeverFits for a gang of `workers` (`exact` or
   // not): its answer depends only on the nodes (and, when exact, on the
   // holds of foreign and releasing pods), so it holds while NodeEpoch()
@@ -300,6 +317,8 @@ class ClusterState {
       ++node_epoch_;
     }
   }
+  // The engine whose memos the state holds (ClaimMemos).
+  uint64_t MemoOwner() const { return memo_owner_; }
 
   // A backend's placements: assumed until confirmed or forgotten.
   void AssumeTask(TaskRef t, NodeIndex n);

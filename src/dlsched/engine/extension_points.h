@@ -127,6 +127,11 @@ class Sizer {
  public:
   virtual ~Sizer() = default;
   virtual int StartWorkers(const ClusterState& state, JobIndex j) const = 0;
+  // True when Resize reads admission's verdicts (CycleState::VerdictOf):
+  // then admission gives every pending job a verdict in every cycle.
+  // Otherwise a job whose wait verdict has not changed keeps its standing
+  // one and gets none (JobState::StandingWait).
+  virtual bool ReadsVerdicts() const { return false; }
   // Called once per cycle after admission. Default: no resizing.
   virtual void Resize(CycleContext& ctx, const Packer& packer) const {
     (void)ctx;

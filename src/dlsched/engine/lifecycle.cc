@@ -203,6 +203,7 @@ void JobLifecycle::Fail(JobIndex j, std::string reason) {
   if (core::IsFinal(state_.Job(j).phase)) return;
   ++jobs_[j].epoch;
   jobs_[j].reason = std::move(reason);
+  ++state_.MutableJob(j).reason_seq;
   Enter(j, JobPhase::kFailed);
   backend_.OnProgressChange(j);
   Release(j);
@@ -232,6 +233,7 @@ void JobLifecycle::Apply(const Plan& plan) {
         if (h.admission_seq < 0) h.admission_seq = next_admission_++;
         if (js.phase == JobPhase::kStandby) ++h.reallocations;
         h.reason = a.reason;
+        ++js.reason_seq;
         StartLaunch(j);
         break;
       }
@@ -240,6 +242,7 @@ void JobLifecycle::Apply(const Plan& plan) {
         ++h.scale_events;
         if (a.preempted) ++h.preemptions;
         h.reason = a.reason;
+        ++state_.MutableJob(j).reason_seq;
         if (a.restart) {
           ++h.reallocations;
           Checkpoint(j);
@@ -250,6 +253,7 @@ void JobLifecycle::Apply(const Plan& plan) {
       case ActionKind::kStop:
         ++h.preemptions;
         h.reason = a.reason;
+        ++state_.MutableJob(j).reason_seq;
         Checkpoint(j);
         break;
       case ActionKind::kWait:
@@ -321,6 +325,7 @@ void JobLifecycle::Restart(JobIndex j, std::string reason) {
     return;
   }
   h.reason = std::move(reason);
+  ++state_.MutableJob(j).reason_seq;
   const JobPhase phase = state_.Job(j).phase;
   if (phase == JobPhase::kWaiting || phase == JobPhase::kStarving || phase == JobPhase::kStandby) {
     // Not started yet: it simply waits for its gang again.

@@ -21,13 +21,15 @@ using engine::ClusterState;
 using engine::JobIndex;
 using engine::TaskRef;
 
-engine::Engine GangBinpack() {
-  auto spec = ResolveProfile("gang-binpack");
+engine::Engine Builtin(const char* name) {
+  auto spec = ResolveProfile(name);
   EXPECT_TRUE(spec.has_value());
   auto profile = BuildProfile(*spec);
   EXPECT_TRUE(profile.has_value());
   return engine::Engine(std::move(*profile));
 }
+
+engine::Engine GangBinpack() { return Builtin("gang-binpack"); }
 
 const engine::Action* Verdict(const engine::Plan& plan, JobIndex j) {
   for (const auto& a : plan.actions) {
@@ -144,6 +146,47 @@ TEST(WaitMemoTest, AFailedGangIsNotRetriedUntilRoomIsFreed) {
   f.state.RemoveTask(TaskRef{0, core::Role::kWorker, 0});
   plan = other.Cycle(f.state, 4);
   EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kStart);
+}
+
+// A wait verdict the job already stands on is not given again (the backend
+// keeps it), so a long blocked queue costs a cycle no verdicts; it is given
+// again when the backend gave the job another reason since, and in every
+// cycle when the profile's sizer reads verdicts (KOD2 scales out jobs that
+// admission started, F-scheduling shrinks for jobs it left waiting).
+TEST(StandingWaitTest, AnUnchangedWaitIsGivenOnceUnlessTheSizerReadsVerdicts) {
+  Fragmented f;
+  const JobIndex w = f.Add(1, 2000, 1);  // waits (see above)
+  const engine::Engine engine = GangBinpack();
+  engine::Plan plan = engine.Cycle(f.state, 1);
+  ASSERT_NE(Verdict(plan, w), nullptr);
+  const std::string reason = Verdict(plan, w)->reason;
+  EXPECT_EQ(f.state.Job(w).standing_wait.reason, reason);
+  plan = engine.Cycle(f.state, 2);
+  EXPECT_EQ(Verdict(plan, w), nullptr);
+  // Room freed (the memo is retried) but the same verdict: it stands.
+  f.state.NoteRoomChanged();
+  plan = engine.Cycle(f.state, 3);
+  EXPECT_EQ(Verdict(plan, w), nullptr);
+  // The backend gave the job another reason (say, a restart): given again.
+  ++f.state.MutableJob(w).reason_seq;
+  plan = engine.Cycle(f.state, 4);
+  ASSERT_NE(Verdict(plan, w), nullptr);
+  EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kWait);
+  EXPECT_EQ(Verdict(plan, w)->reason, reason);
+  plan = engine.Cycle(f.state, 5);
+  EXPECT_EQ(Verdict(plan, w), nullptr);
+  // Another engine on the state (another profile's run) gives it again.
+  const engine::Engine other = GangBinpack();
+  plan = other.Cycle(f.state, 5);
+  ASSERT_NE(Verdict(plan, w), nullptr);
+  EXPECT_EQ(Verdict(plan, w)->reason, reason);
+  // KOD2's sizer reads verdicts: one in every cycle.
+  const engine::Engine kod2 = Builtin("kod2");
+  for (int t = 6; t < 8; ++t) {
+    plan = kod2.Cycle(f.state, t);
+    ASSERT_NE(Verdict(plan, w), nullptr) << t;
+    EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kWait);
+  }
 }
 
 }  // namespace

@@ -21,16 +21,28 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
   std::string behind;  // hooks.Behind(blocker), worded once
   std::string reason;
   engine::ClusterState& mutable_state = ctx.session.mutable_state();
+  const bool standing = !profile.sizer->ReadsVerdicts();
   for (int pos = 0; pos < static_cast<int>(jobs.size()); ++pos) {
     const engine::JobIndex j = jobs[pos];
     engine::JobTrace* trace = ctx.BeginTrace(j, pos);
     if (st.Job(j).phase == core::JobPhase::kWaiting && profile.order->IsStarving(st, j, ctx.now)) {
       ctx.AddAction(engine::ActionKind::kStarve, j, "waited past the starvation limit");
     }
-    auto wait = [&](std::string why,
+    // A verdict the job already stands on is not given again, unless the
+    // sizer reads verdicts or the job is traced.
+    auto wait = [&](const std::string& why,
                     engine::WaitStatus status = engine::WaitStatus::kUnschedulable) {
       if (trace != nullptr) trace->outcome = why;
-      ctx.decisions.Wait(j, std::move(why), status);
+      if (standing) {
+        engine::JobState::StandingWait& w = mutable_state.MutableJob(j).standing_wait;
+        const uint32_t seq = st.Job(j).reason_seq;
+        if (trace == nullptr && w.given && w.reason_seq == seq && w.owner == st.MemoOwner() &&
+            w.status == static_cast<uint8_t>(status) && w.reason == why) {
+          return;
+        }
+        w = {true, seq, st.MemoOwner(), static_cast<uint8_t>(status), why};
+      }
+      ctx.decisions.Wait(j, why, status);
     };
     auto start = [&](int workers, bool after_preemption) {
       std::string outcome = hooks.Started(j, workers, after_preemption);
@@ -59,18 +71,18 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
       const engine::JobState::WaitMemo& m = st.Job(j).wait_memo;
       if (m.epoch == st.RoomEpoch() && m.workers == workers) {
         const auto status = static_cast<engine::WaitStatus>(m.status);
-        ctx.decisions.Wait(j, m.reason, status);
+        wait(m.reason, status);
         if (options.failure_blocks && status == engine::WaitStatus::kUnschedulable) block();
         continue;
       }
     }
-    auto remember = [&](engine::WaitStatus status) {
+    auto remember = [&](std::string why, engine::WaitStatus status) {
       if (!memo) return;
       engine::JobState::WaitMemo& m = mutable_state.MutableJob(j).wait_memo;
       m.epoch = st.RoomEpoch();
       m.workers = workers;
       m.status = static_cast<uint8_t>(status);
-      m.reason = ctx.decisions.VerdictOf(j)->reason;
+      m.reason = std::move(why);
     };
     reason.clear();
     if (profile.packer->PlaceGang(ctx, j, workers, &reason)) {
@@ -90,12 +102,14 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
     const std::optional<std::string> never =
         engine::NeverFits(ctx, j, workers, *profile.packer, options.exact_never_fits);
     if (never) {
-      wait(hooks.NeverFits(*never), engine::WaitStatus::kUnschedulableUnresolvable);
-      remember(engine::WaitStatus::kUnschedulableUnresolvable);
+      std::string why = hooks.NeverFits(*never);
+      wait(why, engine::WaitStatus::kUnschedulableUnresolvable);
+      remember(std::move(why), engine::WaitStatus::kUnschedulableUnresolvable);
       continue;
     }
-    wait(hooks.Waiting(reason, preempt_reason));
-    remember(engine::WaitStatus::kUnschedulable);
+    std::string why = hooks.Waiting(reason, preempt_reason);
+    wait(why);
+    remember(std::move(why), engine::WaitStatus::kUnschedulable);
     if (options.failure_blocks) block();
   }
 }

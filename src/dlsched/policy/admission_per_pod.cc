@@ -106,11 +106,13 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
     const int index = pod == nullptr ? -1 : pod->task.index;
     // A failure is known by its attempt: failed now, it is the next one.
     const int attempts = pod == nullptr ? 0 : pod->attempts + (lp.failed_now ? 1 : 0);
-    const bool changed = memo.placed != js.placed_tasks || memo.total != total ||
-                         memo.since != js.phase_since || memo.role != role || memo.index != index ||
-                         memo.attempts != attempts || memo.status != static_cast<uint8_t>(status);
+    const bool changed = memo.reason_seq != js.reason_seq || memo.placed != js.placed_tasks ||
+                         memo.total != total || memo.since != js.phase_since || memo.role != role ||
+                         memo.index != index || memo.attempts != attempts ||
+                         memo.status != static_cast<uint8_t>(status);
     if (!changed && trace == nullptr) continue;
     if (changed) {
+      memo.reason_seq = js.reason_seq;
       memo.placed = js.placed_tasks;
       memo.total = total;
       memo.since = js.phase_since;

@@ -47,6 +47,7 @@ class FSchedulingSizer final : public engine::Sizer {
   }
   // Reads admission's verdicts from the cycle's decisions and records its
   // own there (resizes; starts that replace waits; larger starts).
+  bool ReadsVerdicts() const override { return true; }
   void Resize(engine::CycleContext& ctx, const engine::Packer& packer) const override;
   const Options& options() const { return options_; }
 

@@ -38,6 +38,7 @@ class Kod2ScaleOut final : public engine::Sizer {
   int StartWorkers(const engine::ClusterState& state, engine::JobIndex j) const override {
     return state.Job(j).spec->role(core::Role::kWorker).min_replicas;
   }
+  bool ReadsVerdicts() const override { return true; }
   void Resize(engine::CycleContext& ctx, const engine::Packer& packer) const override;
   bool restart_on_resize() const { return restart_on_resize_; }
 
