@@ -180,6 +180,8 @@ void ClusterState::Rebucket(NodeIndex n, int old_free_gpu) {
 JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   JobState js;
   js.spec = spec;
+  js.num_ps = spec->role(core::Role::kPS).replicas;
+  js.num_chief = spec->role(core::Role::kChief).replicas;
   js.phase = core::JobPhase::kSubmitted;
   js.phase_since = now;
   js.task_node.assign(spec->NumTasks(spec->role(core::Role::kWorker).max_replicas), kNoNode);
@@ -215,6 +217,16 @@ void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
   phase_pos_[j] = static_cast<int32_t>(to.size());
   to.push_back(j);
   js.phase = p;
+  if (p == core::JobPhase::kWaiting || p == core::JobPhase::kStarving ||
+      p == core::JobPhase::kStandby) {
+    entered_pending_.push_back(j);
+  }
+}
+
+void ClusterState::DropPendingOrder() {
+  for (const OrderEntry& e : pending_order_.entries) jobs_[e.job].in_pending_order = false;
+  pending_order_.entries.clear();
+  pending_order_.valid = false;
 }
 
 double JobState::PlacedRate() const {

@@ -48,6 +48,10 @@ struct PendingPod {
 // A job as the engine sees it.
 struct JobState {
   const core::JobSpec* spec = nullptr;
+  // The spec's PS and Chief replicas, kept beside the phase: SlotOf runs
+  // for every queued pod of every visited job.
+  int num_ps = 0;
+  int num_chief = 0;
   core::JobPhase phase = core::JobPhase::kSubmitted;
   core::Time phase_since = 0;  // when it entered `phase`
   core::Time last_launch = 0;  // duration of its last Launching stay
@@ -74,8 +78,8 @@ struct JobState {
   int placed_tasks = 0;    // placed slots of any role
   int target_workers = 0;  // workers the job runs with once started
 
-  int NumPs() const { return spec->role(core::Role::kPS).replicas; }
-  int NumChief() const { return spec->role(core::Role::kChief).replicas; }
+  int NumPs() const { return num_ps; }
+  int NumChief() const { return num_chief; }
   int SlotOf(core::Role role, int index) const {
     switch (role) {
       case core::Role::kPS:
@@ -161,6 +165,8 @@ struct JobState {
     std::optional<std::string> never;
   };
   NeverFitsMemo never_fits_memo;
+  // The job is in ClusterState::PendingOrder's entries.
+  bool in_pending_order = false;
 };
 
 // The cluster and its jobs: what a backend keeps up to date and the engine
@@ -268,6 +274,23 @@ class ClusterState {
   }
   // Pending jobs (see JobState::IsPending), ascending by index.
   void PendingJobs(std::vector<JobIndex>* out) const;
+  // The jobs in a phase a pending job may be in (Waiting, Starving,
+  // Standby) in the order of a JobOrder with static keys, as the engine
+  // that owns the memos last sorted them (engine::OrderPending), and the
+  // jobs moved into such a phase since (EnteredPending; each engine cycle
+  // ends by forgetting them). Another engine's claim drops the order.
+  struct OrderEntry {
+    double key = 0;
+    core::Time submit = 0;
+    JobIndex job = -1;
+  };
+  struct PendingOrder {
+    bool valid = false;
+    std::vector<OrderEntry> entries;
+  };
+  PendingOrder& MutablePendingOrder() { return pending_order_; }
+  const std::vector<JobIndex>& EnteredPending() const { return entered_pending_; }
+  void ForgetEnteredPending() { entered_pending_.clear(); }
 
   // Per-pod queue (creation order).
   const std::vector<PendingPod>& Pods() const { return pods_; }
@@ -315,6 +338,7 @@ class ClusterState {
       memo_owner_ = owner;
       ++room_epoch_;
       ++node_epoch_;
+      DropPendingOrder();
     }
   }
   // The engine whose memos the state holds (ClaimMemos).
@@ -390,7 +414,10 @@ class ClusterState {
   std::vector<NodeIndex> touched_;
   uint64_t touched_generation_ = 1;
   uint64_t hold_epoch_ = 1;
+  void DropPendingOrder();
   uint64_t memo_owner_ = 0;
+  PendingOrder pending_order_;
+  std::vector<JobIndex> entered_pending_;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
   std::vector<int32_t> bucket_pos_;
   std::vector<JobState> jobs_;

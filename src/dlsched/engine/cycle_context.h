@@ -30,10 +30,19 @@ struct CycleContext {
 
   // Starts a trace of job `j` for this cycle if it is the traced job;
   // returns nullptr otherwise.
-  JobTrace* BeginTrace(JobIndex j, int position);
+  JobTrace* BeginTrace(JobIndex j, int position) {
+    return j != trace_job || traces == nullptr ? nullptr : StartTrace(position);
+  }
   // The open trace of job `j` in this cycle, or nullptr.
-  JobTrace* TraceOf(JobIndex j);
+  JobTrace* TraceOf(JobIndex j) {
+    return j != trace_job || traces == nullptr ? nullptr : OpenTrace();
+  }
 
+ private:
+  JobTrace* StartTrace(int position);
+  JobTrace* OpenTrace();
+
+ public:
   // A job-level action no later stage revisits (kStarve, kStop).
   void AddAction(ActionKind kind, JobIndex j, std::string reason, int workers = 0) {
     decisions.Add(kind, TaskRef{j, core::Role::kWorker, 0}, std::move(reason), workers);

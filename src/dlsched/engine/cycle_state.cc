@@ -49,10 +49,6 @@ const size_t* CycleState::JobSlots::Get(JobIndex j) const {
   return nullptr;
 }
 
-void CycleState::JobSlots::Reserve(size_t n) {
-  while ((n + 1) * 2 > table_.size()) Grow();
-}
-
 void CycleState::JobSlots::Grow() {
   std::vector<std::pair<JobIndex, size_t>> old = std::move(table_);
   table_.assign(std::max<size_t>(16, old.size() * 2), {-1, 0});
@@ -76,11 +72,6 @@ size_t CycleState::Put(JobSlots& index, Action action) {
 
 void CycleState::Start(JobIndex j, int workers, std::string reason) {
   Put(verdict_of_, JobAction(ActionKind::kStart, j, std::move(reason), workers));
-}
-
-void CycleState::ReserveVerdicts(size_t jobs) {
-  verdict_of_.Reserve(jobs);
-  actions_.reserve(actions_.size() + jobs);
 }
 
 void CycleState::Wait(JobIndex j, std::string reason, WaitStatus status) {

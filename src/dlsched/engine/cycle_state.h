@@ -29,8 +29,6 @@ class CycleState {
   // earlier one in place, so verdicts keep the order in which jobs were
   // first decided.
   void Start(JobIndex j, int workers, std::string reason);
-  // Room for verdicts on `jobs` jobs without growing on the way.
-  void ReserveVerdicts(size_t jobs);
   void Wait(JobIndex j, std::string reason, WaitStatus status = WaitStatus::kUnschedulable);
   // The verdict (kStart or kWait) on job `j` in this cycle, or nullptr.
   const Action* VerdictOf(JobIndex j) const;
@@ -81,6 +79,22 @@ class CycleState {
     std::vector<int32_t> slot;     // node -> position in `nodes`, or -1
   };
   std::vector<NodeScores>& node_scores() { return node_scores_; }
+
+  // Why a task without node constraints found no node (the per-node
+  // count of PlaceTaskByScore), kept while no node is touched: every such
+  // task of the same role asking the same resources fails the same way,
+  // so a queue of them is counted once. A few are kept, the oldest
+  // making way.
+  static constexpr size_t kKeptFailures = 16;
+  struct FailureMemo {
+    uint64_t generation = 0;  // ClusterState::TouchedGeneration()
+    size_t touched = 0;       // TouchedNodes().size()
+    core::Role role = core::Role::kWorker;
+    core::Resources request;  // ClusterState::Request of the task
+    std::string text;
+  };
+  std::vector<FailureMemo>& failures() { return failures_; }
+  size_t NextFailureSlot() { return next_failure_++ % kKeptFailures; }
   uint64_t NextNodeScoresUse() { return ++node_scores_uses_; }
 
  private:
@@ -93,7 +107,6 @@ class CycleState {
     // which.
     size_t& Find(JobIndex j, size_t fresh_value, bool* inserted);
     const size_t* Get(JobIndex j) const;
-    void Reserve(size_t n);
 
    private:
     static size_t Home(JobIndex j, size_t mask);  // where j's probe starts
@@ -106,6 +119,8 @@ class CycleState {
   std::vector<Action> actions_;
   std::vector<NodeScores> node_scores_;
   uint64_t node_scores_uses_ = 0;
+  std::vector<FailureMemo> failures_;
+  size_t next_failure_ = 0;
   core::Time revisit_at_ = core::kNever;
   JobSlots verdict_of_;
   JobSlots resize_of_;

@@ -32,6 +32,8 @@ Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& opti
   }
   EmitPlan(session, decisions, &plan);
   session.RollbackTo(0);
+  // OrderPending has merged them (or the order does not keep them).
+  state.ForgetEnteredPending();
   return plan;
 }
 

@@ -31,6 +31,11 @@ class JobOrder {
     (void)now;
     return false;
   }
+  // True when a pending job's key depends on its spec alone (not on the
+  // time, its progress or the other jobs): the order of the jobs that stay
+  // pending cannot change, so the cache keeps them in order from one cycle
+  // to the next (engine::OrderPending). Default: no.
+  virtual bool StaticKeys() const { return false; }
   // True when the keys read JobState::steps_done or attained: the backend
   // then brings every running job's progress up to date before each cycle.
   virtual bool ReadsProgress() const { return false; }

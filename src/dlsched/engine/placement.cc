@@ -9,8 +9,7 @@
 
 namespace dlsched::engine {
 
-JobTrace* CycleContext::BeginTrace(JobIndex j, int position) {
-  if (j != trace_job || traces == nullptr) return nullptr;
+JobTrace* CycleContext::StartTrace(int position) {
   JobTrace t;
   t.time = now;
   t.cycle = cycle;
@@ -19,8 +18,8 @@ JobTrace* CycleContext::BeginTrace(JobIndex j, int position) {
   return &traces->back();
 }
 
-JobTrace* CycleContext::TraceOf(JobIndex j) {
-  if (j != trace_job || traces == nullptr || traces->empty()) return nullptr;
+JobTrace* CycleContext::OpenTrace() {
+  if (traces->empty()) return nullptr;
   JobTrace& t = traces->back();
   return t.cycle == cycle ? &t : nullptr;
 }
@@ -339,6 +338,42 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeF
   return best;
 }
 
+namespace {
+
+// The failure kept for `t` (CycleState::FailureMemo): one of a task
+// without node constraints of the same role and request, with no node
+// touched since; nullptr when there is none. Such a task fails the same
+// way: whether it fits a node depends on its request, its constraints
+// and the nodes' free room alone.
+const CycleState::FailureMemo* KnownFailure(CycleContext& ctx, TaskRef t) {
+  const ClusterState& st = ctx.state();
+  if (!st.Job(t.job).spec->role(t.role).constraints.Empty()) return nullptr;
+  for (const CycleState::FailureMemo& m : ctx.decisions.failures()) {
+    if (m.generation == st.TouchedGeneration() && m.touched == st.TouchedNodes().size() &&
+        m.role == t.role && m.request == st.Request(t)) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
+// The per-node count of why `t` fits no node ("0/N nodes fit ..."): one
+// pass over the nodes, kept for the tasks that will fail the same way when
+// `t` has no node constraints.
+std::string FailureSummary(CycleContext& ctx, TaskRef t) {
+  const ClusterState& st = ctx.state();
+  NodeFailures failures;
+  SelectNode(ctx, t, nullptr, &failures);
+  CycleState::FailureMemo m{st.TouchedGeneration(), st.TouchedNodes().size(), t.role, st.Request(t),
+                            failures.Summary(t, st.NumPresentNodes())};
+  if (!st.Job(t.job).spec->role(t.role).constraints.Empty()) return std::move(m.text);
+  std::vector<CycleState::FailureMemo>& kept = ctx.decisions.failures();
+  if (kept.size() < CycleState::kKeptFailures) return kept.emplace_back(std::move(m)).text;
+  return (kept[ctx.decisions.NextFailureSlot()] = std::move(m)).text;
+}
+
+}  // namespace
+
 bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
   JobTrace* jt = ctx.TraceOf(t.job);
   TaskTrace* tt = nullptr;
@@ -346,14 +381,21 @@ bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
     jt->tasks.push_back(TaskTrace{t, {}, kNoNode, {}});
     tt = &jt->tasks.back();
   }
+  // A task that will fail as one before it did is not searched again
+  // (a failed search leaves no trace: not even the sampled search's next
+  // start moves, as it looked at every node).
+  if (tt == nullptr) {
+    if (const CycleState::FailureMemo* known = KnownFailure(ctx, t)) {
+      if (reason != nullptr) *reason = known->text;
+      return false;
+    }
+  }
   const NodeIndex n = SelectNode(ctx, t, tt);
   if (n == kNoNode) {
     // The per-node count costs a second pass, paid only by a failure whose
     // reason someone reads.
     if (reason != nullptr || tt != nullptr) {
-      NodeFailures failures;
-      SelectNode(ctx, t, nullptr, &failures);
-      const std::string why = failures.Summary(t, ctx.state().NumPresentNodes());
+      const std::string why = FailureSummary(ctx, t);
       if (reason != nullptr) *reason = why;
       if (tt != nullptr) tt->note = why;
     }
@@ -491,6 +533,75 @@ void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
   if (keys_out != nullptr) {
     keys_out->resize(entries.size());
     for (size_t i = 0; i < entries.size(); ++i) (*keys_out)[i] = entries[i].key;
+  }
+}
+
+void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<double>* keys) {
+  ClusterState& st = ctx.session.mutable_state();
+  if (!ctx.profile.order->StaticKeys()) {
+    st.PendingJobs(jobs);
+    OrderJobs(ctx, jobs, keys);
+    return;
+  }
+  using Entry = ClusterState::OrderEntry;
+  auto before = [](const Entry& a, const Entry& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.submit != b.submit) return a.submit < b.submit;
+    return a.job < b.job;
+  };
+  auto pending_phase = [&](JobIndex j) {
+    const JobState& js = st.Job(j);
+    return !js.removed &&
+           (js.phase == core::JobPhase::kWaiting || js.phase == core::JobPhase::kStarving ||
+            js.phase == core::JobPhase::kStandby);
+  };
+  ClusterState::PendingOrder& order = st.MutablePendingOrder();
+  // The jobs to merge in: every one in a pending phase when the order is
+  // new, else those that entered one since and are not in it.
+  std::vector<JobIndex> added;
+  if (!order.valid) {
+    for (core::JobPhase p :
+         {core::JobPhase::kWaiting, core::JobPhase::kStarving, core::JobPhase::kStandby}) {
+      const auto& in = st.JobsInPhase(p);
+      added.insert(added.end(), in.begin(), in.end());
+    }
+    order.valid = true;
+  } else {
+    // A job may have entered more than once since (Waiting, then Standby).
+    for (JobIndex j : st.EnteredPending()) {
+      if (st.Job(j).in_pending_order || !pending_phase(j)) continue;
+      st.MutableJob(j).in_pending_order = true;
+      added.push_back(j);
+    }
+  }
+  std::vector<double> added_keys(added.size());
+  ctx.profile.order->Keys(st, added, ctx.now, added_keys);
+  std::vector<Entry> fresh(added.size());
+  for (size_t i = 0; i < added.size(); ++i) {
+    const JobIndex j = added[i];
+    fresh[i] = {added_keys[i], st.Job(j).spec->submit_time, j};
+    st.MutableJob(j).in_pending_order = true;
+  }
+  std::sort(fresh.begin(), fresh.end(), before);
+  // Keep the jobs still in a pending phase, then merge.
+  std::vector<Entry>& kept = order.entries;
+  std::erase_if(kept, [&](const Entry& e) {
+    if (pending_phase(e.job)) return false;
+    st.MutableJob(e.job).in_pending_order = false;
+    return true;
+  });
+  if (!fresh.empty()) {
+    const size_t middle = kept.size();
+    kept.insert(kept.end(), fresh.begin(), fresh.end());
+    std::inplace_merge(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(middle), kept.end(),
+                       before);
+  }
+  jobs->clear();
+  keys->clear();
+  for (const Entry& e : kept) {
+    if (!st.Job(e.job).IsPending()) continue;  // a Standby job holding its gang
+    jobs->push_back(e.job);
+    keys->push_back(e.key);
   }
 }
 

@@ -92,6 +92,13 @@ void GangSlots(const ClusterState& state, JobIndex j, int workers, std::vector<T
 void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
                std::vector<double>* keys = nullptr);
 
+// The pending jobs (ClusterState::PendingJobs) sorted as OrderJobs sorts
+// them, with their keys. With a JobOrder of static keys the order is kept
+// in the cache between cycles (ClusterState::PendingOrder): jobs gone from
+// the pending phases leave it and the jobs entered since are merged in, so
+// a long queue is not sorted again every cycle.
+void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<double>* keys);
+
 // The plan of a cycle, in the order a backend applies it: kBind/kUnbind for
 // the net session steps, then the job-level actions in the order they were
 // decided. Called once, by the engine, at the end of the cycle.

@@ -24,8 +24,10 @@ class GangHooks final : public OrderedAdmissionHooks {
   std::string NeverFits(const std::string& never) override {
     return "waiting: can never fit in this cluster: " + never;
   }
-  std::string Behind(engine::JobIndex blocker) override {
-    return fmt::format("waiting: behind {} in strict order (backfill is off)",
+  std::string Behind(engine::JobIndex blocker, bool traced) override {
+    if (!traced)
+      return "waiting: behind an earlier job that cannot start (strict order, no backfill)";
+    return fmt::format("waiting: behind {}, which cannot start (strict order, no backfill)",
                        st_.Job(blocker).spec->name);
   }
 

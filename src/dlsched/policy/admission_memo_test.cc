@@ -1,8 +1,13 @@
-// The two shortcuts that keep a long queue of blocked gangs cheap, and that
+// The shortcuts that keep a long queue of blocked gangs cheap, and that
 // must never change a decision: the per-node room check before any scoring
-// (GangFitsInNodes) and the remembered failure of a gang while no room has
-// been freed (JobState::WaitMemo, ClusterState::RoomEpoch).
+// (GangFitsInNodes), the remembered failure of a gang while no room has
+// been freed (JobState::WaitMemo, ClusterState::RoomEpoch), verdicts given
+// only as they change (JobState::StandingWait), the pending queue kept in
+// order (engine::OrderPending) and a per-pod failure counted once while no
+// node is touched (CycleState::FailureMemo).
 #include <deque>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -187,6 +192,89 @@ TEST(StandingWaitTest, AnUnchangedWaitIsGivenOnceUnlessTheSizerReadsVerdicts) {
     ASSERT_NE(Verdict(plan, w), nullptr) << t;
     EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kWait);
   }
+}
+
+// The queue kept in the cache from cycle to cycle is, at every cycle, the
+// queue a fresh sort of the pending jobs gives: jobs arrive (many with the
+// same submit time, so ties go to the job index), start, come back to
+// Standby or Waiting, finish and are removed, in random order.
+TEST(PendingOrderTest, KeptQueueEqualsAFreshSortAsJobsComeAndGo) {
+  const core::ClusterSpec cluster = engine::testing::Nodes(2, 4, 16, 2);
+  std::deque<core::JobSpec> specs;
+  ClusterState state(cluster);
+  const engine::Engine fifo = Builtin("fifo");
+  ASSERT_TRUE(fifo.profile().order->StaticKeys());
+  std::mt19937 rng(3);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  constexpr core::JobPhase kPhases[] = {core::JobPhase::kWaiting,   core::JobPhase::kStarving,
+                                        core::JobPhase::kLaunching, core::JobPhase::kRunning,
+                                        core::JobPhase::kStandby,   core::JobPhase::kCompleted};
+  for (int cycle = 0; cycle < 400; ++cycle) {
+    for (int k = pick(3); k > 0; --k) {
+      specs.push_back(
+          engine::testing::Job("j" + std::to_string(specs.size()), pick(20), 0, 1, 1, 1));
+      const JobIndex j = state.AddJob(&specs.back(), cycle);
+      state.SetPhase(j, core::JobPhase::kWaiting, cycle);
+    }
+    for (int k = pick(4); k > 0 && state.NumJobs() > 0; --k) {
+      const JobIndex j = pick(state.NumJobs());
+      if (state.Job(j).removed) continue;
+      const int choice = pick(7);
+      if (choice == 6) {
+        state.RemoveJob(j);
+      } else {
+        state.SetPhase(j, kPhases[choice], cycle);
+      }
+    }
+    engine::Session session(state);
+    engine::CycleState decisions;
+    engine::CycleContext ctx{session, decisions, fifo.profile(), static_cast<double>(cycle)};
+    std::vector<JobIndex> kept;
+    std::vector<double> kept_keys;
+    engine::OrderPending(ctx, &kept, &kept_keys);
+    state.ForgetEnteredPending();  // as each engine cycle ends
+    std::vector<JobIndex> fresh;
+    std::vector<double> fresh_keys;
+    state.PendingJobs(&fresh);
+    engine::OrderJobs(ctx, &fresh, &fresh_keys);
+    ASSERT_EQ(kept, fresh) << "cycle " << cycle;
+    ASSERT_EQ(kept_keys, fresh_keys) << "cycle " << cycle;
+  }
+  EXPECT_GT(state.NumJobs(), 300);
+}
+
+// One worker pod per job, in the per-pod queue in this order, on nodes of
+// 2 and 1 free GPUs (k8s-default): a (2 GPUs) binds to node-0; b (2) fails,
+// the most free being 1; c (1) binds to node-1; d (2) fails, now with at
+// most 0 free: counted again, as a node was touched since b; e (2) fails as
+// d did, and reuses its count.
+TEST(FailureMemoTest, APodFailingAsTheLastOneDidReusesItsCountUntilANodeIsTouched) {
+  core::ClusterSpec cluster = engine::testing::Nodes(2, 8, 16, 2);
+  cluster.nodes[1].allocatable[core::kGpu] = 1;
+  std::deque<core::JobSpec> specs;
+  ClusterState state(cluster);
+  std::vector<JobIndex> jobs;
+  for (auto [name, gpus] : {std::pair{"a", 2}, {"b", 2}, {"c", 1}, {"d", 2}, {"e", 2}}) {
+    specs.push_back(engine::testing::Job(name, 0, 0, 1, 1, 1, gpus));
+    const JobIndex j = state.AddJob(&specs.back(), 0);
+    state.SetPhase(j, core::JobPhase::kWaiting, 0);
+    state.MutablePods().push_back(engine::PendingPod{.task = {j, core::Role::kWorker, 0}});
+    jobs.push_back(j);
+  }
+  const engine::Plan plan = Builtin("k8s-default").Cycle(state, 0);
+  std::map<JobIndex, std::string> backoff;
+  std::map<JobIndex, std::string> bound;
+  for (const engine::Action& a : plan.actions) {
+    if (a.kind == engine::ActionKind::kBackoff) backoff[a.task.job] = a.reason;
+    if (a.kind == engine::ActionKind::kBind) bound[a.task.job] = state.NodeName(a.node);
+  }
+  EXPECT_EQ(bound, (std::map<JobIndex, std::string>{{jobs[0], "node-0"}, {jobs[2], "node-1"}}));
+  ASSERT_EQ(backoff.size(), 3u);
+  EXPECT_EQ(backoff[jobs[1]],
+            "0/2 nodes fit Worker: 2 insufficient nvidia.com/gpu (needs 2, at most 1 free)");
+  EXPECT_EQ(backoff[jobs[3]],
+            "0/2 nodes fit Worker: 2 insufficient nvidia.com/gpu (needs 2, at most 0 free)");
+  EXPECT_EQ(backoff[jobs[4]], backoff[jobs[3]]);
 }
 
 }  // namespace

@@ -12,10 +12,8 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
                   const OrderedAdmissionOptions& options, OrderedAdmissionHooks& hooks) {
   const engine::ClusterState& st = ctx.state();
   std::vector<engine::JobIndex> jobs;
-  st.PendingJobs(&jobs);
-  ctx.decisions.ReserveVerdicts(jobs.size());
   std::vector<double> keys;
-  engine::OrderJobs(ctx, &jobs, &keys);
+  engine::OrderPending(ctx, &jobs, &keys);
   ctx.decisions.SetPendingKeys(jobs, keys);
   engine::JobIndex blocker = -1;
   std::string behind;  // hooks.Behind(blocker), worded once
@@ -52,11 +50,12 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
     };
     if (blocker >= 0) {
       wait(behind);
+      if (trace != nullptr) trace->outcome = hooks.Behind(blocker, true);
       continue;
     }
     auto block = [&] {
       blocker = j;
-      behind = hooks.Behind(blocker);
+      behind = hooks.Behind(blocker, false);
     };
     const bool may_preempt = hooks.MayPreempt(j, keys[pos]);
     const int workers = profile.sizer->StartWorkers(st, j);

@@ -25,8 +25,13 @@ class OrderedAdmissionHooks {
   virtual std::string Waiting(const std::string& reason, const std::string& preempt_reason) = 0;
   // It can never fit on this cluster (engine::NeverFits's reason).
   virtual std::string NeverFits(const std::string& never) = 0;
-  // An earlier job that cannot start holds up the queue.
-  virtual std::string Behind(engine::JobIndex blocker) = 0;
+  // An earlier job that cannot start holds up the queue. The verdict
+  // (`traced` false) should not change with the blocker when the profile
+  // gives a verdict only as it changes (Sizer::ReadsVerdicts false):
+  // otherwise every start at the head words again the verdict of every
+  // job behind it (and an operator writes each one's status). `traced`:
+  // the outcome `dlsched explain` shows, which may name the blocker.
+  virtual std::string Behind(engine::JobIndex blocker, bool traced) = 0;
   // After job `j` started.
   virtual void OnStarted(engine::JobIndex /*j*/) {}
 };

@@ -1,5 +1,6 @@
 #include "dlsched/policy/admission_per_pod.h"
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -26,14 +27,23 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
     return !pod.Parked(room) && pod.not_before <= ctx.now;
   };
   const bool all = ctx.trace_job >= 0;
-  // Visited jobs in first-pod order; slot: job -> position in `visited`,
-  // -2 to visit, -1 not.
-  std::vector<int32_t> slot(static_cast<size_t>(st.NumJobs()), all ? -2 : -1);
-  if (!all) {
-    for (const engine::PendingPod& pod : st.Pods()) {
-      if (ready(pod)) slot[static_cast<size_t>(pod.task.job)] = -2;
-    }
+  // The jobs to visit, ascending, and each one's position in `visited`
+  // (kToVisit until its first pod is seen). Looking a pod's job up here
+  // rather than in its JobState keeps the walk over a long queue of
+  // parked pods within the cache.
+  constexpr int32_t kToVisit = -1;
+  std::vector<engine::JobIndex> to_visit;
+  for (const engine::PendingPod& pod : st.Pods()) {
+    if (all || ready(pod)) to_visit.push_back(pod.task.job);
   }
+  if (to_visit.empty()) return;
+  std::sort(to_visit.begin(), to_visit.end());
+  to_visit.erase(std::unique(to_visit.begin(), to_visit.end()), to_visit.end());
+  std::vector<int32_t> position(to_visit.size(), kToVisit);
+  auto slot = [&](engine::JobIndex j) -> int32_t* {
+    auto it = std::lower_bound(to_visit.begin(), to_visit.end(), j);
+    return it == to_visit.end() || *it != j ? nullptr : &position[it - to_visit.begin()];
+  };
   std::vector<engine::JobIndex> visited;
   // The pod a job's wait text names: the last of its pods in queue order
   // that is not bound; `text` when it failed in this cycle.
@@ -48,11 +58,12 @@ void PerPodAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& /*
   std::map<std::pair<engine::JobIndex, core::Role>, std::optional<std::string>> never_fits;
   for (const engine::PendingPod& pod : st.Pods()) {
     const engine::JobIndex j = pod.task.job;
-    int32_t& at = slot[static_cast<size_t>(j)];
-    if (at == -1) continue;
+    int32_t* visit = slot(j);
+    if (visit == nullptr) continue;
+    int32_t& at = *visit;
     const engine::JobState& js = st.Job(j);
     if (!js.IsPending() || js.NodeOf(pod.task.role, pod.task.index) != engine::kNoNode) continue;
-    if (at == -2) {
+    if (at == kToVisit) {
       at = static_cast<int32_t>(visited.size());
       ctx.BeginTrace(j, at);
       visited.push_back(j);

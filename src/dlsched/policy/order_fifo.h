@@ -9,6 +9,7 @@ class FifoOrder final : public engine::JobOrder {
  public:
   void Keys(const engine::ClusterState& state, std::span<const engine::JobIndex> jobs,
             core::Time now, std::span<double> keys) const override;
+  bool StaticKeys() const override { return true; }
 };
 
 }  // namespace dlsched::policy

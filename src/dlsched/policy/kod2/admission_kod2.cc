@@ -51,7 +51,9 @@ class Kod2Hooks final : public OrderedAdmissionHooks {
         "waiting: {}; it can never start on this cluster, so it does not hold back lighter jobs",
         never);
   }
-  std::string Behind(JobIndex blocker) override {
+  // Named even in the verdict: KOD2 gives verdicts every cycle (its
+  // scale-out reads them).
+  std::string Behind(JobIndex blocker, bool /*traced*/) override {
     return fmt::format(
         "waiting: behind heavier {}, which cannot start even with scale-in (KOD2 starts no "
         "lighter job meanwhile)",
