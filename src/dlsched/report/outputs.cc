@@ -1,108 +1,97 @@
 #include "dlsched/report/outputs.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <iterator>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "dlsched/report/format.h"
+#include "dlsched/report/json_writer.h"
 
 namespace dlsched::report {
 namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json Number(double x) {
-  if (!std::isfinite(x)) return nullptr;
-  return RoundForOutput(x);
-}
-
-ordered_json TimeOrNull(core::Time t) {
-  if (t >= core::kNever) return nullptr;
-  return Number(t);
-}
-
 std::string TimeCell(core::Time t) { return t >= core::kNever ? "" : FormatNumber(t); }
 
-ordered_json JobJson(const metrics::JobRecord& job) {
-  const std::optional<core::Time> jct = metrics::Jct(job);
-  const std::optional<double> slowdown = metrics::Slowdown(job);
-  ordered_json j;
-  j["name"] = job.name;
-  j["namespace"] = job.namespace_name;
-  j["submit"] = TimeOrNull(job.submit);
-  j["first_start"] = TimeOrNull(job.first_start);
-  j["completion"] = TimeOrNull(job.completion);
-  j["jct"] = jct ? Number(*jct) : ordered_json(nullptr);
-  j["queueing"] = Number(job.queueing);
-  j["launching"] = Number(job.launching);
-  j["running"] = Number(job.running);
-  j["final_state"] = std::string(core::PhaseName(job.final_phase));
-  j["admission_seq"] = job.admission_seq;
-  j["reallocations"] = job.reallocations;
-  j["preemptions"] = job.preemptions;
-  j["scale_events"] = job.scale_events;
-  j["final_workers"] = job.final_workers;
-  j["stuck"] = job.stuck;
-  j["reason"] = job.reason;
-  j["ideal_runtime"] = Number(job.ideal_runtime);
-  j["slowdown"] = slowdown ? Number(*slowdown) : ordered_json(nullptr);
-  return j;
+// Numbers as written: rounded; null when absent or not finite.
+void OptionalNumber(JsonWriter& w, std::optional<double> x) {
+  if (x) {
+    w.Number(std::isfinite(*x) ? RoundForOutput(*x) : *x);
+  } else {
+    w.Null();
+  }
+}
+
+std::optional<double> TimeOrNull(core::Time t) {
+  return t >= core::kNever ? std::nullopt : std::optional<double>(t);
+}
+
+using NumberFields = std::initializer_list<std::pair<const char*, std::optional<double>>>;
+using IntFields = std::initializer_list<std::pair<const char*, int64_t>>;
+
+void Numbers(JsonWriter& w, NumberFields fields) {
+  for (const auto& [key, value] : fields) {
+    w.Key(key);
+    OptionalNumber(w, value);
+  }
+}
+
+void Ints(JsonWriter& w, IntFields fields) {
+  for (const auto& [key, value] : fields) {
+    w.Key(key);
+    w.Int(value);
+  }
+}
+
+void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
+  w.BeginObject();
+  w.Key("name");
+  w.String(job.name);
+  w.Key("namespace");
+  w.String(job.namespace_name);
+  Numbers(w, {{"submit", TimeOrNull(job.submit)},
+              {"first_start", TimeOrNull(job.first_start)},
+              {"completion", TimeOrNull(job.completion)},
+              {"jct", metrics::Jct(job)},
+              {"queueing", job.queueing},
+              {"launching", job.launching},
+              {"running", job.running}});
+  w.Key("final_state");
+  w.String(core::PhaseName(job.final_phase));
+  Ints(w, {{"admission_seq", job.admission_seq},
+           {"reallocations", job.reallocations},
+           {"preemptions", job.preemptions},
+           {"scale_events", job.scale_events},
+           {"final_workers", job.final_workers}});
+  w.Key("stuck");
+  w.Bool(job.stuck);
+  w.Key("reason");
+  w.String(job.reason);
+  Numbers(w, {{"ideal_runtime", job.ideal_runtime}, {"slowdown", metrics::Slowdown(job)}});
+  w.EndObject();
+}
+
+void NumberObject(JsonWriter& w, NumberFields fields) {
+  w.BeginObject();
+  Numbers(w, fields);
+  w.EndObject();
+}
+
+void IntObject(JsonWriter& w, IntFields fields) {
+  w.BeginObject();
+  Ints(w, fields);
+  w.EndObject();
 }
 
 }  // namespace
 
 ordered_json SummaryJson(const metrics::RunSummary& s, const metrics::RunInput& input) {
-  ordered_json j;
-  j["profile"] = s.profile;
-  j["counts"] = {
-      {"total", s.total_jobs}, {"completed", s.completed_jobs},   {"failed", s.failed_jobs},
-      {"stuck", s.stuck_jobs}, {"unfinished", s.unfinished_jobs},
-  };
-  j["deadlocked"] = s.deadlocked;
-  j["partial"] = s.partial;
-  j["cycles"] = s.cycles;
-  j["end_time"] = Number(s.end_time);
-  j["jct"] = {
-      {"mean", Number(s.jct_mean)},
-      {"p50", Number(s.jct_p50)},
-      {"p95", Number(s.jct_p95)},
-      {"p99", Number(s.jct_p99)},
-  };
-  j["makespan"] = Number(s.makespan);
-  j["mean_phase_time"] = {
-      {"queueing", Number(s.mean_queueing)},
-      {"launching", Number(s.mean_launching)},
-      {"running", Number(s.mean_running)},
-  };
-  ordered_json util = ordered_json::object();
-  for (const auto& u : s.utilization) {
-    util[u.name] = {
-        {"capacity", u.capacity},
-        {"allocated", Number(u.allocated)},
-        {"effective", Number(u.effective)},
-    };
-  }
-  j["utilization"] = {
-      {"window_start", Number(s.window_start)},
-      {"window_end", Number(s.window_end)},
-      {"resources", std::move(util)},
-  };
-  j["slowdown"] = {
-      {"jobs", s.slowdown_jobs},
-      {"mean", Number(s.slowdown_mean)},
-      {"variance", Number(s.slowdown_variance)},
-      {"jain_index", Number(s.jain_index)},
-  };
-  j["events"] = {
-      {"preemptions", s.preemptions},
-      {"scale_events", s.scale_events},
-      {"reallocations", s.reallocations},
-  };
-  ordered_json jobs = ordered_json::array();
-  for (const auto& job : input.jobs) jobs.push_back(JobJson(job));
-  j["jobs"] = std::move(jobs);
-  return j;
+  return ordered_json::parse(SummaryJsonText(s, input));
 }
 
 std::string JobsCsv(const metrics::RunInput& input) {
@@ -161,11 +150,65 @@ std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::Ru
   return out;
 }
 
-std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::RunInput& input) {
-  // Replace rather than throw on invalid UTF-8 in names or reasons: a report
-  // must not abort the run that produced it.
-  return SummaryJson(summary, input).dump(2, ' ', false, ordered_json::error_handler_t::replace) +
-         "\n";
+std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInput& input) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Key("profile");
+  w.String(s.profile);
+  w.Key("counts");
+  IntObject(w, {{"total", s.total_jobs},
+                {"completed", s.completed_jobs},
+                {"failed", s.failed_jobs},
+                {"stuck", s.stuck_jobs},
+                {"unfinished", s.unfinished_jobs}});
+  w.Key("deadlocked");
+  w.Bool(s.deadlocked);
+  w.Key("partial");
+  w.Bool(s.partial);
+  w.Key("cycles");
+  w.Int(s.cycles);
+  Numbers(w, {{"end_time", s.end_time}});
+  w.Key("jct");
+  NumberObject(w,
+               {{"mean", s.jct_mean}, {"p50", s.jct_p50}, {"p95", s.jct_p95}, {"p99", s.jct_p99}});
+  Numbers(w, {{"makespan", s.makespan}});
+  w.Key("mean_phase_time");
+  NumberObject(w, {{"queueing", s.mean_queueing},
+                   {"launching", s.mean_launching},
+                   {"running", s.mean_running}});
+  w.Key("utilization");
+  w.BeginObject();
+  Numbers(w, {{"window_start", s.window_start}, {"window_end", s.window_end}});
+  w.Key("resources");
+  w.BeginObject();
+  for (const auto& u : s.utilization) {
+    w.Key(u.name);
+    w.BeginObject();
+    Ints(w, {{"capacity", u.capacity}});
+    Numbers(w, {{"allocated", u.allocated}, {"effective", u.effective}});
+    w.EndObject();
+  }
+  w.EndObject();
+  w.EndObject();
+  w.Key("slowdown");
+  w.BeginObject();
+  Ints(w, {{"jobs", s.slowdown_jobs}});
+  Numbers(
+      w,
+      {{"mean", s.slowdown_mean}, {"variance", s.slowdown_variance}, {"jain_index", s.jain_index}});
+  w.EndObject();
+  w.Key("events");
+  IntObject(w, {{"preemptions", s.preemptions},
+                {"scale_events", s.scale_events},
+                {"reallocations", s.reallocations}});
+  w.Key("jobs");
+  w.BeginArray();
+  for (const auto& job : input.jobs) JobJson(w, job);
+  w.EndArray();
+  w.EndObject();
+  out += '\n';
+  return out;
 }
 
 core::Status AddRunFiles(OutputDir& out, std::string_view subdir,

@@ -20,11 +20,13 @@ namespace dlsched::report {
 // ideal_runtime and slowdown). Times that never happened, and a JCT or
 // slowdown that does not apply, are null. Key order is insertion order
 // (ordered_json); it converts to nlohmann::json (keys then sorted) if needed.
+// It is SummaryJsonText read back (for tests and tools): the file is
+// written without a document tree.
 nlohmann::ordered_json SummaryJson(const metrics::RunSummary& summary,
                                    const metrics::RunInput& input);
 
-// SummaryJson as written to summary.json: 2-space indent, trailing newline,
-// invalid UTF-8 replaced by U+FFFD.
+// summary.json: 2-space indent, trailing newline, invalid UTF-8 replaced
+// by U+FFFD; the text nlohmann::json's dump(2) would write (JsonWriter).
 std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::RunInput& input);
 
 // jobs.csv: the header

@@ -1,0 +1,216 @@
+#include "dlsched/report/json_writer.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace dlsched::report {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// The length of the well-formed UTF-8 sequence at s[i], or, when there is
+// none, how many bytes the malformed one spans as nlohmann's decoder reads
+// it (the bytes before the one that broke it, at least 1) with ok false.
+size_t Utf8Sequence(std::string_view s, size_t i, bool* ok) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  *ok = true;
+  if (b < 0x80) return 1;
+  size_t len = 0;
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xBF;  // the range of the second byte
+  if (b >= 0xC2 && b <= 0xDF) {
+    len = 2;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    len = 3;
+    if (b == 0xE0) lo = 0xA0;  // no overlong forms
+    if (b == 0xED) hi = 0x9F;  // no surrogates
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    len = 4;
+    if (b == 0xF0) lo = 0x90;
+    if (b == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    *ok = false;
+    return 1;
+  }
+  for (size_t k = 1; k < len; ++k) {
+    if (i + k >= s.size()) {
+      *ok = false;  // cut short at the end: one replacement for the rest
+      return s.size() - i;
+    }
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    const bool in = k == 1 ? (c >= lo && c <= hi) : (c >= 0x80 && c <= 0xBF);
+    if (!in) {
+      *ok = false;
+      return k;  // the breaking byte starts over
+    }
+  }
+  return len;
+}
+
+}  // namespace
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) < 0x80) {
+      switch (c) {
+        case '"':
+          out->append("\\\"");
+          break;
+        case '\\':
+          out->append("\\\\");
+          break;
+        case '\b':
+          out->append("\\b");
+          break;
+        case '\f':
+          out->append("\\f");
+          break;
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        default:
+          if (static_cast<unsigned char>(c) <= 0x1F) {
+            fmt::format_to(std::back_inserter(*out), "\\u{:04x}", static_cast<unsigned>(c));
+          } else {
+            out->push_back(c);
+          }
+      }
+      ++i;
+      continue;
+    }
+    bool ok = false;
+    const size_t len = Utf8Sequence(s, i, &ok);
+    if (ok) {
+      out->append(s.substr(i, len));
+    } else {
+      out->append(kReplacement);
+    }
+    i += len;
+  }
+  out->push_back('"');
+}
+
+void AppendJsonNumber(std::string* out, double x) {
+  if (!std::isfinite(x)) {
+    out->append("null");
+    return;
+  }
+  if (x == 0) {
+    out->append(std::signbit(x) ? "-0.0" : "0.0");
+    return;
+  }
+  // The shortest digits that read back as x, d.ddde[+-]X, laid out as
+  // nlohmann's dtoa lays out its digits (format_buffer, with its kMinExp
+  // -4 and kMaxExp 15).
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));
+  if (sci.front() == '-') {
+    out->push_back('-');
+    sci.remove_prefix(1);
+  }
+  const size_t e = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e)) {
+    if (c != '.') digits.push_back(c);
+  }
+  const int k = static_cast<int>(digits.size());
+  const int n = std::atoi(std::string(sci.substr(e + 1)).c_str()) + 1;
+  constexpr int kMinExp = -4;
+  constexpr int kMaxExp = 15;
+  if (k <= n && n <= kMaxExp) {
+    out->append(digits);
+    out->append(static_cast<size_t>(n - k), '0');
+    out->append(".0");
+  } else if (0 < n && n <= kMaxExp) {
+    out->append(digits, 0, static_cast<size_t>(n));
+    out->push_back('.');
+    out->append(digits, static_cast<size_t>(n));
+  } else if (kMinExp < n && n <= 0) {
+    out->append("0.");
+    out->append(static_cast<size_t>(-n), '0');
+    out->append(digits);
+  } else {
+    out->push_back(digits[0]);
+    if (k > 1) {
+      out->push_back('.');
+      out->append(digits, 1);
+    }
+    fmt::format_to(std::back_inserter(*out), "e{}{:02d}", n - 1 < 0 ? '-' : '+', std::abs(n - 1));
+  }
+}
+
+void JsonWriter::Newline(size_t depth) {
+  out_->push_back('\n');
+  out_->append(depth * static_cast<size_t>(indent_), ' ');
+}
+
+void JsonWriter::BeforeValue() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (has_value_.empty()) return;  // the root
+  if (has_value_.back()) out_->push_back(',');
+  has_value_.back() = true;
+  Newline(has_value_.size());
+}
+
+void JsonWriter::Open(char bracket) {
+  BeforeValue();
+  out_->push_back(bracket);
+  has_value_.push_back(false);
+}
+
+void JsonWriter::Close(char bracket) {
+  const bool any = has_value_.back();
+  has_value_.pop_back();
+  if (any) Newline(has_value_.size());
+  out_->push_back(bracket);
+}
+
+void JsonWriter::Key(std::string_view key) {
+  BeforeValue();
+  AppendJsonString(out_, key);
+  out_->append(": ");
+  after_key_ = true;
+}
+
+void JsonWriter::String(std::string_view s) {
+  BeforeValue();
+  AppendJsonString(out_, s);
+}
+
+void JsonWriter::Number(double x) {
+  BeforeValue();
+  AppendJsonNumber(out_, x);
+}
+
+void JsonWriter::Int(int64_t x) {
+  BeforeValue();
+  fmt::format_to(std::back_inserter(*out_), "{}", x);
+}
+
+void JsonWriter::Bool(bool b) {
+  BeforeValue();
+  out_->append(b ? "true" : "false");
+}
+
+void JsonWriter::Null() {
+  BeforeValue();
+  out_->append("null");
+}
+
+}  // namespace dlsched::report
