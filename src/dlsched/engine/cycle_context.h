@@ -44,8 +44,11 @@ struct CycleContext {
 
  public:
   // A job-level action no later stage revisits (kStarve, kStop).
-  void AddAction(ActionKind kind, JobIndex j, std::string reason, int workers = 0) {
-    decisions.Add(kind, TaskRef{j, core::Role::kWorker, 0}, std::move(reason), workers);
+  // `by`: the job it makes room for (kStop), or -1.
+  void AddAction(ActionKind kind, JobIndex j, std::string reason, int workers = 0,
+                 JobIndex by = -1) {
+    decisions.Add(kind, TaskRef{j, core::Role::kWorker, 0}, std::move(reason), workers,
+                  WaitStatus::kUnschedulable, by);
   }
 };
 

@@ -14,9 +14,10 @@ Action JobAction(ActionKind kind, JobIndex j, std::string reason, int workers) {
 }  // namespace
 
 void CycleState::Add(ActionKind kind, TaskRef task, std::string reason, int workers,
-                     WaitStatus status) {
+                     WaitStatus status, JobIndex by) {
   Action a{kind, task, kNoNode, workers, std::move(reason)};
   a.status = status;
+  a.by = by;
   actions_.push_back(std::move(a));
 }
 
@@ -93,12 +94,14 @@ void CycleState::ResizeStart(JobIndex j, int workers, std::string reason) {
   a.reason = std::move(reason);
 }
 
-void CycleState::Resize(JobIndex j, int workers, std::string reason, bool restart, bool preempted) {
+void CycleState::Resize(JobIndex j, int workers, std::string reason, bool restart, bool preempted,
+                        JobIndex by) {
   const size_t* at = resize_of_.Get(j);
   if (at == nullptr) {
     Action a = JobAction(ActionKind::kResize, j, std::move(reason), workers);
     a.restart = restart;
     a.preempted = preempted;
+    a.by = by;
     Put(resize_of_, std::move(a));
     return;
   }
@@ -107,6 +110,7 @@ void CycleState::Resize(JobIndex j, int workers, std::string reason, bool restar
   a.reason += "; " + reason;
   a.restart = a.restart || restart;
   a.preempted = a.preempted || preempted;
+  if (a.by < 0) a.by = by;
 }
 
 const Action* CycleState::ResizeOf(JobIndex j) const {

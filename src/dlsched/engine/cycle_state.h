@@ -21,7 +21,7 @@ class CycleState {
   // Appends a job-level action no later stage revisits (kStarve, kStop,
   // kBackoff: `task` names the pod).
   void Add(ActionKind kind, TaskRef task, std::string reason, int workers = 0,
-           WaitStatus status = WaitStatus::kUnschedulable);
+           WaitStatus status = WaitStatus::kUnschedulable, JobIndex by = -1);
 
   // Admission's verdict on a pending job: it starts with `workers` workers,
   // or it waits. A later verdict on the same job (a sizer that starts a job
@@ -39,7 +39,9 @@ class CycleState {
   // A running job's new size. A second resize of the same job in the cycle
   // merges into the first: the size is the latest, the reasons are joined,
   // restart and preempted stick once set.
-  void Resize(JobIndex j, int workers, std::string reason, bool restart, bool preempted = false);
+  // `by`: the job it makes room for (-1: none); the first one given sticks.
+  void Resize(JobIndex j, int workers, std::string reason, bool restart, bool preempted = false,
+              JobIndex by = -1);
   // The kResize of job `j` in this cycle, or nullptr.
   const Action* ResizeOf(JobIndex j) const;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,36 @@
 namespace dlsched::engine {
 
 using core::JobPhase;
+
+std::string_view TimelineKindName(TimelineKind kind) {
+  // In TimelineKind's order.
+  static constexpr std::string_view kNames[] = {
+      "submitted",     "waiting",   "started", "running",     "resized",
+      "checkpointing", "stopping",  "standby", "relaunching", "preempted",
+      "starving",      "completed", "failed",  "restarted",   "level"};
+  static_assert(std::size(kNames) == static_cast<size_t>(TimelineKind::kLevel) + 1);
+  return kNames[static_cast<size_t>(kind)];
+}
+
+std::string JobLifecycle::Placement(JobIndex j) const {
+  std::vector<std::pair<NodeIndex, int>> on;
+  for (const NodeIndex n : state_.Job(j).task_node) {
+    if (n == kNoNode) continue;
+    auto it = std::find_if(on.begin(), on.end(), [n](const auto& p) { return p.first == n; });
+    if (it == on.end()) {
+      on.emplace_back(n, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::sort(on.begin(), on.end());
+  std::string out;
+  for (const auto& [n, tasks] : on) {
+    if (!out.empty()) out += ' ';
+    out += fmt::format("{} ({})", state_.NodeName(n), tasks);
+  }
+  return out;
+}
 
 JobLifecycle::JobLifecycle(ClusterState& state, Backend& backend, const LifecycleOptions& options)
     : state_(state), backend_(backend), options_(options) {
@@ -30,6 +61,38 @@ void JobLifecycle::Enter(JobIndex j, JobPhase to) {
   state_.SetPhase(j, to, backend_.Now());
   if (core::IsFinal(to)) --unfinished_;
   backend_.OnPhase(j, from);
+  const int workers = state_.Job(j).placed_workers;
+  switch (to) {
+    case JobPhase::kRunningProtected:
+      Emit(j, TimelineKind::kRunning, workers, -1, [&] {
+        return fmt::format("protected for {:g} s",
+                           options_.protect_factor * state_.Job(j).last_launch);
+      });
+      break;
+    case JobPhase::kRunning:
+      if (from == JobPhase::kLaunching) Emit(j, TimelineKind::kRunning, workers);
+      break;
+    case JobPhase::kCheckpointing:
+      Emit(j, TimelineKind::kCheckpointing, workers);
+      break;
+    case JobPhase::kStopping:
+      Emit(j, TimelineKind::kStopping, workers);
+      break;
+    case JobPhase::kStandby:
+      Emit(j, TimelineKind::kStandby, workers);
+      break;
+    case JobPhase::kStarving:
+      Emit(j, TimelineKind::kStarving);
+      break;
+    case JobPhase::kCompleted:
+      Emit(j, TimelineKind::kCompleted, 0);
+      break;
+    case JobPhase::kFailed:
+      Emit(j, TimelineKind::kFailed, 0, -1, [&] { return jobs_[j].reason; });
+      break;
+    default:
+      break;
+  }
 }
 
 void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
@@ -88,7 +151,10 @@ void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
 }
 
 void JobLifecycle::Arrive(std::span<const JobIndex> jobs) {
-  for (const JobIndex j : jobs) Enter(j, JobPhase::kWaiting);
+  for (const JobIndex j : jobs) {
+    Emit(j, TimelineKind::kSubmitted);
+    Enter(j, JobPhase::kWaiting);
+  }
   if (pod_queue_) CreatePods(jobs);
 }
 
@@ -112,9 +178,13 @@ void JobLifecycle::CreatePods(std::span<const JobIndex> jobs) {
   }
 }
 
-void JobLifecycle::StartLaunch(JobIndex j) {
+void JobLifecycle::StartLaunch(JobIndex j, std::string_view reason) {
   JobHistory& h = jobs_[j];
+  const bool first = h.clock.FirstEntered(JobPhase::kLaunching) == core::kNever;
   Enter(j, JobPhase::kLaunching);
+  h.timeline_wait.clear();  // a wait after this one is news again
+  Emit(j, first ? TimelineKind::kStarted : TimelineKind::kRelaunching, state_.Job(j).target_workers,
+       -1, [&] { return fmt::format("{} on {}", reason, Placement(j)); });
   h.launch_started = backend_.Now();
   if (state_.Job(j).ran_since == core::kNever) state_.MutableJob(j).ran_since = h.launch_started;
   ++h.epoch;
@@ -186,7 +256,9 @@ void JobLifecycle::OnTimer(TimerKind kind, JobIndex j, uint64_t epoch) {
       Enter(j, JobPhase::kStandby);
       // A reallocated job holds its new allocation and relaunches at once;
       // a preempted one (nothing placed) waits in Standby to be admitted.
-      if (state_.Job(j).placed_tasks > 0) StartLaunch(j);
+      if (state_.Job(j).placed_tasks > 0) {
+        StartLaunch(j, fmt::format("relaunching with {} workers", state_.Job(j).target_workers));
+      }
       break;
   }
 }
@@ -234,10 +306,13 @@ void JobLifecycle::Apply(const Plan& plan) {
         if (js.phase == JobPhase::kStandby) ++h.reallocations;
         h.reason = a.reason;
         ++js.reason_seq;
-        StartLaunch(j);
+        StartLaunch(j, a.reason);
         break;
       }
       case ActionKind::kResize:
+        Emit(j, TimelineKind::kResized, a.workers, a.by, [&] {
+          return fmt::format("{} -> {}: {}", state_.Job(j).target_workers, a.workers, a.reason);
+        });
         state_.MutableJob(j).target_workers = a.workers;
         ++h.scale_events;
         if (a.preempted) ++h.preemptions;
@@ -251,6 +326,7 @@ void JobLifecycle::Apply(const Plan& plan) {
         }
         break;
       case ActionKind::kStop:
+        Emit(j, TimelineKind::kPreempted, 0, a.by, [&] { return a.reason; });
         ++h.preemptions;
         h.reason = a.reason;
         ++state_.MutableJob(j).reason_seq;
@@ -258,6 +334,16 @@ void JobLifecycle::Apply(const Plan& plan) {
         break;
       case ActionKind::kWait:
         h.reason = a.reason;
+        if (backend_.WantsTimeline()) {
+          std::string shape = a.reason;
+          for (char& c : shape) {
+            if (c >= '0' && c <= '9') c = '#';
+          }
+          if (shape != h.timeline_wait) {
+            h.timeline_wait = std::move(shape);
+            Emit(j, TimelineKind::kWaiting, -1, -1, [&] { return a.reason; });
+          }
+        }
         break;
       case ActionKind::kStarve:
         if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving);
@@ -271,6 +357,7 @@ void JobLifecycle::Apply(const Plan& plan) {
         }
         js.level = a.workers;
         js.level_since = now;
+        Emit(j, TimelineKind::kLevel, -1, -1, [&] { return fmt::format("queue {}", a.workers); });
         break;
       }
       case ActionKind::kBackoff:
@@ -326,6 +413,7 @@ void JobLifecycle::Restart(JobIndex j, std::string reason) {
   }
   h.reason = std::move(reason);
   ++state_.MutableJob(j).reason_seq;
+  Emit(j, TimelineKind::kRestarted, -1, -1, [&] { return h.reason; });
   const JobPhase phase = state_.Job(j).phase;
   if (phase == JobPhase::kWaiting || phase == JobPhase::kStarving || phase == JobPhase::kStandby) {
     // Not started yet: it simply waits for its gang again.

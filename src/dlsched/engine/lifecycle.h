@@ -22,6 +22,36 @@ enum class TimerKind : uint8_t {
   kCheckpointDone,  // Checkpointing -> Stopping -> Standby (-> Launching)
 };
 
+// One row of a job's timeline: a decision about it or a change of its
+// phase (the simulator's events.csv, docs/formats.md).
+enum class TimelineKind : uint8_t {
+  kSubmitted,
+  kWaiting,  // a wait reason that differs in words from the last one
+  kStarted,  // first launch, on its nodes
+  kRunning,
+  kResized,
+  kCheckpointing,
+  kStopping,
+  kStandby,
+  kRelaunching,  // a later launch (after a reallocation or a preemption)
+  kPreempted,    // stopped as a whole for another job
+  kStarving,
+  kCompleted,
+  kFailed,
+  kRestarted,  // lost tasks: back to its last checkpoint
+  kLevel,      // its level (queue) in the order changed
+};
+std::string_view TimelineKindName(TimelineKind kind);  // "submitted", ...
+
+struct TimelineEvent {
+  core::Time time = 0;
+  JobIndex job = -1;
+  TimelineKind kind = TimelineKind::kSubmitted;
+  int workers = -1;  // its workers after the event; -1 when it does not apply
+  JobIndex by = -1;  // the job that caused it (a preemption, a scale-in), or -1
+  std::string detail;
+};
+
 // What a backend does for the life cycle: the simulator acts it out on its
 // event queue, the Kubernetes operator on the API server. The life cycle has
 // already updated the ClusterState (the cache) when it calls these.
@@ -53,6 +83,10 @@ class Backend {
     (void)j;
     (void)from;
   }
+  // A row of the timeline, when WantsTimeline (its text is worded only
+  // then).
+  virtual bool WantsTimeline() const { return false; }
+  virtual void OnTimeline(TimelineEvent event) { (void)event; }
 };
 
 struct LifecycleOptions {
@@ -84,6 +118,9 @@ struct JobHistory {
   int task_losses = 0;            // times it lost tasks to a node or an eviction
   double checkpointed_steps = 0;  // progress at its last checkpoint
   std::string reason;             // of the last decision about it
+  // The last wait reason on its timeline, with its digits masked (a reason
+  // that changes only in its counts is not a new row).
+  std::string timeline_wait;
 };
 
 // Applies the engine's Plans and drives every job through SPEC's life cycle
@@ -163,7 +200,19 @@ class JobLifecycle {
 
  private:
   void Enter(JobIndex j, core::JobPhase to);
-  void StartLaunch(JobIndex j);
+  // Sends a timeline row to the backend if it wants one; `detail` is worded
+  // only then.
+  template <typename Detail>
+  void Emit(JobIndex j, TimelineKind kind, int workers, JobIndex by, Detail&& detail) {
+    if (!backend_.WantsTimeline()) return;
+    backend_.OnTimeline(TimelineEvent{backend_.Now(), j, kind, workers, by, detail()});
+  }
+  void Emit(JobIndex j, TimelineKind kind, int workers = -1) {
+    Emit(j, kind, workers, -1, [] { return std::string(); });
+  }
+  // "node-0 (2) node-1 (1)": the tasks the job holds on each node.
+  std::string Placement(JobIndex j) const;
+  void StartLaunch(JobIndex j, std::string_view reason);
   void FinishLaunch(JobIndex j);
   void Checkpoint(JobIndex j);
   void Release(JobIndex j);

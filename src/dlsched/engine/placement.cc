@@ -378,7 +378,7 @@ bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
   JobTrace* jt = ctx.TraceOf(t.job);
   TaskTrace* tt = nullptr;
   if (jt != nullptr) {
-    jt->tasks.push_back(TaskTrace{t, {}, kNoNode, {}});
+    jt->tasks.push_back(TaskTrace{t, {}, kNoNode, {}, {}});
     tt = &jt->tasks.back();
   }
   // A task that will fail as one before it did is not searched again
@@ -391,6 +391,22 @@ bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
     }
   }
   const NodeIndex n = SelectNode(ctx, t, tt);
+  if (n == kNoNode && tt != nullptr) {
+    const ClusterState& st = ctx.state();
+    const core::Resources& req = st.Request(t);
+    for (NodeIndex m = 0; m < st.NumNodes(); ++m) {
+      if (!st.Present(m)) continue;
+      std::string why = StaticFailure(ctx, t, m);
+      for (int r = 0; why.empty() && r < core::NumResources(); ++r) {
+        const auto id = static_cast<core::ResourceId>(r);
+        if (req[id] <= st.Free(m)[id]) continue;
+        why = fmt::format("insufficient {} (needs {}, {} free)", core::ResourceName(id),
+                          core::FormatResourceAmount(id, req[id]),
+                          core::FormatResourceAmount(id, std::max<int64_t>(0, st.Free(m)[id])));
+      }
+      if (!why.empty()) tt->rejected.emplace_back(m, std::move(why));
+    }
+  }
   if (n == kNoNode) {
     // The per-node count costs a second pass, paid only by a failure whose
     // reason someone reads.

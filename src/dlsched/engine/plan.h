@@ -45,6 +45,8 @@ struct Action {
   std::string reason;
   bool restart = false;    // kResize: through Checkpointing -> ... -> Launching
   bool preempted = false;  // kResize: the job was shrunk to make room for another
+  // kResize, kStop: the job whose start it made room for, or -1.
+  JobIndex by = -1;
   WaitStatus status = WaitStatus::kUnschedulable;  // kWait, kBackoff
 };
 
@@ -72,6 +74,9 @@ struct TaskTrace {
   std::vector<ScoredNode> candidates;  // feasible nodes
   NodeIndex chosen = kNoNode;
   std::string note;  // e.g. why no node was feasible
+  // When no node was feasible: each node and why not (the first resource
+  // short, with the amounts, or the filter or state that excluded it).
+  std::vector<std::pair<NodeIndex, std::string>> rejected;
 };
 struct JobTrace {
   core::Time time = 0;

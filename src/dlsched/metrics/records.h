@@ -41,11 +41,36 @@ struct UtilizationSample {
   core::Resources effective;
 };
 
+// One row of a run's timeline (events.csv): a decision about a job or a
+// change of its phase, in the order they happened.
+struct JobEvent {
+  core::Time time = 0;
+  int32_t job = -1;       // index into RunInput::jobs
+  std::string_view kind;  // "submitted", "waiting", ... (static text)
+  int workers = -1;       // its workers after the event; -1: does not apply
+  int32_t by = -1;        // index into RunInput::jobs of the job that caused it, or -1
+  std::string detail;
+};
+
+// What a job held on a node, over a maximal interval of constant holding
+// (allocations.csv).
+struct Allocation {
+  int32_t node = -1;  // index into RunInput::nodes
+  int32_t job = -1;   // index into RunInput::jobs
+  core::Time start = 0;
+  core::Time end = core::kNever;  // kNever: still held when the run ended
+  int tasks = 0;
+  int64_t gpus = 0;
+};
+
 struct RunInput {
   std::string profile;
   core::Resources capacity;  // cluster capacity per resource
   std::vector<JobRecord> jobs;
   std::vector<UtilizationSample> utilization;  // ascending time
+  std::vector<JobEvent> events;                // ascending time
+  std::vector<std::string> nodes;              // node names, for `allocations`
+  std::vector<Allocation> allocations;         // by start time
   core::Time end_time = 0;                     // time of the last event
   bool deadlocked = false;
   // The run was stopped before its end (Ctrl-C): jobs not final then are

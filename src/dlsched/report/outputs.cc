@@ -128,6 +128,44 @@ std::string JobsCsv(const metrics::RunInput& input) {
   return out;
 }
 
+std::string EventsCsv(const metrics::RunInput& input) {
+  std::string out = "time,job,event,workers,by,detail\n";
+  auto name = [&](int32_t j) {
+    return j < 0 || j >= static_cast<int32_t>(input.jobs.size()) ? std::string()
+                                                                 : CsvField(input.jobs[j].name);
+  };
+  for (const metrics::JobEvent& e : input.events) {
+    out += FormatNumber(e.time);
+    out += ',';
+    out += name(e.job);
+    out += ',';
+    out += e.kind;
+    out += ',';
+    if (e.workers >= 0) out += std::to_string(e.workers);
+    out += ',';
+    out += name(e.by);
+    out += ',';
+    out += CsvField(e.detail);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string AllocationsCsv(const metrics::RunInput& input) {
+  std::string out = "node,job,start,end,tasks,gpus\n";
+  for (const metrics::Allocation& a : input.allocations) {
+    out += CsvField(input.nodes.at(static_cast<size_t>(a.node)));
+    out += ',';
+    out += CsvField(input.jobs.at(static_cast<size_t>(a.job)).name);
+    out += ',';
+    out += TimeCell(a.start);
+    out += ',';
+    out += TimeCell(a.end);
+    out += fmt::format(",{},{}\n", a.tasks, a.gpus);
+  }
+  return out;
+}
+
 std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::RunInput& input) {
   std::string out = "time";
   for (const auto& u : summary.utilization) {
@@ -170,8 +208,10 @@ std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInpu
   w.Int(s.cycles);
   Numbers(w, {{"end_time", s.end_time}});
   w.Key("jct");
-  NumberObject(w,
-               {{"mean", s.jct_mean}, {"p50", s.jct_p50}, {"p95", s.jct_p95}, {"p99", s.jct_p99}});
+  w.BeginObject();
+  Numbers(w, {{"mean", s.jct_mean}, {"p50", s.jct_p50}, {"p95", s.jct_p95}, {"p99", s.jct_p99}});
+  Ints(w, {{"censored", s.jct_censored}});
+  w.EndObject();
   Numbers(w, {{"makespan", s.makespan}});
   w.Key("mean_phase_time");
   NumberObject(w, {{"queueing", s.mean_queueing},
@@ -194,9 +234,10 @@ std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInpu
   w.Key("slowdown");
   w.BeginObject();
   Ints(w, {{"jobs", s.slowdown_jobs}});
-  Numbers(
-      w,
-      {{"mean", s.slowdown_mean}, {"variance", s.slowdown_variance}, {"jain_index", s.jain_index}});
+  Numbers(w, {{"mean", s.slowdown_mean},
+              {"p95", s.slowdown_p95},
+              {"variance", s.slowdown_variance},
+              {"jain_index", s.jain_index}});
   w.EndObject();
   w.Key("events");
   IntObject(w, {{"preemptions", s.preemptions},
@@ -216,6 +257,8 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
   const std::string prefix(subdir);
   if (auto st = out.Add(prefix + "summary.json", SummaryJsonText(summary, input)); !st) return st;
   if (auto st = out.Add(prefix + "jobs.csv", JobsCsv(input)); !st) return st;
+  if (auto st = out.Add(prefix + "events.csv", EventsCsv(input)); !st) return st;
+  if (auto st = out.Add(prefix + "allocations.csv", AllocationsCsv(input)); !st) return st;
   return out.Add(prefix + "utilization.csv", UtilizationCsv(summary, input));
 }
 

@@ -38,13 +38,27 @@ std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::R
 // final_state is the phase name. Lines end with "\n".
 std::string JobsCsv(const metrics::RunInput& input);
 
+// events.csv: the run's timeline, one row per decision about a job or
+// change of its phase, in the order they happened:
+//   time,job,event,workers,by,detail
+// `event` is engine::TimelineKindName's word (or "stuck", at the run's
+// end), `workers` the job's workers after it (empty: does not apply), `by`
+// the job that caused it (a preemption, a scale-in), `detail` the reason.
+std::string EventsCsv(const metrics::RunInput& input);
+
+// allocations.csv: what each job held on each node, one row per maximal
+// interval of constant holding: node,job,start,end,tasks,gpus (end empty
+// while still held when the run ended).
+std::string AllocationsCsv(const metrics::RunInput& input);
+
 // utilization.csv: "time", then <name>_allocated,<name>_effective for each
 // resource of summary.utilization (capacity > 0), as fractions of capacity.
 // One row per sample (each holds until the next), plus a closing row at
 // input.end_time repeating the last sample when the run ends after it.
 std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::RunInput& input);
 
-// Adds summary.json (SummaryJsonText), jobs.csv and utilization.csv to
+// Adds summary.json (SummaryJsonText), jobs.csv, events.csv,
+// allocations.csv and utilization.csv to
 // `out`, under `subdir` ("" or "<profile>/").
 core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
                          const metrics::RunSummary& summary, const metrics::RunInput& input);

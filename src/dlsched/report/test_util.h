@@ -96,6 +96,21 @@ inline metrics::RunInput SampleRun() {
   s1.allocated[core::kCpu] = 3000;
   s1.effective[core::kCpu] = 1000;
   in.utilization = {s0, s1};
+
+  in.nodes = {"node-0", "node-1"};
+  in.events = {
+      {0, 0, "submitted", -1, -1, ""},
+      {12.5, 0, "started", 4, -1, "started with 4 workers on node-0 (2) node-1 (2)"},
+      {30, 1, "submitted", -1, -1, ""},
+      {30, 1, "waiting", -1, -1, b.reason},
+      {50, 0, "resized", 2, 1, "4 -> 2: scaled in for vgg,b"},
+      {100, 0, "completed", 0, -1, ""},
+  };
+  in.allocations = {
+      {0, 0, 12.5, 50, 2, 2},
+      {1, 0, 12.5, 100, 2, 2},
+      {1, 1, 50, core::kNever, 1, 0},
+  };
   return in;
 }
 

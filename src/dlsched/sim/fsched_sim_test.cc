@@ -120,6 +120,20 @@ TEST(FschedSimTest, ReallocationChargesCheckpointAndLaunchAndMinGainStopsAPointl
             "started with 3 workers by reallocation (total throughput 9.6 -> 16.5 steps/s, "
             "variance 0.0027)");
 
+  // A's timeline: shrunk for B's start (a preemption by B), checkpoint
+  // (its 3 GPUs are B's already), stop, relaunch with 3 workers. B is
+  // started by the reallocation in the cycle that admission left it
+  // waiting, so it has no waiting row.
+  EXPECT_EQ(
+      testing::Timeline(*r, "A"),
+      (std::vector<std::string>{"0 submitted", "0 started 6", "10 running 6", "100 resized 3 by B",
+                                "100 checkpointing 3", "105 stopping 3", "105 standby 3",
+                                "105 relaunching 3", "115 running 3", "225 completed 0"}));
+  EXPECT_EQ(testing::Timeline(*r, "B"),
+            (std::vector<std::string>{"100 submitted", "100 started 3", "110 running 3",
+                                      "210 completed 0"}));
+  EXPECT_EQ(a.preemptions, 1);
+
   auto eager = Simulate(OneNode(6), w, FschedEngine(/*min_gain=*/0.5), options);
   ASSERT_TRUE(eager.has_value()) << eager.error().message;
   EXPECT_EQ(Record(*eager, "A").reallocations, 2);

@@ -6,6 +6,9 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "dlsched/config/specs.h"
 #include "dlsched/metrics/summary.h"
@@ -67,6 +70,26 @@ TEST(Kod2SimTest, ElasticJobGrowsShrinksForAHeavierJobAndGrowsBack) {
   EXPECT_EQ(e.final_workers, 8);
   EXPECT_EQ(e.reason, "scaled out 4 workers into idle room");
   EXPECT_EQ(h.queueing, 0);
+  // The timeline: the scale-in at 100 names h, which caused it.
+  EXPECT_EQ(testing::Timeline(*r, "e"),
+            (std::vector<std::string>{"0 submitted", "0 started 8", "0 running 8",
+                                      "100 resized 4 by h", "200 resized 8", "550 completed 0"}));
+  EXPECT_EQ(testing::Timeline(*r, "h"),
+            (std::vector<std::string>{"100 submitted", "100 started 4", "100 running 4",
+                                      "200 completed 0"}));
+  EXPECT_EQ(testing::EventDetail(*r, "e", "resized"), "8 -> 4: scaled in 4 workers of e for h");
+  EXPECT_EQ(testing::EventDetail(*r, "h", "started"),
+            "started with 4 workers after scale-in (weight 0.8107 >= 0.6608 of running e) on "
+            "node-0 (4)");
+  // Allocations: e on node-0 with 4 workers until 100 and again from 200.
+  std::vector<std::string> on_node0;
+  for (const auto& a : r->run.allocations) {
+    if (r->run.nodes[a.node] == "node-0") {
+      on_node0.push_back(fmt::format("{} {:g}-{:g} {}", r->run.jobs[a.job].name, a.start,
+                                     a.end >= core::kNever ? -1 : a.end, a.gpus));
+    }
+  }
+  EXPECT_EQ(on_node0, (std::vector<std::string>{"e 0-100 4", "h 100-200 4", "e 200-550 4"}));
   // GPUs over time: 8 allocated from 0 to 550 (e 8, then e 4 + h 4, then e 8).
   for (const auto& s : r->run.utilization) {
     if (s.time < 550) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,11 @@ class Simulation final : public engine::Backend {
   void DeleteTask(engine::TaskRef) override {}
   void OnProgressChange(JobIndex j) override { SetRate(j, now_); }
   void OnPhase(JobIndex j, JobPhase from) override;
+  bool WantsTimeline() const override { return options_.timeline; }
+  void OnTimeline(engine::TimelineEvent e) override {
+    result_.run.events.push_back(metrics::JobEvent{e.time, e.job, engine::TimelineKindName(e.kind),
+                                                   e.workers, e.by, std::move(e.detail)});
+  }
 
  private:
   static engine::LifecycleOptions LifecycleOptionsOf(const engine::Engine& engine,
@@ -71,6 +77,9 @@ class Simulation final : public engine::Backend {
   core::Status CheckInvariants() const;
   void SetJobRate(JobIndex j, double rate);
   void SampleUtilization(core::Time now);
+  // Task `t` came onto (+1) or left (-1) node `n`: the job's open
+  // allocation row there closes and a new one opens.
+  void Hold(engine::TaskRef t, engine::NodeIndex n, int sign);
   double IdealRuntime(const core::JobSpec& spec) const;
 
   const core::ClusterSpec& cluster_;
@@ -88,6 +97,8 @@ class Simulation final : public engine::Backend {
   // kept up to date at every phase change and placement.
   core::Resources effective_;
   core::Time next_tick_ = core::kNever;
+  // (job, node) -> its open row of result_.run.allocations.
+  std::unordered_map<uint64_t, size_t> open_allocation_;
   SimResult result_;
 };
 
@@ -146,15 +157,45 @@ void Simulation::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uin
 }
 
 // A simulated bind always succeeds, at once.
-void Simulation::Bind(engine::TaskRef t, engine::NodeIndex) {
+void Simulation::Bind(engine::TaskRef t, engine::NodeIndex n) {
   state_.ConfirmTask(t);
   if (core::IsRunning(state_.Job(t.job).phase)) effective_ += state_.Request(t);
+  Hold(t, n, +1);
 }
 
 // A simulated pod is gone at once.
-void Simulation::Unbind(engine::TaskRef t, engine::NodeIndex) {
+void Simulation::Unbind(engine::TaskRef t, engine::NodeIndex n) {
   state_.TaskGone(t);
   if (core::IsRunning(state_.Job(t.job).phase)) effective_ -= state_.Request(t);
+  Hold(t, n, -1);
+}
+
+void Simulation::Hold(engine::TaskRef t, engine::NodeIndex n, int sign) {
+  if (!options_.timeline) return;
+  auto& rows = result_.run.allocations;
+  const uint64_t key =
+      (static_cast<uint64_t>(static_cast<uint32_t>(t.job)) << 32) | static_cast<uint32_t>(n);
+  metrics::Allocation next{n, t.job, now_, core::kNever, 0, 0};
+  auto it = open_allocation_.find(key);
+  if (it != open_allocation_.end()) {
+    metrics::Allocation& open = rows[it->second];
+    next.tasks = open.tasks;
+    next.gpus = open.gpus;
+    if (open.start == now_) {
+      // Changed again at the same instant: the row was never held as it was.
+      open.tasks += sign;
+      open.gpus += sign * state_.Request(t)[core::kGpu];
+      if (open.tasks == 0) open_allocation_.erase(it);
+      return;
+    }
+    open.end = now_;
+    open_allocation_.erase(it);
+  }
+  next.tasks += sign;
+  next.gpus += sign * state_.Request(t)[core::kGpu];
+  if (next.tasks <= 0) return;
+  open_allocation_[key] = rows.size();
+  rows.push_back(next);
 }
 
 core::Status Simulation::CheckInvariants() const {
@@ -449,6 +490,9 @@ core::Result<SimResult> Simulation::Run() {
 
   // Records.
   metrics::RunInput& run = result_.run;
+  // Rows opened and emptied at one instant held nothing.
+  std::erase_if(run.allocations, [](const metrics::Allocation& a) { return a.tasks == 0; });
+  for (engine::NodeIndex n = 0; n < state_.NumNodes(); ++n) run.nodes.push_back(state_.NodeName(n));
   run.profile = engine_.profile().name;
   run.capacity = state_.Capacity();
   run.end_time = now_;
@@ -486,6 +530,10 @@ core::Result<SimResult> Simulation::Run() {
           "run stopped at {:g}s: {} scheduling cycles in a row without any job training, "
           "arriving or ending (livelock); last reason: {}",
           now_, max_idle_cycles, sj.reason.empty() ? "none" : sj.reason);
+    }
+    if (options_.timeline && r.stuck) {
+      run.events.push_back(metrics::JobEvent{now_, j, "stuck", -1, -1,
+                                             r.reason.empty() ? "never started" : r.reason});
     }
     run.jobs.push_back(std::move(r));
   }

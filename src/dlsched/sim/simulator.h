@@ -22,6 +22,10 @@ struct SimOptions {
   // Per-pod backoff, as kube-scheduler: initial, doubling up to max.
   core::Time backoff_initial = 1;
   core::Time backoff_max = 10;
+  // Record the run's timeline (RunInput::events) and what each job held on
+  // each node over time (RunInput::allocations): events.csv and
+  // allocations.csv.
+  bool timeline = true;
   // Called with every plan before it is applied (tests, debugging).
   std::function<void(core::Time, const engine::Plan&)> on_plan;
   // Where the run publishes its progress after every cycle, for a display

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "dlsched/policy/registry.h"
 #include "dlsched/sim/simulator.h"
@@ -25,6 +28,28 @@ inline const metrics::JobRecord& Record(const SimResult& r, const std::string& n
   }
   ADD_FAILURE() << "no job " << name;
   return r.run.jobs.front();
+}
+
+// Job `name`'s timeline, one "<time> <event>[ <workers>][ by <job>]" a row,
+// in order (events.csv without the detail).
+inline std::vector<std::string> Timeline(const SimResult& r, const std::string& name) {
+  std::vector<std::string> out;
+  for (const auto& e : r.run.events) {
+    if (r.run.jobs[e.job].name != name) continue;
+    std::string row = fmt::format("{:g} {}", e.time, e.kind);
+    if (e.workers >= 0) row += fmt::format(" {}", e.workers);
+    if (e.by >= 0) row += " by " + r.run.jobs[e.by].name;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+// The detail of job `name`'s first `kind` event, or "(none)".
+inline std::string EventDetail(const SimResult& r, const std::string& name, std::string_view kind) {
+  for (const auto& e : r.run.events) {
+    if (r.run.jobs[e.job].name == name && e.kind == kind) return e.detail;
+  }
+  return "(none)";
 }
 
 // Workers of `milli_cpu` / `mem_gib` / 1 GPU, no PS, elastic in [min, max],

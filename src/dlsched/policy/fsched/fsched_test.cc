@@ -332,8 +332,12 @@ TEST_F(FschedSizerTest, ShrinksAwayFromThePsAndStartsTheWaitingJobOnTheFreedNode
   EXPECT_EQ(resizes[0]->task.job, a);
   EXPECT_EQ(resizes[0]->workers, 4);
   EXPECT_TRUE(resizes[0]->restart);
+  // A gives its GPUs up for B's start: a preemption by B.
   EXPECT_EQ(resizes[0]->reason,
-            "reallocated: 8 -> 4 workers (total throughput 8.0 -> 12.0 steps/s, variance 0.0625)");
+            "reallocated: 8 -> 4 workers (total throughput 8.0 -> 12.0 steps/s, variance 0.0625; "
+            "for b)");
+  EXPECT_TRUE(resizes[0]->preempted);
+  EXPECT_EQ(resizes[0]->by, b);
   const auto starts = Actions(plan, ActionKind::kStart);
   ASSERT_EQ(starts.size(), 1u);
   EXPECT_EQ(starts[0]->task.job, b);
@@ -380,9 +384,12 @@ TEST_F(FschedSizerTest, MinGainRejectsARestartButTheNewJobStillTakesTheIdleGpu) 
       EXPECT_EQ(resizes[0]->task.job, a);
       EXPECT_EQ(resizes[0]->workers, 4);
       EXPECT_EQ(starts[0]->workers, 3);
+      // B, started by the admission this cycle, grows into A's GPU.
       EXPECT_EQ(resizes[0]->reason,
                 "reallocated: 5 -> 4 workers (total throughput 11.6 -> 12.5 steps/s, variance "
-                "0.0022)");
+                "0.0022; for b)");
+      EXPECT_TRUE(resizes[0]->preempted);
+      EXPECT_EQ(resizes[0]->by, b);
     }
   }
 }

@@ -266,14 +266,25 @@ bool Apply(engine::CycleContext& ctx, const engine::Packer& packer, std::span<co
   const std::string summary =
       fmt::format("total throughput {:.1f} -> {:.1f} steps/s, variance {:.4f}", current_total,
                   alloc.throughput, alloc.variance);
+  // A running job shrunk while another starts gives up GPUs for that
+  // admission: a preemption by the first job that starts.
+  JobIndex admitted = -1;
+  for (int k = 0; k < n && admitted < 0; ++k) {
+    const Entry& e = entries[k];
+    if ((e.kind == Kind::kWaiting && alloc.workers[k] > 0) || e.kind == Kind::kStarted) {
+      admitted = e.job;
+    }
+  }
   for (int k = 0; k < n; ++k) {
     const Entry& e = entries[k];
     const int target = alloc.workers[k];
     if (e.kind == Kind::kFrozen || target == e.current) continue;
     std::string reason;
     if (e.kind == Kind::kRunning) {
-      reason = fmt::format("reallocated: {} -> {} ({})", e.current, Workers(target), summary);
-      ctx.decisions.Resize(e.job, target, reason, restart);
+      const bool preempted = target < e.current && admitted >= 0;
+      reason = fmt::format("reallocated: {} -> {} ({}{})", e.current, Workers(target), summary,
+                           preempted ? fmt::format("; for {}", st.Job(admitted).spec->name) : "");
+      ctx.decisions.Resize(e.job, target, reason, restart, preempted, preempted ? admitted : -1);
     } else if (e.kind == Kind::kStarted) {
       reason = fmt::format("started with {} (F-scheduling: {})", Workers(target), summary);
       ctx.decisions.ResizeStart(e.job, target, reason);

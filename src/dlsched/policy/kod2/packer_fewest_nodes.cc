@@ -19,7 +19,7 @@ void TraceSince(engine::CycleContext& ctx, engine::JobIndex j, engine::Session::
   const auto& steps = ctx.session.Steps();
   for (size_t i = mark; i < steps.size(); ++i) {
     if (steps[i].assigned && steps[i].task.job == j) {
-      trace->tasks.push_back(engine::TaskTrace{steps[i].task, {}, steps[i].node, note});
+      trace->tasks.push_back(engine::TaskTrace{steps[i].task, {}, steps[i].node, note, {}});
     }
   }
 }

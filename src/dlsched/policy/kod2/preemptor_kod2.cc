@@ -132,7 +132,7 @@ bool Kod2ScaleIn::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
     ctx.decisions.Resize(v.job, st.Job(v.job).placed_workers,
                          fmt::format("scaled in {} of {} for {}", Workers(v.removed),
                                      st.Job(v.job).spec->name, jname),
-                         restart_on_resize_, /*preempted=*/true);
+                         restart_on_resize_, /*preempted=*/true, /*by=*/j);
   }
   return true;
 }

@@ -111,18 +111,20 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
     }
     return false;
   }();
-  std::string first_started;
+  JobIndex first_started = -1;
   for (size_t i = 0; i < jobs.size() && evicted; ++i) {
     const JobIndex j = jobs[i];
     if (pending[i]) {
-      if (placed[i] && first_started.empty()) first_started = st.Job(j).spec->name;
+      if (placed[i] && first_started < 0) first_started = j;
       continue;
     }
     if (selected[i]) continue;
     ctx.AddAction(engine::ActionKind::kStop, j,
-                  first_started.empty()
+                  first_started < 0
                       ? std::string("preempted: jobs ahead of it in the order need its resources")
-                      : fmt::format("preempted by {} (ahead of it in the order)", first_started));
+                      : fmt::format("preempted by {} (ahead of it in the order)",
+                                    st.Job(first_started).spec->name),
+                  0, first_started);
   }
 
   // Levels (LasOrder): record each job's change (running jobs down,

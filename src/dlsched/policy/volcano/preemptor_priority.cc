@@ -130,7 +130,8 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
     const core::JobSpec& vs = *st.Job(victims[i]).spec;
     ctx.AddAction(engine::ActionKind::kStop, victims[i],
                   fmt::format("preempted by {}: priority {} > {}", spec.name,
-                              core::PriorityClassName(prio), core::PriorityClassName(vs.priority)));
+                              core::PriorityClassName(prio), core::PriorityClassName(vs.priority)),
+                  0, j);
   }
   return true;
 }
