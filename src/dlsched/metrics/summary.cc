@@ -42,12 +42,18 @@ std::optional<core::Time> Jct(const JobRecord& job) {
   return job.completion - job.submit;
 }
 
+namespace {
+
+// JCT / ideal, at least 1: a JCT at or below the ideal (a zero-length job,
+// rounding in the backend) counts as "as fast as alone" rather than faster.
+double SlowdownOf(core::Time jct, core::Time ideal) { return jct > ideal ? jct / ideal : 1.0; }
+
+}  // namespace
+
 std::optional<double> Slowdown(const JobRecord& job) {
   const std::optional<core::Time> jct = Jct(job);
   if (!jct || !(job.ideal_runtime > 0)) return std::nullopt;
-  // A JCT at or below the ideal (a zero-length job, rounding in the backend)
-  // counts as "as fast as alone" rather than faster.
-  return *jct > job.ideal_runtime ? job.ideal_runtime / *jct : 1.0;
+  return SlowdownOf(*jct, job.ideal_runtime);
 }
 
 double Percentile(std::span<const double> sorted, double percent) {
@@ -106,11 +112,12 @@ RunSummary Summarize(const RunInput& input) {
 
   std::vector<double> jcts;
   std::vector<double> slowdowns;
+  std::vector<double> speeds;  // 1 / slowdown
   double queueing = 0;
   double launching = 0;
   double running = 0;
-  core::Time first_submit_completed = core::kNever;
-  core::Time last_completion = -std::numeric_limits<double>::infinity();
+  int completed_with_jct = 0;
+  core::Time last_end = -std::numeric_limits<double>::infinity();
   core::Time first_submit = core::kNever;
 
   for (const JobRecord& job : input.jobs) {
@@ -134,26 +141,37 @@ RunSummary Summarize(const RunInput& input) {
         break;
     }
 
-    const std::optional<core::Time> jct = Jct(job);
-    if (!jct) continue;
+    // A job that did not complete is censored at the run's end.
+    std::optional<core::Time> jct = Jct(job);
+    if (jct) {
+      ++completed_with_jct;
+      queueing += job.queueing;
+      launching += job.launching;
+      running += job.running;
+      last_end = std::max(last_end, job.completion);
+    } else {
+      ++s.jct_censored;
+      jct = std::max(0.0, input.end_time - job.submit);
+      last_end = std::max(last_end, input.end_time);
+    }
     jcts.push_back(*jct);
-    queueing += job.queueing;
-    launching += job.launching;
-    running += job.running;
-    first_submit_completed = std::min(first_submit_completed, job.submit);
-    last_completion = std::max(last_completion, job.completion);
-    if (const std::optional<double> slowdown = Slowdown(job)) slowdowns.push_back(*slowdown);
+    if (job.ideal_runtime > 0) {
+      slowdowns.push_back(SlowdownOf(*jct, job.ideal_runtime));
+      speeds.push_back(1 / slowdowns.back());
+    }
   }
 
   if (!jcts.empty()) {
-    const double n = static_cast<double>(jcts.size());
     s.jct_mean = Mean(jcts);
     std::vector<double> sorted = jcts;
     std::sort(sorted.begin(), sorted.end());
     s.jct_p50 = Percentile(sorted, 50);
     s.jct_p95 = Percentile(sorted, 95);
     s.jct_p99 = Percentile(sorted, 99);
-    s.makespan = last_completion - first_submit_completed;
+    s.makespan = std::max(0.0, last_end - first_submit);
+  }
+  if (completed_with_jct > 0) {
+    const double n = static_cast<double>(completed_with_jct);
     s.mean_queueing = queueing / n;
     s.mean_launching = launching / n;
     s.mean_running = running / n;
@@ -162,7 +180,9 @@ RunSummary Summarize(const RunInput& input) {
   s.slowdown_jobs = static_cast<int>(slowdowns.size());
   s.slowdown_mean = Mean(slowdowns);
   s.slowdown_variance = Variance(slowdowns, s.slowdown_mean);
-  s.jain_index = JainIndex(slowdowns);
+  std::sort(slowdowns.begin(), slowdowns.end());
+  s.slowdown_p95 = Percentile(slowdowns, 95);
+  s.jain_index = JainIndex(speeds);
 
   s.window_start = input.jobs.empty() ? 0 : first_submit;
   s.window_end = std::max(input.end_time, s.window_start);

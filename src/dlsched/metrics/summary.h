@@ -39,17 +39,23 @@ struct RunSummary {
   int stuck_jobs = 0;
   int unfinished_jobs = 0;
 
-  // Job completion time (completion - submit) over completed jobs.
+  // Job completion time (completion - submit) over every job. A job that
+  // did not complete counts as censored at the run's end (end_time -
+  // submit, a lower bound on its JCT), so a profile that leaves jobs
+  // unfinished is not flattered; `jct_censored` says how many did.
   // Percentiles interpolate linearly as numpy's (see Percentile).
   core::Time jct_mean = 0;
   core::Time jct_p50 = 0;
   core::Time jct_p95 = 0;
   core::Time jct_p99 = 0;
-  // Last completion - first submit, both over completed jobs; 0 if none.
+  int jct_censored = 0;
+  // Last completion (or the run's end, for a job that did not complete)
+  // - first submit, over every job; 0 for no jobs.
   core::Time makespan = 0;
 
   // Mean time per phase over completed jobs (so jct_mean equals their sum
-  // when the backend fills the phases consistently).
+  // when every job completed and the backend fills the phases
+  // consistently).
   core::Time mean_queueing = 0;
   core::Time mean_launching = 0;
   core::Time mean_running = 0;
@@ -61,13 +67,18 @@ struct RunSummary {
   core::Time window_end = 0;
   std::vector<ResourceUtilization> utilization;
 
-  // Slowdown S = ideal_runtime / JCT over completed jobs with a known ideal
-  // runtime, clamped to (0, 1]; 1 means as fast as alone with its best
-  // allocation. Variance is the population variance (divide by n).
+  // Slowdown as the literature uses it: JCT / ideal_runtime, at least 1
+  // (1: as fast as alone with its best allocation), over jobs with a known
+  // ideal runtime, censored as the JCT is. Variance is the population
+  // variance (divide by n). Jain's index is of the jobs' normalised speeds
+  // 1 / slowdown (their share of their ideal speed): (sum x)^2 / (n sum
+  // x^2), 1 = perfectly even. (F-scheduling's own S = f(alloc) / f_best,
+  // docs/policies/fsched.md, is a different quantity.)
   int slowdown_jobs = 0;
   double slowdown_mean = 0;
+  double slowdown_p95 = 0;
   double slowdown_variance = 0;
-  double jain_index = 0;  // (sum S)^2 / (n * sum S^2); 1 = perfectly even
+  double jain_index = 0;
 
   // Totals over all jobs.
   int64_t preemptions = 0;
@@ -90,8 +101,8 @@ enum class JobOutcome { kCompleted, kStuck, kFailed, kUnfinished };
 JobOutcome Outcome(const JobRecord& job);
 // completion - submit for a completed job; nullopt otherwise.
 std::optional<core::Time> Jct(const JobRecord& job);
-// ideal_runtime / JCT clamped to (0, 1] for a completed job with a known
-// ideal runtime (a JCT at or below the ideal counts as 1); nullopt otherwise.
+// JCT / ideal_runtime, at least 1, for a completed job with a known ideal
+// runtime (a JCT at or below the ideal counts as 1); nullopt otherwise.
 std::optional<double> Slowdown(const JobRecord& job);
 
 // Percentile of ascending `sorted` values as numpy.percentile computes it

@@ -40,8 +40,8 @@ UtilizationSample Sample(core::Time t, core::ResourceId id, int64_t allocated, i
 
 void ExpectAllFinite(const RunSummary& s) {
   for (double x : {s.jct_mean, s.jct_p50, s.jct_p95, s.jct_p99, s.makespan, s.mean_queueing,
-                   s.mean_launching, s.mean_running, s.slowdown_mean, s.slowdown_variance,
-                   s.jain_index, s.window_start, s.window_end}) {
+                   s.mean_launching, s.mean_running, s.slowdown_mean, s.slowdown_p95,
+                   s.slowdown_variance, s.jain_index, s.window_start, s.window_end}) {
     EXPECT_TRUE(std::isfinite(x)) << x;
   }
   for (const auto& u : s.utilization) {
@@ -123,12 +123,15 @@ TEST(JainIndexTest, HandWorked) {
   EXPECT_DOUBLE_EQ(JainIndex(zeros), 0);
 }
 
-// Slowdowns through Summarize:
-//   fast: ideal 100, JCT 100 -> S = 1
-//   slow: ideal 50,  JCT 100 -> S = 0.5
+// Slowdowns (JCT / ideal) through Summarize:
+//   fast: ideal 100, JCT 100 -> 1
+//   slow: ideal 50,  JCT 100 -> 2
 //   unknown: ideal 0 -> no slowdown
-//   waiting: not completed -> no slowdown
-// So S = {1, 0.5}: mean 0.75; population variance ((0.25)^2 + (0.25)^2) / 2 = 0.0625; Jain 0.9.
+//   waiting: submitted at 5, not completed by the end at 100: censored,
+//            JCT at least 95 -> 9.5
+// So {1, 2, 9.5}: mean 12.5 / 3; p95 at position 1.9 between 2 and 9.5:
+// 8.75; Jain over the speeds {1, 0.5, 1/9.5}. The JCTs {100, 100, 10, 95}
+// have one censored.
 TEST(SummarizeTest, SlowdownMeanVarianceAndJain) {
   RunInput in;
   in.jobs = {Completed("fast", 0, 0, 100), Completed("slow", 0, 50, 100),
@@ -139,14 +142,21 @@ TEST(SummarizeTest, SlowdownMeanVarianceAndJain) {
   in.end_time = 100;
 
   const RunSummary s = Summarize(in);
-  EXPECT_EQ(s.slowdown_jobs, 2);
-  EXPECT_DOUBLE_EQ(s.slowdown_mean, 0.75);
-  EXPECT_DOUBLE_EQ(s.slowdown_variance, 0.0625);
-  EXPECT_DOUBLE_EQ(s.jain_index, 0.9);
+  EXPECT_EQ(s.slowdown_jobs, 3);
+  const double mean = 12.5 / 3;
+  EXPECT_DOUBLE_EQ(s.slowdown_mean, mean);
+  EXPECT_DOUBLE_EQ(s.slowdown_p95, 8.75);
+  EXPECT_DOUBLE_EQ(
+      s.slowdown_variance,
+      ((1 - mean) * (1 - mean) + (2 - mean) * (2 - mean) + (9.5 - mean) * (9.5 - mean)) / 3);
+  const double speeds = 1 + 0.5 + 1 / 9.5;
+  EXPECT_DOUBLE_EQ(s.jain_index, speeds * speeds / (3 * (1 + 0.25 + 1 / 90.25)));
+  EXPECT_EQ(s.jct_censored, 1);
+  EXPECT_DOUBLE_EQ(s.jct_mean, (100 + 100 + 10 + 95) / 4.0);
 }
 
-// A job that finishes at or below its ideal runtime counts as S = 1, never
-// above: ideal 80, JCT 60 -> 1.
+// A job that finishes at or below its ideal runtime has slowdown 1, never
+// below: ideal 80, JCT 60 -> 1; ideal 10, JCT 40 -> 4.
 TEST(SlowdownTest, ClampedToOne) {
   JobRecord lucky = Completed("lucky", 10, 10, 70);
   lucky.ideal_runtime = 80;
@@ -155,7 +165,7 @@ TEST(SlowdownTest, ClampedToOne) {
 
   JobRecord half = Completed("half", 10, 10, 50);  // JCT 40
   half.ideal_runtime = 10;
-  EXPECT_DOUBLE_EQ(*Slowdown(half), 0.25);
+  EXPECT_DOUBLE_EQ(*Slowdown(half), 4);
 
   JobRecord failed = half;
   failed.final_phase = JobPhase::kFailed;
@@ -251,9 +261,9 @@ TEST(ResourceLabelTest, FixedNamesAndFallback) {
 }
 
 // Outcome precedence: Completed, then stuck (even if a deadline failed it),
-// then Failed, else unfinished. Event totals count every job; makespan and
-// JCT only completed ones: the failed job ending at 500 does not stretch the
-// makespan of the completed job (submit 10, end 60 -> 50).
+// then Failed, else unfinished. Event totals count every job; so do the JCT
+// and the makespan, the four jobs that did not complete censored at the
+// run's end, 500: JCTs {50, 500, 500, 500, 500}, makespan 500 - 0.
 TEST(SummarizeTest, CountsOutcomesAndTotals) {
   RunInput in;
   in.deadlocked = true;
@@ -294,9 +304,10 @@ TEST(SummarizeTest, CountsOutcomesAndTotals) {
   EXPECT_TRUE(s.deadlocked);
   EXPECT_EQ(s.cycles, 42);
   EXPECT_DOUBLE_EQ(s.end_time, 500);
-  EXPECT_DOUBLE_EQ(s.jct_mean, 50);
-  EXPECT_DOUBLE_EQ(s.jct_p99, 50);
-  EXPECT_DOUBLE_EQ(s.makespan, 50);
+  EXPECT_DOUBLE_EQ(s.jct_mean, 410);
+  EXPECT_DOUBLE_EQ(s.jct_p99, 500);
+  EXPECT_EQ(s.jct_censored, 4);
+  EXPECT_DOUBLE_EQ(s.makespan, 500);
 }
 
 TEST(SummarizeTest, EmptyInputIsAllZeros) {
@@ -313,7 +324,8 @@ TEST(SummarizeTest, EmptyInputIsAllZeros) {
 }
 
 // Jobs and capacity but nothing completed and a zero-length window: every
-// number is 0 and finite.
+// number is 0 (the censored JCT too: the run ended before the submit) or 1
+// (its slowdown) and finite.
 TEST(SummarizeTest, NoCompletedJobsGivesZerosNotNaN) {
   RunInput in;
   in.capacity[core::kCpu] = 1000;
@@ -330,7 +342,9 @@ TEST(SummarizeTest, NoCompletedJobsGivesZerosNotNaN) {
   EXPECT_DOUBLE_EQ(s.jct_mean, 0);
   EXPECT_DOUBLE_EQ(s.makespan, 0);
   EXPECT_DOUBLE_EQ(s.mean_queueing, 0);
-  EXPECT_EQ(s.slowdown_jobs, 0);
+  EXPECT_EQ(s.jct_censored, 1);
+  EXPECT_EQ(s.slowdown_jobs, 1);
+  EXPECT_DOUBLE_EQ(s.slowdown_mean, 1);
   EXPECT_DOUBLE_EQ(s.slowdown_variance, 0);
   ASSERT_EQ(s.utilization.size(), 2u);
   EXPECT_DOUBLE_EQ(s.utilization[0].allocated, 0);

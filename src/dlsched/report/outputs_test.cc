@@ -54,7 +54,9 @@ TEST(UtilizationCsvTest, FractionsPerResourceWithClosingRow) {
 
 // Window [0, 100]: gpu allocated (2*50 + 4*50) / 100 / 4 = 0.75, effective
 // 2*50 / 100 / 4 = 0.25; cpu allocated (1000*50 + 3000*50) / 100 / 8000 =
-// 0.25, effective 0.125. One slowdown of 50/100 = 0.5, so variance 0 and Jain 1.
+// 0.25, effective 0.125. One slowdown of JCT 100 / ideal 50 = 2 (the stuck
+// job has no ideal runtime), so variance 0 and Jain 1. JCTs {100, and 70
+// for the stuck job censored at the end}: p95 70 + 30 x 0.95 = 98.5.
 TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
   const metrics::RunInput in = testing::SampleRun();
   const nlohmann::ordered_json j = SummaryJson(metrics::Summarize(in), in);
@@ -68,7 +70,8 @@ TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
   EXPECT_EQ(j["counts"]["completed"], 1);
   EXPECT_EQ(j["counts"]["stuck"], 1);
   EXPECT_EQ(j["deadlocked"], true);
-  EXPECT_EQ(j["jct"]["p95"], 100.0);
+  EXPECT_EQ(j["jct"]["p95"], 98.5);
+  EXPECT_EQ(j["jct"]["censored"], 1);
   const auto& res = j["utilization"]["resources"];
   EXPECT_EQ(res.begin().key(), "cpu");  // resource id order, not alphabetical
   EXPECT_EQ(res["nvidia.com/gpu"]["capacity"], 4);
@@ -76,12 +79,12 @@ TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
   EXPECT_EQ(res["nvidia.com/gpu"]["effective"], 0.25);
   EXPECT_EQ(res["cpu"]["allocated"], 0.25);
   EXPECT_EQ(res["cpu"]["effective"], 0.125);
-  EXPECT_EQ(j["slowdown"]["mean"], 0.5);
+  EXPECT_EQ(j["slowdown"]["mean"], 2.0);
   EXPECT_EQ(j["slowdown"]["jain_index"], 1.0);
   EXPECT_EQ(j["events"]["scale_events"], 2);
 
   ASSERT_EQ(j["jobs"].size(), 2u);
-  EXPECT_EQ(j["jobs"][0]["slowdown"], 0.5);
+  EXPECT_EQ(j["jobs"][0]["slowdown"], 2.0);
   EXPECT_EQ(j["jobs"][1]["name"], "vgg,b");
   EXPECT_TRUE(j["jobs"][1]["first_start"].is_null());  // never started
   EXPECT_TRUE(j["jobs"][1]["completion"].is_null());
@@ -132,7 +135,27 @@ TEST(SummaryJsonTest, ConvertsToPlainJson) {
   EXPECT_EQ(plain["counts"]["total"], 2);
 }
 
-TEST(WriteOutputsTest, CreatesDirectoryAndWritesThreeFiles) {
+// The timeline in order, names CSV-quoted, empty cells where nothing
+// applies; an allocation still held at the end has no end.
+TEST(EventsCsvTest, TimelineAndAllocations) {
+  const metrics::RunInput in = testing::SampleRun();
+  EXPECT_EQ(EventsCsv(in),
+            "time,job,event,workers,by,detail\n"
+            "0,resnet-a,submitted,,,\n"
+            "12.5,resnet-a,started,4,,started with 4 workers on node-0 (2) node-1 (2)\n"
+            "30,\"vgg,b\",submitted,,,\n"
+            "30,\"vgg,b\",waiting,,,\"waiting: needs \"\"4 gpu\"\" on one node, largest free is "
+            "2\"\n"
+            "50,resnet-a,resized,2,\"vgg,b\",\"4 -> 2: scaled in for vgg,b\"\n"
+            "100,resnet-a,completed,0,,\n");
+  EXPECT_EQ(AllocationsCsv(in),
+            "node,job,start,end,tasks,gpus\n"
+            "node-0,resnet-a,12.5,50,2,2\n"
+            "node-1,resnet-a,12.5,100,2,2\n"
+            "node-1,\"vgg,b\",50,,1,0\n");
+}
+
+TEST(WriteOutputsTest, CreatesDirectoryAndWritesFiveFiles) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "nested" / "out";
   const metrics::RunInput in = testing::SampleRun();
@@ -144,16 +167,18 @@ TEST(WriteOutputsTest, CreatesDirectoryAndWritesThreeFiles) {
   EXPECT_EQ(ReadFile(dir / "summary.json"), SummaryJsonText(s, in));
   EXPECT_EQ(ReadFile(dir / "jobs.csv"), JobsCsv(in));
   EXPECT_EQ(ReadFile(dir / "utilization.csv"), UtilizationCsv(s, in));
+  EXPECT_EQ(ReadFile(dir / "events.csv"), EventsCsv(in));
+  EXPECT_EQ(ReadFile(dir / "allocations.csv"), AllocationsCsv(in));
   const auto parsed = nlohmann::ordered_json::parse(ReadFile(dir / "summary.json"));
   EXPECT_EQ(parsed, SummaryJson(s, in));
 
-  // Exactly the three files: no temporary left behind.
+  // Exactly the five files: no temporary left behind.
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     ++files;
     EXPECT_FALSE(e.path().filename().string().ends_with(".tmp")) << e.path();
   }
-  EXPECT_EQ(files, 3);
+  EXPECT_EQ(files, 5);
 }
 
 // Writing again over existing outputs replaces them.

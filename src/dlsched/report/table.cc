@@ -70,11 +70,18 @@ std::string SummaryRows(const metrics::RunSummary& s) {
   if (s.unfinished_jobs > 0) jobs += fmt::format(", {} unfinished", s.unfinished_jobs);
   add("jobs", jobs);
   if (s.deadlocked) add("deadlocked", fmt::format("yes (stuck jobs: {})", s.stuck_jobs));
-  add("JCT mean", Seconds(s.jct_mean));
-  add("JCT p50", Seconds(s.jct_p50));
-  add("JCT p95", Seconds(s.jct_p95));
-  add("JCT p99", Seconds(s.jct_p99));
-  add("makespan", Seconds(s.makespan));
+  // Values that count unfinished jobs at the run's end are lower bounds.
+  const std::string at_least = s.jct_censored > 0 ? ">= " : "";
+  auto censored = [&](core::Time t) { return at_least + Seconds(t); };
+  add("JCT mean", censored(s.jct_mean));
+  add("JCT p50", censored(s.jct_p50));
+  add("JCT p95", censored(s.jct_p95));
+  add("JCT p99", censored(s.jct_p99));
+  if (s.jct_censored > 0) {
+    add("censored",
+        fmt::format("{} jobs did not complete: their JCT counts to the run's end", s.jct_censored));
+  }
+  add("makespan", censored(s.makespan));
   add("mean queueing", Seconds(s.mean_queueing));
   add("mean launching", Seconds(s.mean_launching));
   add("mean running", Seconds(s.mean_running));
@@ -82,7 +89,9 @@ std::string SummaryRows(const metrics::RunSummary& s) {
     add("util " + u.name,
         FormatPercent(u.allocated) + " allocated, " + FormatPercent(u.effective) + " effective");
   }
-  add("slowdown mean", fmt::format("{:.3f} (n={})", s.slowdown_mean, s.slowdown_jobs));
+  add("slowdown mean",
+      fmt::format("{}{:.3f} (JCT / ideal, n={})", at_least, s.slowdown_mean, s.slowdown_jobs));
+  add("slowdown p95", fmt::format("{}{:.3f}", at_least, s.slowdown_p95));
   add("slowdown variance", fmt::format("{:.4f}", s.slowdown_variance));
   add("Jain's index", fmt::format("{:.3f}", s.jain_index));
   add("preemptions", std::to_string(s.preemptions));
@@ -121,8 +130,12 @@ std::string JobRows(const metrics::RunInput& input) {
 
 }  // namespace
 
+std::string FormatSummary(const metrics::RunSummary& summary) { return SummaryRows(summary); }
+
+std::string FormatJobs(const metrics::RunInput& input) { return JobRows(input); }
+
 std::string FormatTable(const metrics::RunSummary& summary, const metrics::RunInput& input) {
-  return SummaryRows(summary) + "\n" + JobRows(input);
+  return FormatSummary(summary) + "\n" + FormatJobs(input);
 }
 
 }  // namespace dlsched::report
