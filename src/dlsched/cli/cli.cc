@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,6 +31,7 @@
 #include "dlsched/metrics/summary.h"
 #include "dlsched/policy/registry.h"
 #include "dlsched/report/format.h"
+#include "dlsched/report/json_writer.h"
 #include "dlsched/report/outputs.h"
 #include "dlsched/report/table.h"
 #include "dlsched/sim/generate.h"
@@ -89,6 +92,7 @@ struct RunArgs {
   std::string cluster;
   JobSource jobs;
   std::string profile = "gang-binpack";
+  std::vector<std::string> overrides;  // --set PATH=VALUE, for every profile
 };
 
 // --workload or --trace and the trace's options.
@@ -130,6 +134,14 @@ void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
       ->needs(trace);
 }
 
+void AddSetOption(CLI::App* cmd, std::vector<std::string>* overrides) {
+  cmd->add_option("--set", *overrides,
+                  "Change the profile before the run: PATH=VALUE, PATH its keys joined by '.' "
+                  "(order.args.kappa=2, sizer.args.vBound=0.3, protectFactor=3, "
+                  "scorers.0.weight=2); repeatable. The profile is named after it "
+                  "(kod2-kappa-2) unless it sets name=");
+}
+
 void AddRunOptions(CLI::App* cmd, RunArgs* a) {
   cmd->add_option("--cluster,-c", a->cluster,
                   "Cluster YAML (nodes and their resources), or tiresias:FILE for a Tiresias "
@@ -139,6 +151,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
   cmd->add_option("--profile,-p", a->profile,
                   "Scheduler profile: a built-in name (see `dlsched profiles`) or a profile YAML")
       ->capture_default_str();
+  AddSetOption(cmd, &a->overrides);
 }
 
 core::Result<core::ClusterSpec> LoadClusterArg(const std::string& arg) {
@@ -243,12 +256,12 @@ struct Loaded {
 core::Result<Loaded> Load(const RunArgs& a) {
   auto inputs = LoadInputs(a);
   if (!inputs) return std::unexpected(inputs.error());
-  auto engine = LoadEngine(a.profile);
+  auto engine = LoadEngine(a.profile, a.overrides);
   if (!engine) return std::unexpected(engine.error());
   return Loaded{std::move(*inputs), std::move(*engine)};
 }
 
-int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
+int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_table) {
   const StopSignals signals;
   auto loaded = Load(a);
   if (!loaded) return BadInput(loaded.error());
@@ -262,15 +275,20 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
   auto& result = results[0];
   if (!result) return BadInput(result.error());
   const metrics::RunSummary summary = metrics::Summarize(result->run);
-  if (!quiet) std::fputs(report::FormatTable(summary, result->run).c_str(), stdout);
+  if (!quiet) {
+    std::fputs(report::FormatSummary(summary).c_str(), stdout);
+    if (job_table) std::printf("\n%s", report::FormatJobs(result->run).c_str());
+  }
   auto out = report::OutputDir::Open(dir);
   if (!out) return RunFailed(out.error());
   if (auto st = report::AddRunFiles(*out, "", summary, result->run); !st)
     return RunFailed(st.error());
   if (auto st = out->Commit(); !st) return RunFailed(st.error());
   const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
-  std::printf("results: %s/summary.json, %s/jobs.csv, %s/utilization.csv\n", shown.c_str(),
-              shown.c_str(), shown.c_str());
+  std::printf(
+      "results: %s/ (summary.json, jobs.csv, events.csv, allocations.csv, "
+      "utilization.csv)\n",
+      shown.c_str());
   if (interrupted) {
     PrintError(fmt::format(
         "interrupted at {:g} s of simulated time: the results are partial "
@@ -288,24 +306,86 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
   return kOk;
 }
 
-// One row of `dlsched compare`: a profile's headline numbers.
-std::vector<std::string> CompareRow(const std::string& profile, const metrics::RunSummary& s) {
-  auto util = [&](core::ResourceId id, bool effective) -> std::string {
-    for (const auto& u : s.utilization) {
-      if (u.id == id) return fmt::format("{:.1f}%", 100 * (effective ? u.effective : u.allocated));
-    }
-    return "-";
+// A run's outcome in a few words: "all done", "3 stuck (deadlocked)",
+// "1 failed, 2 unfinished", "partial".
+std::string RunStatus(const metrics::RunSummary& s) {
+  std::vector<std::string> parts;
+  if (s.stuck_jobs > 0) {
+    parts.push_back(fmt::format("{} stuck{}", s.stuck_jobs, s.deadlocked ? " (deadlocked)" : ""));
+  }
+  if (s.failed_jobs > 0) parts.push_back(fmt::format("{} failed", s.failed_jobs));
+  if (s.unfinished_jobs > 0) parts.push_back(fmt::format("{} unfinished", s.unfinished_jobs));
+  std::string status = parts.empty() ? "all done" : fmt::format("{}", fmt::join(parts, ", "));
+  return s.partial ? "partial: " + status : status;
+}
+
+double Utilization(const metrics::RunSummary& s, core::ResourceId id, bool effective) {
+  for (const auto& u : s.utilization) {
+    if (u.id == id) return effective ? u.effective : u.allocated;
+  }
+  return 0;
+}
+
+// Every column of compare.csv and compare.json, in order.
+struct CompareField {
+  std::string_view key;
+  std::variant<std::string, int64_t, double> value;
+};
+std::vector<CompareField> CompareFields(const std::string& profile, const metrics::RunSummary& s) {
+  return {
+      {"profile", profile},
+      {"status", RunStatus(s)},
+      {"total", int64_t{s.total_jobs}},
+      {"completed", int64_t{s.completed_jobs}},
+      {"failed", int64_t{s.failed_jobs}},
+      {"stuck", int64_t{s.stuck_jobs}},
+      {"unfinished", int64_t{s.unfinished_jobs}},
+      {"jct_censored", int64_t{s.jct_censored}},
+      {"jct_mean", s.jct_mean},
+      {"jct_p50", s.jct_p50},
+      {"jct_p95", s.jct_p95},
+      {"jct_p99", s.jct_p99},
+      {"makespan", s.makespan},
+      {"mean_queueing", s.mean_queueing},
+      {"mean_launching", s.mean_launching},
+      {"mean_running", s.mean_running},
+      {"slowdown_mean", s.slowdown_mean},
+      {"slowdown_p95", s.slowdown_p95},
+      {"slowdown_variance", s.slowdown_variance},
+      {"jain_index", s.jain_index},
+      {"gpu_allocated", Utilization(s, core::kGpu, false)},
+      {"gpu_effective", Utilization(s, core::kGpu, true)},
+      {"cpu_allocated", Utilization(s, core::kCpu, false)},
+      {"cpu_effective", Utilization(s, core::kCpu, true)},
+      {"preemptions", s.preemptions},
+      {"scale_events", s.scale_events},
+      {"reallocations", s.reallocations},
+      {"cycles", s.cycles},
+      {"end_time", s.end_time},
   };
-  auto secs = [&](double t) { return s.completed_jobs > 0 ? fmt::format("{:.1f}", t) : "-"; };
+}
+
+// One row of `dlsched compare`'s table: a profile's headline numbers. JCT,
+// makespan and slowdown read ">=" when jobs did not complete (they count at
+// the run's end).
+std::vector<std::string> CompareRow(const std::string& profile, const metrics::RunSummary& s) {
+  const std::string at_least = s.jct_censored > 0 ? ">=" : "";
+  auto secs = [&](double t) {
+    return s.total_jobs > 0 ? at_least + fmt::format("{:.1f}", t) : "-";
+  };
+  auto pct = [&](core::ResourceId id, bool effective) {
+    return fmt::format("{:.1f}%", 100 * Utilization(s, id, effective));
+  };
   return {profile,
+          RunStatus(s),
           fmt::format("{}/{}", s.completed_jobs, s.total_jobs),
-          std::to_string(s.stuck_jobs + s.failed_jobs + s.unfinished_jobs),
           secs(s.jct_mean),
           secs(s.jct_p95),
           secs(s.makespan),
-          util(core::kGpu, false),
-          util(core::kGpu, true),
-          util(core::kCpu, true),
+          s.slowdown_jobs > 0 ? at_least + fmt::format("{:.2f}", s.slowdown_mean) : "-",
+          pct(core::kGpu, false),
+          pct(core::kGpu, true),
+          pct(core::kCpu, true),
           fmt::format("{:.3f}", s.jain_index),
           std::to_string(s.preemptions),
           std::to_string(s.scale_events)};
@@ -358,7 +438,17 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   std::vector<std::unique_ptr<engine::Engine>> engines;
   std::vector<std::string> names;
   for (const auto& profile : profiles) {
-    auto engine = LoadEngine(profile);
+    // NAME:PATH=VALUE[:PATH=VALUE...] is NAME with its own overrides, after
+    // --set's.
+    std::vector<std::string> overrides = a.overrides;
+    std::string name = profile;
+    if (const size_t colon = profile.find(':'); colon != std::string::npos) {
+      name = profile.substr(0, colon);
+      for (auto part : std::views::split(std::string_view(profile).substr(colon + 1), ':')) {
+        overrides.emplace_back(part.begin(), part.end());
+      }
+    }
+    auto engine = LoadEngine(name, overrides);
     if (!engine) return BadInput(engine.error());
     names.push_back((*engine)->profile().name);
     engines.push_back(std::move(*engine));
@@ -366,10 +456,15 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   const std::vector<std::string> dirs = UniqueNames(names);
   if (auto st = CheckOut(out_dir); !st) return BadInput(st.error());
 
-  std::vector<std::vector<std::string>> rows = {{"profile", "done", "not done", "JCT mean",
-                                                 "JCT p95", "makespan", "gpu alloc", "gpu eff",
+  std::vector<std::vector<std::string>> rows = {{"profile", "status", "done", "JCT mean", "JCT p95",
+                                                 "makespan", "slowdown", "gpu alloc", "gpu eff",
                                                  "cpu eff", "Jain", "preempt", "scale"}};
-  std::string csv = "profile,completed,total,not_done,jct_mean,jct_p95,makespan\n";
+  std::string csv;
+  std::string json;
+  report::JsonWriter w(&json);
+  w.BeginObject();
+  w.Key("profiles");
+  w.BeginArray();
   auto out = report::OutputDir::Open(out_dir);
   if (!out) return RunFailed(out.error());
   std::vector<RunRequest> runs;
@@ -388,16 +483,55 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
       return RunFailed(st.error());
     }
     rows.push_back(CompareRow(dirs[i], summary));
-    csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", report::CsvField(dirs[i]),
-                       summary.completed_jobs, summary.total_jobs,
-                       summary.stuck_jobs + summary.failed_jobs + summary.unfinished_jobs,
-                       summary.jct_mean, summary.jct_p95, summary.makespan);
+    const std::vector<CompareField> fields = CompareFields(dirs[i], summary);
+    if (csv.empty()) {
+      for (size_t f = 0; f < fields.size(); ++f) {
+        csv += f == 0 ? "" : ",";
+        csv += fields[f].key;
+      }
+      csv += '\n';
+    }
+    w.BeginObject();
+    for (size_t f = 0; f < fields.size(); ++f) {
+      csv += f == 0 ? "" : ",";
+      w.Key(fields[f].key);
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+              csv += report::CsvField(v);
+              w.String(v);
+            } else if constexpr (std::is_same_v<T, int64_t>) {
+              csv += std::to_string(v);
+              w.Int(v);
+            } else {
+              csv += report::FormatNumber(v);
+              w.Number(report::RoundForOutput(v));
+            }
+          },
+          fields[f].value);
+    }
+    csv += '\n';
+    w.EndObject();
   }
+  w.EndArray();
+  w.EndObject();
+  json += '\n';
   std::fputs(AlignedTable(rows).c_str(), stdout);
+  for (const auto& row : rows) {
+    if (row[1] != "all done" && row[1] != "status") {
+      std::puts(
+          "(JCT, makespan and slowdown marked >= count the jobs that did not complete at the "
+          "run's end: lower bounds)");
+      break;
+    }
+  }
   if (auto st = out->Add("compare.csv", csv); !st) return RunFailed(st.error());
+  if (auto st = out->Add("compare.json", json); !st) return RunFailed(st.error());
   if (auto st = out->Commit(); !st) return RunFailed(st.error());
   const std::string shown = core::EscapeText(out_dir, kMaxMessageBytes);
-  std::printf("results: %s/compare.csv and %s/<profile>/\n", shown.c_str(), shown.c_str());
+  std::printf("results: %s/compare.csv, %s/compare.json and %s/<profile>/\n", shown.c_str(),
+              shown.c_str(), shown.c_str());
   if (interrupted) {
     PrintError("interrupted: the results are partial (summary.json says \"partial\": true)");
     return kInterrupted;
@@ -474,6 +608,10 @@ nlohmann::ordered_json TraceJson(const engine::ClusterState& state, const engine
                        ? nlohmann::ordered_json(nullptr)
                        : nlohmann::ordered_json(state.NodeName(task.chosen));
     if (!task.note.empty()) tj["note"] = task.note;
+    if (!task.rejected.empty()) {
+      auto& rejected = tj["rejected"] = nlohmann::ordered_json::object();
+      for (const auto& [node, why] : task.rejected) rejected[state.NodeName(node)] = why;
+    }
     auto& cands = tj["candidates"] = nlohmann::ordered_json::array();
     for (const auto& c : task.candidates) {
       nlohmann::ordered_json cj;
@@ -489,12 +627,14 @@ nlohmann::ordered_json TraceJson(const engine::ClusterState& state, const engine
   return j;
 }
 
-std::string TraceText(const engine::ClusterState& state, const engine::Profile& p,
+// What a cycle showed about the job, without which cycle it was: two
+// consecutive cycles with the same body are the same decision again.
+std::string TraceBody(const engine::ClusterState& state, const engine::Profile& p,
                       const engine::JobTrace& t) {
   std::string out = fmt::format(
-      "cycle {} at {:.1f}s (position {} in the queue): {}{}\n", t.cycle, t.time, t.position,
-      t.outcome,
+      "(position {} in the queue): {}{}\n", t.position, t.outcome,
       t.waiting ? fmt::format(" [{}]", engine::WaitStatusName(t.status)) : std::string());
+  constexpr size_t kMaxRejected = 50;
   for (const auto& task : t.tasks) {
     out += fmt::format("  {}[{}] -> {}{}\n", core::RoleName(task.task.role), task.task.index,
                        task.chosen == engine::kNoNode ? "(none)" : state.NodeName(task.chosen),
@@ -506,6 +646,14 @@ std::string TraceText(const engine::ClusterState& state, const engine::Profile& 
       }
       out += fmt::format("      {:<20} {:<50} total={:g}{}\n", state.NodeName(c.node), scores,
                          c.total, c.node == task.chosen ? "  <- chosen" : "");
+    }
+    for (size_t i = 0; i < task.rejected.size() && i < kMaxRejected; ++i) {
+      out += fmt::format("      {:<20} {}\n", state.NodeName(task.rejected[i].first),
+                         task.rejected[i].second);
+    }
+    if (task.rejected.size() > kMaxRejected) {
+      out += fmt::format("      ... and {} more nodes (--format json lists them all)\n",
+                         task.rejected.size() - kMaxRejected);
     }
   }
   return out;
@@ -532,14 +680,52 @@ int Explain(const RunArgs& a, const std::string& job, const std::string& format)
   for (const auto& r : result->run.jobs) {
     if (r.name == job) record = &r;
   }
+  // The job's timeline, then its cycles, consecutive identical ones (the
+  // same body: the same decision for the same reasons) as one group.
+  const auto& run = result->run;
+  std::vector<const metrics::JobEvent*> timeline;
+  for (const auto& e : run.events) {
+    if (run.jobs[e.job].name == job) timeline.push_back(&e);
+  }
+  struct Group {
+    size_t first = 0;
+    size_t count = 0;
+    std::string body;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < result->traces.size(); ++i) {
+    std::string body = TraceBody(names, p, result->traces[i]);
+    if (!groups.empty() && groups.back().body == body) {
+      ++groups.back().count;
+    } else {
+      groups.push_back({i, 1, std::move(body)});
+    }
+  }
   if (format == "json") {
     nlohmann::ordered_json j;
     j["job"] = job;
     j["profile"] = p.name;
     j["final_state"] = std::string(core::PhaseName(record->final_phase));
     j["stuck"] = record->stuck;
+    auto& rows = j["timeline"] = nlohmann::ordered_json::array();
+    for (const metrics::JobEvent* e : timeline) {
+      nlohmann::ordered_json row;
+      row["time"] = e->time;
+      row["event"] = std::string(e->kind);
+      row["workers"] = e->workers >= 0 ? nlohmann::ordered_json(e->workers) : nullptr;
+      row["by"] = e->by >= 0 ? nlohmann::ordered_json(run.jobs[e->by].name) : nullptr;
+      row["detail"] = e->detail;
+      rows.push_back(std::move(row));
+    }
     auto& cycles = j["cycles"] = nlohmann::ordered_json::array();
-    for (const auto& t : result->traces) cycles.push_back(TraceJson(names, p, t));
+    for (const Group& g : groups) {
+      nlohmann::ordered_json c = TraceJson(names, p, result->traces[g.first]);
+      const engine::JobTrace& last = result->traces[g.first + g.count - 1];
+      c["repeated"] = g.count;  // identical cycles, through last_cycle
+      c["last_cycle"] = last.cycle;
+      c["last_time"] = last.time;
+      cycles.push_back(std::move(c));
+    }
     // Names are valid UTF-8 (the loaders check); replace rather than throw
     // should anything else slip through.
     std::puts(j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
@@ -548,20 +734,41 @@ int Explain(const RunArgs& a, const std::string& job, const std::string& format)
                 job.c_str(), p.name.c_str(), result->traces.size(),
                 std::string(core::PhaseName(record->final_phase)).c_str(),
                 record->stuck ? " (stuck)" : "");
-    for (const auto& t : result->traces) std::fputs(TraceText(names, p, t).c_str(), stdout);
+    std::puts("timeline:");
+    for (const metrics::JobEvent* e : timeline) {
+      std::string row = fmt::format("  {:>10.1f} s  {}", e->time, e->kind);
+      if (e->workers >= 0) row += fmt::format(" ({} workers)", e->workers);
+      if (e->by >= 0) row += " by " + run.jobs[e->by].name;
+      // "waiting: waiting: ..." reads as the verdict alone.
+      std::string_view detail = e->detail;
+      if (detail.starts_with(e->kind) && detail.substr(e->kind.size()).starts_with(": ")) {
+        detail.remove_prefix(e->kind.size() + 2);
+      }
+      if (!detail.empty()) row += fmt::format(": {}", detail);
+      std::puts(core::EscapeText(row, kMaxMessageBytes).c_str());
+    }
+    std::puts("cycles:");
+    for (const Group& g : groups) {
+      const engine::JobTrace& first = result->traces[g.first];
+      const engine::JobTrace& last = result->traces[g.first + g.count - 1];
+      std::string header =
+          g.count == 1 ? fmt::format("cycle {} at {:.1f}s ", first.cycle, first.time)
+                       : fmt::format("cycles {}-{} at {:.1f}-{:.1f}s ({} identical cycles) ",
+                                     first.cycle, last.cycle, first.time, last.time, g.count);
+      std::fputs((header + g.body).c_str(), stdout);
+    }
   }
   return kOk;
 }
 
 int Profiles(const std::string& show) {
   if (!show.empty()) {
-    for (const auto& b : policy::BuiltinProfiles()) {
-      if (b.name == show) {
-        std::fwrite(b.yaml.data(), 1, b.yaml.size(), stdout);
-        return kOk;
-      }
+    if (auto text = policy::BuiltinProfileText(show)) {
+      std::fwrite(text->data(), 1, text->size(), stdout);
+      return kOk;
     }
-    return BadInput(core::Error{fmt::format("--show: no built-in profile named '{}'", show)});
+    return BadInput(core::Error{
+        fmt::format("--show: no built-in profile named '{}' (see `dlsched profiles`)", show)});
   }
   int width = 0;
   for (const auto& b : policy::BuiltinProfiles()) width = std::max(width, int(b.name.size()));
@@ -670,14 +877,22 @@ int Run(int argc, char** argv) {
       "(Ctrl-C: simulate and compare write what they computed, marked partial).",
       "dlsched"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("dlsched {}", DLSCHED_VERSION),
+                       "Print the version and exit");
 
   RunArgs sim_args;
   std::string out_dir;
   bool quiet = false;
+  bool job_table = false;
   auto* simulate = app.add_subcommand(
       "simulate",
       "Run a workload on a simulated cluster under a profile; print a summary and write "
-      "summary.json, jobs.csv and utilization.csv");
+      "summary.json, jobs.csv, events.csv (the timeline), allocations.csv and utilization.csv");
+  simulate->footer(
+      "Examples:\n"
+      "  dlsched simulate -c examples/cluster-kod2-elastic.yaml \\\n"
+      "                   -w examples/workload-kod2-elastic.yaml -p kod2 --jobs\n"
+      "  dlsched simulate -c C -w W -p kod2 --set order.args.kappa=2   # a variant of kod2");
   AddRunOptions(simulate, &sim_args);
   simulate->add_option("--out,-o", out_dir,
                        "Output directory (default: out/<profile name>). Written as one unit and "
@@ -686,6 +901,7 @@ int Run(int argc, char** argv) {
   simulate->add_flag("--quiet,-q", quiet,
                      "Do not print the tables or the progress line (shown on stderr when it is a "
                      "terminal)");
+  simulate->add_flag("--jobs", job_table, "Also print one row per job after the summary");
 
   std::vector<std::string> files;
   auto* validate = app.add_subcommand(
@@ -723,9 +939,18 @@ int Run(int argc, char** argv) {
   compare
       ->add_option("--profiles,-p", compare_profiles,
                    "Profiles to compare, comma-separated built-in names or YAML files, e.g. "
-                   "k8s-default,gang-binpack,kod2")
+                   "k8s-default,gang-binpack,kod2; NAME:PATH=VALUE[:PATH=VALUE] is a variant of "
+                   "NAME with its own overrides (see --set), e.g. kod2,kod2:order.args.kappa=2")
       ->required()
       ->delimiter(',');
+  AddSetOption(compare, &compare_args.overrides);
+  compare->footer(
+      "Examples:\n"
+      "  dlsched compare -c examples/cluster-3node.yaml -w examples/workload-kod2-seed.yaml \\\n"
+      "                  -p k8s-default,gang-binpack,kod2\n"
+      "  dlsched compare -c C -w W -p kod2,kod2:order.args.kappa=2,kod2:order.args.kappa=8\n\n"
+      "The status column says whether every job finished; JCT, makespan and slowdown "
+      "(JCT / ideal) count a job that did not finish at the run's end and read >= then.");
   int compare_threads = 0;
   bool compare_quiet = false;
   compare
@@ -834,6 +1059,8 @@ int Run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, naming the subcommand and where its help is.
     std::string sub;
@@ -843,7 +1070,7 @@ int Run(int argc, char** argv) {
     PrintError(fmt::format("{} (see 'dlsched {}--help')", what, sub));
     return kBadInput;
   }
-  if (simulate->parsed()) return Simulate(sim_args, out_dir, quiet);
+  if (simulate->parsed()) return Simulate(sim_args, out_dir, quiet, job_table);
   if (validate->parsed()) return Validate(files);
   if (explain->parsed()) return Explain(explain_args, job, format);
   if (profiles->parsed()) return Profiles(show);
@@ -859,8 +1086,9 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
-core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg) {
-  auto spec = policy::ResolveProfile(profile_arg);
+core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg,
+                                                         std::span<const std::string> overrides) {
+  auto spec = policy::ResolveProfile(profile_arg, overrides);
   if (!spec) return std::unexpected(spec.error());
   auto profile = policy::BuildProfile(*spec);
   if (!profile) return std::unexpected(profile.error());

@@ -15,6 +15,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 struct CmdResult {
@@ -137,6 +139,54 @@ TEST_F(CliTest, ExplainShowsScoresAndTheChosenNode) {
   EXPECT_EQ(nojob.code, 2);
 }
 
+// A job's whole timeline first; then its cycles, identical consecutive
+// ones as one group; each node's reason when no node fits a task. On the
+// KOD2 seed workload under k8s-default (3 nodes of 10 cores, 32 GiB),
+// resnet50-2 binds its PS at 60 s and no worker (2 cores each; the nodes
+// have 0, 0 and 1 free); cycles 3 to 7 (90 to 210 s) see its pods parked
+// or backing off; at 210.5 s five workers bind and the sixth fits nowhere:
+// node-b lacks memory (8Gi asked, 6Gi free), the others cpu.
+TEST_F(CliTest, ExplainPrintsTheTimelineAndCollapsesRepeatedCycles) {
+  const std::string run =
+      "explain -c examples/cluster-3node.yaml -w examples/workload-kod2-seed.yaml -p k8s-default "
+      "--job resnet50-2";
+  const CmdResult r = Dlsched(run);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t timeline = r.out.find("timeline:\n");
+  const size_t cycles = r.out.find("cycles:\n");
+  ASSERT_NE(timeline, std::string::npos) << r.out;
+  ASSERT_LT(timeline, cycles);
+  const std::string rows = r.out.substr(timeline, cycles - timeline);
+  EXPECT_NE(rows.find("        60.0 s  submitted\n"
+                      "        60.0 s  waiting: 1 of 7 pods bound (no gang); 0/3 nodes fit Worker: "
+                      "3 insufficient cpu\n"),
+            std::string::npos)
+      << rows;
+  EXPECT_NE(rows.find("       995.9 s  started (6 workers): all 7 pods bound on node-a (2) "
+                      "node-b (3) node-c (2)\n"),
+            std::string::npos)
+      << rows;
+  EXPECT_NE(rows.find("      1368.6 s  completed (0 workers)\n"), std::string::npos) << rows;
+  EXPECT_NE(r.out.find("\ncycles 3-7 at 90.0-210.0s (5 identical cycles) (position 1 in the "
+                       "queue): waiting: 1 of 7 pods bound"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  Worker[5] -> (none)  (0/3 nodes fit Worker: 2 insufficient cpu, 1 "
+                       "insufficient memory)\n"
+                       "      node-a               insufficient cpu (needs 2, 1 free)\n"
+                       "      node-b               insufficient memory (needs 8Gi, 6Gi free)\n"),
+            std::string::npos)
+      << r.out;
+  const CmdResult json = Dlsched(run + " --format json");
+  ASSERT_EQ(json.code, 0) << json.out;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["timeline"][0]["event"], "submitted");
+  EXPECT_EQ(j["timeline"].back()["event"], "completed");
+  bool grouped = false;
+  for (const auto& c : j["cycles"]) grouped = grouped || (c["cycle"] == 3 && c["repeated"] == 5);
+  EXPECT_TRUE(grouped) << json.out;
+}
+
 TEST_F(CliTest, ProfilesListsBuiltins) {
   const CmdResult r = Dlsched("profiles");
   EXPECT_EQ(r.code, 0);
@@ -156,12 +206,28 @@ TEST_F(CliTest, CompareRunsEveryProfileAndWritesATable) {
       out_.string());
   // Stuck jobs under one profile are a result of the comparison, not an error.
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("k8s-default    0/2"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("gang-binpack   2/2"), std::string::npos) << r.out;
+  // The status column; JCT and slowdown of the deadlocked profile count
+  // its jobs at the run's end, as lower bounds.
+  EXPECT_NE(r.out.find("k8s-default   2 stuck (deadlocked)   0/2     >=0.0"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("gang-binpack              all done   2/2     317.4"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("marked >= count the jobs that did not complete"), std::string::npos);
   const std::string csv = Slurp(out_ / "compare.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "profile,completed,total,not_done,jct_mean,jct_p95,makespan");
-  EXPECT_NE(csv.find("gang-binpack,2,2,0,"), std::string::npos) << csv;
+            "profile,status,total,completed,failed,stuck,unfinished,jct_censored,jct_mean,jct_p50,"
+            "jct_p95,jct_p99,makespan,mean_queueing,mean_launching,mean_running,slowdown_mean,"
+            "slowdown_p95,slowdown_variance,jain_index,gpu_allocated,gpu_effective,cpu_allocated,"
+            "cpu_effective,preemptions,scale_events,reallocations,cycles,end_time");
+  EXPECT_NE(csv.find("\nk8s-default,2 stuck (deadlocked),2,0,0,2,0,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ngang-binpack,all done,2,2,0,0,0,0,317.393144,"), std::string::npos) << csv;
+  // compare.json: the same rows as objects.
+  const auto json = nlohmann::json::parse(Slurp(out_ / "compare.json"));
+  ASSERT_EQ(json["profiles"].size(), 2u);
+  EXPECT_EQ(json["profiles"][0]["status"], "2 stuck (deadlocked)");
+  EXPECT_EQ(json["profiles"][1]["profile"], "gang-binpack");
+  EXPECT_EQ(json["profiles"][1]["jct_mean"], 317.393144);
+  EXPECT_EQ(json["profiles"][1]["jct_censored"], 0);
   EXPECT_TRUE(std::filesystem::exists(out_ / "k8s-default" / "jobs.csv"));
   const CmdResult bad = Dlsched(
       "compare -c examples/cluster-2x3gpu.yaml -w examples/workload-deadlock.yaml -p "
@@ -185,8 +251,62 @@ TEST_F(CliTest, CompareKeepsProfilesWithOneNameApart) {
   EXPECT_TRUE(std::filesystem::exists(out_ / "gang-binpack" / "jobs.csv"));
   EXPECT_TRUE(std::filesystem::exists(out_ / "gang-binpack-2" / "jobs.csv"));
   const std::string csv = Slurp(out_ / "compare.csv");
-  EXPECT_NE(csv.find("\ngang-binpack,2,2,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("\ngang-binpack-2,2,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ngang-binpack,all done,2,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\ngang-binpack-2,all done,2,2,"), std::string::npos) << csv;
+}
+
+// Variants of one profile side by side: NAME:PATH=VALUE in the list, named
+// after the override; --set applies to every profile; a bad override is
+// one line naming it.
+TEST_F(CliTest, CompareRunsVariantsOfAProfile) {
+  const CmdResult r = Dlsched(
+      "compare -c examples/cluster-kod2-elastic.yaml -w examples/workload-kod2-elastic.yaml -p "
+      "kod2,kod2:order.args.kappa=8:protectFactor=1 -o " +
+      out_.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(out_ / "kod2" / "events.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out_ / "kod2-kappa-8-protectFactor-1" / "jobs.csv"));
+  const std::string kappa = Slurp(out_ / "kod2-kappa-8-protectFactor-1" / "summary.json");
+  EXPECT_NE(kappa.find("\"profile\": \"kod2-kappa-8-protectFactor-1\""), std::string::npos);
+  // kappa 8 saturates both KOD2 weights (the sigmoid of 8 x ...), as the
+  // reasons say; the default's are 0.8107 and 0.6608.
+  EXPECT_NE(Slurp(out_ / "kod2-kappa-8-protectFactor-1" / "jobs.csv").find("weight 1 >= 1"),
+            std::string::npos);
+  EXPECT_NE(Slurp(out_ / "kod2" / "jobs.csv").find("weight 0.8107 >= 0.6608"), std::string::npos);
+  const CmdResult bad = Dlsched(
+      "compare -c examples/cluster-kod2-elastic.yaml -w examples/workload-kod2-elastic.yaml -p "
+      "kod2 --set order.args.kappa=-1 -o " +
+      out_.string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("kod2 with --set order.args.kappa=-1: order.args.kappa:"),
+            std::string::npos)
+      << bad.out;
+  const CmdResult malformed = Dlsched(
+      "simulate -c examples/cluster-kod2-elastic.yaml -w examples/workload-kod2-elastic.yaml -p "
+      "kod2 --set kappa -o " +
+      out_.string());
+  EXPECT_EQ(malformed.code, 2);
+  EXPECT_EQ(malformed.out,
+            "dlsched: --set: 'kappa': expected PATH=VALUE, e.g. order.args.kappa=2\n");
+}
+
+// `profiles --show` prints every profile `--profile` takes, static-<n>
+// included; `--version` names the version.
+TEST_F(CliTest, ShowsStaticProfilesAndTheVersion) {
+  CmdResult r = Dlsched("profiles --show static-3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("name: static-3\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("slotGpus: 3}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("one slot of 3 GPUs per job"), std::string::npos) << r.out;
+  std::filesystem::create_directories(out_);
+  std::ofstream(out_ / "static-3.yaml") << r.out;
+  r = Dlsched("validate " + (out_ / "static-3.yaml").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Dlsched("profiles --show static-0");
+  EXPECT_EQ(r.code, 2);
+  r = Dlsched("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "dlsched 0.1.0\n");
 }
 
 // Results replace an earlier run's directory as a whole, and a directory

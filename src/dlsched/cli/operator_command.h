@@ -3,6 +3,7 @@
 // `dlsched operator`: the Kubernetes backend as a command (cli/ internal).
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -40,7 +41,8 @@ struct SnapshotArgs {
 };
 
 // A built-in profile name or a profile YAML file, built into an engine.
-core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg);
+core::Result<std::unique_ptr<engine::Engine>> LoadEngine(
+    const std::string& profile_arg, std::span<const std::string> overrides = {});
 
 // Registers the subcommand; returns it (parsed() tells whether it ran).
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* args);

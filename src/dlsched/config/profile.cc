@@ -1,6 +1,10 @@
+#include <charconv>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
@@ -188,6 +192,78 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
 
 core::Result<ProfileSpec> ParseProfile(const std::string& text, const std::string& source) {
   return internal::ParseText(text, source, ParseProfileNode);
+}
+
+core::Result<std::string> ApplyProfileOverrides(const std::string& text, const std::string& source,
+                                                std::span<const std::string> overrides) {
+  auto root = internal::ParseYaml(text, source);
+  if (!root) return std::unexpected(root.error());
+  YAML::Node doc = *root;
+  if (!doc.IsMap()) return core::Errorf("{}: a profile is a map", source);
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return core::Errorf("--set: '{}': expected PATH=VALUE, e.g. order.args.kappa=2", o);
+    }
+    const std::string path = o.substr(0, eq);
+    YAML::Node value;
+    try {
+      value = YAML::Load(o.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      return core::Errorf("--set: '{}': the value is not YAML: {}", o, e.msg);
+    }
+    std::vector<std::string> keys;
+    for (size_t pos = 0; pos <= path.size();) {
+      const size_t dot = std::min(path.find('.', pos), path.size());
+      keys.push_back(path.substr(pos, dot - pos));
+      if (keys.back().empty()) return core::Errorf("--set: '{}': empty key in '{}'", o, path);
+      pos = dot + 1;
+    }
+    // Walk down, creating maps; a sequence takes an index.
+    YAML::Node at = doc;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const std::string& key = keys[i];
+      const bool last = i + 1 == keys.size();
+      if (at.IsSequence()) {
+        size_t index = 0;
+        auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), index);
+        if (ec != std::errc() || ptr != key.data() + key.size() || index >= at.size()) {
+          return core::Errorf("--set: '{}': '{}' is a list of {}; '{}' is not an index in it", o,
+                              fmt::join(keys.begin(), keys.begin() + static_cast<long>(i), "."),
+                              at.size(), key);
+        }
+        if (last) {
+          at[index] = value;
+        } else {
+          at.reset(at[index]);
+        }
+        continue;
+      }
+      if (!at.IsMap()) {
+        return core::Errorf("--set: '{}': '{}' is not a map", o,
+                            fmt::join(keys.begin(), keys.begin() + static_cast<long>(i), "."));
+      }
+      if (last) {
+        at[key] = value;
+        break;
+      }
+      YAML::Node next = at[key];
+      if (next.IsScalar()) {
+        // A plugin given by its bare name: `order: FIFO` -> {name: FIFO}.
+        YAML::Node plugin(YAML::NodeType::Map);
+        plugin["name"] = next.Scalar();
+        at[key] = plugin;
+        next = at[key];
+      } else if (!next.IsDefined() || next.IsNull()) {
+        at[key] = YAML::Node(YAML::NodeType::Map);
+        next = at[key];
+      }
+      at.reset(next);
+    }
+  }
+  YAML::Emitter out;
+  out << doc;
+  return std::string(out.c_str()) + "\n";
 }
 
 core::Result<ProfileSpec> LoadProfile(const std::string& path) {

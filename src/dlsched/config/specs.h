@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,15 @@ core::Result<WorkloadSpec> LoadWorkload(const std::string& path);
 core::Result<WorkloadSpec> ParseWorkload(const std::string& text, const std::string& source);
 core::Result<ProfileSpec> LoadProfile(const std::string& path);
 core::Result<ProfileSpec> ParseProfile(const std::string& text, const std::string& source);
+
+// Profile YAML `text` with each override "PATH=VALUE" applied: PATH is keys
+// and sequence indexes joined by '.' (`order.args.kappa`, `scorers.0.weight`,
+// `protectFactor`), VALUE a YAML value (`2`, `false`, `[a, b]`). A plugin
+// written as a bare name (`order: FIFO`) becomes `{name: FIFO}` when a path
+// goes into it. Missing keys are created; the result is checked by
+// ParseProfile like any profile. Errors name the override.
+core::Result<std::string> ApplyProfileOverrides(const std::string& text, const std::string& source,
+                                                std::span<const std::string> overrides);
 
 enum class FileKind { kCluster, kWorkload, kProfile };
 // Fields of a Pod spec read with the workload's rules, for the Kubernetes

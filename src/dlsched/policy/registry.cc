@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dlsched/config/yaml_util.h"
 #include "dlsched/policy/admission_gang.h"
 #include "dlsched/policy/admission_per_pod.h"
 #include "dlsched/policy/args.h"
@@ -230,34 +231,86 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   return p;
 }
 
-core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path) {
+std::optional<std::string> BuiltinProfileText(std::string_view name) {
   for (const auto& b : BuiltinProfiles()) {
-    if (b.name == name_or_path)
-      return config::ParseProfile(std::string(b.yaml), std::string(b.name));
+    if (b.name == name) return std::string(b.yaml);
   }
-  if (name_or_path.starts_with("static-") && name_or_path != "static-n") {
-    const std::string_view digits = std::string_view(name_or_path).substr(7);
-    int n = 0;
-    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (ec == std::errc() && ptr == digits.data() + digits.size() && n >= 1) {
-      auto spec = ResolveProfile("static-n");
-      if (!spec) return spec;
-      spec->name = name_or_path;
-      spec->description = fmt::format("Static partitioning - FIFO, one slot of {} GPUs per job", n);
-      spec->sizer.args["slotGpus"] = n;
-      spec->source = name_or_path;
-      spec->sizer.where = name_or_path + ": sizer.args";
-      return spec;
+  if (!name.starts_with("static-")) return std::nullopt;
+  const std::string_view digits = name.substr(7);
+  int n = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || n < 1) return std::nullopt;
+  std::string text(BuiltinProfileText("static-n").value());
+  // The static-n text with this n: its name, description and slot size.
+  auto replace = [&](std::string_view from, const std::string& to) {
+    const size_t at = text.find(from);
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  };
+  replace("name: static-n\n", fmt::format("name: {}\n", name));
+  const size_t desc = text.find("\ndescription: ");
+  if (desc != std::string::npos) {
+    const size_t from = desc + 14;
+    text.replace(from, text.find('\n', from) - from,
+                 fmt::format("Static partitioning - FIFO, one slot of {} GPUs per job", n));
+  }
+  replace("slotGpus: 2}", fmt::format("slotGpus: {}}}", n));
+  return text;
+}
+
+namespace {
+
+// "kod2-kappa-2" for kod2 with order.args.kappa=2: the last key and the
+// value of each override, in the letters a profile name allows.
+std::string VariantName(std::string name, std::span<const std::string> overrides) {
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    const size_t dot = o.rfind('.', eq);
+    std::string part = o.substr(dot == std::string::npos ? 0 : dot + 1);
+    for (char& c : part) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_';
+      if (!ok) c = '-';
     }
+    name += "-" + part;
   }
-  if (name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".yaml") &&
-      !name_or_path.ends_with(".yml")) {
+  while (name.find("--") != std::string::npos) name.replace(name.find("--"), 2, "-");
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  return name.substr(0, 63);
+}
+
+}  // namespace
+
+core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path,
+                                                 std::span<const std::string> overrides) {
+  std::string text;
+  std::string source = name_or_path;
+  if (auto builtin = BuiltinProfileText(name_or_path)) {
+    text = std::move(*builtin);
+  } else if (name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".yaml") &&
+             !name_or_path.ends_with(".yml")) {
     std::vector<std::string_view> names;
     for (const auto& b : BuiltinProfiles()) names.push_back(b.name);
     return core::Errorf("--profile: '{}' is neither a built-in profile ({}) nor a .yaml file",
                         name_or_path, fmt::join(names, ", "));
+  } else if (overrides.empty()) {
+    return config::LoadProfile(name_or_path);
+  } else {
+    auto read = config::internal::ReadFile(name_or_path);
+    if (!read) return std::unexpected(read.error());
+    text = std::move(*read);
   }
-  return config::LoadProfile(name_or_path);
+  if (overrides.empty()) return config::ParseProfile(text, source);
+  auto before = config::ParseProfile(text, source);
+  if (!before) return std::unexpected(before.error());
+  auto changed = config::ApplyProfileOverrides(text, source, overrides);
+  if (!changed) return std::unexpected(changed.error());
+  source = fmt::format("{} with --set {}", name_or_path, fmt::join(overrides, ","));
+  auto spec = config::ParseProfile(*changed, source);
+  if (!spec) return spec;
+  const bool named = std::any_of(overrides.begin(), overrides.end(),
+                                 [](const std::string& o) { return o.starts_with("name="); });
+  if (!named) spec->name = VariantName(before->name, overrides);
+  return spec;
 }
 
 }  // namespace dlsched::policy

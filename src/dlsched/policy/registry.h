@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,8 +29,16 @@ struct BuiltinProfile {
 };
 std::span<const BuiltinProfile> BuiltinProfiles();
 
-// `name_or_path` is a built-in profile name (including "static-<n>" for
-// any slot size n >= 1) or a path to a profile YAML file.
-core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path);
+// The YAML text of built-in profile `name`, including "static-<n>" for any
+// slot size n >= 1 (the static-n profile with slotGpus n), or nullopt.
+std::optional<std::string> BuiltinProfileText(std::string_view name);
+
+// `name_or_path` is a built-in profile name (BuiltinProfileText) or a path
+// to a profile YAML file; `overrides` ("PATH=VALUE", config::
+// ApplyProfileOverrides) change it before it is checked. A profile with
+// overrides is named after them unless one sets `name`: kod2 with
+// order.args.kappa=2 is "kod2-kappa-2".
+core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path,
+                                                 std::span<const std::string> overrides = {});
 
 }  // namespace dlsched::policy
