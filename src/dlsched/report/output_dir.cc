@@ -21,8 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Every file name dlsched writes into an output directory.
-constexpr std::string_view kOutputFiles[] = {"summary.json", "jobs.csv", "utilization.csv",
-                                             "compare.csv"};
+constexpr std::string_view kOutputFiles[] = {"summary.json", "jobs.csv",        "utilization.csv",
+                                             "events.csv",   "allocations.csv", "compare.csv",
+                                             "compare.json", "sweep.csv",       "report.html"};
 constexpr std::string_view kTmpMarker = ".dlsched-tmp-";
 
 std::unexpected<core::Error> CannotWrite(const std::string& path, const std::string& reason) {

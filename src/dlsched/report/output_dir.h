@@ -10,8 +10,9 @@ namespace dlsched::report {
 
 // Checks that `dir` may receive a run's outputs: it does not exist, or it
 // is a directory that holds nothing but files dlsched writes (summary.json,
-// jobs.csv, utilization.csv, compare.csv), directly or in subdirectories
-// one level down (compare's <profile>/). Anything else is refused, since
+// jobs.csv, utilization.csv, events.csv, allocations.csv, compare.csv,
+// compare.json, sweep.csv, report.html), directly or in subdirectories one
+// level down (compare's <profile>/). Anything else is refused, since
 // writing replaces the directory as a whole. Errors read "<dir>: ...".
 core::Status CheckOutputDir(const std::string& dir);
 
