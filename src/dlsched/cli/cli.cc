@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/report_command.h"
 #include "dlsched/cli/runs.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/trace.h"
@@ -89,6 +90,7 @@ struct RunArgs {
   std::string cluster;
   JobSource jobs;
   std::string profile = "gang-binpack";
+  std::string report;  // --report FILE of simulate and compare
 };
 
 // --workload or --trace and the trace's options.
@@ -271,6 +273,9 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet) {
   const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
   std::printf("results: %s/summary.json, %s/jobs.csv, %s/utilization.csv\n", shown.c_str(),
               shown.c_str(), shown.c_str());
+  if (!a.report.empty()) {
+    if (auto st = WriteReport({&dir, 1}, a.report); !st) return RunFailed(st.error());
+  }
   if (interrupted) {
     PrintError(fmt::format(
         "interrupted at {:g} s of simulated time: the results are partial "
@@ -398,6 +403,9 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   if (auto st = out->Commit(); !st) return RunFailed(st.error());
   const std::string shown = core::EscapeText(out_dir, kMaxMessageBytes);
   std::printf("results: %s/compare.csv and %s/<profile>/\n", shown.c_str(), shown.c_str());
+  if (!a.report.empty()) {
+    if (auto st = WriteReport({&out_dir, 1}, a.report); !st) return RunFailed(st.error());
+  }
   if (interrupted) {
     PrintError("interrupted: the results are partial (summary.json says \"partial\": true)");
     return kInterrupted;
@@ -686,6 +694,7 @@ int Run(int argc, char** argv) {
   simulate->add_flag("--quiet,-q", quiet,
                      "Do not print the tables or the progress line (shown on stderr when it is a "
                      "terminal)");
+  AddReportOption(simulate, &sim_args.report);
 
   std::vector<std::string> files;
   auto* validate = app.add_subcommand(
@@ -734,6 +743,7 @@ int Run(int argc, char** argv) {
                    "on it")
       ->capture_default_str();
   compare->add_flag("--quiet,-q", compare_quiet, "No progress line on stderr");
+  AddReportOption(compare, &compare_args.report);
   compare
       ->add_option("--out,-o", compare_out,
                    "Output directory, written as one unit and replaced as a whole (new, empty "
@@ -817,6 +827,8 @@ int Run(int argc, char** argv) {
   CLI::App* operate = AddOperatorCommand(app, &operator_args);
   SnapshotArgs snapshot_args;
   CLI::App* snapshot = AddSnapshotCommand(app, &snapshot_args);
+  ReportArgs report_args;
+  CLI::App* report_cmd = AddReportCommand(app, &report_args);
 
   // CLI11 answers an unknown command with "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
@@ -854,6 +866,7 @@ int Run(int argc, char** argv) {
   if (convert->parsed()) return Convert(convert_source, convert_out, convert_to);
   if (operate->parsed()) return Operate(operator_args);
   if (snapshot->parsed()) return TakeSnapshot(snapshot_args);
+  if (report_cmd->parsed()) return RunReport(report_args);
   return kBadInput;
 }
 
