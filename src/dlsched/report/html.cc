@@ -42,6 +42,8 @@ std::string TrimZeros(std::string s) {
 }
 
 std::string Fixed(double v, int decimals) {
+  // Only a hand-made file has numbers this large; they stay short.
+  if (!(std::fabs(v) < 1e15)) return fmt::format("{:.6g}", v);
   return TrimZeros(fmt::format("{:.{}f}", v, std::max(0, decimals)));
 }
 
@@ -93,7 +95,7 @@ struct Axis {
     const double lo_d = lo * scale;
     double hi_d = hi * scale;
     if (!(hi_d > lo_d)) hi_d = lo_d + 1;
-    const double raw = (hi_d - lo_d) / target;
+    const double raw = (hi_d - lo_d) / std::max(1, target);
     const double mag = std::pow(10.0, std::floor(std::log10(raw)));
     double step = 10 * mag;
     for (double m : {1.0, 2.0, 5.0}) {
@@ -103,13 +105,21 @@ struct Axis {
       }
     }
     if (integer) step = std::max(1.0, std::round(step));
-    decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-    const auto first = static_cast<int64_t>(std::floor(lo_d / step + 1e-9));
-    const auto last = static_cast<int64_t>(std::ceil(hi_d / step - 1e-9));
+    const double first = std::floor(lo_d / step + 1e-9);
+    const double last = std::ceil(hi_d / step - 1e-9);
     ticks.clear();
-    for (int64_t k = first; k <= last; ++k) ticks.push_back(static_cast<double>(k) * step / scale);
-    lo = static_cast<double>(first) * step / scale;
-    hi = static_cast<double>(last) * step / scale;
+    // Values too large or too close for whole steps (a hand-made file):
+    // the two ends are the ticks.
+    if (!(std::fabs(first) < 1e15 && std::fabs(last) < 1e15 && last - first <= 100)) {
+      if (!(hi > lo)) hi = lo + 1;
+      ticks = {lo, hi};
+      decimals = 3;
+      return;
+    }
+    decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+    for (double k = first; k <= last; ++k) ticks.push_back(k * step / scale);
+    lo = first * step / scale;
+    hi = last * step / scale;
   }
   std::string TickLabel(double v) const { return Fixed(v * scale, decimals) + suffix; }
 };
@@ -270,18 +280,25 @@ Steps Bucket(const std::vector<double>& time, const Utilization::Resource& r, do
     return s;
   }
   const double width = (end - t0) / static_cast<double>(max_points);
+  auto bucket = [&](double t) -> size_t {
+    const double k = std::floor((t - t0) / width);
+    if (!(k > 0)) return 0;
+    return k >= static_cast<double>(max_points - 1) ? max_points - 1 : static_cast<size_t>(k);
+  };
   s.allocated.assign(max_points, 0);
   s.effective.assign(max_points, 0);
   for (size_t i = 0; i < n; ++i) {
-    double from = std::max(time[i], t0);
+    const double from = std::max(time[i], t0);
     const double to = std::min(i + 1 < n ? time[i + 1] : end, end);
-    while (from < to) {
-      const auto k = std::min(max_points - 1, static_cast<size_t>((from - t0) / width));
-      const double bucket_end = k + 1 == max_points ? end : t0 + static_cast<double>(k + 1) * width;
-      const double upto = std::min(to, std::max(bucket_end, from + 1e-12));
-      s.allocated[k] += r.allocated[i] * (upto - from) / width;
-      s.effective[k] += r.effective[i] * (upto - from) / width;
-      from = upto;
+    if (!(to > from)) continue;
+    // Each bucket the sample's interval overlaps gets its share.
+    for (size_t k = bucket(from), last = bucket(to); k <= last; ++k) {
+      const double lo = t0 + static_cast<double>(k) * width;
+      const double hi = k + 1 == max_points ? end : t0 + static_cast<double>(k + 1) * width;
+      const double overlap = std::min(to, hi) - std::max(from, lo);
+      if (!(overlap > 0)) continue;
+      s.allocated[k] += r.allocated[i] * overlap / width;
+      s.effective[k] += r.effective[i] * overlap / width;
     }
   }
   for (size_t k = 0; k < max_points; ++k) s.time.push_back(t0 + static_cast<double>(k) * width);
@@ -722,7 +739,7 @@ std::string ElasticChart(const RunData& run) {
   f.y.hi = static_cast<double>(most);
   f.y.integer = true;
   f.y.label = "workers";
-  f.y.Nice(std::min<int>(6, static_cast<int>(most)));
+  f.y.Nice(static_cast<int>(std::min<int64_t>(6, most)));
   std::string svg = OpenChart(kId, f, title + " of " + run.name, RunAttr(run));
   std::vector<LegendItem> legend;
   for (size_t k = 0; k < elastic.size(); ++k) {
@@ -974,7 +991,7 @@ std::string Section(const ReportDir& dir, size_t index) {
   for (const RunData& run : dir.runs) out += RunMeta(run);
   out += "</ul></div>\n";
   out += CompareTable(dir);
-  if (dir.sweep) out += "<h3>JCT against load</h3>\n" + SweepChart(dir);
+  if (dir.sweep) out += "<h3>Sweep</h3>\n" + SweepChart(dir);
   if (!dir.runs.empty()) {
     out += "<h3>Utilisation</h3>\n<div class=\"pair\">\n";
     out += UtilizationChart("gpu-util", "nvidia.com/gpu", "GPU", dir);

@@ -267,6 +267,31 @@ TEST(HtmlReportTest, LargeCdfsAreSampledAtEvenQuantiles) {
   EXPECT_EQ(One(charts, "queueing-cdf").PointsOf("big"), static_cast<int>(kMaxCdfPoints));
 }
 
+// Numbers a hand-made file may hold: huge, tiny, equal, negative. The page
+// is still drawn (under the sanitizers: no overflow in a conversion), and
+// no loop runs away.
+TEST(HtmlReportTest, ExtremeNumbersStillDraw) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "odd");
+  WriteFile(tmp.path() / "jobs.csv",
+            "name,submit,first_start,jct,queueing,launching,running\n"
+            "a,-1e300,1e300,1e300,1e300,0,1e-300\n"
+            "b,1e15,1e15,1e-300,0,0,0\n"
+            "c,0,0,5e-324,0,1e308,1e308\n");
+  std::string util = "time,cpu_allocated,cpu_effective\n";
+  for (int i = 0; i < 600; ++i) util += fmt::format("{},1e300,-1e300\n", i * 1e-310);
+  util += "1e308,0,0\n";
+  WriteFile(tmp.path() / "utilization.csv", util);
+  WriteFile(tmp.path() / "events.csv",
+            "time,job,event,workers\n0,a,started,9223372036854775807\n1e300,a,resized,1\n");
+  WriteFile(tmp.path() / "allocations.csv",
+            "node,job,start,end,tasks,gpus\nn,a,-1e308,1e308,1,1e300\nn,b,5,5,0,0\n");
+  const auto charts = ScanCharts(Render({tmp.path().string()}));
+  for (const char* id : {"cpu-util", "jct-cdf", "job-phases", "node-gantt", "elastic-workers"}) {
+    EXPECT_EQ(ChartsNamed(charts, id).size(), 1u) << id;
+  }
+}
+
 // The scanner itself, on a browser's serialisation (void elements, quotes
 // and references, <style> text).
 TEST(ScanChartsTest, ReadsSeriesAndPoints) {

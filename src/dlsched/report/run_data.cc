@@ -275,11 +275,13 @@ class SummaryReader {
     }
     return v->get<double>();
   }
-  int64_t Int(std::initializer_list<const char*> keys) {
+  // A count: summed with others, so bounded well within int64_t.
+  int64_t Count(std::initializer_list<const char*> keys) {
+    constexpr double kMaxCount = 1e15;
     const nlohmann::json* v = Find(keys);
     if (v == nullptr || v->is_null()) return 0;
-    if (!v->is_number_integer()) {
-      Fail(keys, "an integer");
+    if (!v->is_number_integer() || v->get<double>() < 0 || v->get<double>() > kMaxCount) {
+      Fail(keys, "an integer from 0 to 10^15");
       return 0;
     }
     return v->get<int64_t>();
@@ -370,16 +372,16 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
   s.end_time = r.Number({"end_time"});
   s.partial = r.Bool({"partial"});
   s.deadlocked = r.Bool({"deadlocked"});
-  s.total = r.Int({"counts", "total"});
-  s.completed = r.Int({"counts", "completed"});
-  s.not_done =
-      r.Int({"counts", "stuck"}) + r.Int({"counts", "failed"}) + r.Int({"counts", "unfinished"});
+  s.total = r.Count({"counts", "total"});
+  s.completed = r.Count({"counts", "completed"});
+  s.not_done = r.Count({"counts", "stuck"}) + r.Count({"counts", "failed"}) +
+               r.Count({"counts", "unfinished"});
   s.jct_mean = r.Number({"jct", "mean"});
   s.jct_p95 = r.Number({"jct", "p95"});
   s.makespan = r.Number({"makespan"});
   s.jain_index = r.Number({"slowdown", "jain_index"});
-  s.preemptions = r.Int({"events", "preemptions"});
-  s.scale_events = r.Int({"events", "scale_events"});
+  s.preemptions = r.Count({"events", "preemptions"});
+  s.scale_events = r.Count({"events", "scale_events"});
   if (const nlohmann::json* res = r.Object({"utilization", "resources"})) {
     for (const auto& [name, value] : res->items()) {
       SummaryData::Resource u{name, 0, 0};

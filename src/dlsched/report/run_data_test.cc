@@ -212,7 +212,10 @@ TEST(LoadReportDirTest, BadFilesNameFileLineAndField) {
       {"summary.json", "{\n  \"profile\": \"x\",\n  \"end_time\": 1..5\n}\n",
        dir + "/summary.json:3: invalid JSON: "},
       {"summary.json", "{\n  \"profile\": \"x\",\n  \"counts\": {\"total\": \"three\"}\n}\n",
-       dir + "/summary.json:3: counts.total: expected an integer"},
+       dir + "/summary.json:3: counts.total: expected an integer from 0 to 10^15"},
+      {"summary.json",
+       "{\n  \"counts\": {\"stuck\": 9223372036854775807, \"failed\": 9223372036854775807}\n}\n",
+       dir + "/summary.json:2: counts.stuck: expected an integer from 0 to 10^15"},
       {"summary.json", "[1, 2]\n", dir + "/summary.json:1: expected a JSON object"},
   };
   for (const auto& c : cases) {
