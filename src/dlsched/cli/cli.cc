@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/report_command.h"
 #include "dlsched/cli/runs.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/trace.h"
@@ -93,6 +94,7 @@ struct RunArgs {
   JobSource jobs;
   std::string profile = "gang-binpack";
   std::vector<std::string> overrides;  // --set PATH=VALUE, for every profile
+  std::string report;                  // --report FILE of simulate and compare
 };
 
 // --workload or --trace and the trace's options.
@@ -289,6 +291,9 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
       "results: %s/ (summary.json, jobs.csv, events.csv, allocations.csv, "
       "utilization.csv)\n",
       shown.c_str());
+  if (!a.report.empty()) {
+    if (auto st = WriteReport({&dir, 1}, a.report); !st) return RunFailed(st.error());
+  }
   if (interrupted) {
     PrintError(fmt::format(
         "interrupted at {:g} s of simulated time: the results are partial "
@@ -532,6 +537,9 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   const std::string shown = core::EscapeText(out_dir, kMaxMessageBytes);
   std::printf("results: %s/compare.csv, %s/compare.json and %s/<profile>/\n", shown.c_str(),
               shown.c_str(), shown.c_str());
+  if (!a.report.empty()) {
+    if (auto st = WriteReport({&out_dir, 1}, a.report); !st) return RunFailed(st.error());
+  }
   if (interrupted) {
     PrintError("interrupted: the results are partial (summary.json says \"partial\": true)");
     return kInterrupted;
@@ -902,6 +910,7 @@ int Run(int argc, char** argv) {
                      "Do not print the tables or the progress line (shown on stderr when it is a "
                      "terminal)");
   simulate->add_flag("--jobs", job_table, "Also print one row per job after the summary");
+  AddReportOption(simulate, &sim_args.report);
 
   std::vector<std::string> files;
   auto* validate = app.add_subcommand(
@@ -959,6 +968,7 @@ int Run(int argc, char** argv) {
                    "on it")
       ->capture_default_str();
   compare->add_flag("--quiet,-q", compare_quiet, "No progress line on stderr");
+  AddReportOption(compare, &compare_args.report);
   compare
       ->add_option("--out,-o", compare_out,
                    "Output directory, written as one unit and replaced as a whole (new, empty "
@@ -1042,6 +1052,8 @@ int Run(int argc, char** argv) {
   CLI::App* operate = AddOperatorCommand(app, &operator_args);
   SnapshotArgs snapshot_args;
   CLI::App* snapshot = AddSnapshotCommand(app, &snapshot_args);
+  ReportArgs report_args;
+  CLI::App* report_cmd = AddReportCommand(app, &report_args);
 
   // CLI11 answers an unknown command with "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
@@ -1081,6 +1093,7 @@ int Run(int argc, char** argv) {
   if (convert->parsed()) return Convert(convert_source, convert_out, convert_to);
   if (operate->parsed()) return Operate(operator_args);
   if (snapshot->parsed()) return TakeSnapshot(snapshot_args);
+  if (report_cmd->parsed()) return RunReport(report_args);
   return kBadInput;
 }
 

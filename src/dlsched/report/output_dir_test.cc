@@ -89,6 +89,23 @@ TEST(OutputDirTest, RefusesADirectoryWithFilesItDidNotWrite) {
   EXPECT_TRUE(CheckOutputDir((tmp.path() / "absent").string()).has_value());
 }
 
+// Every file a run, compare, sweep or report writes may be replaced, at
+// the top or in a profile's directory: a report written into its own
+// output directory does not stop the next run.
+TEST(OutputDirTest, AcceptsEveryFileDlschedWrites) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  for (const char* f :
+       {"summary.json", "jobs.csv", "utilization.csv", "events.csv", "allocations.csv",
+        "compare.csv", "compare.json", "sweep.csv", "report.html"}) {
+    Write(dir / f, "x");
+    Write(dir / "kod2" / f, "x");
+  }
+  EXPECT_TRUE(CheckOutputDir(dir.string()).has_value());
+  Write(dir / "report.htm", "x");
+  EXPECT_FALSE(CheckOutputDir(dir.string()).has_value());
+}
+
 // A full disk while writing (here the file-size limit, which fails writes
 // with EFBIG once SIGXFSZ is ignored): the error names the file, the old
 // results stay, and no temporary is left.

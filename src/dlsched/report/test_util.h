@@ -2,10 +2,15 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -112,6 +117,238 @@ inline metrics::RunInput SampleRun() {
       {1, 1, 50, core::kNever, 1, 0},
   };
   return in;
+}
+
+inline void WriteFile(const std::filesystem::path& p, std::string_view text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// ---- reading the HTML report back -------------------------------------------
+
+// A chart of the report (an element with data-chart) as its markup or a
+// browser's DOM holds it.
+struct ScannedChart {
+  std::string id;
+  std::map<std::string, std::string> attrs;  // of the chart element
+  // Its data-series elements in order: name and data-point elements inside.
+  std::vector<std::pair<std::string, int>> series;
+  int points = 0;  // data-point elements anywhere in the chart
+
+  int PointsOf(std::string_view name) const {
+    for (const auto& [n, p] : series) {
+      if (n == name) return p;
+    }
+    return -1;
+  }
+};
+
+// A tag scanner, enough for the report's markup and for Chromium's
+// serialisation of its DOM: comments, raw text of <style> and <script>,
+// void and self-closed elements, quoted attributes with character
+// references (&amp; &lt; &gt; &quot; &#39;).
+inline std::vector<ScannedChart> ScanCharts(std::string_view html) {
+  auto unescape = [](std::string_view v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      bool replaced = false;
+      for (auto [ref, ch] :
+           {std::pair{"&amp;", '&'}, std::pair{"&lt;", '<'}, std::pair{"&gt;", '>'},
+            std::pair{"&quot;", '"'}, std::pair{"&#39;", '\''}, std::pair{"&#x27;", '\''}}) {
+        if (v.substr(i).starts_with(ref)) {
+          out += ch;
+          i += std::string_view(ref).size() - 1;
+          replaced = true;
+          break;
+        }
+      }
+      if (!replaced) out += v[i];
+    }
+    return out;
+  };
+  struct Open {
+    std::string name;
+    int chart = -1;   // index into charts when this element is one
+    int series = -1;  // index into its chart's series when it is one
+  };
+  std::vector<ScannedChart> charts;
+  std::vector<Open> stack;
+  auto innermost = [&](auto member) {
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      if ((*it).*member >= 0) return (*it).*member;
+    }
+    return -1;
+  };
+  const std::string_view kVoid[] = {"area",  "base", "br",   "col",    "embed", "hr", "img",
+                                    "input", "link", "meta", "source", "track", "wbr"};
+  size_t i = 0;
+  while ((i = html.find('<', i)) != std::string_view::npos) {
+    if (html.substr(i).starts_with("<!--")) {
+      const size_t end = html.find("-->", i);
+      i = end == std::string_view::npos ? html.size() : end + 3;
+      continue;
+    }
+    if (html.substr(i).starts_with("<!")) {
+      i = html.find('>', i);
+      continue;
+    }
+    if (html.substr(i).starts_with("</")) {
+      const size_t end = html.find('>', i);
+      std::string name(html.substr(i + 2, end - i - 2));
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      while (!stack.empty()) {
+        const bool match = stack.back().name == name;
+        stack.pop_back();
+        if (match) break;
+      }
+      i = end + 1;
+      continue;
+    }
+    size_t k = i + 1;
+    std::string name;
+    while (k < html.size() && !std::isspace(static_cast<unsigned char>(html[k])) &&
+           html[k] != '>' && html[k] != '/') {
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(html[k++])));
+    }
+    std::map<std::string, std::string> attrs;
+    bool self_closed = false;
+    while (k < html.size() && html[k] != '>') {
+      if (std::isspace(static_cast<unsigned char>(html[k]))) {
+        ++k;
+        continue;
+      }
+      if (html[k] == '/') {
+        self_closed = true;
+        ++k;
+        continue;
+      }
+      std::string attr;
+      while (k < html.size() && !std::isspace(static_cast<unsigned char>(html[k])) &&
+             html[k] != '=' && html[k] != '>' && html[k] != '/') {
+        attr += html[k++];
+      }
+      std::string value;
+      if (k < html.size() && html[k] == '=') {
+        ++k;
+        if (html[k] == '"' || html[k] == '\'') {
+          const char q = html[k];
+          const size_t end = html.find(q, k + 1);
+          value = unescape(html.substr(k + 1, end - k - 1));
+          k = end + 1;
+        } else {
+          const size_t start = k;
+          while (k < html.size() && !std::isspace(static_cast<unsigned char>(html[k])) &&
+                 html[k] != '>') {
+            ++k;
+          }
+          value = unescape(html.substr(start, k - start));
+        }
+      }
+      self_closed = false;
+      attrs[attr] = value;
+    }
+    i = k + 1;
+    Open open{name};
+    if (attrs.contains("data-chart")) {
+      open.chart = static_cast<int>(charts.size());
+      charts.push_back({attrs["data-chart"], attrs, {}, 0});
+    }
+    if (const int chart = open.chart >= 0 ? open.chart : innermost(&Open::chart); chart >= 0) {
+      if (attrs.contains("data-series")) {
+        open.series = static_cast<int>(charts[chart].series.size());
+        charts[chart].series.emplace_back(attrs["data-series"], 0);
+      }
+      if (attrs.contains("data-point")) {
+        ++charts[chart].points;
+        // A series' own element may be its point too (a table row is not).
+        const int series = open.series >= 0 ? open.series : innermost(&Open::series);
+        if (series >= 0) ++charts[chart].series[series].second;
+      }
+    }
+    if (name == "style" || name == "script") {
+      i = html.find("</" + name, i);
+      if (i == std::string_view::npos) break;
+      continue;
+    }
+    const bool is_void = std::find(std::begin(kVoid), std::end(kVoid), name) != std::end(kVoid);
+    if (!self_closed && !is_void) stack.push_back(std::move(open));
+  }
+  return charts;
+}
+
+// The charts with data-chart `id`, in page order.
+inline std::vector<ScannedChart> ChartsNamed(const std::vector<ScannedChart>& all,
+                                             std::string_view id) {
+  std::vector<ScannedChart> out;
+  for (const auto& c : all) {
+    if (c.id == id) out.push_back(c);
+  }
+  return out;
+}
+
+// ---- a hand-made run directory ----------------------------------------------
+
+// A run of profile `profile` as simulate writes it, in the formats of
+// docs/formats.md, on nodes node-0, node-1 and node-10, ending at 400 s:
+//   job-1: submit 0, start 30, completed 300; 4 workers, resized to 2 at 95
+//          (by job-7), relaunched (events: 7 with a worker count)
+//   <script>alert(1)</script>: submit 10, start 40, completed 200; 2 workers
+//          throughout (not elastic); its reason has a comma and quotes
+//   job-3: submit 20, never started, stuck
+// utilization.csv has 4 rows; allocations.csv has 3 rows on node-0, 1 on
+// node-1 and 1 (still held at the end) on node-10.
+inline void WriteFixtureRun(const std::filesystem::path& dir, std::string_view profile) {
+  WriteFile(dir / "summary.json",
+            "{\n  \"profile\": \"" + std::string(profile) +
+                "\",\n  \"counts\": {\"total\": 3, \"completed\": 2, \"failed\": 0, "
+                "\"stuck\": 1, \"unfinished\": 0},\n  \"deadlocked\": true,\n  \"partial\": "
+                "false,\n  \"cycles\": 9,\n  \"end_time\": 400.0,\n  \"jct\": {\"mean\": 245.0, "
+                "\"p50\": 245.0, \"p95\": 294.5, \"p99\": 298.9},\n  \"makespan\": 300.0,\n  "
+                "\"utilization\": {\"window_start\": 0.0, \"window_end\": 400.0, \"resources\": "
+                "{\"cpu\": {\"capacity\": 16000, \"allocated\": 0.4, \"effective\": 0.3}, "
+                "\"nvidia.com/gpu\": {\"capacity\": 8, \"allocated\": 0.5, \"effective\": "
+                "0.25}}},\n  \"slowdown\": {\"jobs\": 2, \"mean\": 0.5, \"variance\": 0.0, "
+                "\"jain_index\": 1.0},\n  \"events\": {\"preemptions\": 1, \"scale_events\": 2, "
+                "\"reallocations\": 1},\n  \"jobs\": [\n    {\"name\": \"job-1\"}\n  ]\n}\n");
+  WriteFile(dir / "jobs.csv",
+            "name,namespace,submit,first_start,completion,jct,queueing,launching,running,"
+            "final_state,admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,"
+            "reason\n"
+            "job-1,default,0,30,300,300,30,20,250,Completed,0,1,1,2,2,false,started with 4 "
+            "workers\n"
+            "<script>alert(1)</script>,default,10,40,200,190,30,10,150,Completed,1,0,0,0,2,false,"
+            "\"a, \"\"quoted\"\" reason\"\n"
+            "job-3,default,20,,,,380,0,0,Waiting,-1,0,0,0,1,true,waiting: never fits\n");
+  WriteFile(dir / "utilization.csv",
+            "time,cpu_allocated,cpu_effective,memory_allocated,memory_effective,"
+            "nvidia.com/gpu_allocated,nvidia.com/gpu_effective\n"
+            "0,0.5,0,0.5,0,0.5,0\n"
+            "30,0.75,0.5,0.75,0.5,1,0.5\n"
+            "300,0,0,0,0,0,0\n"
+            "400,0,0,0,0,0,0\n");
+  WriteFile(dir / "events.csv",
+            "time,job,event,workers,by,detail\n"
+            "0,job-1,submitted,,,\n"
+            "0,job-1,waiting,,,waiting: 0/3 nodes fit Worker: 3 insufficient nvidia.com/gpu\n"
+            "10,<script>alert(1)</script>,submitted,,,\n"
+            "20,job-3,submitted,,,\n"
+            "30,job-1,started,4,,started with 4 workers on node-0 (2) node-1 (2)\n"
+            "30,job-1,running,4,,\n"
+            "40,<script>alert(1)</script>,started,2,,\"started with 2 workers, on node-0\"\n"
+            "95,job-1,resized,2,job-7,\"4 -> 2: scaled in for \"\"job-7\"\"\"\n"
+            "100,job-1,checkpointing,2,,\n"
+            "110,job-1,relaunching,2,,\n"
+            "120,job-1,running,2,,\n"
+            "200,<script>alert(1)</script>,completed,0,,\n"
+            "300,job-1,completed,0,,\n"
+            "400,job-3,stuck,,,waiting: never fits\n");
+  WriteFile(dir / "allocations.csv",
+            "node,job,start,end,tasks,gpus\n"
+            "node-0,job-1,30,95,2,2\n"
+            "node-0,job-1,95,300,1,1\n"
+            "node-0,<script>alert(1)</script>,40,200,2,2\n"
+            "node-1,job-1,30,95,2,2\n"
+            "node-10,<script>alert(1)</script>,40,,1,0\n");
 }
 
 }  // namespace dlsched::report::testing

@@ -1,0 +1,314 @@
+#include "dlsched/report/html.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "dlsched/report/test_util.h"
+
+namespace dlsched::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::ChartsNamed;
+using testing::ScanCharts;
+using testing::ScannedChart;
+using testing::TempDir;
+using testing::WriteFile;
+using testing::WriteFixtureRun;
+
+const std::string kScript = "<script>alert(1)</script>";
+
+std::string Render(const std::vector<std::string>& dirs) {
+  auto loaded = LoadReportDirs(dirs);
+  EXPECT_TRUE(loaded) << loaded.error().message;
+  return loaded ? RenderHtml(*loaded) : "";
+}
+
+// The one chart `id` of a page; fails the test when there is not exactly one.
+ScannedChart One(const std::vector<ScannedChart>& charts, std::string_view id) {
+  auto found = ChartsNamed(charts, id);
+  EXPECT_EQ(found.size(), 1u) << id;
+  return found.empty() ? ScannedChart{} : found[0];
+}
+
+std::vector<std::string> SeriesNames(const ScannedChart& c) {
+  std::vector<std::string> out;
+  for (const auto& [name, points] : c.series) out.push_back(name);
+  return out;
+}
+
+// The fixture of test_util.h, chart by chart: series and points as its
+// files hold them.
+TEST(HtmlReportTest, RunDirectoryHasEveryChart) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "kod2");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+
+  for (const char* id : {"gpu-util", "cpu-util"}) {
+    const ScannedChart c = One(charts, id);
+    EXPECT_EQ(SeriesNames(c), (std::vector<std::string>{"kod2"})) << id;
+    EXPECT_EQ(c.PointsOf("kod2"), 4) << id;  // utilization.csv's rows
+  }
+  const ScannedChart jct = One(charts, "jct-cdf");
+  EXPECT_EQ(jct.PointsOf("kod2"), 2);  // two completed jobs
+  const ScannedChart queueing = One(charts, "queueing-cdf");
+  EXPECT_EQ(queueing.PointsOf("kod2"), 2);  // two started jobs
+
+  const ScannedChart phases = One(charts, "job-phases");
+  EXPECT_EQ(phases.attrs.at("data-run"), "kod2");
+  EXPECT_EQ(SeriesNames(phases), (std::vector<std::string>{"queueing", "launching", "running"}));
+  for (const auto& [name, points] : phases.series) EXPECT_EQ(points, 3) << name;
+
+  // Nodes in natural order; one bar per allocations.csv row.
+  const ScannedChart gantt = One(charts, "node-gantt");
+  EXPECT_EQ(SeriesNames(gantt), (std::vector<std::string>{"node-0", "node-1", "node-10"}));
+  EXPECT_EQ(gantt.PointsOf("node-0"), 3);
+  EXPECT_EQ(gantt.PointsOf("node-1"), 1);
+  EXPECT_EQ(gantt.PointsOf("node-10"), 1);
+
+  // Only job-1 changed size; a dot per event with a worker count.
+  const ScannedChart elastic = One(charts, "elastic-workers");
+  EXPECT_EQ(SeriesNames(elastic), (std::vector<std::string>{"job-1"}));
+  EXPECT_EQ(elastic.PointsOf("job-1"), 7);
+
+  // Built from summary.json: one row of 13 cells.
+  const ScannedChart table = One(charts, "compare-table");
+  EXPECT_EQ(SeriesNames(table), (std::vector<std::string>{"kod2"}));
+  EXPECT_EQ(table.points, 13);
+  EXPECT_NE(html.find("<td data-point=\"\" title=\"294.5\">294.5</td>"), std::string::npos);
+
+  // No sweep.csv, no sweep chart (and no note: it is optional).
+  EXPECT_TRUE(ChartsNamed(charts, "jct-vs-load").empty());
+  EXPECT_EQ(html.find("data-note"), std::string::npos) << html;
+}
+
+TEST(HtmlReportTest, UserTextIsEscaped) {
+  TempDir tmp;
+  // Without summary.json a run is named after its directory.
+  const fs::path run = tmp.path() / "a\"b<c>&'d";
+  WriteFixtureRun(run, "x");
+  fs::remove(run / "summary.json");
+  const std::string html = Render({run.string()});
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("a&quot;b&lt;c&gt;&amp;&#39;d"), std::string::npos);
+  EXPECT_EQ(html.find("a\"b"), std::string::npos);
+  // The scanner unescapes: the names come back as they were.
+  const auto charts = ScanCharts(html);
+  EXPECT_EQ(SeriesNames(One(charts, "gpu-util")), (std::vector<std::string>{"a\"b<c>&'d"}));
+  EXPECT_EQ(HtmlText("x\ny\x1b[31m"), "x\\x0ay\\x1b[31m");
+}
+
+// The page fetches nothing and runs nothing.
+TEST(HtmlReportTest, PageIsSelfContained) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "kod2");
+  const std::string html = Render({tmp.path().string()});
+  EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
+  EXPECT_NE(html.find("Content-Security-Policy\" content=\"default-src 'none'"), std::string::npos);
+  for (const char* outside : {"<script", "src=", "href=\"http", "url(", "@import", "<link"}) {
+    EXPECT_EQ(html.find(outside), std::string::npos) << outside;
+  }
+  // The only URL is SVG's namespace name, which is never fetched.
+  size_t at = 0;
+  while ((at = html.find("http", at)) != std::string::npos) {
+    EXPECT_TRUE(html.substr(at).starts_with("http://www.w3.org/2000/svg\"") ||
+                html.substr(at).starts_with("http-equiv"))
+        << html.substr(at, 40);
+    ++at;
+  }
+}
+
+TEST(HtmlReportTest, MissingFilesOmitTheirChartsWithANote) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "old");
+  fs::remove(tmp.path() / "events.csv");
+  fs::remove(tmp.path() / "allocations.csv");
+  fs::remove(tmp.path() / "utilization.csv");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  for (const char* id : {"node-gantt", "elastic-workers", "gpu-util", "cpu-util"}) {
+    EXPECT_TRUE(ChartsNamed(charts, id).empty()) << id;
+    EXPECT_NE(html.find(fmt::format("data-note=\"{}\"", id)), std::string::npos) << id;
+  }
+  EXPECT_NE(html.find("no events.csv in " + tmp.path().string()), std::string::npos);
+  One(charts, "jct-cdf");
+  One(charts, "job-phases");
+
+  fs::remove(tmp.path() / "jobs.csv");
+  const std::string no_jobs = Render({tmp.path().string()});
+  for (const char* id : {"jct-cdf", "queueing-cdf", "job-phases"}) {
+    EXPECT_TRUE(ChartsNamed(ScanCharts(no_jobs), id).empty()) << id;
+    EXPECT_NE(no_jobs.find(fmt::format("data-note=\"{}\"", id)), std::string::npos) << id;
+  }
+}
+
+// A compare directory: one series per profile in the shared charts, the
+// per-run charts once per profile, every column of compare.csv.
+TEST(HtmlReportTest, CompareDirectoryHasASeriesPerProfile) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path() / "gang-binpack", "gang-binpack");
+  WriteFixtureRun(tmp.path() / "kod2", "kod2");
+  fs::remove(tmp.path() / "kod2" / "utilization.csv");
+  WriteFile(tmp.path() / "compare.csv",
+            "profile,completed,total,not_done,jct_mean,jct_p95,makespan,gpu_eff\n"
+            "kod2,2,3,1,245.000000,294.500000,300.000000,0.123456\n"
+            "gang-binpack,2,3,1,245.000000,294.500000,300.000000,0.5\n");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  EXPECT_EQ(SeriesNames(One(charts, "jct-cdf")),
+            (std::vector<std::string>{"kod2", "gang-binpack"}));
+  // kod2 has no utilization.csv: its series is left out, and the page says so.
+  EXPECT_EQ(SeriesNames(One(charts, "gpu-util")), (std::vector<std::string>{"gang-binpack"}));
+  EXPECT_NE(html.find("Not shown: kod2 (no utilization.csv)"), std::string::npos);
+  const auto phases = ChartsNamed(charts, "job-phases");
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_EQ(phases[0].attrs.at("data-run"), "kod2");
+  EXPECT_EQ(phases[1].attrs.at("data-run"), "gang-binpack");
+  EXPECT_EQ(ChartsNamed(charts, "node-gantt").size(), 2u);
+  const ScannedChart table = One(charts, "compare-table");
+  EXPECT_EQ(SeriesNames(table), (std::vector<std::string>{"kod2", "gang-binpack"}));
+  EXPECT_EQ(table.points, 16);  // 8 columns
+  EXPECT_NE(html.find("<th>gpu_eff</th>"), std::string::npos);
+  // Numbers are shown with the decimals their size needs, exact on hover.
+  EXPECT_NE(html.find("title=\"0.123456\">0.123</td>"), std::string::npos);
+  EXPECT_NE(html.find("title=\"245.000000\">245</td>"), std::string::npos);
+}
+
+TEST(HtmlReportTest, SeveralDirectoriesGetASectionEach) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path() / "a", "gang-binpack");
+  WriteFixtureRun(tmp.path() / "b", "kod2");
+  const std::string html = Render({(tmp.path() / "a").string(), (tmp.path() / "b").string()});
+  const auto charts = ScanCharts(html);
+  EXPECT_EQ(ChartsNamed(charts, "gpu-util").size(), 2u);
+  EXPECT_EQ(ChartsNamed(charts, "compare-table").size(), 2u);
+  EXPECT_NE(html.find("<section class=\"dir\" id=\"dir-2\""), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"#dir-1\">"), std::string::npos);
+}
+
+// One point per (profile, load), averaged over seeds; a line per profile.
+TEST(HtmlReportTest, SweepChartsJctAgainstLoad) {
+  TempDir tmp;
+  WriteFile(tmp.path() / "sweep.csv",
+            "profile,load,seed,jobs,completed,status,jct_mean,jct_p95,makespan,gpu_alloc,gpu_eff\n"
+            "gang-binpack,0.5,1,100,100,all done,800,2000,5400,0.41,0.39\n"
+            "gang-binpack,0.5,2,100,100,all done,900,2200,5400,0.41,0.39\n"
+            "gang-binpack,0.75,1,100,100,all done,1400,3500,5400,0.41,0.39\n"
+            "gang-binpack,1,1,100,100,all done,2600,7000,5400,0.41,0.39\n"
+            "kod2,0.5,1,100,100,all done,700,1800,5400,0.41,0.39\n"
+            "kod2,1,1,100,100,all done,1700,4200,5400,0.41,0.39\n");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  const ScannedChart sweep = One(charts, "jct-vs-load");
+  EXPECT_EQ(SeriesNames(sweep), (std::vector<std::string>{"gang-binpack", "kod2"}));
+  EXPECT_EQ(sweep.PointsOf("gang-binpack"), 3);
+  EXPECT_EQ(sweep.PointsOf("kod2"), 2);
+  EXPECT_NE(html.find("gang-binpack at load 0.5: JCT mean 14.2 min, p95 35 min (2 runs)"),
+            std::string::npos);
+  // No runs here: the run charts are not drawn, and nothing fails.
+  EXPECT_TRUE(ChartsNamed(charts, "gpu-util").empty());
+}
+
+TEST(HtmlReportTest, ManyJobsAreCappedAndThePageSaysSo) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "big");
+  std::string jobs =
+      "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
+      "admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,reason\n";
+  // Submitted in reverse: the first 200 by submit time are job-250 .. job-51.
+  for (int i = 1; i <= 250; ++i) {
+    const int submit = 1000 - i;
+    jobs += fmt::format("job-{},default,{},{},{},20,10,0,10,Completed,{},0,0,0,1,false,\n", i,
+                        submit, submit + 10, submit + 20, i);
+  }
+  WriteFile(tmp.path() / "jobs.csv", jobs);
+  // 1000 one-second samples and the closing row at 1000 s.
+  std::string util = "time,cpu_allocated,cpu_effective\n";
+  for (int t = 0; t < 1000; ++t) util += fmt::format("{},{},{}\n", t, t % 2, 0);
+  util += "1000,0,0\n";
+  WriteFile(tmp.path() / "utilization.csv", util);
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  const ScannedChart phases = One(charts, "job-phases");
+  for (const auto& [name, points] : phases.series) EXPECT_EQ(points, 200) << name;
+  EXPECT_NE(html.find("Showing the first 200 of 250 jobs by submit time."), std::string::npos);
+  EXPECT_NE(html.find("job-250: queueing"), std::string::npos);
+  EXPECT_EQ(html.find("job-50: queueing"), std::string::npos);
+  // 250 completed jobs: every one a point of the CDF (under the cap).
+  EXPECT_EQ(One(charts, "jct-cdf").PointsOf("big"), 250);
+  // 1001 rows become kMaxUtilizationPoints means over 2-second buckets; the
+  // square wave averages to one half in each.
+  const ScannedChart cpu = One(charts, "cpu-util");
+  EXPECT_EQ(cpu.PointsOf("big"), static_cast<int>(kMaxUtilizationPoints));
+  EXPECT_NE(html.find("big at 2 s: 50% allocated"), std::string::npos);
+  EXPECT_NE(html.find("time-weighted means over 500 equal time buckets"), std::string::npos);
+  // No GPU column at all: the GPU chart is left out.
+  EXPECT_TRUE(ChartsNamed(charts, "gpu-util").empty());
+  EXPECT_NE(html.find("big (no nvidia.com/gpu capacity)"), std::string::npos);
+}
+
+TEST(HtmlReportTest, LargeCdfsAreSampledAtEvenQuantiles) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "big");
+  std::string jobs = "name,submit,first_start,jct,queueing,launching,running\n";
+  for (int i = 0; i < 1000; ++i) {
+    jobs += fmt::format("j{},0,0,{},0,0,{}\n", i, i + 1, i + 1);
+  }
+  WriteFile(tmp.path() / "jobs.csv", jobs);
+  const auto charts = ScanCharts(Render({tmp.path().string()}));
+  EXPECT_EQ(One(charts, "jct-cdf").PointsOf("big"), static_cast<int>(kMaxCdfPoints));
+  EXPECT_EQ(One(charts, "queueing-cdf").PointsOf("big"), static_cast<int>(kMaxCdfPoints));
+}
+
+// Numbers a hand-made file may hold: huge, tiny, equal, negative. The page
+// is still drawn (under the sanitizers: no overflow in a conversion), and
+// no loop runs away.
+TEST(HtmlReportTest, ExtremeNumbersStillDraw) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "odd");
+  WriteFile(tmp.path() / "jobs.csv",
+            "name,submit,first_start,jct,queueing,launching,running\n"
+            "a,-1e300,1e300,1e300,1e300,0,1e-300\n"
+            "b,1e15,1e15,1e-300,0,0,0\n"
+            "c,0,0,5e-324,0,1e308,1e308\n");
+  std::string util = "time,cpu_allocated,cpu_effective\n";
+  for (int i = 0; i < 600; ++i) util += fmt::format("{},1e300,-1e300\n", i * 1e-310);
+  util += "1e308,0,0\n";
+  WriteFile(tmp.path() / "utilization.csv", util);
+  WriteFile(tmp.path() / "events.csv",
+            "time,job,event,workers\n0,a,started,9223372036854775807\n1e300,a,resized,1\n");
+  WriteFile(tmp.path() / "allocations.csv",
+            "node,job,start,end,tasks,gpus\nn,a,-1e308,1e308,1,1e300\nn,b,5,5,0,0\n");
+  const auto charts = ScanCharts(Render({tmp.path().string()}));
+  for (const char* id : {"cpu-util", "jct-cdf", "job-phases", "node-gantt", "elastic-workers"}) {
+    EXPECT_EQ(ChartsNamed(charts, id).size(), 1u) << id;
+  }
+}
+
+// The scanner itself, on a browser's serialisation (void elements, quotes
+// and references, <style> text).
+TEST(ScanChartsTest, ReadsSeriesAndPoints) {
+  const auto charts = ScanCharts(
+      "<html><head><meta charset=\"utf-8\"><style>a>b{}</style></head><body>"
+      "<svg data-chart=\"x\" data-run=\"a&amp;b\"><g data-series=\"&lt;s&gt;\">"
+      "<circle data-point=\"\"></circle><g data-point=\"\"><title>t</title><circle/></g></g>"
+      "<g data-series='q'><rect data-point=\"\"/></g></svg><br>"
+      "<table data-chart=\"t\"><tr data-series=\"r\"><td data-point=\"\">1</td></tr></table>"
+      "</body></html>");
+  ASSERT_EQ(charts.size(), 2u);
+  EXPECT_EQ(charts[0].id, "x");
+  EXPECT_EQ(charts[0].attrs.at("data-run"), "a&b");
+  EXPECT_EQ(charts[0].series, (std::vector<std::pair<std::string, int>>{{"<s>", 2}, {"q", 1}}));
+  EXPECT_EQ(charts[0].points, 3);
+  EXPECT_EQ(charts[1].PointsOf("r"), 1);
+}
+
+}  // namespace
+}  // namespace dlsched::report

@@ -1,0 +1,623 @@
+#include "dlsched/report/run_data.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dlsched/core/quantity.h"
+
+namespace dlsched::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+using core::internal::QuoteInput;
+
+// The files of one run, as simulate writes them.
+constexpr std::string_view kRunFiles[] = {"summary.json", "jobs.csv", "utilization.csv",
+                                          "events.csv", "allocations.csv"};
+
+std::unexpected<core::Error> At(const std::string& path, int line, std::string_view what) {
+  return core::Errorf("{}:{}: {}", path, line, what);
+}
+
+// The file's text, or nullopt when there is no such file.
+core::Result<std::optional<std::string>> ReadIfPresent(const fs::path& p) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  if (!fs::exists(st)) return std::nullopt;
+  if (!fs::is_regular_file(st)) return core::Errorf("{}: not a regular file", p.string());
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in) return core::Errorf("{}: cannot read file", p.string());
+  return std::optional<std::string>(ss.str());
+}
+
+std::optional<double> ParseNumber(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// Converts the cells of one row; the first bad cell is kept as the error,
+// so a row's fields read in a line each.
+class Cells {
+ public:
+  Cells(const CsvFile& f, const CsvFile::Row& r) : f_(f), r_(r) {}
+
+  const std::string& Text(size_t col) const { return r_.cells[col]; }
+
+  double Number(size_t col) {
+    auto v = ParseNumber(Text(col));
+    if (!v) Fail(col, "a number");
+    return v.value_or(0);
+  }
+  std::optional<double> OptionalNumber(std::optional<size_t> col) {
+    if (!col || Text(*col).empty()) return std::nullopt;
+    return Number(*col);
+  }
+  std::optional<int64_t> OptionalInt(std::optional<size_t> col) {
+    if (!col || Text(*col).empty()) return std::nullopt;
+    auto v = ParseInt(Text(*col));
+    if (!v) Fail(*col, "an integer");
+    return v;
+  }
+  bool Bool(std::optional<size_t> col) {
+    if (!col || Text(*col).empty()) return false;
+    if (Text(*col) != "true" && Text(*col) != "false") Fail(*col, "true or false");
+    return Text(*col) == "true";
+  }
+
+  core::Status status() const {
+    if (error_) return std::unexpected(*error_);
+    return {};
+  }
+
+ private:
+  void Fail(size_t col, std::string_view expected) {
+    if (error_) return;
+    error_ = core::Error{fmt::format("{}:{}: {}: expected {}, got {}", f_.path, r_.line,
+                                     f_.header[col], expected, QuoteInput(Text(col)))};
+  }
+
+  const CsvFile& f_;
+  const CsvFile::Row& r_;
+  std::optional<core::Error> error_;
+};
+
+// The indices of the columns `names`; an error names the first missing.
+core::Result<std::vector<size_t>> Columns(const CsvFile& f,
+                                          std::initializer_list<std::string_view> names) {
+  std::vector<size_t> out;
+  for (std::string_view n : names) {
+    auto col = f.Find(n);
+    if (!col) return At(f.path, 1, fmt::format("no column '{}' in the header", n));
+    out.push_back(*col);
+  }
+  return out;
+}
+
+// One `T` per row of `f`, filled by `fill(cells, row)`; the first bad cell
+// is the error.
+template <typename T, typename Fill>
+core::Result<std::vector<T>> ParseRows(const CsvFile& f, Fill fill) {
+  std::vector<T> out;
+  out.reserve(f.rows.size());
+  for (const auto& r : f.rows) {
+    Cells c(f, r);
+    T row;
+    fill(c, row);
+    if (auto st = c.status(); !st) return std::unexpected(st.error());
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+core::Result<CsvFile> ParseCsvFile(const std::string& path, const std::string& text) {
+  return ParseCsv(text, path);
+}
+
+core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
+  auto cols = Columns(f, {"name", "submit", "queueing", "launching", "running"});
+  if (!cols) return std::unexpected(cols.error());
+  const auto first_start = f.Find("first_start");
+  const auto completion = f.Find("completion");
+  const auto jct = f.Find("jct");
+  const auto state = f.Find("final_state");
+  const auto stuck = f.Find("stuck");
+  return ParseRows<JobRow>(f, [&](Cells& c, JobRow& j) {
+    j.name = c.Text((*cols)[0]);
+    j.submit = c.Number((*cols)[1]);
+    j.queueing = c.Number((*cols)[2]);
+    j.launching = c.Number((*cols)[3]);
+    j.running = c.Number((*cols)[4]);
+    j.first_start = c.OptionalNumber(first_start);
+    j.completion = c.OptionalNumber(completion);
+    j.jct = c.OptionalNumber(jct);
+    if (state) j.final_state = c.Text(*state);
+    j.stuck = c.Bool(stuck);
+  });
+}
+
+core::Result<Utilization> ParseUtilization(const CsvFile& f) {
+  auto time = Columns(f, {"time"});
+  if (!time) return std::unexpected(time.error());
+  Utilization u;
+  std::vector<std::pair<size_t, size_t>> cols;
+  constexpr std::string_view kAlloc = "_allocated";
+  for (size_t i = 0; i < f.header.size(); ++i) {
+    const std::string& h = f.header[i];
+    if (!h.ends_with(kAlloc)) continue;
+    const std::string name = h.substr(0, h.size() - kAlloc.size());
+    auto eff = f.Find(name + "_effective");
+    if (!eff) return At(f.path, 1, fmt::format("no column '{}_effective' beside '{}'", name, h));
+    cols.emplace_back(i, *eff);
+    u.resources.push_back({name, {}, {}});
+  }
+  for (const auto& r : f.rows) {
+    Cells c(f, r);
+    u.time.push_back(c.Number((*time)[0]));
+    for (size_t k = 0; k < cols.size(); ++k) {
+      u.resources[k].allocated.push_back(c.Number(cols[k].first));
+      u.resources[k].effective.push_back(c.Number(cols[k].second));
+    }
+    if (auto st = c.status(); !st) return std::unexpected(st.error());
+  }
+  return u;
+}
+
+core::Result<std::vector<EventRow>> ParseEvents(const CsvFile& f) {
+  auto cols = Columns(f, {"time", "job", "event"});
+  if (!cols) return std::unexpected(cols.error());
+  const auto workers = f.Find("workers");
+  const auto by = f.Find("by");
+  const auto detail = f.Find("detail");
+  return ParseRows<EventRow>(f, [&](Cells& c, EventRow& e) {
+    e.time = c.Number((*cols)[0]);
+    e.job = c.Text((*cols)[1]);
+    e.event = c.Text((*cols)[2]);
+    e.workers = c.OptionalInt(workers);
+    if (by) e.by = c.Text(*by);
+    if (detail) e.detail = c.Text(*detail);
+  });
+}
+
+core::Result<std::vector<AllocationRow>> ParseAllocations(const CsvFile& f) {
+  auto cols = Columns(f, {"node", "job", "start", "end"});
+  if (!cols) return std::unexpected(cols.error());
+  const auto tasks = f.Find("tasks");
+  const auto gpus = f.Find("gpus");
+  return ParseRows<AllocationRow>(f, [&](Cells& c, AllocationRow& a) {
+    a.node = c.Text((*cols)[0]);
+    a.job = c.Text((*cols)[1]);
+    a.start = c.Number((*cols)[2]);
+    a.end = c.OptionalNumber((*cols)[3]);
+    a.tasks = c.OptionalInt(tasks).value_or(0);
+    a.gpus = c.OptionalNumber(gpus).value_or(0);
+  });
+}
+
+core::Result<std::vector<SweepPoint>> ParseSweep(const CsvFile& f) {
+  auto cols = Columns(f, {"profile", "load", "jct_mean", "jct_p95"});
+  if (!cols) return std::unexpected(cols.error());
+  // Sums per (profile, load), profiles in order of their first row.
+  std::vector<std::string> profiles;
+  std::map<std::pair<size_t, double>, SweepPoint> sums;
+  for (const auto& r : f.rows) {
+    Cells c(f, r);
+    const std::string& profile = c.Text((*cols)[0]);
+    const double load = c.Number((*cols)[1]);
+    const auto mean = c.OptionalNumber((*cols)[2]);
+    const auto p95 = c.OptionalNumber((*cols)[3]);
+    if (auto st = c.status(); !st) return std::unexpected(st.error());
+    auto it = std::find(profiles.begin(), profiles.end(), profile);
+    const auto index = static_cast<size_t>(it - profiles.begin());
+    if (it == profiles.end()) profiles.push_back(profile);
+    SweepPoint& p = sums[{index, load}];
+    p.profile = profile;
+    p.load = load;
+    // A cell in which no job completed has no JCT to average.
+    if (!mean || !p95) continue;
+    p.jct_mean += *mean;
+    p.jct_p95 += *p95;
+    ++p.cells;
+  }
+  std::vector<SweepPoint> out;
+  for (auto& [key, p] : sums) {
+    if (p.cells == 0) continue;
+    p.jct_mean /= p.cells;
+    p.jct_p95 /= p.cells;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The 1-based line of the first `"key"` in `text`: where a summary.json
+// value of the wrong type is (our files name each key once).
+int LineOfKey(std::string_view text, std::string_view key) {
+  const size_t at = text.find(fmt::format("\"{}\"", key));
+  if (at == std::string_view::npos) return 1;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+}
+
+// Reads typed values out of summary.json; absent keys (older files) and
+// nulls are left unset, a value of another type is the error kept.
+class SummaryReader {
+ public:
+  SummaryReader(const nlohmann::json& root, std::string_view text, const std::string& path)
+      : root_(root), text_(text), path_(path) {}
+
+  std::optional<double> Number(std::initializer_list<const char*> keys) {
+    const nlohmann::json* v = Find(keys);
+    if (v == nullptr || v->is_null()) return std::nullopt;
+    if (!v->is_number()) {
+      Fail(keys, "a number");
+      return std::nullopt;
+    }
+    return v->get<double>();
+  }
+  // A count: summed with others, so bounded well within int64_t.
+  int64_t Count(std::initializer_list<const char*> keys) {
+    constexpr double kMaxCount = 1e15;
+    const nlohmann::json* v = Find(keys);
+    if (v == nullptr || v->is_null()) return 0;
+    if (!v->is_number_integer() || v->get<double>() < 0 || v->get<double>() > kMaxCount) {
+      Fail(keys, "an integer from 0 to 10^15");
+      return 0;
+    }
+    return v->get<int64_t>();
+  }
+  bool Bool(std::initializer_list<const char*> keys) {
+    const nlohmann::json* v = Find(keys);
+    if (v == nullptr || v->is_null()) return false;
+    if (!v->is_boolean()) {
+      Fail(keys, "true or false");
+      return false;
+    }
+    return v->get<bool>();
+  }
+  std::string String(std::initializer_list<const char*> keys) {
+    const nlohmann::json* v = Find(keys);
+    if (v == nullptr || v->is_null()) return "";
+    if (!v->is_string()) {
+      Fail(keys, "a string");
+      return "";
+    }
+    return v->get<std::string>();
+  }
+  // The object at `keys`, or nullptr (absent, or not an object: an error).
+  const nlohmann::json* Object(std::initializer_list<const char*> keys) {
+    const nlohmann::json* v = Find(keys);
+    if (v == nullptr || v->is_null()) return nullptr;
+    if (!v->is_object()) {
+      Fail(keys, "an object");
+      return nullptr;
+    }
+    return v;
+  }
+  void Fail(std::initializer_list<const char*> keys, std::string_view expected) {
+    if (error_) return;
+    std::string dotted;
+    for (const char* k : keys) dotted += (dotted.empty() ? "" : ".") + std::string(k);
+    error_ = core::Error{fmt::format("{}:{}: {}: expected {}", path_,
+                                     LineOfKey(text_, *(keys.end() - 1)), dotted, expected)};
+  }
+  core::Status status() const {
+    if (error_) return std::unexpected(*error_);
+    return {};
+  }
+
+ private:
+  const nlohmann::json* Find(std::initializer_list<const char*> keys) {
+    const nlohmann::json* v = &root_;
+    for (const char* k : keys) {
+      if (!v->is_object()) return nullptr;
+      auto it = v->find(k);
+      if (it == v->end()) return nullptr;
+      v = &*it;
+    }
+    return v;
+  }
+
+  const nlohmann::json& root_;
+  std::string_view text_;
+  const std::string& path_;
+  std::optional<core::Error> error_;
+};
+
+core::Result<SummaryData> ParseSummary(const std::string& path, const std::string& text) {
+  // The per-job array can be most of the file (100,000 jobs); the report
+  // reads jobs.csv instead, so the parser drops it unbuilt.
+  const nlohmann::json::parser_callback_t skip_jobs =
+      [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        return !(event == nlohmann::json::parse_event_t::key && depth == 1 && parsed == "jobs");
+      };
+  nlohmann::json root;
+  // nlohmann tells where the text is malformed only by its exception.
+  try {
+    root = nlohmann::json::parse(text, skip_jobs);
+  } catch (const nlohmann::json::parse_error& e) {
+    const size_t at = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
+    if (const size_t colon = what.find(": "); colon != std::string::npos) {
+      what = what.substr(colon + 2);
+    }
+    return At(path, line, "invalid JSON: " + what);
+  }
+  if (!root.is_object()) return At(path, 1, "expected a JSON object");
+  SummaryReader r(root, text, path);
+  SummaryData s;
+  s.profile = r.String({"profile"});
+  s.end_time = r.Number({"end_time"});
+  s.partial = r.Bool({"partial"});
+  s.deadlocked = r.Bool({"deadlocked"});
+  s.total = r.Count({"counts", "total"});
+  s.completed = r.Count({"counts", "completed"});
+  s.not_done = r.Count({"counts", "stuck"}) + r.Count({"counts", "failed"}) +
+               r.Count({"counts", "unfinished"});
+  s.jct_mean = r.Number({"jct", "mean"});
+  s.jct_p95 = r.Number({"jct", "p95"});
+  s.makespan = r.Number({"makespan"});
+  s.jain_index = r.Number({"slowdown", "jain_index"});
+  s.preemptions = r.Count({"events", "preemptions"});
+  s.scale_events = r.Count({"events", "scale_events"});
+  if (const nlohmann::json* res = r.Object({"utilization", "resources"})) {
+    for (const auto& [name, value] : res->items()) {
+      SummaryData::Resource u{name, 0, 0};
+      if (!value.is_object()) {
+        r.Fail({"utilization", "resources", name.c_str()}, "an object");
+        break;
+      }
+      u.allocated = r.Number({"utilization", "resources", name.c_str(), "allocated"}).value_or(0);
+      u.effective = r.Number({"utilization", "resources", name.c_str(), "effective"}).value_or(0);
+      s.utilization.push_back(std::move(u));
+    }
+  }
+  if (auto st = r.status(); !st) return std::unexpected(st.error());
+  return s;
+}
+
+// Reads `file` in `dir` with `parse` when it is there.
+template <typename T, typename Parse>
+core::Status ReadOptional(const fs::path& dir, std::string_view file, Parse parse,
+                          std::optional<T>* out) {
+  const fs::path p = dir / file;
+  auto text = ReadIfPresent(p);
+  if (!text) return std::unexpected(text.error());
+  if (!*text) return {};
+  auto parsed = parse(p.string(), **text);
+  if (!parsed) return std::unexpected(parsed.error());
+  *out = std::move(*parsed);
+  return {};
+}
+
+// A CSV file parsed, then converted by `convert`.
+template <typename Convert>
+auto CsvThen(Convert convert) {
+  return [convert](const std::string& path, const std::string& text) {
+    auto csv = ParseCsvFile(path, text);
+    using R = decltype(convert(*csv));
+    if (!csv) return R(std::unexpected(csv.error()));
+    return convert(*csv);
+  };
+}
+
+bool HasRunFiles(const fs::path& dir) {
+  std::error_code ec;
+  for (auto f : kRunFiles) {
+    if (fs::is_regular_file(dir / f, ec)) return true;
+  }
+  return false;
+}
+
+std::string DirName(const fs::path& dir) {
+  fs::path p = dir.lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  const std::string name = p.filename().string();
+  return name.empty() || name == "." ? fs::absolute(p).filename().string() : name;
+}
+
+core::Result<RunData> LoadRun(const fs::path& dir, std::string name) {
+  RunData run;
+  run.dir = dir.string();
+  for (auto st : {
+           ReadOptional(dir, "summary.json", ParseSummary, &run.summary),
+           ReadOptional(dir, "jobs.csv", CsvThen(ParseJobs), &run.jobs),
+           ReadOptional(dir, "utilization.csv", CsvThen(ParseUtilization), &run.utilization),
+           ReadOptional(dir, "events.csv", CsvThen(ParseEvents), &run.events),
+           ReadOptional(dir, "allocations.csv", CsvThen(ParseAllocations), &run.allocations),
+       }) {
+    if (!st) return std::unexpected(st.error());
+  }
+  if (name.empty() && run.summary) name = run.summary->profile;
+  run.name = name.empty() ? DirName(dir) : name;
+  return run;
+}
+
+}  // namespace
+
+std::optional<size_t> CsvFile::Find(std::string_view name) const {
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return i;
+  }
+  return std::nullopt;
+}
+
+core::Result<CsvFile> ParseCsv(std::string_view text, const std::string& path) {
+  CsvFile f;
+  f.path = path;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a BOM from a spreadsheet
+  int line = 1;
+  size_t i = 0;
+  std::vector<std::string> record;
+  while (i < text.size()) {
+    const int start_line = line;
+    record.clear();
+    // One record: fields up to an unquoted line break or the end.
+    while (true) {
+      std::string field;
+      if (i < text.size() && text[i] == '"') {
+        ++i;
+        while (true) {
+          if (i >= text.size()) return At(path, start_line, "a quoted field is never closed");
+          const char ch = text[i++];
+          if (ch == '"') {
+            if (i < text.size() && text[i] == '"') {
+              field += '"';
+              ++i;
+              continue;
+            }
+            break;
+          }
+          if (ch == '\n') ++line;
+          field += ch;
+        }
+        if (i < text.size() && text[i] != ',' && text[i] != '\n' &&
+            !(text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+          return At(path, line, "expected a comma or the end of the line after a closing quote");
+        }
+      } else {
+        const size_t end = text.find_first_of(",\n", i);
+        std::string_view raw = text.substr(i, end == std::string_view::npos ? end : end - i);
+        i += raw.size();
+        if (raw.ends_with('\r') && i < text.size() && text[i] == '\n') raw.remove_suffix(1);
+        if (raw.find('"') != std::string_view::npos) {
+          return At(path, line, "a quote inside an unquoted field (quote the whole field)");
+        }
+        field = raw;
+      }
+      record.push_back(std::move(field));
+      if (i < text.size() && text[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (i < text.size() && text[i] == '\r') ++i;
+      if (i < text.size() && text[i] == '\n') {
+        ++i;
+        ++line;
+      }
+      break;
+    }
+    if (f.header.empty()) {
+      f.header = std::move(record);
+      continue;
+    }
+    if (record.size() != f.header.size()) {
+      return At(path, start_line,
+                fmt::format("{} fields, but the header has {}", record.size(), f.header.size()));
+    }
+    f.rows.push_back({start_line, std::move(record)});
+  }
+  if (f.header.empty()) return At(path, 1, "empty file (expected a header line)");
+  return f;
+}
+
+const Utilization::Resource* Utilization::Find(std::string_view name) const {
+  for (const auto& r : resources) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+double RunData::EndTime() const {
+  if (summary && summary->end_time) return *summary->end_time;
+  double end = 0;
+  if (utilization && !utilization->time.empty()) end = std::max(end, utilization->time.back());
+  if (jobs) {
+    for (const auto& j : *jobs) end = std::max(end, j.completion.value_or(j.submit));
+  }
+  if (events && !events->empty()) end = std::max(end, events->back().time);
+  if (allocations) {
+    for (const auto& a : *allocations) end = std::max(end, a.end.value_or(a.start));
+  }
+  return end;
+}
+
+core::Result<ReportDir> LoadReportDir(const std::string& dir) {
+  ReportDir out;
+  out.dir = dir;
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (!fs::exists(st)) return core::Errorf("{}: no such directory", dir);
+  if (!fs::is_directory(st)) return core::Errorf("{}: not a directory", dir);
+  const fs::path path(dir);
+
+  if (auto s = ReadOptional(path, "compare.csv", ParseCsvFile, &out.compare); !s) {
+    return std::unexpected(s.error());
+  }
+  if (auto s = ReadOptional(path, "sweep.csv", CsvThen(ParseSweep), &out.sweep); !s) {
+    return std::unexpected(s.error());
+  }
+  if (HasRunFiles(path)) {
+    auto run = LoadRun(path, "");
+    if (!run) return std::unexpected(run.error());
+    out.runs.push_back(std::move(*run));
+    return out;
+  }
+  // A compare directory: one run directory per profile, in compare.csv's
+  // order (its profile column names them), then any others by name.
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(path, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->is_directory(ec) && HasRunFiles(it->path())) {
+      names.push_back(it->path().filename().string());
+    }
+  }
+  if (ec) return core::Errorf("{}: cannot read directory: {}", dir, ec.message());
+  std::sort(names.begin(), names.end());
+  if (out.compare) {
+    if (auto col = out.compare->Find("profile")) {
+      auto next = names.begin();
+      for (const auto& row : out.compare->rows) {
+        auto it = std::find(next, names.end(), row.cells[*col]);
+        if (it != names.end()) std::rotate(next++, it, it + 1);
+      }
+    }
+  }
+  for (const auto& name : names) {
+    auto run = LoadRun(path / name, name);
+    if (!run) return std::unexpected(run.error());
+    out.runs.push_back(std::move(*run));
+  }
+  if (out.runs.empty() && !out.compare && !out.sweep) {
+    return core::Errorf(
+        "{}: holds no dlsched results (expected summary.json, jobs.csv and utilization.csv of "
+        "`simulate --out`, or compare.csv and its profile directories of `compare --out`, or "
+        "sweep.csv)",
+        dir);
+  }
+  return out;
+}
+
+core::Result<std::vector<ReportDir>> LoadReportDirs(std::span<const std::string> dirs) {
+  std::vector<ReportDir> out;
+  for (const auto& d : dirs) {
+    auto loaded = LoadReportDir(d);
+    if (!loaded) return std::unexpected(loaded.error());
+    out.push_back(std::move(*loaded));
+  }
+  return out;
+}
+
+}  // namespace dlsched::report

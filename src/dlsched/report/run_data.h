@@ -1,0 +1,153 @@
+#pragma once
+
+// Reading dlsched's result directories back, for the HTML report (html.h):
+// a `simulate --out` directory (a run's files), a `compare --out` directory
+// (compare.csv and one run directory per profile) or a directory holding a
+// sweep.csv. Files are read by column or key name, so columns added later
+// are tolerated. A missing file is not an error (an older run directory
+// lacks events.csv); a file that does not parse is, reading
+// "<file>:<line>: <what>".
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/core/error.h"
+
+namespace dlsched::report {
+
+// A CSV file (RFC 4180: quoted fields may hold commas, doubled quotes and
+// line breaks; lines may end in CRLF), its first line the header.
+struct CsvFile {
+  struct Row {
+    int line = 0;  // where the row starts, 1-based
+    std::vector<std::string> cells;
+  };
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<Row> rows;
+
+  // The index of column `name`, or nullopt.
+  std::optional<size_t> Find(std::string_view name) const;
+};
+
+// Errors read "<path>:<line>: <what>".
+core::Result<CsvFile> ParseCsv(std::string_view text, const std::string& path);
+
+// One row of jobs.csv (docs/formats.md), times in seconds.
+struct JobRow {
+  std::string name;
+  double submit = 0;
+  std::optional<double> first_start;
+  std::optional<double> completion;
+  std::optional<double> jct;  // completed jobs only
+  double queueing = 0;
+  double launching = 0;
+  double running = 0;
+  std::string final_state;  // "" when the column is absent
+  bool stuck = false;
+};
+
+// utilization.csv: fractions of capacity per resource; row i holds from
+// time[i] until time[i + 1].
+struct Utilization {
+  struct Resource {
+    std::string name;  // "cpu", "nvidia.com/gpu", ...
+    std::vector<double> allocated;
+    std::vector<double> effective;
+  };
+  std::vector<double> time;
+  std::vector<Resource> resources;  // in column order
+
+  // The resource named `name`, or nullptr.
+  const Resource* Find(std::string_view name) const;
+};
+
+// One row of events.csv.
+struct EventRow {
+  double time = 0;
+  std::string job;
+  std::string event;
+  std::optional<int64_t> workers;
+  std::string by;
+  std::string detail;
+};
+
+// One row of allocations.csv: what `job` held on `node` over [start, end).
+struct AllocationRow {
+  std::string node;
+  std::string job;
+  double start = 0;
+  std::optional<double> end;  // held to the end of the run
+  int64_t tasks = 0;
+  double gpus = 0;
+};
+
+// The parts of summary.json the report shows.
+struct SummaryData {
+  struct Resource {
+    std::string name;
+    double allocated = 0;
+    double effective = 0;
+  };
+  std::string profile;
+  std::optional<double> end_time;
+  bool partial = false;
+  bool deadlocked = false;
+  int64_t total = 0;
+  int64_t completed = 0;
+  int64_t not_done = 0;  // stuck + failed + unfinished
+  std::optional<double> jct_mean;
+  std::optional<double> jct_p95;
+  std::optional<double> makespan;
+  std::optional<double> jain_index;
+  int64_t preemptions = 0;
+  int64_t scale_events = 0;
+  std::vector<Resource> utilization;
+};
+
+// One run's files; each absent when its file is missing.
+struct RunData {
+  std::string dir;
+  // The label of its series: the directory name under a compare directory,
+  // else the profile named in summary.json, else the directory name.
+  std::string name;
+  std::optional<SummaryData> summary;
+  std::optional<std::vector<JobRow>> jobs;
+  std::optional<Utilization> utilization;
+  std::optional<std::vector<EventRow>> events;
+  std::optional<std::vector<AllocationRow>> allocations;
+
+  // summary.json's end_time, else the latest time in the files read.
+  double EndTime() const;
+};
+
+// sweep.csv averaged over seeds: one point per (profile, load).
+struct SweepPoint {
+  std::string profile;
+  double load = 0;
+  double jct_mean = 0;
+  double jct_p95 = 0;
+  int cells = 0;  // rows averaged (seeds with completed jobs)
+};
+
+// One directory given to `dlsched report`.
+struct ReportDir {
+  std::string dir;
+  std::vector<RunData> runs;       // one for a run directory, one per profile for compare's
+  std::optional<CsvFile> compare;  // compare.csv, every column
+  // sweep.csv: points in order of the profile's first row, then by load.
+  std::optional<std::vector<SweepPoint>> sweep;
+};
+
+// Loads what `dir` holds. A directory with none of dlsched's files, or one
+// that cannot be read, is an error too ("<dir>: ...").
+core::Result<ReportDir> LoadReportDir(const std::string& dir);
+
+// Every directory, in order; stops at the first error.
+core::Result<std::vector<ReportDir>> LoadReportDirs(std::span<const std::string> dirs);
+
+}  // namespace dlsched::report
