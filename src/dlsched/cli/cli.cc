@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <ranges>
 #include <set>
 #include <string>
@@ -25,6 +28,7 @@
 #include "dlsched/cli/operator_command.h"
 #include "dlsched/cli/report_command.h"
 #include "dlsched/cli/runs.h"
+#include "dlsched/cli/sweep.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/trace.h"
 #include "dlsched/core/text.h"
@@ -33,7 +37,9 @@
 #include "dlsched/policy/registry.h"
 #include "dlsched/report/format.h"
 #include "dlsched/report/json_writer.h"
+#include "dlsched/report/output_dir.h"
 #include "dlsched/report/outputs.h"
+#include "dlsched/report/sweep.h"
 #include "dlsched/report/table.h"
 #include "dlsched/sim/generate.h"
 #include "dlsched/sim/model_zoo.h"
@@ -433,19 +439,20 @@ std::vector<std::string> UniqueNames(const std::vector<std::string>& names) {
   return out;
 }
 
-int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const std::string& out_dir,
-            int threads, bool quiet) {
-  const StopSignals signals;
-  // Everything is loaded and checked before the first run: bad input fails
-  // at once, not after minutes of simulation.
-  auto inputs = LoadInputs(a);
-  if (!inputs) return BadInput(inputs.error());
+// The engines of compare's and sweep's --profiles, and a directory name
+// for each (UniqueNames of the profiles' names).
+struct Profiles {
   std::vector<std::unique_ptr<engine::Engine>> engines;
+  std::vector<std::string> dirs;
+};
+core::Result<Profiles> LoadProfiles(const std::vector<std::string>& profiles,
+                                    const std::vector<std::string>& common_overrides) {
+  Profiles out;
   std::vector<std::string> names;
   for (const auto& profile : profiles) {
     // NAME:PATH=VALUE[:PATH=VALUE...] is NAME with its own overrides, after
     // --set's.
-    std::vector<std::string> overrides = a.overrides;
+    std::vector<std::string> overrides = common_overrides;
     std::string name = profile;
     if (const size_t colon = profile.find(':'); colon != std::string::npos) {
       name = profile.substr(0, colon);
@@ -454,11 +461,51 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
       }
     }
     auto engine = LoadEngine(name, overrides);
-    if (!engine) return BadInput(engine.error());
+    if (!engine) return std::unexpected(engine.error());
     names.push_back((*engine)->profile().name);
-    engines.push_back(std::move(*engine));
+    out.engines.push_back(std::move(*engine));
   }
-  const std::vector<std::string> dirs = UniqueNames(names);
+  out.dirs = UniqueNames(names);
+  return out;
+}
+
+// A CompareField's value as a CSV cell.
+std::string CsvCell(const CompareField& f) {
+  return std::visit(
+      [](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return report::CsvField(v);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          return std::to_string(v);
+        } else {
+          return report::FormatNumber(v);
+        }
+      },
+      f.value);
+}
+
+// The header line of fields' keys, or the line of their values.
+std::string CsvLine(const std::vector<CompareField>& fields, bool header) {
+  std::string line;
+  for (size_t f = 0; f < fields.size(); ++f) {
+    line += f == 0 ? "" : ",";
+    line += header ? std::string(fields[f].key) : CsvCell(fields[f]);
+  }
+  return line + "\n";
+}
+
+int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const std::string& out_dir,
+            int threads, bool quiet) {
+  const StopSignals signals;
+  // Everything is loaded and checked before the first run: bad input fails
+  // at once, not after minutes of simulation.
+  auto inputs = LoadInputs(a);
+  if (!inputs) return BadInput(inputs.error());
+  auto loaded = LoadProfiles(profiles, a.overrides);
+  if (!loaded) return BadInput(loaded.error());
+  const std::vector<std::unique_ptr<engine::Engine>>& engines = loaded->engines;
+  const std::vector<std::string>& dirs = loaded->dirs;
   if (auto st = CheckOut(out_dir); !st) return BadInput(st.error());
 
   std::vector<std::vector<std::string>> rows = {{"profile", "status", "done", "JCT mean", "JCT p95",
@@ -489,34 +536,24 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
     }
     rows.push_back(CompareRow(dirs[i], summary));
     const std::vector<CompareField> fields = CompareFields(dirs[i], summary);
-    if (csv.empty()) {
-      for (size_t f = 0; f < fields.size(); ++f) {
-        csv += f == 0 ? "" : ",";
-        csv += fields[f].key;
-      }
-      csv += '\n';
-    }
+    if (csv.empty()) csv = CsvLine(fields, true);
+    csv += CsvLine(fields, false);
     w.BeginObject();
-    for (size_t f = 0; f < fields.size(); ++f) {
-      csv += f == 0 ? "" : ",";
-      w.Key(fields[f].key);
+    for (const CompareField& f : fields) {
+      w.Key(f.key);
       std::visit(
           [&](const auto& v) {
             using T = std::decay_t<decltype(v)>;
             if constexpr (std::is_same_v<T, std::string>) {
-              csv += report::CsvField(v);
               w.String(v);
             } else if constexpr (std::is_same_v<T, int64_t>) {
-              csv += std::to_string(v);
               w.Int(v);
             } else {
-              csv += report::FormatNumber(v);
               w.Number(report::RoundForOutput(v));
             }
           },
-          fields[f].value);
+          f.value);
     }
-    csv += '\n';
     w.EndObject();
   }
   w.EndArray();
@@ -870,6 +907,276 @@ int Convert(const JobSource& source, const std::string& out, std::string to) {
   return kOk;
 }
 
+// The shape of a generated workload: generate's options, which sweep
+// shares (its --jobs and --seeds are its own).
+std::vector<CLI::Option*> AddWorkloadShapeOptions(CLI::App* cmd, sim::GenerateOptions* gen) {
+  return {
+      cmd->add_option("--mean-interarrival", gen->mean_interarrival,
+                      "Mean seconds between arrivals (exponential); 0 puts every job at time 0")
+          ->capture_default_str(),
+      cmd->add_option("--max-workers", gen->max_workers, "Most workers (GPUs) a job asks for")
+          ->capture_default_str(),
+      cmd->add_option("--elastic-fraction", gen->elastic_fraction,
+                      "Share of jobs with minReplicas < maxReplicas")
+          ->capture_default_str(),
+      cmd->add_option("--min-steps", gen->min_steps, "Smallest totalSteps (log-uniform)")
+          ->capture_default_str(),
+      cmd->add_option("--max-steps", gen->max_steps, "Largest totalSteps")->capture_default_str(),
+  };
+}
+
+struct SweepArgs {
+  RunArgs run;  // cluster, jobs, --set, --report
+  std::vector<std::string> profiles;
+  std::vector<double> loads = {1};
+  std::vector<uint64_t> seeds;
+  sim::GenerateOptions gen;
+  bool generated = false;  // --jobs N: one generated workload per seed
+  std::string out = "out/sweep";
+  int threads = 0;
+  bool quiet = false;
+  bool keep_runs = false;
+  std::optional<int64_t> cell;
+  std::string merge;
+  bool emit_k8s_job = false;
+  K8sJobOptions k8s;
+};
+
+// The columns of sweep.csv (and of each cell.csv): the cell, its place in
+// the grid, then compare.csv's columns.
+std::vector<CompareField> SweepFields(const SweepGrid& grid, const SweepGrid::Cell& cell,
+                                      const metrics::RunSummary& s) {
+  std::vector<CompareField> fields = {
+      {"cell", static_cast<int64_t>(cell.index)},
+      {"cells", static_cast<int64_t>(grid.size())},
+      {"profile", grid.profiles[cell.profile]},
+      {"load", grid.loads[cell.load]},
+      {"seed", grid.seeds.empty() ? std::string() : std::to_string(grid.seeds[cell.seed])},
+  };
+  std::vector<CompareField> rest = CompareFields(grid.profiles[cell.profile], s);
+  fields.insert(fields.end(), rest.begin() + 1, rest.end());  // without its profile
+  return fields;
+}
+
+// `dlsched sweep --merge DIR`: the cells an Indexed Job left, as sweep.csv.
+int MergeSweep(const std::string& dir) {
+  auto merged = report::MergeSweepCells(dir);
+  if (!merged) return BadInput(core::Error{"--merge: " + merged.error().message});
+  const std::string file = (std::filesystem::path(dir) / "sweep.csv").string();
+  const report::FileContent content{file, *merged};
+  if (auto st = report::ReplaceFiles({&content, 1}); !st) return RunFailed(st.error());
+  std::printf("merged %zd cells into %s\n", std::count(merged->begin(), merged->end(), '\n') - 1,
+              core::EscapeText(file, kMaxMessageBytes).c_str());
+  return kOk;
+}
+
+// Shortest text that reads back as the same double.
+std::string Exact(double x) { return fmt::format("{}", x); }
+
+// The command line that runs one cell of the same grid (in a pod).
+std::vector<std::string> CellCommand(const SweepArgs& a, const SweepGrid& grid) {
+  std::vector<std::string> args = {"sweep", "--cluster", a.run.cluster};
+  const JobSource& j = a.run.jobs;
+  auto add = [&](std::string flag, std::string value) {
+    if (value.empty()) return;
+    args.push_back(std::move(flag));
+    args.push_back(std::move(value));
+  };
+  add("--workload", j.workload);
+  add("--trace", j.trace);
+  add("--vc", j.vcs);
+  add("--from", j.from);
+  add("--until", j.until);
+  if (j.limit > 0) add("--limit", std::to_string(j.limit));
+  add("--elastic", j.elastic);
+  add("--scaling", j.scaling);
+  add("--pollux-traces", j.pollux_traces);
+  if (j.skip_bad_rows) args.push_back("--skip-bad-rows");
+  if (a.generated) {
+    add("--jobs", std::to_string(a.gen.jobs));
+    add("--seeds", fmt::format("{}", fmt::join(grid.seeds, ",")));
+    add("--mean-interarrival", Exact(a.gen.mean_interarrival));
+    add("--max-workers", std::to_string(a.gen.max_workers));
+    add("--elastic-fraction", Exact(a.gen.elastic_fraction));
+    add("--min-steps", Exact(a.gen.min_steps));
+    add("--max-steps", Exact(a.gen.max_steps));
+  }
+  add("--profiles", fmt::format("{}", fmt::join(a.profiles, ",")));
+  std::vector<std::string> loads;
+  for (double l : a.loads) loads.push_back(Exact(l));
+  add("--load", fmt::format("{}", fmt::join(loads, ",")));
+  for (const auto& o : a.run.overrides) add("--set", o);
+  if (a.keep_runs) args.push_back("--keep-runs");
+  add("--cell", "$(JOB_COMPLETION_INDEX)");
+  add("--out", a.out);
+  args.push_back("--quiet");
+  return args;
+}
+
+int EmitK8sJob(const SweepArgs& a, const SweepGrid& grid) {
+  K8sJobOptions k8s = a.k8s;
+  if (k8s.image.empty()) k8s.image = fmt::format("dlsched:{}", DLSCHED_VERSION);
+  const std::string grid_text =
+      grid.seeds.empty()
+          ? fmt::format("{} profiles x {} loads", grid.profiles.size(), grid.loads.size())
+          : fmt::format("{} profiles x {} loads x {} seeds", grid.profiles.size(),
+                        grid.loads.size(), grid.seeds.size());
+  const std::vector<std::string> comment = {
+      fmt::format("dlsched sweep: {} cells ({}), one per completion index.", grid.size(),
+                  grid_text),
+      fmt::format("Each pod runs in the volume's root ({}): the input paths below must be there",
+                  k8s.mount),
+      fmt::format("(e.g. kubectl cp them); results go to {}/{}/cells/. When the Job is complete:",
+                  k8s.mount, a.out),
+      fmt::format("dlsched report {} (or dlsched sweep --merge {}) on the volume.", a.out, a.out),
+  };
+  const std::string yaml = K8sJobManifest(k8s, grid.size(), CellCommand(a, grid), comment);
+  std::fwrite(yaml.data(), 1, yaml.size(), stdout);
+  return kOk;
+}
+
+int Sweep(const SweepArgs& a) {
+  if (!a.merge.empty()) return MergeSweep(a.merge);
+  const StopSignals signals;
+  if (a.run.cluster.empty()) {
+    return BadInput(core::Error{"--cluster: required (or --merge DIR)"});
+  }
+  if (a.profiles.empty()) return BadInput(core::Error{"--profiles: required"});
+  if (a.run.jobs.workload.empty() && a.run.jobs.trace.empty() && !a.generated) {
+    return BadInput(core::Error{
+        "give the jobs with --workload FILE, --trace FORMAT:FILE or --jobs N (a generated "
+        "workload per --seeds)"});
+  }
+  if (auto st = CheckLoads(a.loads); !st) return BadInput(st.error());
+  if (auto st = CheckSeeds(a.seeds); !st) return BadInput(st.error());
+  SweepGrid grid;
+  grid.loads = a.loads;
+  if (a.generated) grid.seeds = a.seeds.empty() ? std::vector<uint64_t>{a.gen.seed} : a.seeds;
+  auto cluster = LoadClusterArg(a.run.cluster);
+  if (!cluster) return BadInput(cluster.error());
+  auto profiles = LoadProfiles(a.profiles, a.run.overrides);
+  if (!profiles) return BadInput(profiles.error());
+  grid.profiles = profiles->dirs;
+  if (grid.size() == 0) {
+    return BadInput(core::Error{"--load: the grid is empty (give at least one load factor)"});
+  }
+  if (a.cell && (*a.cell < 0 || static_cast<uint64_t>(*a.cell) >= grid.size())) {
+    return BadInput(core::Errorf("--cell: {} is out of range: the grid has {} cells (0 to {})",
+                                 *a.cell, grid.size(), grid.size() - 1)
+                        .error());
+  }
+  // The jobs: the file once, or a workload per seed.
+  std::vector<config::WorkloadSpec> bases;
+  if (a.generated) {
+    for (uint64_t seed : grid.seeds) {
+      sim::GenerateOptions gen = a.gen;
+      gen.seed = seed;
+      auto w = sim::GenerateWorkload(gen);
+      if (!w) return BadInput(w.error());
+      bases.push_back(std::move(*w));
+    }
+  } else {
+    auto w = LoadJobs(a.run.jobs);
+    if (!w) return BadInput(w.error());
+    bases.push_back(std::move(*w));
+  }
+  if (a.emit_k8s_job) return EmitK8sJob(a, grid);
+
+  std::vector<SweepGrid::Cell> cells;
+  if (a.cell) {
+    cells.push_back(grid.At(static_cast<size_t>(*a.cell)));
+  } else {
+    for (size_t i = 0; i < grid.size(); ++i) cells.push_back(grid.At(i));
+  }
+  // One run directory: the sweep's, or the one cell's inside it.
+  const std::string dir =
+      a.cell ? (std::filesystem::path(a.out) / grid.CellDir(cells[0])).string() : a.out;
+  if (auto st = CheckOut(dir); !st) return BadInput(st.error());
+  std::map<std::pair<size_t, size_t>, config::WorkloadSpec> workloads;
+  for (const auto& c : cells) {
+    if (!workloads.contains({c.load, c.seed})) {
+      workloads.emplace(std::pair{c.load, c.seed},
+                        ScaleArrivals(bases[c.seed], grid.loads[c.load]));
+    }
+  }
+  std::vector<RunRequest> runs;
+  for (const auto& c : cells) {
+    runs.push_back(
+        {&*cluster, &workloads.at({c.load, c.seed}), profiles->engines[c.profile].get(), {}});
+  }
+  auto out = report::OutputDir::Open(dir);
+  if (!out) return RunFailed(out.error());
+
+  const std::string header = CsvLine(SweepFields(grid, cells[0], {}), true);
+  std::vector<std::string> rows(cells.size());
+  std::vector<std::vector<std::string>> table(cells.size());
+  std::vector<std::optional<core::Error>> run_errors(cells.size());
+  std::optional<core::Error> write_error;
+  std::mutex mu;
+  BatchOptions batch{.threads = a.threads > 0 ? a.threads
+                                              : static_cast<int>(std::max(
+                                                    1u, std::thread::hardware_concurrency())),
+                     .show_progress = !a.quiet && ::isatty(2) == 1};
+  const OnResult on_result = [&](size_t k, core::Result<sim::SimResult>&& result) {
+    if (!result) {
+      std::lock_guard lock(mu);
+      run_errors[k] = result.error();
+      return;
+    }
+    const SweepGrid::Cell& c = cells[k];
+    const metrics::RunSummary summary = metrics::Summarize(result->run);
+    const std::string row = CsvLine(SweepFields(grid, c, summary), false);
+    std::vector<std::string> shown = CompareRow(grid.profiles[c.profile], summary);
+    std::vector<std::string> line = {std::to_string(c.index), shown[0],
+                                     report::FormatNumber(grid.loads[c.load]),
+                                     grid.seeds.empty() ? "-" : std::to_string(grid.seeds[c.seed])};
+    line.insert(line.end(), shown.begin() + 1, shown.begin() + 6);
+    const std::string prefix = a.cell ? "" : grid.CellDir(c) + "/";
+    std::string summary_json;
+    if (!a.keep_runs) summary_json = report::SummaryJsonText(summary, result->run);
+    std::lock_guard lock(mu);
+    rows[k] = row;
+    table[k] = std::move(line);
+    core::Status st = out->Add(prefix + std::string(report::kCellFile), header + row);
+    if (st) {
+      st = a.keep_runs ? report::AddRunFiles(*out, prefix, summary, result->run)
+                       : out->Add(prefix + "summary.json", summary_json);
+    }
+    if (!st && !write_error) write_error = st.error();
+  };
+  bool interrupted = false;
+  RunAll(runs, batch, &interrupted, on_result);
+  for (const auto& e : run_errors) {
+    if (e) return BadInput(*e);
+  }
+  if (write_error) return RunFailed(*write_error);
+  if (!a.cell) {
+    std::string csv = header;
+    for (const auto& r : rows) csv += r;
+    if (auto st = out->Add("sweep.csv", csv); !st) return RunFailed(st.error());
+  }
+  if (auto st = out->Commit(); !st) return RunFailed(st.error());
+  std::vector<std::vector<std::string>> lines = {
+      {"cell", "profile", "load", "seed", "status", "done", "JCT mean", "JCT p95", "makespan"}};
+  lines.insert(lines.end(), table.begin(), table.end());
+  std::fputs(AlignedTable(lines).c_str(), stdout);
+  const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
+  if (a.cell) {
+    std::printf("results: %s/ (cell %lld of %zu)\n", shown.c_str(), static_cast<long long>(*a.cell),
+                grid.size());
+  } else {
+    std::printf("results: %s/sweep.csv and %s/cells/\n", shown.c_str(), shown.c_str());
+  }
+  if (!a.run.report.empty() && !a.cell) {
+    if (auto st = WriteReport({&a.out, 1}, a.run.report); !st) return RunFailed(st.error());
+  }
+  if (interrupted) {
+    PrintError("interrupted: the results are partial (their status says \"partial\")");
+    return kInterrupted;
+  }
+  return kOk;
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{
       "dlsched - a scheduler for distributed deep-learning training jobs.\n"
@@ -976,6 +1283,113 @@ int Run(int argc, char** argv) {
                    "<name>-2/")
       ->capture_default_str();
 
+  SweepArgs sweep_args;
+  auto* sweep = app.add_subcommand(
+      "sweep",
+      "Run a grid of profiles x load factors (x seeds of a generated workload), one cell per "
+      "core, and write OUT/sweep.csv (a row per cell) and each cell's files to "
+      "OUT/cells/<profile>/load-<L>[/seed-<S>]/; the report draws mean and p95 JCT against "
+      "load, a line per profile. Load L divides every submit time by L (2: arrivals twice as "
+      "dense). --cell N runs one cell; --emit-k8s-job writes a Kubernetes Indexed Job that runs "
+      "the grid a cell per index; --merge OUT joins the cells it left into OUT/sweep.csv");
+  sweep->footer(
+      "Cells are numbered profile by profile, then load, then seed: cell i is profile "
+      "i / (loads x seeds), load (i / seeds) mod loads, seed i mod seeds. Stuck jobs are a "
+      "result, not an error. See docs/sweeps.md.\n\n"
+      "Examples:\n"
+      "  dlsched sweep -c examples/cluster-3node.yaml -w examples/workload-kod2-seed.yaml \\\n"
+      "                -p gang-binpack,kod2 --load 0.5,1,2 --report sweep.html\n"
+      "  dlsched sweep -c C --jobs 200 --seeds 1,2,3 -p fifo,las --load 0.5,1,1.5 -o out/s\n"
+      "  dlsched sweep -c C -w W -p P1,P2 --load 1,2 -o out/s --emit-k8s-job > job.yaml\n"
+      "  dlsched report out/s           # after the Job: merges out/s/cells/");
+  auto* sweep_cluster =
+      sweep->add_option("--cluster,-c", sweep_args.run.cluster, "Cluster YAML, or tiresias:FILE");
+  AddJobSourceOptions(sweep, &sweep_args.run.jobs);
+  auto* sweep_jobs = sweep->add_option(
+      "--jobs,-n", sweep_args.gen.jobs,
+      "Generate the workload instead (as `dlsched generate`): this many jobs, one workload per "
+      "--seeds");
+  sweep_jobs->excludes("--workload")->excludes("--trace");
+  sweep
+      ->add_option("--seeds", sweep_args.seeds,
+                   "Seeds of the generated workload, comma-separated (default: 1)")
+      ->delimiter(',')
+      ->needs(sweep_jobs);
+  for (CLI::Option* o : AddWorkloadShapeOptions(sweep, &sweep_args.gen)) o->needs(sweep_jobs);
+  auto* sweep_profiles = sweep->add_option(
+      "--profiles,-p", sweep_args.profiles,
+      "Profiles, comma-separated, as compare takes them (NAME:PATH=VALUE is a variant)");
+  sweep_profiles->delimiter(',');
+  AddSetOption(sweep, &sweep_args.run.overrides);
+  sweep
+      ->add_option("--load,-l", sweep_args.loads,
+                   "Load factors, comma-separated (0.001 to 1e6): submit times are divided by "
+                   "each")
+      ->delimiter(',')
+      ->default_str("1");
+  auto* sweep_out = sweep->add_option(
+      "--out,-o", sweep_args.out,
+      "Output directory, written as one unit and replaced as a whole (new, empty or an earlier "
+      "result directory of dlsched); with --cell only the cell's directory in it is replaced; "
+      "with --emit-k8s-job the pods' directory, relative to the volume");
+  sweep_out->capture_default_str();
+  sweep
+      ->add_option("--threads,-j", sweep_args.threads,
+                   "Cells run at once (default 0: one per core); the results do not depend on it")
+      ->capture_default_str();
+  sweep->add_flag("--quiet,-q", sweep_args.quiet, "No progress line on stderr");
+  sweep->add_flag("--keep-runs", sweep_args.keep_runs,
+                  "Keep every cell's jobs.csv, events.csv, allocations.csv and utilization.csv "
+                  "too (default: cell.csv and summary.json only)");
+  auto* sweep_report = AddReportOption(sweep, &sweep_args.run.report);
+  auto* sweep_cell = sweep->add_option(
+      "--cell", sweep_args.cell,
+      "Run only cell N of the grid (0-based, the order above) and write OUT/cells/.../ alone");
+  sweep_cell->excludes(sweep_report);
+  auto* sweep_merge = sweep->add_option(
+      "--merge", sweep_args.merge,
+      "Write DIR/sweep.csv from the cells under DIR/cells/ (what --cell runs leave); takes no "
+      "other option");
+  for (CLI::Option* o : {sweep_cluster, sweep_profiles, sweep_cell, sweep_jobs, sweep_report}) {
+    sweep_merge->excludes(o);
+  }
+  auto* sweep_emit = sweep->add_flag(
+      "--emit-k8s-job", sweep_args.emit_k8s_job,
+      "Write (to stdout) a Kubernetes batch/v1 Indexed Job that runs the grid, one pod per "
+      "cell running `dlsched sweep ... --cell $(JOB_COMPLETION_INDEX)` in the volume's root; "
+      "the inputs are checked here first");
+  sweep_emit->excludes(sweep_cell)->excludes(sweep_report);
+  sweep
+      ->add_option("--k8s-image", sweep_args.k8s.image,
+                   "The pods' image (default dlsched:" + std::string(DLSCHED_VERSION) + ")")
+      ->needs(sweep_emit);
+  sweep
+      ->add_option("--k8s-pvc", sweep_args.k8s.pvc,
+                   "The PersistentVolumeClaim mounted at /data, the pods' working directory: "
+                   "inputs are read and results written there")
+      ->capture_default_str()
+      ->needs(sweep_emit);
+  sweep->add_option("--k8s-name", sweep_args.k8s.name, "The Job's name")
+      ->capture_default_str()
+      ->needs(sweep_emit);
+  sweep
+      ->add_option("--k8s-parallelism", sweep_args.k8s.parallelism,
+                   "Pods at once (default 0: as many as cells, at most 10)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(sweep_emit);
+  sweep
+      ->add_option("--k8s-backoff-limit", sweep_args.k8s.backoff_limit,
+                   "Pod failures the Job tolerates in all (spec.backoffLimit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->needs(sweep_emit);
+  sweep
+      ->add_option("--k8s-backoff-limit-per-index", sweep_args.k8s.backoff_limit_per_index,
+                   "Retries of each cell (spec.backoffLimitPerIndex: Kubernetes 1.29 or later, "
+                   "beta there, GA in 1.33); not set by default")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(sweep_emit);
+
   std::string show;
   auto* profiles = app.add_subcommand(
       "profiles", "List the built-in scheduler profiles (use one with `simulate --profile NAME`)");
@@ -1001,19 +1415,7 @@ int Run(int argc, char** argv) {
       "  dlsched simulate -c c.yaml --trace native:w.csv");
   generate->add_option("--jobs,-n", gen.jobs, "Number of jobs")->required();
   generate->add_option("--seed,-s", gen.seed, "Random seed")->capture_default_str();
-  generate
-      ->add_option("--mean-interarrival", gen.mean_interarrival,
-                   "Mean seconds between arrivals (exponential); 0 puts every job at time 0")
-      ->capture_default_str();
-  generate->add_option("--max-workers", gen.max_workers, "Most workers (GPUs) a job asks for")
-      ->capture_default_str();
-  generate
-      ->add_option("--elastic-fraction", gen.elastic_fraction,
-                   "Share of jobs with minReplicas < maxReplicas")
-      ->capture_default_str();
-  generate->add_option("--min-steps", gen.min_steps, "Smallest totalSteps (log-uniform)")
-      ->capture_default_str();
-  generate->add_option("--max-steps", gen.max_steps, "Largest totalSteps")->capture_default_str();
+  AddWorkloadShapeOptions(generate, &gen);
   generate->add_option("--out,-o", gen_out,
                        "Workload file to write (default: YAML on stdout): native trace CSV when "
                        "it ends in .csv, else YAML; replaced only once every file is written");
@@ -1088,6 +1490,10 @@ int Run(int argc, char** argv) {
   if (profiles->parsed()) return Profiles(show);
   if (compare->parsed())
     return Compare(compare_args, compare_profiles, compare_out, compare_threads, compare_quiet);
+  if (sweep->parsed()) {
+    sweep_args.generated = sweep_jobs->count() > 0;
+    return Sweep(sweep_args);
+  }
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
   if (convert->parsed()) return Convert(convert_source, convert_out, convert_to);

@@ -60,7 +60,8 @@ std::string ProgressLine(int runs_done, int runs, int64_t jobs_done, int64_t job
 }
 
 std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
-                                                 const BatchOptions& options, bool* interrupted) {
+                                                 const BatchOptions& options, bool* interrupted,
+                                                 const OnResult& on_result) {
   if (runs.empty()) return {};
   std::deque<sim::Progress> progress(runs.size());
   std::vector<core::Result<sim::SimResult>> results(runs.size(), core::MakeError("not run"));
@@ -73,7 +74,12 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
       RunRequest& r = runs[i];
       r.options.progress = &progress[i];
       r.options.stop = &g_stop;
-      results[i] = sim::Simulate(*r.cluster, *r.workload, *r.engine, r.options);
+      auto result = sim::Simulate(*r.cluster, *r.workload, *r.engine, r.options);
+      if (on_result) {
+        on_result(i, std::move(result));
+      } else {
+        results[i] = std::move(result);
+      }
       progress[i].done = true;
       std::lock_guard lock(mu);
       ++finished;

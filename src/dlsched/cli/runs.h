@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,12 +44,19 @@ struct BatchOptions {
   bool show_progress = false;  // a progress line on stderr, refreshed a few times a second
 };
 
+// Takes each result of RunAll on the thread that ran it, as soon as the run
+// ends; called concurrently for different indices.
+using OnResult = std::function<void(size_t index, core::Result<sim::SimResult>&& result)>;
+
 // Runs every request, `threads` at a time; results in request order, so
 // they do not depend on the number of threads. With a StopSignals alive, a
 // signal stops every run after its current cycle (each result is then
-// marked partial) and sets *interrupted.
+// marked partial) and sets *interrupted. With `on_result`, each result
+// goes to it instead of the returned vector (which then holds
+// placeholders): a sweep of many runs writes each and lets it go.
 std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
-                                                 const BatchOptions& options, bool* interrupted);
+                                                 const BatchOptions& options, bool* interrupted,
+                                                 const OnResult& on_result = nullptr);
 
 // The progress line: "3/5 runs done, 41,234/300,000 jobs, simulated 2.4 d, 8,100 jobs/s, ETA 31 s".
 std::string ProgressLine(int runs_done, int runs, int64_t jobs_done, int64_t jobs, double simulated,

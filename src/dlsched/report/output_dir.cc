@@ -21,9 +21,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // Every file name dlsched writes into an output directory.
-constexpr std::string_view kOutputFiles[] = {"summary.json", "jobs.csv",        "utilization.csv",
-                                             "events.csv",   "allocations.csv", "compare.csv",
-                                             "compare.json", "sweep.csv",       "report.html"};
+constexpr std::string_view kOutputFiles[] = {
+    "summary.json", "jobs.csv",     "utilization.csv", "events.csv",  "allocations.csv",
+    "compare.csv",  "compare.json", "sweep.csv",       "report.html", "cell.csv"};
+// How deep dlsched's own subdirectories go: compare's <profile>/, a
+// sweep's cells/<profile>/load-<L>/seed-<S>/.
+constexpr int kMaxOutputDepth = 4;
 constexpr std::string_view kTmpMarker = ".dlsched-tmp-";
 
 std::unexpected<core::Error> CannotWrite(const std::string& path, const std::string& reason) {
@@ -128,7 +131,7 @@ core::Status CheckOutputDir(const std::string& dir) {
   }
   if (!fs::exists(st)) return {};
   if (!fs::is_directory(st)) return core::Errorf("{}: exists and is not a directory", dir);
-  auto foreign = ForeignEntry(dir, 1);
+  auto foreign = ForeignEntry(dir, kMaxOutputDepth);
   if (!foreign) return std::unexpected(foreign.error());
   if (!foreign->empty()) {
     return core::Errorf(

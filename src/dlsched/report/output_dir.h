@@ -11,8 +11,9 @@ namespace dlsched::report {
 // Checks that `dir` may receive a run's outputs: it does not exist, or it
 // is a directory that holds nothing but files dlsched writes (summary.json,
 // jobs.csv, utilization.csv, events.csv, allocations.csv, compare.csv,
-// compare.json, sweep.csv, report.html), directly or in subdirectories
-// one level down (compare's <profile>/). Anything else is refused, since
+// compare.json, sweep.csv, cell.csv, report.html), directly or in
+// subdirectories up to four levels down (compare's <profile>/, a sweep's
+// cells/<profile>/load-<L>/seed-<S>/). Anything else is refused, since
 // writing replaces the directory as a whole. Errors read "<dir>: ...".
 core::Status CheckOutputDir(const std::string& dir);
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/core/quantity.h"
+#include "dlsched/report/sweep.h"
 
 namespace dlsched::report {
 namespace {
@@ -568,6 +569,17 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
   }
   if (auto s = ReadOptional(path, "sweep.csv", CsvThen(ParseSweep), &out.sweep); !s) {
     return std::unexpected(s.error());
+  }
+  // The cells of a sweep run one at a time (a Kubernetes Indexed Job):
+  // merged as the whole sweep would have written its sweep.csv.
+  if (!out.sweep && HasSweepCells(dir)) {
+    auto merged = MergeSweepCells(dir);
+    if (!merged) return std::unexpected(merged.error());
+    auto csv = ParseCsv(*merged, (path / kCellsDir / "").string());
+    if (!csv) return std::unexpected(csv.error());
+    auto sweep = ParseSweep(*csv);
+    if (!sweep) return std::unexpected(sweep.error());
+    out.sweep = std::move(*sweep);
   }
   if (HasRunFiles(path)) {
     auto run = LoadRun(path, "");

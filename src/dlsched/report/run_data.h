@@ -3,9 +3,9 @@
 // Reading dlsched's result directories back, for the HTML report (html.h):
 // a `simulate --out` directory (a run's files), a `compare --out` directory
 // (compare.csv and one run directory per profile) or a directory holding a
-// sweep.csv. Files are read by column or key name, so columns added later
-// are tolerated. A missing file is not an error (an older run directory
-// lacks events.csv); a file that does not parse is, reading
+// sweep.csv, or a sweep's cells/ without one (merged as sweep.h says). Files are read by column or
+// key name, so columns added later are tolerated. A missing file is not an error (an older run
+// directory lacks events.csv); a file that does not parse is, reading
 // "<file>:<line>: <what>".
 
 #include <cstdint>

@@ -1,0 +1,72 @@
+#pragma once
+
+// The pieces of `dlsched sweep` that need no command line (cli/ internal;
+// docs/sweeps.md): the grid and its cell order, load scaling, and the
+// Kubernetes Indexed Job that runs the grid one cell per index.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/error.h"
+
+namespace dlsched::cli {
+
+// profiles x loads x seeds. Cell i is profile p, load l, seed s with
+// i = (p * loads + l) * seeds + s: profiles vary slowest, seeds fastest.
+// Without seeds (a workload or trace file) the seed axis has one value.
+struct SweepGrid {
+  std::vector<std::string> profiles;  // directory names, unique
+  std::vector<double> loads;
+  std::vector<uint64_t> seeds;  // empty: the jobs come from a file
+
+  struct Cell {
+    size_t index = 0;
+    size_t profile = 0;
+    size_t load = 0;
+    size_t seed = 0;  // 0 without seeds
+  };
+  size_t Seeds() const { return seeds.empty() ? 1 : seeds.size(); }
+  size_t size() const { return profiles.size() * loads.size() * Seeds(); }
+  Cell At(size_t index) const;
+  // "cells/<profile>/load-<L>" and "/seed-<S>" with seeds: where the cell's
+  // files go under the sweep's directory.
+  std::string CellDir(const Cell& cell) const;
+};
+
+// --load: each factor from 0.001 to 1e6, none twice (as sweep.csv prints
+// them, to 6 decimals). Errors read
+// "--load: ...".
+core::Status CheckLoads(std::span<const double> loads);
+// --seeds: none twice.
+core::Status CheckSeeds(std::span<const uint64_t> seeds);
+
+// The workload at load factor `load`: every submit time divided by it (2
+// makes arrivals twice as dense, 0.5 half as dense). Nothing else changes:
+// job sizes, steps, deadlines (relative to submit) and the cluster's node
+// events keep their values.
+config::WorkloadSpec ScaleArrivals(const config::WorkloadSpec& workload, double load);
+
+// What the Indexed Job runs and where.
+struct K8sJobOptions {
+  std::string name = "dlsched-sweep";
+  std::string image;  // default dlsched:<version>
+  std::string pvc = "dlsched-sweep";
+  std::string mount = "/data";  // the volume's path in the pod, its working directory
+  int parallelism = 0;          // 0: min(cells, 10)
+  int backoff_limit = 6;
+  int backoff_limit_per_index = -1;  // -1: not set
+};
+
+// A batch/v1 Job (completionMode Indexed, one completion per cell) whose
+// pods run `dlsched <args>` in `mount` (the volume) with $(JOB_COMPLETION_INDEX)
+// expanded by Kubernetes; `args` holds it where the cell index goes. Every
+// string is written as a double-quoted YAML scalar. `comment` lines open
+// the file, each prefixed with "# ".
+std::string K8sJobManifest(const K8sJobOptions& options, size_t cells,
+                           std::span<const std::string> args, std::span<const std::string> comment);
+
+}  // namespace dlsched::cli
