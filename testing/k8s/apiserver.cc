@@ -271,6 +271,9 @@ TestApiServer::TestApiServer(Options options) : options_(std::move(options)) {
   types_.push_back(Builtin("", "v1", "configmaps", "configmap", "ConfigMap", true, {}, {"cm"}));
   types_.push_back(Builtin("", "v1", "bindings", "binding", "Binding", true, {}));
   types_.push_back(Builtin("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}));
+  // For kubectl's client-side dry run of the Indexed Job `dlsched sweep`
+  // writes (kubectl maps the kind through discovery even then).
+  types_.push_back(Builtin("batch", "v1", "jobs", "job", "Job", true, {"status"}));
   types_.push_back(Builtin("events.k8s.io", "v1", "events", "event", "Event", true, {}, {"ev"}));
   types_.push_back(Builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                            "customresourcedefinition", "CustomResourceDefinition", false,

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "dlsched/cli/test_util.h"
 #include "dlsched/report/test_util.h"
 
 namespace dlsched::cli {
@@ -30,46 +31,12 @@ using report::testing::ScannedChart;
 using report::testing::WriteFile;
 using report::testing::WriteFixtureRun;
 
-struct Ran {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using testing::Ran;
+using testing::Shell;
 
-// Runs `command` with sh in the source directory (the examples' paths are
-// relative to it), stdout and stderr apart.
-Ran Shell(const std::string& command, const fs::path& scratch) {
-  const fs::path out = scratch / "stdout.txt";
-  const fs::path err = scratch / "stderr.txt";
-  const std::string line = fmt::format("cd '{}' && {} >'{}' 2>'{}' </dev/null", DLSCHED_SOURCE_DIR,
-                                       command, out.string(), err.string());
-  const int status = std::system(line.c_str());
-  Ran r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = ReadFile(out);
-  r.err = ReadFile(err);
-  return r;
-}
-
-class ReportCommandTest : public ::testing::Test {
+class ReportCommandTest : public testing::CommandTest {
  protected:
-  void SetUp() override {
-    tmp_ = fs::temp_directory_path() /
-           fmt::format("dlsched-report-{}-{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(tmp_);
-    fs::create_directories(tmp_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(tmp_, ec);
-  }
-
-  Ran Dlsched(const std::string& args) {
-    return Shell(std::string(DLSCHED_BINARY) + " " + args, tmp_);
-  }
-
-  fs::path tmp_;
+  ReportCommandTest() : CommandTest("report") {}
 };
 
 TEST_F(ReportCommandTest, WritesThePageIntoTheDirectoryByDefault) {

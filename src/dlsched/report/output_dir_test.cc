@@ -97,11 +97,16 @@ TEST(OutputDirTest, AcceptsEveryFileDlschedWrites) {
   const fs::path dir = tmp.path() / "out";
   for (const char* f :
        {"summary.json", "jobs.csv", "utilization.csv", "events.csv", "allocations.csv",
-        "compare.csv", "compare.json", "sweep.csv", "report.html"}) {
+        "compare.csv", "compare.json", "sweep.csv", "cell.csv", "report.html"}) {
     Write(dir / f, "x");
     Write(dir / "kod2" / f, "x");
+    // A sweep's cell directory, four levels down.
+    Write(dir / "cells" / "kod2" / "load-1.5" / "seed-3" / f, "x");
   }
   EXPECT_TRUE(CheckOutputDir(dir.string()).has_value());
+  Write(dir / "cells" / "kod2" / "load-1.5" / "seed-3" / "deeper" / "jobs.csv", "x");
+  EXPECT_FALSE(CheckOutputDir(dir.string()).has_value());
+  fs::remove_all(dir / "cells" / "kod2" / "load-1.5" / "seed-3" / "deeper");
   Write(dir / "report.htm", "x");
   EXPECT_FALSE(CheckOutputDir(dir.string()).has_value());
 }

@@ -1,0 +1,365 @@
+// `dlsched sweep`: the grid's order and load scaling, then end to end
+// through the built binary: a grid equals separate `simulate` runs byte for
+// byte, threads change nothing, cells run one at a time and merged equal a
+// whole sweep, and the Kubernetes Indexed Job is read by the real kubectl
+// and its pods' command, run here per index, gives the same sweep.csv.
+#include "dlsched/cli/sweep.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
+
+#include "dlsched/cli/test_util.h"
+#include "dlsched/report/test_util.h"
+#include "dlsched/sim/generate.h"
+#include "dlsched/sim/simulator.h"
+#include "k8s/apiserver.h"
+
+namespace dlsched::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+using report::testing::ReadFile;
+using report::testing::WriteFile;
+using testing::Ran;
+using testing::Shell;
+
+TEST(SweepGridTest, CellsGoProfileThenLoadThenSeed) {
+  SweepGrid g{{"fifo", "kod2"}, {0.5, 1, 2}, {7, 9}};
+  ASSERT_EQ(g.size(), 12u);
+  // Cell 0 is fifo at load 0.5 with seed 7; seeds vary fastest.
+  EXPECT_EQ(g.CellDir(g.At(0)), "cells/fifo/load-0.5/seed-7");
+  EXPECT_EQ(g.CellDir(g.At(1)), "cells/fifo/load-0.5/seed-9");
+  EXPECT_EQ(g.CellDir(g.At(2)), "cells/fifo/load-1/seed-7");
+  EXPECT_EQ(g.CellDir(g.At(6)), "cells/kod2/load-0.5/seed-7");
+  EXPECT_EQ(g.CellDir(g.At(11)), "cells/kod2/load-2/seed-9");
+  const SweepGrid::Cell c = g.At(9);
+  EXPECT_EQ(c.index, 9u);
+  EXPECT_EQ(c.profile, 1u);
+  EXPECT_EQ(c.load, 1u);
+  EXPECT_EQ(c.seed, 1u);
+  // A workload file: no seed axis, no seed directory.
+  SweepGrid f{{"fifo", "kod2"}, {1, 2}, {}};
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f.CellDir(f.At(1)), "cells/fifo/load-2");
+  EXPECT_EQ(f.CellDir(f.At(2)), "cells/kod2/load-1");
+}
+
+TEST(SweepGridTest, LoadDividesSubmitTimesOnly) {
+  config::WorkloadSpec w;
+  w.jobs.resize(3);
+  w.jobs[0].submit_time = 0;
+  w.jobs[1].submit_time = 30;
+  w.jobs[2].submit_time = 90;
+  w.jobs[2].deadline = 100;
+  const config::WorkloadSpec dense = ScaleArrivals(w, 2);
+  EXPECT_EQ(dense.jobs[0].submit_time, 0);
+  EXPECT_EQ(dense.jobs[1].submit_time, 15);
+  EXPECT_EQ(dense.jobs[2].submit_time, 45);
+  EXPECT_EQ(dense.jobs[2].deadline, 100);  // relative to submit: unchanged
+  EXPECT_EQ(ScaleArrivals(w, 0.5).jobs[2].submit_time, 180);
+}
+
+TEST(SweepGridTest, LoadsAndSeedsAreChecked) {
+  EXPECT_TRUE(CheckLoads(std::vector<double>{0.5, 1, 1.5}).has_value());
+  EXPECT_EQ(CheckLoads(std::vector<double>{1, 0}).error().message,
+            "--load: expected factors from 0.001 to 1e+06, got 0");
+  EXPECT_FALSE(CheckLoads(std::vector<double>{-1}).has_value());
+  EXPECT_EQ(CheckLoads(std::vector<double>{1, 2, 1}).error().message, "--load: 1 is given twice");
+  EXPECT_EQ(CheckSeeds(std::vector<uint64_t>{1, 2, 1}).error().message,
+            "--seeds: 1 is given twice");
+}
+
+// Every file under `dir`, by path relative to it.
+std::map<std::string, std::string> Files(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) out[fs::relative(e.path(), dir).string()] = ReadFile(e.path());
+  }
+  return out;
+}
+
+class SweepTest : public testing::CommandTest {
+ protected:
+  SweepTest() : CommandTest("sweep") {}
+
+  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
+
+  // A generated workload (seed 3) and a cluster of 2 nodes x 8 GPUs, as
+  // files: tmp/w.yaml, tmp/c.yaml.
+  void WriteInputs() {
+    const Ran r = Dlsched(
+        fmt::format("generate --jobs 12 --seed 3 --mean-interarrival 40 --max-steps 20000 -o {} "
+                    "--cluster-out {} --nodes 2 --gpus-per-node 8",
+                    Path("w.yaml"), Path("c.yaml")));
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+
+  // `file`'s workload with every submit time divided by `load`, written
+  // to `out` (the definition of the load factor, done here by hand).
+  void WriteScaled(const std::string& file, double load, const std::string& out) {
+    auto w = sim::LoadWorkload(file);
+    ASSERT_TRUE(w.has_value()) << w.error().message;
+    for (auto& j : w->jobs) j.submit_time /= load;
+    WriteFile(out, sim::WorkloadToYaml(*w));
+  }
+};
+
+constexpr const char* kRunFiles[] = {"summary.json", "jobs.csv", "events.csv", "allocations.csv",
+                                     "utilization.csv"};
+
+// The test: a 2 x 2 grid is four `simulate` runs of the
+// load-scaled workload, byte for byte, every run file.
+TEST_F(SweepTest, TwoByTwoGridEqualsFourSeparateRuns) {
+  WriteInputs();
+  const Ran r =
+      Dlsched(fmt::format("sweep -c {} -w {} -p gang-binpack,kod2 --load 1,2 "
+                          "--keep-runs -q -o {}",
+                          Path("c.yaml"), Path("w.yaml"), Path("sweep")));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  for (const char* load : {"1", "2"}) {
+    WriteScaled(Path("w.yaml"), std::stod(load), Path(fmt::format("w-{}.yaml", load)));
+    for (const char* profile : {"gang-binpack", "kod2"}) {
+      const fs::path run = tmp_ / "runs" / fmt::format("{}-{}", profile, load);
+      const Ran s =
+          Dlsched(fmt::format("simulate -c {} -w {} -p {} -q -o {}", Path("c.yaml"),
+                              Path(fmt::format("w-{}.yaml", load)), profile, run.string()));
+      ASSERT_EQ(s.code, 0) << s.err;
+      const fs::path cell = tmp_ / "sweep" / "cells" / profile / fmt::format("load-{}", load);
+      for (const char* f : kRunFiles) {
+        EXPECT_EQ(ReadFile(cell / f), ReadFile(run / f)) << cell / f;
+        EXPECT_FALSE(ReadFile(run / f).empty()) << run / f;
+      }
+    }
+  }
+  // Denser arrivals show: the four cells are not all the same run.
+  EXPECT_NE(ReadFile(tmp_ / "sweep/cells/kod2/load-1/jobs.csv"),
+            ReadFile(tmp_ / "sweep/cells/kod2/load-2/jobs.csv"));
+  // sweep.csv: a header and a row per cell, in cell order.
+  const std::string csv = ReadFile(tmp_ / "sweep/sweep.csv");
+  EXPECT_TRUE(csv.starts_with("cell,cells,profile,load,seed,status,total,completed,")) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
+  EXPECT_NE(csv.find("\n0,4,gang-binpack,1,,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n3,4,kod2,2,,"), std::string::npos) << csv;
+  // Each cell's cell.csv is the header and its row.
+  EXPECT_EQ(ReadFile(tmp_ / "sweep/cells/kod2/load-1/cell.csv"),
+            csv.substr(0, csv.find('\n') + 1) +
+                csv.substr(csv.find("\n2,4,kod2,1,") + 1,
+                           csv.find("\n3,4,") - csv.find("\n2,4,kod2,1,")));
+  // The table on stdout has a row per cell.
+  EXPECT_NE(r.out.find("kod2"), std::string::npos) << r.out;
+}
+
+// Seeds regenerate the workload: each cell is `dlsched generate --seed S`
+// at that load, simulated.
+TEST_F(SweepTest, SeedsAreGeneratedWorkloads) {
+  WriteInputs();
+  const Ran r = Dlsched(fmt::format(
+      "sweep -c {} --jobs 10 --seeds 1,2 --mean-interarrival 40 --max-steps 20000 -p gang-binpack "
+      "--load 1.5 -q -o {}",
+      Path("c.yaml"), Path("sweep")));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  for (const char* seed : {"1", "2"}) {
+    const std::string w = Path(fmt::format("g{}.yaml", seed));
+    ASSERT_EQ(Dlsched(fmt::format("generate --jobs 10 --seed {} --mean-interarrival 40 "
+                                  "--max-steps 20000 -o {}",
+                                  seed, w))
+                  .code,
+              0);
+    WriteScaled(w, 1.5, w + ".scaled.yaml");
+    const fs::path run = tmp_ / "runs" / seed;
+    ASSERT_EQ(Dlsched(fmt::format("simulate -c {} -w {}.scaled.yaml -p gang-binpack -q -o {}",
+                                  Path("c.yaml"), w, run.string()))
+                  .code,
+              0);
+    const fs::path cell = tmp_ / "sweep/cells/gang-binpack/load-1.5" / fmt::format("seed-{}", seed);
+    EXPECT_EQ(ReadFile(cell / "summary.json"), ReadFile(run / "summary.json"));
+    // Without --keep-runs a cell keeps its summary (every job's numbers) only.
+    EXPECT_EQ(Files(cell).size(), 2u);
+    EXPECT_TRUE(fs::exists(cell / "cell.csv"));
+  }
+  const std::string csv = ReadFile(tmp_ / "sweep/sweep.csv");
+  EXPECT_NE(csv.find("\n0,2,gang-binpack,1.5,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,2,gang-binpack,1.5,2,"), std::string::npos) << csv;
+}
+
+TEST_F(SweepTest, ThreadsDoNotChangeTheResults) {
+  WriteInputs();
+  const std::string grid = fmt::format(
+      "sweep -c {} -w {} -p gang-binpack,kod2,fifo --load 0.5,1,2 "
+      "--keep-runs -q",
+      Path("c.yaml"), Path("w.yaml"));
+  ASSERT_EQ(Dlsched(grid + " -j 1 -o " + Path("serial")).code, 0);
+  ASSERT_EQ(Dlsched(grid + " -j 4 -o " + Path("parallel")).code, 0);
+  const auto serial = Files(tmp_ / "serial");
+  EXPECT_EQ(serial.size(), 1u + 9 * 6);  // sweep.csv; per cell cell.csv and the run files
+  EXPECT_EQ(serial, Files(tmp_ / "parallel"));
+}
+
+// What an Indexed Job does: every cell on its own (in any order), then
+// merged. The merge equals the whole sweep's sweep.csv, byte for byte.
+TEST_F(SweepTest, CellsRunAloneMergeToTheWholeSweep) {
+  WriteInputs();
+  const std::string grid = fmt::format(
+      "sweep -c {} --jobs 8 --seeds 4,5 --max-steps 20000 -p gang-binpack,kod2 "
+      "--load 1,2 -q",
+      Path("c.yaml"));
+  ASSERT_EQ(Dlsched(grid + " -o " + Path("whole")).code, 0);
+  for (int cell : {7, 0, 3, 1, 6, 2, 5}) {
+    const Ran r = Dlsched(fmt::format("{} --cell {} -o {}", grid, cell, Path("cells")));
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  // Seven of eight: the merge says which is missing, and writes nothing.
+  Ran m = Dlsched("sweep --merge " + Path("cells"));
+  EXPECT_EQ(m.code, 2);
+  EXPECT_EQ(m.err, "dlsched: --merge: " + Path("cells") +
+                       "/cells: 1 of 8 cells have no cell.csv "
+                       "yet: 4\n");
+  EXPECT_FALSE(fs::exists(tmp_ / "cells/sweep.csv"));
+  ASSERT_EQ(Dlsched(fmt::format("{} --cell 4 -o {}", grid, Path("cells"))).code, 0);
+  // Each cell's files equal the whole sweep's.
+  auto whole = Files(tmp_ / "whole");
+  const std::string sweep_csv = whole["sweep.csv"];
+  whole.erase("sweep.csv");
+  EXPECT_EQ(Files(tmp_ / "cells"), whole);
+  // The report merges them as it reads the directory.
+  const Ran rep = Dlsched(fmt::format("report {} -o {}", Path("cells"), Path("r.html")));
+  EXPECT_EQ(rep.code, 0) << rep.err;
+  EXPECT_NE(ReadFile(tmp_ / "r.html").find("jct-vs-load"), std::string::npos);
+  m = Dlsched("sweep --merge " + Path("cells"));
+  ASSERT_EQ(m.code, 0) << m.err;
+  EXPECT_EQ(ReadFile(tmp_ / "cells/sweep.csv"), sweep_csv);
+  // A second cell run replaces only its own directory.
+  ASSERT_EQ(Dlsched(fmt::format("{} --cell 4 -o {}", grid, Path("cells"))).code, 0);
+  EXPECT_EQ(ReadFile(tmp_ / "cells/sweep.csv"), sweep_csv);
+}
+
+// Runs kubectl against the test API server (discovery only: a client-side
+// dry run sends nothing).
+std::pair<int, std::string> Kubectl(const fs::path& dir, const std::string& kubeconfig,
+                                    const std::string& args) {
+  const std::string cmd =
+      fmt::format("HOME='{}' timeout 60 kubectl --kubeconfig '{}' --cache-dir '{}/cache' {} 2>&1",
+                  dir.string(), kubeconfig, dir.string(), args);
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST_F(SweepTest, IndexedJobPassesKubectlAndItsPodsGiveTheSweep) {
+  WriteInputs();
+  const std::string grid = fmt::format("sweep -c {} -w {} -p gang-binpack,kod2 --load 1,2 -q",
+                                       Path("c.yaml"), Path("w.yaml"));
+  const Ran e =
+      Dlsched(fmt::format("{} -o {} --emit-k8s-job --k8s-pvc results --k8s-image "
+                          "reg.example/dlsched:test --k8s-parallelism 3",
+                          grid, Path("cluster")));
+  ASSERT_EQ(e.code, 0) << e.err;
+  WriteFile(tmp_ / "job.yaml", e.out);
+
+  // kubectl reads it, maps batch/v1 Job through the API server's discovery
+  // and prints the object it would create.
+  if (::system("command -v kubectl >/dev/null 2>&1") != 0) GTEST_FAIL() << "kubectl not found";
+  dlsched::testing::TestApiServer server;
+  ASSERT_TRUE(server.Start().has_value());
+  const std::string kubeconfig = Path("kubeconfig");
+  server.WriteKubeconfig(kubeconfig);
+  const auto [code, printed] =
+      Kubectl(tmp_, kubeconfig, "create --dry-run=client -o json -f " + Path("job.yaml"));
+  ASSERT_EQ(code, 0) << printed;
+  const auto job = nlohmann::json::parse(printed.substr(printed.find('{')));
+  EXPECT_EQ(job["apiVersion"], "batch/v1");
+  EXPECT_EQ(job["kind"], "Job");
+  EXPECT_EQ(job["spec"]["completionMode"], "Indexed");
+  EXPECT_EQ(job["spec"]["completions"], 4);
+  EXPECT_EQ(job["spec"]["parallelism"], 3);
+  EXPECT_EQ(job["spec"]["template"]["spec"]["restartPolicy"], "Never");
+  EXPECT_TRUE(server.List("jobs").empty());  // a dry run
+  // An invalid manifest fails the same command (kubectl does check).
+  WriteFile(tmp_ / "bad.yaml", "apiVersion: batch/v1\nkind: Jobb\nmetadata: {name: x}\n");
+  EXPECT_NE(
+      Kubectl(tmp_, kubeconfig, "create --dry-run=client -o json -f " + Path("bad.yaml")).first, 0);
+
+  // The YAML itself: one container running dlsched in the volume.
+  const YAML::Node y = YAML::LoadFile(Path("job.yaml"));
+  EXPECT_EQ(y["spec"]["completions"].as<int>(), 4);
+  const YAML::Node pod = y["spec"]["template"]["spec"];
+  ASSERT_EQ(pod["containers"].size(), 1u);
+  const YAML::Node c = pod["containers"][0];
+  EXPECT_EQ(c["image"].as<std::string>(), "reg.example/dlsched:test");
+  EXPECT_EQ(c["command"][0].as<std::string>(), "dlsched");
+  EXPECT_EQ(c["workingDir"].as<std::string>(), "/data");
+  EXPECT_EQ(c["volumeMounts"][0]["mountPath"].as<std::string>(), "/data");
+  EXPECT_EQ(c["volumeMounts"][0]["name"].as<std::string>(),
+            pod["volumes"][0]["name"].as<std::string>());
+  EXPECT_EQ(pod["volumes"][0]["persistentVolumeClaim"]["claimName"].as<std::string>(), "results");
+  EXPECT_EQ(c["env"][0]["name"].as<std::string>(), "JOB_COMPLETION_INDEX");
+  std::vector<std::string> args;
+  for (const auto& a : c["args"]) args.push_back(a.as<std::string>());
+  auto cell = std::find(args.begin(), args.end(), "--cell");
+  ASSERT_NE(cell, args.end());
+  ASSERT_NE(cell + 1, args.end());
+  EXPECT_EQ(cell[1], "$(JOB_COMPLETION_INDEX)");
+
+  // Each index as Kubernetes would run it (the index substituted), then
+  // merged: the same sweep.csv as the local run.
+  for (int i = 0; i < 4; ++i) {
+    std::string line = DLSCHED_BINARY;
+    for (const auto& a : args) {
+      line += " '" + (a == "$(JOB_COMPLETION_INDEX)" ? std::to_string(i) : a) + "'";
+    }
+    const Ran r = Shell(line, tmp_);
+    ASSERT_EQ(r.code, 0) << line << "\n" << r.err;
+  }
+  ASSERT_EQ(Dlsched(grid + " -o " + Path("local")).code, 0);
+  ASSERT_EQ(Dlsched("sweep --merge " + Path("cluster")).code, 0);
+  EXPECT_EQ(ReadFile(tmp_ / "cluster/sweep.csv"), ReadFile(tmp_ / "local/sweep.csv"));
+}
+
+// Bad input: one line naming the flag, exit 2, nothing written.
+TEST_F(SweepTest, BadInputIsOneLineAndExitTwo) {
+  WriteInputs();
+  const std::string base =
+      fmt::format("sweep -c {} -w {} -o {}", Path("c.yaml"), Path("w.yaml"), Path("out"));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {base + " -p fifo --load 0", "--load: expected factors from 0.001 to 1e+06, got 0"},
+      {base + " -p fifo --load 1,abc", "--load"},
+      {base + " -p fifo --load 1,2,1", "--load: 1 is given twice"},
+      {base + " -p nosuch --load 1", "nosuch"},
+      {base + " -p fifo --load 1,2 --cell 2",
+       "--cell: 2 is out of range: the grid has 2 cells (0 to 1)"},
+      {base + " -p fifo --cell -1", "--cell: -1 is out of range"},
+      {base + " --load 1", "--profiles: required"},
+      {fmt::format("sweep -c {} -p fifo -o {}", Path("c.yaml"), Path("out")),
+       "give the jobs with --workload FILE"},
+      {base + " -p fifo --seeds 1,2", "--seeds"},
+      {fmt::format("sweep -c {} --jobs 5 --seeds 1,1 -p fifo -o {}", Path("c.yaml"), Path("out")),
+       "--seeds: 1 is given twice"},
+      {"sweep --merge " + Path("nothing-here"), "--merge: "},
+  };
+  for (const auto& [args, expected] : cases) {
+    const Ran r = Dlsched(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(r.err.starts_with("dlsched: ")) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(tmp_ / "out")) << args;
+  }
+}
+
+}  // namespace
+}  // namespace dlsched::cli
