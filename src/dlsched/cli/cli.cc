@@ -1492,6 +1492,11 @@ int Run(int argc, char** argv) {
     return Compare(compare_args, compare_profiles, compare_out, compare_threads, compare_quiet);
   if (sweep->parsed()) {
     sweep_args.generated = sweep_jobs->count() > 0;
+    for (const CLI::Option* o : sweep->get_options()) {
+      if (sweep_args.merge.empty() || o == sweep_merge || o->count() == 0) continue;
+      return BadInput(
+          core::Errorf("--merge: takes no other option (got {})", o->get_name()).error());
+    }
     return Sweep(sweep_args);
   }
   if (models->parsed()) return Models();

@@ -5,12 +5,17 @@
 // and its pods' command, run here per index, gives the same sweep.csv.
 #include "dlsched/cli/sweep.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -328,6 +333,44 @@ TEST_F(SweepTest, IndexedJobPassesKubectlAndItsPodsGiveTheSweep) {
   ASSERT_EQ(Dlsched(grid + " -o " + Path("local")).code, 0);
   ASSERT_EQ(Dlsched("sweep --merge " + Path("cluster")).code, 0);
   EXPECT_EQ(ReadFile(tmp_ / "cluster/sweep.csv"), ReadFile(tmp_ / "local/sweep.csv"));
+}
+
+// Ctrl-C stops every cell after its current cycle: all cells are written,
+// their status says partial, the exit code is 130 (as compare).
+TEST_F(SweepTest, InterruptedSweepWritesPartialCells) {
+  ASSERT_EQ(Dlsched(fmt::format("generate --jobs 1 --cluster-out {} --nodes 20 --gpus-per-node 8 "
+                                "-o {}",
+                                Path("c.yaml"), Path("unused.yaml")))
+                .code,
+            0);
+  const std::string out = Path("o");
+  const std::string c = Path("c.yaml");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string log = Path("log");
+    std::freopen(log.c_str(), "w", stdout);
+    std::freopen(log.c_str(), "a", stderr);
+    execl(DLSCHED_BINARY, DLSCHED_BINARY, "sweep", "-c", c.c_str(), "--jobs", "20000",
+          "--mean-interarrival", "0.2", "-p", "gang-binpack,fsched", "--load", "1,2", "-j", "1",
+          "-o", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string log = ReadFile(tmp_ / "log");
+  ASSERT_TRUE(WIFEXITED(status)) << log;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << log;
+  EXPECT_NE(log.find("dlsched: interrupted: the results are partial"), std::string::npos) << log;
+  const std::string csv = ReadFile(fs::path(out) / "sweep.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
+  EXPECT_NE(csv.find("\n0,4,gang-binpack,1,1,partial: "), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n3,4,fsched,2,1,partial: "), std::string::npos) << csv;
+  EXPECT_NE(
+      ReadFile(fs::path(out) / "cells/fsched/load-2/seed-1/summary.json").find("\"partial\": true"),
+      std::string::npos);
 }
 
 // Bad input: one line naming the flag, exit 2, nothing written.
