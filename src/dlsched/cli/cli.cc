@@ -1189,7 +1189,7 @@ int Run(int argc, char** argv) {
       "                   --trace tiresias:data/tiresias/60_job.csv --profile fifo\n\n"
       "Exit codes: 0 success, 1 the run failed (stuck or failed jobs, cannot write\n"
       "results), 2 bad input (the message names the file and field), 130 interrupted\n"
-      "(Ctrl-C: simulate and compare write what they computed, marked partial).",
+      "(Ctrl-C: simulate, compare and sweep write what they computed, marked partial).",
       "dlsched"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("dlsched {}", DLSCHED_VERSION),
