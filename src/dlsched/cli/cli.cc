@@ -441,13 +441,13 @@ std::vector<std::string> UniqueNames(const std::vector<std::string>& names) {
 
 // The engines of compare's and sweep's --profiles, and a directory name
 // for each (UniqueNames of the profiles' names).
-struct Profiles {
+struct LoadedProfiles {
   std::vector<std::unique_ptr<engine::Engine>> engines;
   std::vector<std::string> dirs;
 };
-core::Result<Profiles> LoadProfiles(const std::vector<std::string>& profiles,
-                                    const std::vector<std::string>& common_overrides) {
-  Profiles out;
+core::Result<LoadedProfiles> LoadProfiles(const std::vector<std::string>& profiles,
+                                          const std::vector<std::string>& common_overrides) {
+  LoadedProfiles out;
   std::vector<std::string> names;
   for (const auto& profile : profiles) {
     // NAME:PATH=VALUE[:PATH=VALUE...] is NAME with its own overrides, after
