@@ -244,7 +244,8 @@ std::vector<Case> Cases() {
         {"simulate", "-c", "bad.yaml", "-w", "w.yaml", "-o", "out"}, {{"bad.yaml", text}});
   }
 
-  // --- Workloads: through `validate`, `simulate`, `compare` and `explain`.
+  // --- Workloads: through `validate`, `simulate`, `compare`, `sweep` and
+  // `explain`.
   const std::vector<std::pair<std::string, std::string>> workloads = {
       {"empty", ""},
       {"jobs-map", "jobs: {a: 1}\n"},
@@ -309,11 +310,15 @@ std::vector<Case> Cases() {
     add("workload-" + name + "-compare",
         {"compare", "-c", "c.yaml", "-w", "bad.yaml", "-p", "gang-binpack,kod2", "-o", "out"},
         files);
+    add("workload-" + name + "-sweep",
+        {"sweep", "-c", "c.yaml", "-w", "bad.yaml", "-p", "gang-binpack", "--load", "1,2", "-o",
+         "out"},
+        files);
     add("workload-" + name + "-explain",
         {"explain", "-c", "c.yaml", "-w", "bad.yaml", "--job", "a", "--format", "json"}, files);
   }
 
-  // --- Profiles: through `validate`, `simulate` and `compare`.
+  // --- Profiles: through `validate`, `simulate`, `compare` and `sweep`.
   const std::vector<std::pair<std::string, std::string>> profiles = {
       {"empty", ""},
       {"name-dotdot-path", "name: ../../x\nadmission: Gang\n"},
@@ -354,6 +359,9 @@ std::vector<Case> Cases() {
         {"simulate", "-c", "c.yaml", "-w", "w.yaml", "-p", "./bad.yaml", "-o", "out"}, files);
     add("profile-" + name + "-compare",
         {"compare", "-c", "c.yaml", "-w", "w.yaml", "-p", "gang-binpack,./bad.yaml", "-o", "out"},
+        files);
+    add("profile-" + name + "-sweep",
+        {"sweep", "-c", "c.yaml", "-w", "w.yaml", "-p", "gang-binpack,./bad.yaml", "-o", "out"},
         files);
   }
 
