@@ -1060,33 +1060,38 @@ int Sweep(const SweepArgs& a) {
   if (grid.size() == 0) {
     return BadInput(core::Error{"--load: the grid is empty (give at least one load factor)"});
   }
+  if (grid.size() > static_cast<size_t>(report::kMaxSweepCells)) {
+    return BadInput(core::Errorf("--profiles, --load, --seeds: the grid has {} cells, at most {}",
+                                 grid.size(), report::kMaxSweepCells)
+                        .error());
+  }
   if (a.cell && (*a.cell < 0 || static_cast<uint64_t>(*a.cell) >= grid.size())) {
     return BadInput(core::Errorf("--cell: {} is out of range: the grid has {} cells (0 to {})",
                                  *a.cell, grid.size(), grid.size() - 1)
                         .error());
   }
-  // The jobs: the file once, or a workload per seed.
-  std::vector<config::WorkloadSpec> bases;
-  if (a.generated) {
-    for (uint64_t seed : grid.seeds) {
-      sim::GenerateOptions gen = a.gen;
-      gen.seed = seed;
-      auto w = sim::GenerateWorkload(gen);
-      if (!w) return BadInput(w.error());
-      bases.push_back(std::move(*w));
-    }
-  } else {
-    auto w = LoadJobs(a.run.jobs);
-    if (!w) return BadInput(w.error());
-    bases.push_back(std::move(*w));
-  }
-  if (a.emit_k8s_job) return EmitK8sJob(a, grid);
-
   std::vector<SweepGrid::Cell> cells;
   if (a.cell) {
     cells.push_back(grid.At(static_cast<size_t>(*a.cell)));
   } else {
     for (size_t i = 0; i < grid.size(); ++i) cells.push_back(grid.At(i));
+  }
+  // The jobs: the file once, or a workload per seed that a cell to run
+  // needs (--emit-k8s-job checks the first).
+  std::map<size_t, config::WorkloadSpec> bases;
+  for (const auto& c : cells) {
+    if (bases.contains(c.seed)) continue;
+    core::Result<config::WorkloadSpec> w = core::MakeError("");
+    if (a.generated) {
+      sim::GenerateOptions gen = a.gen;
+      gen.seed = grid.seeds[c.seed];
+      w = sim::GenerateWorkload(gen);
+    } else {
+      w = LoadJobs(a.run.jobs);
+    }
+    if (!w) return BadInput(w.error());
+    bases.emplace(c.seed, std::move(*w));
+    if (a.emit_k8s_job) return EmitK8sJob(a, grid);
   }
   // One run directory: the sweep's, or the one cell's inside it.
   const std::string dir =
@@ -1096,7 +1101,7 @@ int Sweep(const SweepArgs& a) {
   for (const auto& c : cells) {
     if (!workloads.contains({c.load, c.seed})) {
       workloads.emplace(std::pair{c.load, c.seed},
-                        ScaleArrivals(bases[c.seed], grid.loads[c.load]));
+                        ScaleArrivals(bases.at(c.seed), grid.loads[c.load]));
     }
   }
   std::vector<RunRequest> runs;
