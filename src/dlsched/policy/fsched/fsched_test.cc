@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dlsched/config/specs.h"
@@ -427,6 +428,42 @@ TEST_F(FschedSizerTest, MinGainRejectsARestartButTheNewJobStillTakesTheIdleGpu) 
       EXPECT_TRUE(resizes[0]->preempted);
       EXPECT_EQ(resizes[0]->by, b);
     }
+  }
+}
+
+// Pay-back in a cycle: one node of 4 GPUs, A runs alone on 2 (f(n) = n,
+// 1000 steps, checkpoint 5 s, launch 10 s). The allocation grows A to 4
+// (+2 steps/s >= minGain 1), a restart:
+//   990 steps done: 10 left, 10 / 2 = 5 s as it is, 5 + 10 + 10 / 4 =
+//     17.5 s restarted: refused, A keeps 2 (nothing happens);
+//   0 done: 1000 / 2 = 500 s against 15 + 250 = 265 s: A grows to 4;
+//   totalSteps 0 (a TrainingJob that does not say its work): not judged,
+//     A grows to 4.
+TEST_F(FschedSizerTest, RestartToGrowMustFinishTheJobSooner) {
+  for (const auto& [total, done, grows] : std::vector<std::tuple<double, double, bool>>{
+           {1000, 990, false}, {1000, 0, true}, {0, 0, true}}) {
+    SCOPED_TRACE(done);
+    MakeCluster(1, 4);
+    specs_.clear();
+    core::JobSpec ja = engine::testing::Job("a", 0, 0, 2, 1, 4);
+    ja.total_steps = total;
+    ja.checkpoint_delay = 5;
+    ja.launch_delay = 10;
+    const JobIndex a = Add(ja, {{1, 1}, {4, 4}});
+    StartRunning(a, 0, {0, 0});
+    state_->MutableJob(a).steps_done = done;
+    const engine::Engine engine(FschedProfile(1));
+    const engine::Plan plan = engine.Cycle(*state_, 100);
+    const auto resizes = Actions(plan, ActionKind::kResize);
+    if (!grows) {
+      EXPECT_FALSE(plan.ChangesState());
+      continue;
+    }
+    ASSERT_EQ(resizes.size(), 1u);
+    EXPECT_EQ(resizes[0]->workers, 4);
+    EXPECT_TRUE(resizes[0]->restart);
+    EXPECT_FALSE(resizes[0]->hold);  // a grow gives nothing up
+    EXPECT_EQ(Actions(plan, ActionKind::kBind).size(), 2u);
   }
 }
 

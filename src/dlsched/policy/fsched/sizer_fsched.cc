@@ -343,6 +343,7 @@ Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
       const Entry& e = entries[k];
       if (e.kind != Kind::kRunning || alloc.workers[k] <= e.current || deferred[k]) continue;
       const JobState& js = st.Job(e.job);
+      if (js.spec->total_steps <= 0) continue;  // its work is unknown (a TrainingJob may not say)
       const double left = std::max(0.0, js.spec->total_steps - js.steps_done);
       const double rate = js.PlacedRate();  // its new placement, on the session
       const double keep = e.rate > 0 ? left / e.rate : core::kNever;
