@@ -88,11 +88,25 @@ core::Status ParsePoint(const Reader& r, const YAML::Node& root, const std::stri
   return {};
 }
 
+// A key that is one of two words, if given: `second` sets `out`, `first`
+// clears it.
+core::Status Choice(const Reader& r, const YAML::Node& root, const char* key, const char* first,
+                    const char* second, bool& out) {
+  if (!Given(root[key])) return {};
+  const YAML::Node& n = root[key];
+  const std::string v = n.IsScalar() ? n.Scalar() : "";
+  if (v != first && v != second) {
+    return r.Expected(key, fmt::format("{} or {}", first, second), n);
+  }
+  out = v == second;
+  return {};
+}
+
 core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& root) {
   if (auto st = r.CheckMap(
           root, "", "a map with 'name' and extension points",
           {"name", "description", "admission", "order", "filters", "packer", "scorers", "preemptor",
-           "sizer", "protectFactor", "taskLoss", "percentageOfNodesToScore"});
+           "sizer", "protectFactor", "protect", "taskLoss", "percentageOfNodesToScore"});
       !st) {
     return std::unexpected(st.error());
   }
@@ -124,23 +138,23 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
     prof.protect_factor = *f;
   }
 
+  if (auto st =
+          Choice(r, root, "protect", "EveryLaunch", "RelaunchOnly", prof.protect_relaunch_only);
+      !st) {
+    return std::unexpected(st.error());
+  }
+
   if (Given(root["percentageOfNodesToScore"])) {
     auto v = r.Int(root["percentageOfNodesToScore"], "percentageOfNodesToScore", 0, 100);
     if (!v) return std::unexpected(v.error());
     prof.percentage_of_nodes_to_score = static_cast<int>(*v);
   }
 
-  if (Given(root["taskLoss"])) {
-    const YAML::Node& tl = root["taskLoss"];
-    const std::string v = tl.IsScalar() ? tl.Scalar() : "";
-    if (v == "Restart") {
-      prof.restart_on_task_loss = true;
-    } else if (v == "Fail") {
-      prof.restart_on_task_loss = false;
-    } else {
-      return r.Expected("taskLoss", "Restart or Fail", tl);
-    }
+  bool fail_on_task_loss = false;
+  if (auto st = Choice(r, root, "taskLoss", "Restart", "Fail", fail_on_task_loss); !st) {
+    return std::unexpected(st.error());
   }
+  prof.restart_on_task_loss = !fail_on_task_loss;
 
   struct Point {
     const char* key;

@@ -40,6 +40,10 @@ struct ProfileSpec {
   // are neither taken nor added to) for this many times its launch duration.
   // 0 (default) goes straight to Running.
   double protect_factor = 0;
+  // `protect`: true (RelaunchOnly) protects relaunches only (a job's first
+  // launch goes straight to Running); false (EveryLaunch, the default)
+  // protects every launch.
+  bool protect_relaunch_only = false;
   // kube-scheduler's percentageOfNodesToScore, 0..100: on 100 nodes or
   // more, how many feasible nodes are enough to score (0: kube's adaptive
   // default). 100 (dlsched's default) scores every feasible node.

@@ -282,9 +282,9 @@ core::Status CheckJobSize(const Reader& r, const core::JobSpec& job, const std::
 // against the workload's `start` once it is read).
 core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::string& path,
                           core::JobSpec& job) {
-  if (auto st =
-          r.CheckMap(n, path, "a map",
-                     {"phase", "since", "firstStart", "lastLaunch", "admissionOrder", "nodes"});
+  if (auto st = r.CheckMap(
+          n, path, "a map",
+          {"phase", "since", "firstStart", "lastLaunch", "admissionOrder", "nodes", "held"});
       !st) {
     return st;
   }
@@ -358,6 +358,41 @@ core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::strin
     in.tasks.push_back({role, index, *node});
   }
   if (in.tasks.empty()) return r.Fail(nodes_path, "expected at least one task");
+  // `held`: workers a Checkpointing job gave up that keep their nodes' room
+  // until its checkpoint is done (an F-scheduling hand-over).
+  if (Given(n["held"])) {
+    const std::string held_path = Key(path, "held");
+    constexpr std::string_view kHeldExpected = "a map of worker task (worker-<i>) to node name";
+    if (in.phase != core::JobPhase::kCheckpointing) {
+      return r.Fail(held_path, "only a Checkpointing job holds tasks it gave up");
+    }
+    if (auto st = r.CheckAnyMap(n["held"], held_path, kHeldExpected); !st) return st;
+    std::vector<int>& workers = given[static_cast<int>(core::Role::kWorker)];
+    const int limit = job.role(core::Role::kWorker).max_replicas;
+    for (const auto& kv : n["held"]) {
+      const std::string task = kv.first.Scalar();
+      const std::string task_path = Key(held_path, task);
+      const std::string digits = task.starts_with("worker-") ? task.substr(7) : "";
+      int index = -1;
+      if (!digits.empty() && digits.size() <= 6 && (digits.size() == 1 || digits[0] != '0') &&
+          std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        index = std::stoi(digits);
+      }
+      if (index < 0 || index >= limit) {
+        return r.Fail(
+            task_path,
+            fmt::format("expected a worker task worker-<i> with i below maxReplicas {}", limit));
+      }
+      if (std::find(workers.begin(), workers.end(), index) != workers.end() ||
+          std::any_of(in.held.begin(), in.held.end(),
+                      [&](const core::InitialState::Placed& h) { return h.index == index; })) {
+        return r.Fail(task_path, "the task is in running.nodes already");
+      }
+      auto node = r.Name(kv.second, task_path);
+      if (!node) return std::unexpected(node.error());
+      in.held.push_back({core::Role::kWorker, index, *node});
+    }
+  }
   if (in.phase == core::JobPhase::kWaiting) return {};
   // A started job holds its whole gang: every PS and chief, workers 0..k-1.
   for (int ri = 0; ri < core::kNumRoles; ++ri) {

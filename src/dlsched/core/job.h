@@ -116,6 +116,9 @@ struct InitialState {
     std::string node;
   };
   std::vector<Placed> tasks;
+  // kCheckpointing: workers it gave up that hold their room until its
+  // checkpoint is done (an F-scheduling hand-over), then go.
+  std::vector<Placed> held;
   // Workers placed (the job's size when running).
   int Workers() const;
 };

@@ -384,6 +384,20 @@ void ClusterState::TaskGone(TaskRef t) {
   }
 }
 
+int64_t ClusterState::ReleasingGpus() const {
+  int64_t gpus = 0;
+  for (const Releasing& r : releasing_) gpus += r.hold.request[core::kGpu];
+  return gpus;
+}
+
+std::vector<JobIndex> ClusterState::ReleasingJobs() const {
+  std::vector<JobIndex> jobs;
+  for (const Releasing& r : releasing_) {
+    if (std::find(jobs.begin(), jobs.end(), r.task.job) == jobs.end()) jobs.push_back(r.task.job);
+  }
+  return jobs;
+}
+
 void ClusterState::AddForeignTask(std::string_view key, NodeIndex n, const core::Resources& request,
                                   const core::Resources& scoring_request) {
   RemoveForeignTask(key);

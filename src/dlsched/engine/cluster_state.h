@@ -359,6 +359,12 @@ class ClusterState {
   // Releases of one slot go in the order they were made.
   void TaskGone(TaskRef t);
   int NumReleasing() const { return static_cast<int>(releasing_.size()); }
+  // GPUs (whole units) of the releasing tasks: room that comes free when
+  // their pods are gone (or their jobs' checkpoints are done).
+  int64_t ReleasingGpus() const;
+  // The jobs whose released tasks still hold room, each once, in the
+  // order they were released.
+  std::vector<JobIndex> ReleasingJobs() const;
   // Some foreign or releasing pod holds room on a node.
   bool HasHolds() const { return !foreign_.empty() || !releasing_.empty(); }
 

@@ -95,13 +95,14 @@ void CycleState::ResizeStart(JobIndex j, int workers, std::string reason) {
 }
 
 void CycleState::Resize(JobIndex j, int workers, std::string reason, bool restart, bool preempted,
-                        JobIndex by) {
+                        JobIndex by, bool hold) {
   const size_t* at = resize_of_.Get(j);
   if (at == nullptr) {
     Action a = JobAction(ActionKind::kResize, j, std::move(reason), workers);
     a.restart = restart;
     a.preempted = preempted;
     a.by = by;
+    a.hold = hold;
     Put(resize_of_, std::move(a));
     return;
   }
@@ -110,6 +111,7 @@ void CycleState::Resize(JobIndex j, int workers, std::string reason, bool restar
   a.reason += "; " + reason;
   a.restart = a.restart || restart;
   a.preempted = a.preempted || preempted;
+  a.hold = a.hold || hold;
   if (a.by < 0) a.by = by;
 }
 

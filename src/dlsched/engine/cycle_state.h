@@ -40,8 +40,9 @@ class CycleState {
   // merges into the first: the size is the latest, the reasons are joined,
   // restart and preempted stick once set.
   // `by`: the job it makes room for (-1: none); the first one given sticks.
+  // `hold` (Action::hold) sticks once set too.
   void Resize(JobIndex j, int workers, std::string reason, bool restart, bool preempted = false,
-              JobIndex by = -1);
+              JobIndex by = -1, bool hold = false);
   // The kResize of job `j` in this cycle, or nullptr.
   const Action* ResizeOf(JobIndex j) const;
 

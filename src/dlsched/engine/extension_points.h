@@ -137,6 +137,10 @@ class Sizer {
   // Otherwise a job whose wait verdict has not changed keeps its standing
   // one and gets none (JobState::StandingWait).
   virtual bool ReadsVerdicts() const { return false; }
+  // True when Resize reads the progress of running jobs (JobState::
+  // steps_done): a backend then brings it up to date before each cycle,
+  // as for JobOrder::ReadsProgress.
+  virtual bool ReadsProgress() const { return false; }
   // Called once per cycle after admission. Default: no resizing.
   virtual void Resize(CycleContext& ctx, const Packer& packer) const {
     (void)ctx;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -117,7 +118,9 @@ void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
   if (!core::IsFinal(state_.Job(j).phase) && core::IsFinal(phase)) --unfinished_;
   state_.SetPhase(j, phase, since);
   JobState& js = state_.MutableJob(j);
-  if (core::IsRunning(phase) || phase == JobPhase::kLaunching) {
+  if (core::IsRunning(phase) || phase == JobPhase::kLaunching ||
+      phase == JobPhase::kCheckpointing) {
+    // (A checkpointing job relaunches on its placement.)
     js.target_workers = js.placed_workers;
     js.last_launch = times.last_launch;
     if (js.ran_since == core::kNever) js.ran_since = first;
@@ -129,6 +132,7 @@ void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
   // What is still to come of the phase: the rest of its launch, or of its
   // protection under this life cycle's protect factor (none: Running).
   ++h.epoch;
+  h.relaunch = first < since;
   if (phase == JobPhase::kLaunching) {
     h.launch_started = since;
     const core::Time end = since + js.spec->launch_delay;
@@ -148,6 +152,15 @@ void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
       Enter(j, JobPhase::kRunning);
     }
   }
+}
+
+void JobLifecycle::Hold(TaskRef t) {
+  JobsAdded();
+  const NodeIndex n = state_.Job(t.job).NodeOf(t.role, t.index);
+  if (n == kNoNode) return;
+  state_.ReleaseTask(t);
+  jobs_[t.job].held.emplace_back(t, n);
+  ++num_held_;
 }
 
 void JobLifecycle::Arrive(std::span<const JobIndex> jobs) {
@@ -186,6 +199,7 @@ void JobLifecycle::StartLaunch(JobIndex j, std::string_view reason) {
   Emit(j, first ? TimelineKind::kStarted : TimelineKind::kRelaunching, state_.Job(j).target_workers,
        -1, [&] { return fmt::format("{} on {}", reason, Placement(j)); });
   h.launch_started = backend_.Now();
+  h.relaunch = !first;
   if (state_.Job(j).ran_since == core::kNever) state_.MutableJob(j).ran_since = h.launch_started;
   ++h.epoch;
   const core::Time delay = state_.Job(j).spec->launch_delay;
@@ -200,7 +214,11 @@ void JobLifecycle::FinishLaunch(JobIndex j) {
   JobHistory& h = jobs_[j];
   const core::Time now = backend_.Now();
   state_.MutableJob(j).last_launch = now - h.launch_started;
-  const core::Time protect = options_.protect_factor * state_.Job(j).last_launch;
+  // Protection keeps a job that just paid for a launch from being resized
+  // again before the launch paid off; RelaunchOnly spares first launches.
+  const core::Time protect = options_.protect_relaunch_only && !h.relaunch
+                                 ? 0
+                                 : options_.protect_factor * state_.Job(j).last_launch;
   if (protect > 0) {
     Enter(j, JobPhase::kRunningProtected);
     backend_.SetTimer(now + protect, TimerKind::kProtectEnd, j, h.epoch);
@@ -226,8 +244,15 @@ void JobLifecycle::Unplace(TaskRef t) {
   backend_.Unbind(t, n);
 }
 
+void JobLifecycle::LetGo(JobIndex j) {
+  JobHistory& h = jobs_[j];
+  num_held_ -= static_cast<int>(h.held.size());
+  for (const auto& [t, n] : std::exchange(h.held, {})) backend_.Unbind(t, n);
+}
+
 void JobLifecycle::Release(JobIndex j) {
   // Freed resources (ClusterState::RoomEpoch) unpark every pending pod.
+  LetGo(j);
   const JobState& js = state_.Job(j);
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] != kNoNode) Unplace(js.TaskAt(j, s));
@@ -253,6 +278,9 @@ void JobLifecycle::OnTimer(TimerKind kind, JobIndex j, uint64_t epoch) {
       if (phase != JobPhase::kCheckpointing) return;
       jobs_[j].checkpointed_steps = state_.Job(j).steps_done;
       Enter(j, JobPhase::kStopping);
+      // The workers it gave up took part in the checkpoint; now they go,
+      // and their room with them (to whoever the next cycle gives it).
+      LetGo(j);
       Enter(j, JobPhase::kStandby);
       // A reallocated job holds its new allocation and relaunches at once;
       // a preempted one (nothing placed) waits in Standby to be admitted.
@@ -282,12 +310,25 @@ void JobLifecycle::Fail(JobIndex j, std::string reason) {
 }
 
 void JobLifecycle::Apply(const Plan& plan) {
+  // Jobs that keep the workers they give up until their checkpoint is done.
+  std::vector<JobIndex> holding;
+  for (const Action& a : plan.actions) {
+    if (a.kind == ActionKind::kResize && a.restart && a.hold) holding.push_back(a.task.job);
+  }
   for (const Action& a : plan.actions) {
     if (a.kind == ActionKind::kBind) {
       state_.AssumeTask(a.task, a.node);
       backend_.Bind(a.task, a.node);
     } else if (a.kind == ActionKind::kUnbind) {
-      Unplace(a.task);
+      if (std::find(holding.begin(), holding.end(), a.task.job) == holding.end()) {
+        Unplace(a.task);
+        continue;
+      }
+      const NodeIndex n = state_.Job(a.task.job).NodeOf(a.task.role, a.task.index);
+      state_.ReleaseTask(a.task);
+      backend_.Held(a.task, n);
+      jobs_[a.task.job].held.emplace_back(a.task, n);
+      ++num_held_;
     }
   }
   size_t pod_cursor = 0;
@@ -457,6 +498,11 @@ void JobLifecycle::TasksLost(std::span<const TaskRef> tasks, std::string_view wh
 }
 
 void JobLifecycle::NodeRemoved(NodeIndex n, std::string_view why) {
+  // Held tasks there go with the node (its releasing tasks leave the cache).
+  for (JobHistory& h : jobs_) {
+    num_held_ -=
+        static_cast<int>(std::erase_if(h.held, [n](const auto& held) { return held.second == n; }));
+  }
   const std::vector<TaskRef> lost = state_.TasksOn(n);
   TasksLost(lost, fmt::format("node {} {}", state_.NodeName(n), why));
   state_.RemoveNode(n);

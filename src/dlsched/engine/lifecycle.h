@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dlsched/core/lifecycle.h"
@@ -70,6 +71,14 @@ class Backend {
   // its resources as releasing until the backend calls
   // ClusterState::TaskGone(t).
   virtual void Unbind(TaskRef t, NodeIndex n) = 0;
+  // Task `t` was taken off its job, which checkpoints before it lets the
+  // task go (a kResize with `hold`): the cache holds its resources as
+  // releasing, its pod keeps running, and Unbind follows when the job's
+  // checkpoint is done (or the job ends or loses its tasks first).
+  virtual void Held(TaskRef t, NodeIndex n) {
+    (void)t;
+    (void)n;
+  }
   // Creates task `t` unbound, to be placed on its own (a pending pod of the
   // per-pod queue), and deletes such a task that was never placed.
   virtual void CreateTask(TaskRef t) = 0;
@@ -92,6 +101,8 @@ class Backend {
 struct LifecycleOptions {
   // RunningProtected lasts protect_factor x the last launch (Profile).
   double protect_factor = 0;
+  // Only relaunches are protected; a first launch goes straight to Running.
+  bool protect_relaunch_only = false;
   TaskLossPolicy task_loss = TaskLossPolicy::kRestart;
   // Per-pod backoff, as kube-scheduler: initial, doubling up to max.
   core::Time backoff_initial = 1;
@@ -111,6 +122,10 @@ struct JobHistory {
   core::PhaseClock clock;
   uint64_t epoch = 0;  // bumps when a pending timer becomes stale
   core::Time launch_started = 0;
+  bool relaunch = false;  // its current or last launch is not its first
+  // Tasks it gave up that keep their pods (and the cache their room) until
+  // its checkpoint is done: a kResize with `hold`.
+  std::vector<std::pair<TaskRef, NodeIndex>> held;
   int64_t admission_seq = -1;     // order of first start, -1 before
   int reallocations = 0;          // relaunches after a checkpoint or a loss
   int preemptions = 0;            // stopped or shrunk for another job
@@ -179,9 +194,17 @@ class JobLifecycle {
   // began.
   void Adopt(JobIndex j, core::JobPhase phase, int64_t admission_seq, const AdoptTimes& times = {});
 
+  // Task `t`, placed in the state, was given up by its job, which holds it
+  // until its checkpoint is done (a replay of a snapshot taken while a job
+  // checkpoints: running.held). No backend call.
+  void Hold(TaskRef t);
+
   const JobHistory& History(JobIndex j) const { return jobs_[j]; }
   // Jobs neither Completed nor Failed.
   int Unfinished() const { return unfinished_; }
+  // Tasks held until their job's checkpoint is done (JobHistory::held),
+  // over every job: the releasing tasks a simulation may have.
+  int NumHeld() const { return num_held_; }
   // Per-pod queue, as kube-scheduler's: a pod that failed is parked (its
   // PendingPod::tried_epoch is the ClusterState::RoomEpoch() of the cycle
   // that tried it) until room is freed or a node changes, the events
@@ -216,6 +239,8 @@ class JobLifecycle {
   void FinishLaunch(JobIndex j);
   void Checkpoint(JobIndex j);
   void Release(JobIndex j);
+  // Lets the tasks job `j` held until its checkpoint go (Backend::Unbind).
+  void LetGo(JobIndex j);
   void Unplace(TaskRef t);
   void Restart(JobIndex j, std::string reason);
   void CreatePods(std::span<const JobIndex> jobs);
@@ -227,6 +252,7 @@ class JobLifecycle {
   std::vector<JobHistory> jobs_;
   int64_t next_admission_ = 0;
   int unfinished_ = 0;
+  int num_held_ = 0;
 };
 
 }  // namespace dlsched::engine

@@ -135,6 +135,16 @@ class LifecycleTest : public ::testing::Test {
     lc().Apply(p);
   }
   JobPhase Phase(JobIndex j) const { return state_.Job(j).phase; }
+  // Shrinks job `j` from 2 workers to 1 (worker 1 unbound) with a restart;
+  // `hold` keeps worker 1 until its checkpoint is done.
+  void ShrinkToOne(JobIndex j, bool hold) {
+    Action shrink = JobAction(ActionKind::kResize, j, 1);
+    shrink.restart = true;
+    shrink.hold = hold;
+    Plan p;
+    p.actions = {Unbind(j, 1), shrink};
+    lc().Apply(p);
+  }
 };
 
 TEST_F(LifecycleTest, StartLaunchesThenRunsAfterTheLaunchDelay) {
@@ -208,6 +218,79 @@ TEST_F(LifecycleTest, ResizeWithRestartCheckpointsStopsAndRelaunches) {
   const core::PhaseClock& clock = lc().History(a).clock;
   EXPECT_EQ(clock.TimeIn(JobPhase::kCheckpointing, 25), 5);
   EXPECT_EQ(clock.TimeIn(JobPhase::kLaunching, 25), 20);  // two launches
+}
+
+// A resize with `hold`: a (2 workers on node 0, both running from 10) is
+// shrunk to 1 at 10 and checkpoints 10..15. Its worker 1 leaves the job at
+// once (the engine sees a with 1 worker) but keeps its GPU on node 0 as a
+// releasing task, pod running (Held, no Unbind), so nothing can be placed
+// there; at 15, as a stops, the worker is unbound and its GPU is free; a
+// relaunches 15..25 with 1 worker.
+TEST_F(LifecycleTest, HeldWorkersKeepTheirRoomUntilTheCheckpointIsDone) {
+  const JobIndex a = Add("a", 2, 1, 2);
+  Start(a, 2);
+  RunUntil(10);
+  backend_.log.clear();
+  ShrinkToOne(a, /*hold=*/true);
+  EXPECT_EQ(Phase(a), JobPhase::kCheckpointing);
+  EXPECT_EQ(state_.Job(a).placed_workers, 1);
+  EXPECT_EQ(state_.NumReleasing(), 1);
+  EXPECT_EQ(state_.ReleasingGpus(), 1);
+  EXPECT_EQ(state_.ReleasingJobs(), std::vector<JobIndex>{a});
+  EXPECT_EQ(lc().NumHeld(), 1);
+  EXPECT_EQ(state_.FreeGpuOf(0), 2);  // 4 - a's 2: the held GPU is not free
+  EXPECT_TRUE(backend_.log.empty());  // no Unbind yet
+  RunUntil(14.9);
+  EXPECT_EQ(state_.NumReleasing(), 1);
+  RunUntil(15);
+  EXPECT_EQ(backend_.log, (std::vector<std::string>{"unbind a/Worker1 0"}));
+  EXPECT_EQ(state_.NumReleasing(), 0);
+  EXPECT_EQ(lc().NumHeld(), 0);
+  EXPECT_EQ(state_.FreeGpuOf(0), 3);
+  EXPECT_EQ(Phase(a), JobPhase::kLaunching);
+  EXPECT_EQ(backend_.phases.back(), "Standby->Launching");
+
+  // Without `hold` the worker goes at once.
+  const JobIndex b = Add("b", 2, 1, 2);
+  Start(b, 2);
+  RunUntil(25);
+  backend_.log.clear();
+  ShrinkToOne(b, /*hold=*/false);
+  EXPECT_EQ(backend_.log, (std::vector<std::string>{"unbind b/Worker1 0"}));
+  EXPECT_EQ(state_.NumReleasing(), 0);
+}
+
+// A job that ends while it checkpoints lets its held workers go with the
+// rest.
+TEST_F(LifecycleTest, HeldWorkersGoWhenTheJobFailsDuringItsCheckpoint) {
+  const JobIndex a = Add("a", 2, 1, 2);
+  Start(a, 2);
+  RunUntil(10);
+  ShrinkToOne(a, /*hold=*/true);
+  backend_.log.clear();
+  lc().Fail(a, "deadline");
+  EXPECT_EQ(backend_.log, (std::vector<std::string>{"unbind a/Worker1 0", "unbind a/Worker0 0"}));
+  EXPECT_EQ(state_.NumReleasing(), 0);
+  EXPECT_EQ(lc().NumHeld(), 0);
+}
+
+// protect RelaunchOnly: a's first launch (0..10) is not protected; its
+// relaunch after a restart (checkpoint 10..15, launch 15..25) is, for 3 x
+// 10 s: RunningProtected 25..55.
+TEST_F(LifecycleTest, RelaunchOnlyProtectsRelaunchesAlone) {
+  options_.protect_factor = 3;
+  options_.protect_relaunch_only = true;
+  const JobIndex a = Add("a", 2, 1, 2);
+  Start(a, 2);
+  RunUntil(10);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+  ShrinkToOne(a, /*hold=*/false);
+  RunUntil(25);
+  EXPECT_EQ(Phase(a), JobPhase::kRunningProtected);
+  RunUntil(54.9);
+  EXPECT_EQ(Phase(a), JobPhase::kRunningProtected);
+  RunUntil(55);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
 }
 
 TEST_F(LifecycleTest, StopPreemptsToStandbyAndTheNextStartIsAReallocation) {

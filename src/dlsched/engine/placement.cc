@@ -625,8 +625,26 @@ void EmitPlan(const Session& session, CycleState& decisions, Plan* plan) {
   plan->revisit_at = decisions.revisit_at();
   std::vector<Action> jobs = decisions.TakeActions();
   plan->actions.clear();
-  plan->actions.reserve(session.Steps().size() + jobs.size());
-  for (const auto& s : session.Steps()) {
+  const auto& steps = session.Steps();
+  plan->actions.reserve(steps.size() + jobs.size());
+  // A task placed and taken off again in the same cycle (F-scheduling takes
+  // back a start that must wait for held room) was never bound: neither
+  // step goes to the backend.
+  std::vector<char> drop;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].assigned) continue;
+    for (size_t k = i; k-- > 0;) {
+      if (!(steps[k].task == steps[i].task)) continue;
+      if (steps[k].assigned && steps[k].node == steps[i].node) {
+        drop.resize(steps.size(), 0);
+        drop[k] = drop[i] = 1;
+      }
+      break;
+    }
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!drop.empty() && drop[i]) continue;
+    const auto& s = steps[i];
     plan->actions.push_back(
         Action{s.assigned ? ActionKind::kBind : ActionKind::kUnbind, s.task, s.node, 0, {}});
   }

@@ -45,6 +45,11 @@ struct Action {
   std::string reason;
   bool restart = false;    // kResize: through Checkpointing -> ... -> Launching
   bool preempted = false;  // kResize: the job was shrunk to make room for another
+  // kResize with `restart`: the workers it gives up (this plan's kUnbinds of
+  // the job) keep their room until its checkpoint is done (releasing
+  // tasks); nothing in the plan may be bound there. Without it they are
+  // let go at once.
+  bool hold = false;
   // kResize, kStop: the job whose start it made room for, or -1.
   JobIndex by = -1;
   WaitStatus status = WaitStatus::kUnschedulable;  // kWait, kBackoff

@@ -34,6 +34,9 @@ class Profile {
   int percentage_of_nodes_to_score = 100;
   // Life cycle: RunningProtected lasts protect_factor x the last launch.
   double protect_factor = 0;
+  // Life cycle: only relaunches are protected (a first launch goes straight
+  // to Running); false protects every launch.
+  bool protect_relaunch_only = false;
   // Life cycle: a job that loses a task restarts from its checkpoint or fails.
   TaskLossPolicy task_loss = TaskLossPolicy::kRestart;
 };

@@ -63,6 +63,7 @@ std::string ControllerUid(const json& pod) {
 engine::LifecycleOptions LifecycleOptionsOf(const engine::Engine& engine) {
   engine::LifecycleOptions o;
   o.protect_factor = engine.profile().protect_factor;
+  o.protect_relaunch_only = engine.profile().protect_relaunch_only;
   o.task_loss = engine.profile().task_loss;
   return o;
 }
@@ -554,6 +555,9 @@ OperatorSnapshot Operator::Snapshot() {
         const TaskRef t = js.TaskAt(j, slot);
         in.tasks.push_back({t.role, t.index, state_.NodeName(js.task_node[slot])});
       }
+      if (js.phase == JobPhase::kCheckpointing) {
+        for (const auto& [t, n] : h.held) in.held.push_back({t.role, t.index, state_.NodeName(n)});
+      }
     }
     snap.workload.jobs.push_back(std::move(job));
   }
@@ -811,7 +815,7 @@ void Operator::Cycle() {
   engine::CycleOptions options;
   options.cycle = cycle_seq_++;
   // An order that reads progress sees it as of now (as in the simulator).
-  if (engine_.profile().order->ReadsProgress()) {
+  if (engine_.profile().order->ReadsProgress() || engine_.profile().sizer->ReadsProgress()) {
     for (JobPhase p : {JobPhase::kRunning, JobPhase::kRunningProtected}) {
       for (JobIndex j : state_.JobsInPhase(p)) Advance(j);
     }

@@ -377,7 +377,14 @@ INSTANTIATE_TEST_SUITE_P(
              "cluster-kod2-elastic.yaml",
              "workload-kod2-elastic.yaml",
              {"t=0.000 start e 8", "t=100.000 resize e to 4 preempted", "t=200.000 resize e to 8"}},
-        Case{"fsched", "cluster-1x6gpu.yaml", "workload-fsched-seed.yaml", {" restart"}},
+        // inception-a starts at 105, when resnet50-a's checkpoint (100..105)
+        // that gave it its GPUs is done: on the operator, when those pods
+        // are gone.
+        Case{"fsched",
+             "cluster-1x6gpu.yaml",
+             "workload-fsched-seed.yaml",
+             {" restart", "t=100.000 resize resnet50-a to 2 restart preempted",
+              "t=105.000 start inception-a 4"}},
         Case{"static-3", "cluster-1x6gpu.yaml", "workload-fsched-seed.yaml"},
         Case{"volcano-priority", "cluster-cps-group.yaml", "workload-cps-group.yaml"},
         Case{"volcano-priority", "cluster-2x4gpu.yaml", "workload-preempt.yaml", {"stop batch"}},

@@ -136,11 +136,15 @@ constexpr std::string_view kFsched =
 # time, to the job that adds the most throughput while the variance of the
 # slowdowns f(n)/f_best stays under vBound. A running job that is resized
 # checkpoints and relaunches (restart), so a reallocation must add minGain
-# steps/s or start a waiting job; after each launch a job is frozen
-# (RunningProtected) for protectFactor x its launch time.
+# steps/s or start a waiting job, and a job restarted to grow must finish
+# sooner for it (payBack); GPUs a shrinking job gives up reach their new
+# owner when its checkpoint is done (holdUntilCheckpoint); after each
+# launch a job is frozen (RunningProtected) for protectFactor x its launch
+# time (protect: RelaunchOnly spares first launches).
 name: fsched
 description: F-scheduling - elastic GPUs by throughput under a slowdown-variance bound
 protectFactor: 3
+protect: EveryLaunch
 admission:
   name: Gang
   args: {backfill: true}
@@ -154,7 +158,7 @@ scorers:
 preemptor: None
 sizer:
   name: FScheduling
-  args: {vBound: 0.5, minGain: 1, restart: true}
+  args: {vBound: 0.5, minGain: 1, restart: true, holdUntilCheckpoint: true, payBack: true}
 )";
 
 constexpr std::string_view kKod2 =

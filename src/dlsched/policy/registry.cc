@@ -197,6 +197,7 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   p.name = spec.name;
   p.description = spec.description;
   p.protect_factor = spec.protect_factor;
+  p.protect_relaunch_only = spec.protect_relaunch_only;
   p.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score;
   p.task_loss =
       spec.restart_on_task_loss ? engine::TaskLossPolicy::kRestart : engine::TaskLossPolicy::kFail;

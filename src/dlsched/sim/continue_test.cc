@@ -101,6 +101,64 @@ TEST(ContinueTest, WithoutTheReservationTheWaitingJobStartsAtOnce) {
   EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 200);
 }
 
+// A snapshot taken while an F-scheduling job checkpoints: `a` was shrunk
+// 2 -> 1 and checkpoints 98..103; the worker it gave up (`held`) keeps its
+// 2 GPUs of g-0 until then. b (2 GPUs) waits for them: it starts at 103,
+// not 100, and ends at 203; a relaunches 103..113 and trains its 500 steps
+// left at 5 steps/s: done at 213. Without `held` b starts at 100.
+TEST(ContinueTest, HeldWorkersOfACheckpointingJobKeepTheirRoomUntilItsEnd) {
+  constexpr const char* kOneNode = R"(
+nodes:
+  - name: g-0
+    resources: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4"}
+)";
+  const std::string workload = R"(
+start: 100
+jobs:
+  - name: a
+    arrival: 0
+    worker: {replicas: 2, minReplicas: 1, maxReplicas: 2, resources: {cpu: "1", nvidia.com/gpu: "2"}}
+    totalSteps: 1000
+    stepsDone: 500
+    throughput: {table: {1: 5, 2: 10}}
+    launchDelay: 10
+    checkpointDelay: 5
+    running: {phase: Checkpointing, since: 98, admissionOrder: 0, nodes: {worker-0: g-0}, held: {worker-1: g-0}}
+  - name: b
+    arrival: 50
+    worker: {replicas: 1, resources: {cpu: "1", nvidia.com/gpu: "2"}}
+    totalSteps: 100
+    throughput: {table: {1: 1}}
+)";
+  Inputs in = Parse(kOneNode, workload);
+  ASSERT_EQ(in.workload.jobs[0].initial->held.size(), 1u);
+  SimOptions options;
+  options.check_invariants = true;
+  auto r = Simulate(in.cluster, in.workload, MakeEngine("gang-binpack"), options);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 103);
+  EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 203);
+  EXPECT_DOUBLE_EQ(Record(*r, "a").completion, 213);
+  EXPECT_EQ(Record(*r, "a").final_workers, 1);
+  // Written back as it was read.
+  const std::string again = WorkloadToYaml(in.workload);
+  EXPECT_NE(again.find("held: {worker-1: g-0}"), std::string::npos) << again;
+
+  std::string without = workload;
+  without.erase(without.find(", held: {worker-1: g-0}"), 23);
+  in = Parse(kOneNode, without);
+  r = Simulate(in.cluster, in.workload, MakeEngine("gang-binpack"), options);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 100);
+
+  std::string bad = workload;
+  bad.replace(bad.find("phase: Checkpointing"), 20, "phase: Running");
+  auto w = config::ParseWorkload(bad, "w.yaml");
+  ASSERT_FALSE(w.has_value());
+  EXPECT_EQ(w.error().message,
+            "w.yaml: jobs[0].running.held: only a Checkpointing job holds tasks it gave up");
+}
+
 TEST(ContinueTest, WorkloadAndClusterRoundTripThroughYaml) {
   std::string workload = std::string(kWorkload) + R"(
   - name: d

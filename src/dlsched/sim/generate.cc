@@ -286,6 +286,13 @@ void AppendInitial(std::string& out, const core::InitialState& in) {
     fmt::format_to(emit, "{}{}-{}: {}", i ? ", " : "", core::RoleKey(t.role), t.index, Str(t.node));
   }
   out += "}\n";
+  if (in.held.empty()) return;
+  out += "      held: {";
+  for (size_t i = 0; i < in.held.size(); ++i) {
+    const auto& t = in.held[i];
+    fmt::format_to(emit, "{}{}-{}: {}", i ? ", " : "", core::RoleKey(t.role), t.index, Str(t.node));
+  }
+  out += "}\n";
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ class Simulation final : public engine::Backend {
   void SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uint64_t epoch) override;
   void Bind(engine::TaskRef t, engine::NodeIndex n) override;
   void Unbind(engine::TaskRef t, engine::NodeIndex n) override;
+  void Held(engine::TaskRef t, engine::NodeIndex n) override;
   void CreateTask(engine::TaskRef) override {}
   void DeleteTask(engine::TaskRef) override {}
   void OnProgressChange(JobIndex j) override { SetRate(j, now_); }
@@ -64,6 +65,7 @@ class Simulation final : public engine::Backend {
                                                      const SimOptions& options) {
     engine::LifecycleOptions o;
     o.protect_factor = engine.profile().protect_factor;
+    o.protect_relaunch_only = engine.profile().protect_relaunch_only;
     o.task_loss = engine.profile().task_loss;
     o.backoff_initial = options.backoff_initial;
     o.backoff_max = options.backoff_max;
@@ -170,6 +172,12 @@ void Simulation::Unbind(engine::TaskRef t, engine::NodeIndex n) {
   Hold(t, n, -1);
 }
 
+// A task held until its job's checkpoint is done: its pod runs on (its
+// allocation row stays open until Unbind) but no longer trains.
+void Simulation::Held(engine::TaskRef t, engine::NodeIndex) {
+  if (core::IsRunning(state_.Job(t.job).phase)) effective_ -= state_.Request(t);
+}
+
 void Simulation::Hold(engine::TaskRef t, engine::NodeIndex n, int sign) {
   if (!options_.timeline) return;
   auto& rows = result_.run.allocations;
@@ -214,9 +222,12 @@ core::Status Simulation::CheckInvariants() const {
                           core::FormatResources(state_.Allocatable(n)));
     }
   }
-  if (state_.NumAssumed() != 0 || state_.NumReleasing() != 0) {
-    return core::Errorf("t={}: {} assumed and {} releasing tasks left in a simulation", now_,
-                        state_.NumAssumed(), state_.NumReleasing());
+  // Releasing tasks in a simulation are the ones held until their job's
+  // checkpoint is done, and only those.
+  if (state_.NumAssumed() != 0 || state_.NumReleasing() != lifecycle_.NumHeld()) {
+    return core::Errorf(
+        "t={}: {} assumed and {} releasing tasks left in a simulation ({} held for a checkpoint)",
+        now_, state_.NumAssumed(), state_.NumReleasing(), lifecycle_.NumHeld());
   }
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
     const engine::JobState& js = state_.Job(j);
@@ -283,19 +294,24 @@ core::Status Simulation::PlaceInitial() {
     const core::JobSpec& spec = *state_.Job(j).spec;
     if (!spec.initial) continue;
     const core::InitialState& in = *spec.initial;
-    for (const auto& t : in.tasks) {
-      const std::string where = fmt::format("{}: job '{}': running.nodes.{}-{}", workload_.source,
-                                            spec.name, core::RoleKey(t.role), t.index);
-      const engine::NodeIndex n = state_.FindNode(t.node);
-      if (n == engine::kNoNode) {
-        return core::Errorf("{}: no node '{}' in the cluster", where, t.node);
+    for (const bool held : {false, true}) {
+      for (const auto& t : held ? in.held : in.tasks) {
+        const std::string where =
+            fmt::format("{}: job '{}': running.{}.{}-{}", workload_.source, spec.name,
+                        held ? "held" : "nodes", core::RoleKey(t.role), t.index);
+        const engine::NodeIndex n = state_.FindNode(t.node);
+        if (n == engine::kNoNode) {
+          return core::Errorf("{}: no node '{}' in the cluster", where, t.node);
+        }
+        const core::Resources& request = spec.role(t.role).resources;
+        if (!request.FitsIn(state_.Free(n))) {
+          return core::Errorf("{}: node '{}' has {} free, not enough for {}", where, t.node,
+                              core::FormatResources(state_.Free(n)),
+                              core::FormatResources(request));
+        }
+        state_.PlaceTask(engine::TaskRef{j, t.role, t.index}, n);
+        if (held) lifecycle_.Hold(engine::TaskRef{j, t.role, t.index});
       }
-      const core::Resources& request = spec.role(t.role).resources;
-      if (!request.FitsIn(state_.Free(n))) {
-        return core::Errorf("{}: node '{}' has {} free, not enough for {}", where, t.node,
-                            core::FormatResources(state_.Free(n)), core::FormatResources(request));
-      }
-      state_.PlaceTask(engine::TaskRef{j, t.role, t.index}, n);
     }
     if (in.phase == JobPhase::kWaiting) continue;  // arrives with some pods bound
     engine::AdoptTimes times;
@@ -424,7 +440,8 @@ core::Result<SimResult> Simulation::Run() {
   Progress* progress = options_.progress;
   if (progress != nullptr) progress->jobs_total = static_cast<int64_t>(specs.size());
   bool stopped = false;
-  const bool reads_progress = engine_.profile().order->ReadsProgress();
+  const bool reads_progress =
+      engine_.profile().order->ReadsProgress() || engine_.profile().sizer->ReadsProgress();
   while (!queue_.Empty() && lifecycle_.Unfinished() > 0) {
     if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) {
       stopped = true;

@@ -20,10 +20,16 @@ void RegisterFsched(PluginTable& t) {
                      if (!min_gain) return std::unexpected(min_gain.error());
                      auto restart = reader.Bool("restart", o.restart);
                      if (!restart) return std::unexpected(restart.error());
+                     auto hold = reader.Bool("holdUntilCheckpoint", o.hold_until_checkpoint);
+                     if (!hold) return std::unexpected(hold.error());
+                     auto pay_back = reader.Bool("payBack", o.pay_back);
+                     if (!pay_back) return std::unexpected(pay_back.error());
                      if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
                      o.v_bound = *v_bound;
                      o.min_gain = *min_gain;
                      o.restart = *restart;
+                     o.hold_until_checkpoint = *hold;
+                     o.pay_back = *pay_back;
                      return std::make_unique<FSchedulingSizer>(o);
                    });
 }

@@ -2,8 +2,10 @@
 
 #include <deque>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "dlsched/config/specs.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/test_util.h"
 #include "dlsched/policy/fsched/fsched_allocation.h"
@@ -251,10 +253,11 @@ TEST(FschedAllocationTest, PopulationVariance) {
 
 // --- The sizer inside a whole engine cycle (profile `fsched`).
 
-engine::Profile FschedProfile(double min_gain) {
+engine::Profile FschedProfile(double min_gain, bool hold = true) {
   auto spec = ResolveProfile("fsched");
   EXPECT_TRUE(spec.has_value()) << spec.error().message;
   spec->sizer.args["minGain"] = min_gain;
+  spec->sizer.args["holdUntilCheckpoint"] = hold;
   auto built = BuildProfile(*spec);
   EXPECT_TRUE(built.has_value()) << built.error().message;
   return std::move(*built);
@@ -288,6 +291,14 @@ class FschedSizerTest : public ::testing::Test {
     return out;
   }
 
+  // The plan's only kWait is job `j`'s, with `reason`.
+  void ExpectOnlyWait(const engine::Plan& plan, JobIndex j, const std::string& reason) {
+    const auto waits = Actions(plan, ActionKind::kWait);
+    ASSERT_EQ(waits.size(), 1u);
+    EXPECT_EQ(waits[0]->task.job, j);
+    EXPECT_EQ(waits[0]->reason, reason);
+  }
+
   void MakeCluster(int nodes, int gpus) {
     cluster_ = engine::testing::Nodes(nodes, 16, 64, gpus);
     state_ = std::make_unique<engine::ClusterState>(cluster_);
@@ -306,46 +317,64 @@ class FschedSizerTest : public ::testing::Test {
 // adds 1, so B grows to its max 4 and A takes the 3 left: A 4, B 4,
 // total 4 + 8 = 12 (was 8), S = (1/2, 1) -> variance 0.0625.
 // A shrinks 8 -> 4 from node-1 (no PS there), highest slot first: workers
-// 7, 6, 5, 4; B is placed on node-1 (the only node with free GPUs; the
-// packer at its minimum 2, then grown next to its own workers).
+// 7, 6, 5, 4. With the hand-over at checkpoints (holdUntilCheckpoint, the
+// default) A's kResize holds them until its checkpoint (5 s) is done and B
+// waits for that: no bind in this plan. With holdUntilCheckpoint: false B
+// is placed on node-1 at once (the only node with free GPUs; the packer at
+// its minimum 2, then grown next to its own workers).
 TEST_F(FschedSizerTest, ShrinksAwayFromThePsAndStartsTheWaitingJobOnTheFreedNode) {
-  MakeCluster(2, 4);
-  const JobIndex a = Add(engine::testing::Job("a", 0, 1, 8, 1, 8), {{1, 1}, {8, 8}});
-  const JobIndex b = Add(engine::testing::Job("b", 10, 0, 2, 2, 4), {{2, 4}, {4, 8}});
-  StartRunning(a, 0, {0, 0, 0, 0, 1, 1, 1, 1});
-  const engine::Engine engine(FschedProfile(1));
-  const engine::Plan plan = engine.Cycle(*state_, 100);
+  for (const bool hold : {true, false}) {
+    SCOPED_TRACE(hold);
+    MakeCluster(2, 4);
+    specs_.clear();
+    core::JobSpec ja = engine::testing::Job("a", 0, 1, 8, 1, 8);
+    ja.checkpoint_delay = 5;
+    const JobIndex a = Add(ja, {{1, 1}, {8, 8}});
+    const JobIndex b = Add(engine::testing::Job("b", 10, 0, 2, 2, 4), {{2, 4}, {4, 8}});
+    StartRunning(a, 0, {0, 0, 0, 0, 1, 1, 1, 1});
+    const engine::Engine engine(FschedProfile(1, hold));
+    const engine::Plan plan = engine.Cycle(*state_, 100);
 
-  const auto unbinds = Actions(plan, ActionKind::kUnbind);
-  ASSERT_EQ(unbinds.size(), 4u);
-  for (int k = 0; k < 4; ++k) {
-    EXPECT_EQ(unbinds[k]->task, (engine::TaskRef{a, Role::kWorker, 7 - k}));
+    const auto unbinds = Actions(plan, ActionKind::kUnbind);
+    ASSERT_EQ(unbinds.size(), 4u);
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(unbinds[k]->task, (engine::TaskRef{a, Role::kWorker, 7 - k}));
+    }
+    const auto resizes = Actions(plan, ActionKind::kResize);
+    ASSERT_EQ(resizes.size(), 1u);
+    EXPECT_EQ(resizes[0]->task.job, a);
+    EXPECT_EQ(resizes[0]->workers, 4);
+    EXPECT_TRUE(resizes[0]->restart);
+    EXPECT_EQ(resizes[0]->hold, hold);
+    // A gives its GPUs up for B's start: a preemption by B.
+    EXPECT_EQ(resizes[0]->reason,
+              "reallocated: 8 -> 4 workers (total throughput 8.0 -> 12.0 steps/s, variance "
+              "0.0625; for b)");
+    EXPECT_TRUE(resizes[0]->preempted);
+    EXPECT_EQ(resizes[0]->by, b);
+    const auto binds = Actions(plan, ActionKind::kBind);
+    const auto starts = Actions(plan, ActionKind::kStart);
+    if (hold) {
+      EXPECT_TRUE(binds.empty());
+      EXPECT_TRUE(starts.empty());
+      ExpectOnlyWait(plan, b,
+                     "waiting for a's checkpoint (ends at 105 s): F-scheduling gives it 4 "
+                     "workers then (total throughput 8.0 -> 12.0 steps/s, variance 0.0625)");
+      continue;
+    }
+    ASSERT_EQ(binds.size(), 4u);
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(binds[k]->task, (engine::TaskRef{b, Role::kWorker, k}));
+      EXPECT_EQ(binds[k]->node, 1);
+    }
+    ASSERT_EQ(starts.size(), 1u);
+    EXPECT_EQ(starts[0]->task.job, b);
+    EXPECT_EQ(starts[0]->workers, 4);
+    EXPECT_EQ(starts[0]->reason,
+              "started with 4 workers by reallocation (total throughput 8.0 -> 12.0 steps/s, "
+              "variance 0.0625)");
+    EXPECT_TRUE(Actions(plan, ActionKind::kWait).empty());  // B's kWait became its kStart
   }
-  const auto binds = Actions(plan, ActionKind::kBind);
-  ASSERT_EQ(binds.size(), 4u);
-  for (int k = 0; k < 4; ++k) {
-    EXPECT_EQ(binds[k]->task, (engine::TaskRef{b, Role::kWorker, k}));
-    EXPECT_EQ(binds[k]->node, 1);
-  }
-  const auto resizes = Actions(plan, ActionKind::kResize);
-  ASSERT_EQ(resizes.size(), 1u);
-  EXPECT_EQ(resizes[0]->task.job, a);
-  EXPECT_EQ(resizes[0]->workers, 4);
-  EXPECT_TRUE(resizes[0]->restart);
-  // A gives its GPUs up for B's start: a preemption by B.
-  EXPECT_EQ(resizes[0]->reason,
-            "reallocated: 8 -> 4 workers (total throughput 8.0 -> 12.0 steps/s, variance 0.0625; "
-            "for b)");
-  EXPECT_TRUE(resizes[0]->preempted);
-  EXPECT_EQ(resizes[0]->by, b);
-  const auto starts = Actions(plan, ActionKind::kStart);
-  ASSERT_EQ(starts.size(), 1u);
-  EXPECT_EQ(starts[0]->task.job, b);
-  EXPECT_EQ(starts[0]->workers, 4);
-  EXPECT_EQ(starts[0]->reason,
-            "started with 4 workers by reallocation (total throughput 8.0 -> 12.0 steps/s, "
-            "variance 0.0625)");
-  EXPECT_TRUE(Actions(plan, ActionKind::kWait).empty());  // B's kWait became its kStart
 }
 
 // One node of 7 GPUs. A runs on 5 (f = 4, 7, 9, 9.5, 9.6, 10 for 1..6
@@ -355,7 +384,10 @@ TEST_F(FschedSizerTest, ShrinksAwayFromThePsAndStartsTheWaitingJobOnTheFreedNode
 // 9.5 + 3 = 12.5, a gain of 0.9 < minGain 1 for restarting A: rejected.
 // The fallback keeps A at 5 and gives the 2 GPUs not held by A to B: B
 // starts with 2 workers (9.6 + 2.6 = 12.2; S = (0.96, 2.6/3.5) -> variance
-// 0.0118). With minGain 0.5 the full plan goes through.
+// 0.0118). With minGain 0.5 the full plan goes through: A shrinks 5 -> 4,
+// and B needs 2 more GPUs than the 1 free now: it waits for A's GPU (its
+// start by admission is taken back), to start with 3 when A's checkpoint
+// (0 s: at once) is done.
 TEST_F(FschedSizerTest, MinGainRejectsARestartButTheNewJobStillTakesTheIdleGpu) {
   const std::map<int, double> fa = {{1, 4}, {2, 7}, {3, 9}, {4, 9.5}, {5, 9.6}, {6, 10}};
   const std::map<int, double> fb = {{1, 2}, {2, 2.6}, {3, 3}, {6, 3.5}};
@@ -369,10 +401,10 @@ TEST_F(FschedSizerTest, MinGainRejectsARestartButTheNewJobStillTakesTheIdleGpu) 
     const engine::Engine engine(FschedProfile(min_gain));
     const engine::Plan plan = engine.Cycle(*state_, 100);
     const auto starts = Actions(plan, ActionKind::kStart);
-    ASSERT_EQ(starts.size(), 1u);
-    EXPECT_EQ(starts[0]->task.job, b);
     const auto resizes = Actions(plan, ActionKind::kResize);
     if (min_gain == 1.0) {
+      ASSERT_EQ(starts.size(), 1u);
+      EXPECT_EQ(starts[0]->task.job, b);
       EXPECT_TRUE(resizes.empty());
       EXPECT_TRUE(Actions(plan, ActionKind::kUnbind).empty());
       EXPECT_EQ(starts[0]->workers, 2);
@@ -383,14 +415,55 @@ TEST_F(FschedSizerTest, MinGainRejectsARestartButTheNewJobStillTakesTheIdleGpu) 
       ASSERT_EQ(resizes.size(), 1u);
       EXPECT_EQ(resizes[0]->task.job, a);
       EXPECT_EQ(resizes[0]->workers, 4);
-      EXPECT_EQ(starts[0]->workers, 3);
-      // B, started by the admission this cycle, grows into A's GPU.
+      EXPECT_TRUE(resizes[0]->hold);
+      EXPECT_TRUE(starts.empty());
+      EXPECT_TRUE(Actions(plan, ActionKind::kBind).empty());
+      ExpectOnlyWait(plan, b,
+                     "waiting for a's checkpoint (ends at 100 s): F-scheduling gives it 3 "
+                     "workers then (total throughput 11.6 -> 12.5 steps/s, variance 0.0022)");
+      // B, started by the admission this cycle, waits for A's GPU.
       EXPECT_EQ(resizes[0]->reason,
                 "reallocated: 5 -> 4 workers (total throughput 11.6 -> 12.5 steps/s, variance "
                 "0.0022; for b)");
       EXPECT_TRUE(resizes[0]->preempted);
       EXPECT_EQ(resizes[0]->by, b);
     }
+  }
+}
+
+// Pay-back in a cycle: one node of 4 GPUs, A runs alone on 2 (f(n) = n,
+// 1000 steps, checkpoint 5 s, launch 10 s). The allocation grows A to 4
+// (+2 steps/s >= minGain 1), a restart:
+//   990 steps done: 10 left, 10 / 2 = 5 s as it is, 5 + 10 + 10 / 4 =
+//     17.5 s restarted: refused, A keeps 2 (nothing happens);
+//   0 done: 1000 / 2 = 500 s against 15 + 250 = 265 s: A grows to 4;
+//   totalSteps 0 (a TrainingJob that does not say its work): not judged,
+//     A grows to 4.
+TEST_F(FschedSizerTest, RestartToGrowMustFinishTheJobSooner) {
+  for (const auto& [total, done, grows] : std::vector<std::tuple<double, double, bool>>{
+           {1000, 990, false}, {1000, 0, true}, {0, 0, true}}) {
+    SCOPED_TRACE(done);
+    MakeCluster(1, 4);
+    specs_.clear();
+    core::JobSpec ja = engine::testing::Job("a", 0, 0, 2, 1, 4);
+    ja.total_steps = total;
+    ja.checkpoint_delay = 5;
+    ja.launch_delay = 10;
+    const JobIndex a = Add(ja, {{1, 1}, {4, 4}});
+    StartRunning(a, 0, {0, 0});
+    state_->MutableJob(a).steps_done = done;
+    const engine::Engine engine(FschedProfile(1));
+    const engine::Plan plan = engine.Cycle(*state_, 100);
+    const auto resizes = Actions(plan, ActionKind::kResize);
+    if (!grows) {
+      EXPECT_FALSE(plan.ChangesState());
+      continue;
+    }
+    ASSERT_EQ(resizes.size(), 1u);
+    EXPECT_EQ(resizes[0]->workers, 4);
+    EXPECT_TRUE(resizes[0]->restart);
+    EXPECT_FALSE(resizes[0]->hold);  // a grow gives nothing up
+    EXPECT_EQ(Actions(plan, ActionKind::kBind).size(), 2u);
   }
 }
 
@@ -405,13 +478,10 @@ TEST_F(FschedSizerTest, ProtectedJobIsNotShrunk) {
   const engine::Engine engine(FschedProfile(1));
   const engine::Plan plan = engine.Cycle(*state_, 100);
   EXPECT_FALSE(plan.ChangesState());
-  const auto waits = Actions(plan, ActionKind::kWait);
-  ASSERT_EQ(waits.size(), 1u);
-  EXPECT_EQ(waits[0]->task.job, b);
-  EXPECT_EQ(waits[0]->reason,
-            "waiting: gang of 1 worker needs 1 nvidia.com/gpu, the cluster has 0 free; "
-            "reallocation: its minimum needs 1 nvidia.com/gpu, 0 left after the minimums of "
-            "running and earlier jobs (4 held by launching or protected jobs)");
+  ExpectOnlyWait(plan, b,
+                 "waiting: gang of 1 worker needs 1 nvidia.com/gpu, the cluster has 0 free; "
+                 "reallocation: its minimum needs 1 nvidia.com/gpu, 0 left after the minimums "
+                 "of running and earlier jobs (4 held by launching or protected jobs)");
 }
 
 TEST(FschedRegistryTest, ArgumentsAreValidated) {
@@ -437,6 +507,31 @@ TEST(FschedRegistryTest, ArgumentsAreValidated) {
   EXPECT_DOUBLE_EQ(sizer->options().v_bound, 0.5);
   EXPECT_DOUBLE_EQ(sizer->options().min_gain, 1);
   EXPECT_TRUE(sizer->options().restart);
+  EXPECT_TRUE(sizer->options().hold_until_checkpoint);
+  EXPECT_TRUE(sizer->options().pay_back);
+  EXPECT_TRUE(sizer->ReadsProgress());  // the pay-back rule reads the work left
+  spec->sizer.args["payBack"] = "sometimes";
+  bad = BuildProfile(*spec);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("payBack"), std::string::npos) << bad.error().message;
+}
+
+// `protect` in a profile file: EveryLaunch (the default) or RelaunchOnly.
+TEST(FschedRegistryTest, ProtectModeIsAProfileKey) {
+  auto every = config::ParseProfile("name: p\nprotectFactor: 3\n", "p.yaml");
+  ASSERT_TRUE(every.has_value()) << every.error().message;
+  EXPECT_FALSE(every->protect_relaunch_only);
+  auto relaunch = config::ParseProfile("name: p\nprotect: RelaunchOnly\n", "p.yaml");
+  ASSERT_TRUE(relaunch.has_value()) << relaunch.error().message;
+  EXPECT_TRUE(relaunch->protect_relaunch_only);
+  auto built = BuildProfile(*relaunch);
+  ASSERT_TRUE(built.has_value()) << built.error().message;
+  EXPECT_TRUE(built->protect_relaunch_only);
+  auto bad = config::ParseProfile("name: p\nprotect: Sometimes\n", "p.yaml");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("protect: expected EveryLaunch or RelaunchOnly"),
+            std::string::npos)
+      << bad.error().message;
 }
 
 }  // namespace

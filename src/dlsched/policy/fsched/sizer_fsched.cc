@@ -62,7 +62,8 @@ enum class Kind : uint8_t { kRunning, kStarted, kWaiting, kFrozen };
 struct Entry {
   JobIndex job;
   Kind kind;
-  int current;  // workers held now (after this cycle's admission)
+  int current;      // workers held now (after this cycle's admission)
+  double rate = 0;  // a running job's rate now (JobState::PlacedRate)
 };
 
 // Distinct nodes holding tasks of a job, and how many of its tasks each holds.
@@ -80,7 +81,8 @@ std::vector<Entry> Collect(const engine::CycleContext& ctx) {
   for (JobIndex j : st.JobsInPhase(core::JobPhase::kRunning)) {
     const JobState& js = st.Job(j);
     if (js.placed_tasks == 0) continue;
-    entries.push_back({j, WorkerGpus(js) > 0 ? Kind::kRunning : Kind::kFrozen, js.placed_workers});
+    entries.push_back({j, WorkerGpus(js) > 0 ? Kind::kRunning : Kind::kFrozen, js.placed_workers,
+                       js.PlacedRate()});
   }
   for (core::JobPhase p : kFrozenPhases) {
     for (JobIndex j : st.JobsInPhase(p)) {
@@ -109,13 +111,22 @@ std::vector<Entry> Collect(const engine::CycleContext& ctx) {
   return entries;
 }
 
-// The allocation over `entries`; with `keep_running` running jobs are frozen.
+bool Holds(const FSchedulingSizer::Options& options) {
+  return options.restart && options.hold_until_checkpoint;
+}
+
+// The allocation over `entries`; running jobs whose `keep` is set are
+// frozen. GPUs held until a checkpoint ends are in the pool when the sizer
+// hands GPUs over at checkpoints: they are coming to whoever gets them.
 FschedAllocation Allocate(const ClusterState& st, std::span<const Entry> entries,
-                          const FSchedulingSizer::Options& options, bool keep_running) {
+                          const FSchedulingSizer::Options& options, std::span<const char> keep) {
   std::vector<FschedJob> fjobs;
   fjobs.reserve(entries.size());
   int64_t free = std::max<int64_t>(0, st.TotalFree()[core::kGpu]);
-  for (const Entry& e : entries) {
+  if (Holds(options)) free += st.ReleasingGpus();
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const Entry& e = entries[k];
+    const bool keep_running = keep[k] != 0;
     const JobState& js = st.Job(e.job);
     const core::RoleSpec& w = js.spec->role(core::Role::kWorker);
     FschedJob f;
@@ -232,24 +243,81 @@ bool Grow(engine::CycleContext& ctx, JobIndex j, int target) {
   return true;
 }
 
-// Places `alloc` on the session and records the decisions; false (and
-// nothing changed) if some worker cannot be placed.
-bool Apply(engine::CycleContext& ctx, const engine::Packer& packer, std::span<const Entry> entries,
-           const FschedAllocation& alloc, double current_total, bool restart) {
+// Takes back what a job started by admission in this cycle holds (its start
+// waits for held room, see Apply).
+void Unstart(engine::CycleContext& ctx, JobIndex j) {
+  const JobState& js = ctx.state().Job(j);
+  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+    if (js.task_node[s] != engine::kNoNode) ctx.session.Evict(js.TaskAt(j, s));
+  }
+}
+
+// "A's checkpoint (ends at 105 s)": whose held GPUs a job waits for, from
+// this plan's shrinks (`shrinking`, their checkpoints begin now) and the
+// jobs still holding released tasks.
+std::string HeldBy(const engine::CycleContext& ctx, std::span<const JobIndex> shrinking) {
+  const ClusterState& st = ctx.state();
+  std::vector<std::pair<core::Time, JobIndex>> ends;
+  for (JobIndex j : shrinking) ends.emplace_back(ctx.now + st.Job(j).spec->checkpoint_delay, j);
+  bool deleting = false;
+  for (JobIndex j : st.ReleasingJobs()) {
+    const JobState& js = st.Job(j);
+    if (js.phase == core::JobPhase::kCheckpointing) {
+      ends.emplace_back(js.phase_since + js.spec->checkpoint_delay, j);
+    } else {
+      deleting = true;
+    }
+  }
+  std::sort(ends.begin(), ends.end());
+  std::string out;
+  for (const auto& [end, j] : ends) {
+    out += fmt::format("{}{}'s checkpoint (ends at {:g} s)", out.empty() ? "" : ", ",
+                       st.Job(j).spec->name, end);
+  }
+  if (deleting) out += out.empty() ? "pods being deleted" : ", pods being deleted";
+  return out;
+}
+
+enum class Outcome : uint8_t { kApplied, kUnplaceable, kNotPaidBack };
+
+// Places `alloc` on the session and records the decisions. kUnplaceable
+// (nothing changed) if some worker cannot be placed; kNotPaidBack (nothing
+// changed) if a running job's restart to grow would not finish it sooner:
+// those jobs are set in `refused`. Jobs it leaves waiting for held room are
+// added to `waits_for_held`.
+Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
+              std::span<const Entry> entries, const FschedAllocation& alloc, double current_total,
+              const FSchedulingSizer::Options& options, std::vector<char>* refused,
+              std::vector<JobIndex>* waits_for_held) {
   const ClusterState& st = ctx.state();
   const engine::Session::Mark mark = ctx.session.GetMark();
   const int n = static_cast<int>(entries.size());
-  // Shrink first: growing jobs may need the freed GPUs.
+  const bool hold = Holds(options);
+  std::vector<JobIndex> shrinking;
   for (int k = 0; k < n; ++k) {
     const Entry& e = entries[k];
-    if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) {
-      Shrink(ctx, e.job, alloc.workers[k]);
-    }
+    if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) shrinking.push_back(e.job);
   }
+  const auto shrink = [&] {
+    for (int k = 0; k < n; ++k) {
+      const Entry& e = entries[k];
+      if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) {
+        Shrink(ctx, e.job, alloc.workers[k]);
+      }
+    }
+  };
+  // Without a hand-over at checkpoints, shrink first: growing jobs may take
+  // the freed GPUs at once. With it, the freed GPUs are held until the
+  // shrinking jobs' checkpoints end: jobs grow into the room free now, and
+  // a job that needs more waits for the held room (`deferred`), whole.
+  const bool room_coming = hold && (!shrinking.empty() || st.ReleasingGpus() > 0);
+  std::vector<char> deferred(n, 0);
+  if (!hold) shrink();
   for (int k = 0; k < n; ++k) {
     const Entry& e = entries[k];
     const int target = alloc.workers[k];
     if (e.kind == Kind::kFrozen || target <= e.current) continue;
+    const engine::Session::Mark job_mark = ctx.session.GetMark();
     bool ok = true;
     if (e.kind == Kind::kWaiting) {
       std::string why;
@@ -257,10 +325,39 @@ bool Apply(engine::CycleContext& ctx, const engine::Packer& packer, std::span<co
                             &why);
     }
     if (ok) ok = Grow(ctx, e.job, target);
-    if (!ok) {
+    if (ok) continue;
+    if (!room_coming) {
       ctx.session.RollbackTo(mark);
-      return false;
+      return Outcome::kUnplaceable;
     }
+    ctx.session.RollbackTo(job_mark);
+    if (e.kind == Kind::kStarted) Unstart(ctx, e.job);
+    deferred[k] = 1;
+  }
+  if (hold) shrink();
+
+  // Pay-back: a running job restarted to grow must finish sooner for it.
+  bool paid = true;
+  if (options.restart && options.pay_back) {
+    for (int k = 0; k < n; ++k) {
+      const Entry& e = entries[k];
+      if (e.kind != Kind::kRunning || alloc.workers[k] <= e.current || deferred[k]) continue;
+      const JobState& js = st.Job(e.job);
+      if (js.spec->total_steps <= 0) continue;  // its work is unknown (a TrainingJob may not say)
+      const double left = std::max(0.0, js.spec->total_steps - js.steps_done);
+      const double rate = js.PlacedRate();  // its new placement, on the session
+      const double keep = e.rate > 0 ? left / e.rate : core::kNever;
+      const double restart = js.spec->checkpoint_delay + js.spec->launch_delay +
+                             (rate > 0 ? left / rate : core::kNever);
+      if (!(restart < keep)) {
+        (*refused)[k] = 1;
+        paid = false;
+      }
+    }
+  }
+  if (!paid) {
+    ctx.session.RollbackTo(mark);
+    return Outcome::kNotPaidBack;
   }
 
   const std::string summary =
@@ -275,16 +372,26 @@ bool Apply(engine::CycleContext& ctx, const engine::Packer& packer, std::span<co
       admitted = e.job;
     }
   }
+  std::string held_by;
   for (int k = 0; k < n; ++k) {
     const Entry& e = entries[k];
     const int target = alloc.workers[k];
     if (e.kind == Kind::kFrozen || target == e.current) continue;
     std::string reason;
-    if (e.kind == Kind::kRunning) {
+    if (deferred[k]) {
+      if (e.kind == Kind::kRunning) continue;  // keeps its size until the room is free
+      if (held_by.empty()) held_by = HeldBy(ctx, shrinking);
+      reason = fmt::format("waiting for {}: F-scheduling gives it {} then ({})", held_by,
+                           Workers(target), summary);
+      ctx.decisions.Wait(e.job, reason);
+      waits_for_held->push_back(e.job);
+    } else if (e.kind == Kind::kRunning) {
       const bool preempted = target < e.current && admitted >= 0;
       reason = fmt::format("reallocated: {} -> {} ({}{})", e.current, Workers(target), summary,
                            preempted ? fmt::format("; for {}", st.Job(admitted).spec->name) : "");
-      ctx.decisions.Resize(e.job, target, reason, restart, preempted, preempted ? admitted : -1);
+      ctx.decisions.Resize(e.job, target, reason, options.restart, preempted,
+                           preempted ? admitted : -1,
+                           /*hold=*/hold && target < e.current);
     } else if (e.kind == Kind::kStarted) {
       reason = fmt::format("started with {} (F-scheduling: {})", Workers(target), summary);
       ctx.decisions.ResizeStart(e.job, target, reason);
@@ -294,12 +401,13 @@ bool Apply(engine::CycleContext& ctx, const engine::Packer& packer, std::span<co
     }
     if (engine::JobTrace* trace = ctx.TraceOf(e.job)) trace->outcome = reason;
   }
-  return true;
+  return Outcome::kApplied;
 }
 
 // Says why the reallocation did not start a job the admission left waiting.
+// `held`: the jobs Apply left waiting for held room (their reason says so).
 void ExplainWaiting(engine::CycleContext& ctx, std::span<const Entry> entries,
-                    const FschedAllocation& full) {
+                    const FschedAllocation& full, std::span<const JobIndex> held) {
   const ClusterState& st = ctx.state();
   int frozen_gpus = 0;
   for (const Entry& e : entries) {
@@ -311,7 +419,8 @@ void ExplainWaiting(engine::CycleContext& ctx, std::span<const Entry> entries,
     const Entry& e = entries[k];
     if (e.kind != Kind::kWaiting) continue;
     const engine::Action* wait = ctx.decisions.VerdictOf(e.job);
-    if (wait == nullptr || wait->kind != ActionKind::kWait) continue;  // started after all
+    if (wait == nullptr || wait->kind != ActionKind::kWait) continue;        // started after all
+    if (std::find(held.begin(), held.end(), e.job) != held.end()) continue;  // said by Apply
     const JobState& js = st.Job(e.job);
     std::string reason = wait->reason;
     if (full.left_at_turn[k] >= 0) {
@@ -367,25 +476,37 @@ void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& p
   }
   if (!has_elastic) return;
 
-  const FschedAllocation full = Allocate(st, entries, options_, /*keep_running=*/false);
-  const Effect ef = effect(full);
   // SPEC: a reallocation (it restarts running jobs) must raise the total
   // throughput by min_gain or give resources to a job that had none. A plan
-  // that only sizes jobs starting in this cycle restarts nobody.
-  const bool worth = !ef.changes_running || ef.admits_waiting ||
-                     full.throughput - current_total >= options_.min_gain - 1e-9;
-  if (!(ef.valid && ef.changes && worth &&
-        Apply(ctx, packer, entries, full, current_total, options_.restart)) &&
-      has_new) {
+  // that only sizes jobs starting in this cycle restarts nobody. A running
+  // job whose restart would not pay back is kept at its size and the
+  // allocation made again (at most once per job).
+  std::vector<char> refused(entries.size(), 0);
+  std::vector<JobIndex> waits_for_held;
+  FschedAllocation full;
+  bool applied = false;
+  for (size_t round = 0; round <= entries.size(); ++round) {
+    full = Allocate(st, entries, options_, refused);
+    const Effect ef = effect(full);
+    const bool worth = !ef.changes_running || ef.admits_waiting ||
+                       full.throughput - current_total >= options_.min_gain - 1e-9;
+    if (!(ef.valid && ef.changes && worth)) break;
+    const Outcome out =
+        Apply(ctx, packer, entries, full, current_total, options_, &refused, &waits_for_held);
+    applied = out == Outcome::kApplied;
+    if (out != Outcome::kNotPaidBack) break;
+  }
+  if (!applied && has_new) {
     // Fallback: keep every running job as it is; size only this cycle's
     // starts.
-    const FschedAllocation kept = Allocate(st, entries, options_, /*keep_running=*/true);
+    const std::vector<char> all(entries.size(), 1);
+    const FschedAllocation kept = Allocate(st, entries, options_, all);
     const Effect ek = effect(kept);
     if (ek.valid && ek.changes) {
-      Apply(ctx, packer, entries, kept, current_total, options_.restart);
+      Apply(ctx, packer, entries, kept, current_total, options_, &refused, &waits_for_held);
     }
   }
-  ExplainWaiting(ctx, entries, full);
+  ExplainWaiting(ctx, entries, full, waits_for_held);
 }
 
 }  // namespace dlsched::policy

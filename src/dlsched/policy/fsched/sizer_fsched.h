@@ -31,6 +31,22 @@ namespace dlsched::policy {
 // with the most room, so each job spans as few nodes as possible. All on the
 // Session, rolled back as a whole if any worker cannot be placed.
 //
+// Hand-over (hold_until_checkpoint, with restart): the GPUs a shrinking job
+// gives up stay held (kResize with `hold`: releasing tasks) until its
+// checkpoint is done. Their coming owner is placed in the cycle after,
+// when the room is free: the allocation counts held GPUs as its pool, jobs
+// are grown first into the room free now, and a job whose new size needs
+// the held room waits for it whole ("waiting for A's checkpoint (ends at
+// 105 s)"): a waiting or newly started job stays waiting, a running one
+// keeps its size.
+//
+// Pay-back (pay_back, with restart): a running job grown with a restart
+// must finish sooner for it: checkpoint + launch + work left / new rate <
+// work left / current rate (rates with the locality factor of the
+// placements). A plan in which one does not is recomputed with that job
+// kept at its size. Shrinks are not tested: a job shrunk for others never
+// finishes sooner; min_gain judges them.
+//
 // Workers that request no GPU are outside the allocation: such a job keeps
 // the size it started with.
 class FSchedulingSizer final : public engine::Sizer {
@@ -39,6 +55,11 @@ class FSchedulingSizer final : public engine::Sizer {
     double v_bound = 0.5;  // bound on the variance of the slowdowns
     double min_gain = 1;   // steps/s a reallocation must add
     bool restart = true;   // resizes go Checkpointing -> ... -> Launching
+    // With restart: GPUs a shrinking job gives up reach their new owner
+    // when its checkpoint is done, not before.
+    bool hold_until_checkpoint = true;
+    // With restart: a running job grows only if it then finishes sooner.
+    bool pay_back = true;
   };
 
   explicit FSchedulingSizer(Options options) : options_(options) {}
@@ -48,6 +69,8 @@ class FSchedulingSizer final : public engine::Sizer {
   // Reads admission's verdicts from the cycle's decisions and records its
   // own there (resizes; starts that replace waits; larger starts).
   bool ReadsVerdicts() const override { return true; }
+  // The pay-back rule reads how much work running jobs have left.
+  bool ReadsProgress() const override { return options_.restart && options_.pay_back; }
   void Resize(engine::CycleContext& ctx, const engine::Packer& packer) const override;
   const Options& options() const { return options_; }
 
