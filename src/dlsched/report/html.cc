@@ -871,7 +871,8 @@ std::string SweepChart(const ReportDir& dir) {
   f.height = 340;
   f.x.lo = lo;
   f.x.hi = hi > lo ? hi : lo + 1;
-  f.x.label = "load (offered GPU demand / capacity)";
+  // dlsched sweep's load: a factor on the arrival rate (submit times / L).
+  f.x.label = "load factor (arrival rate x L; 1 = the workload as given)";
   f.x.Nice(10);
   f.y = TimeAxis(0, top, "JCT");
   f.y.Nice(5);
@@ -984,13 +985,17 @@ std::string Section(const ReportDir& dir, size_t index) {
     kind = "A simulate run.";
   } else if (!dir.runs.empty()) {
     kind = fmt::format("A comparison of {} profiles.", dir.runs.size());
+  } else if (dir.sweep) {
+    kind = "A sweep (sweep.csv): mean and p95 JCT per profile and load.";
   } else {
     kind = "No run directories here.";
   }
   out += "<div class=\"meta\">" + kind + "<ul>";
   for (const RunData& run : dir.runs) out += RunMeta(run);
   out += "</ul></div>\n";
-  out += CompareTable(dir);
+  // A sweep's directory has no runs of its own to compare: its cells are
+  // the sweep chart's points.
+  if (!dir.runs.empty() || dir.compare || !dir.sweep) out += CompareTable(dir);
   if (dir.sweep) out += "<h3>Sweep</h3>\n" + SweepChart(dir);
   if (!dir.runs.empty()) {
     out += "<h3>Utilisation</h3>\n<div class=\"pair\">\n";

@@ -212,8 +212,14 @@ TEST(HtmlReportTest, SweepChartsJctAgainstLoad) {
   EXPECT_EQ(sweep.PointsOf("kod2"), 2);
   EXPECT_NE(html.find("gang-binpack at load 0.5: JCT mean 14.2 min, p95 35 min (2 runs)"),
             std::string::npos);
-  // No runs here: the run charts are not drawn, and nothing fails.
+  // No runs here: the run charts are not drawn, and nothing fails; nor is
+  // a "no comparison" note, the sweep's cells being its points.
   EXPECT_TRUE(ChartsNamed(charts, "gpu-util").empty());
+  EXPECT_TRUE(ChartsNamed(charts, "compare-table").empty());
+  EXPECT_NE(html.find("A sweep (sweep.csv)"), std::string::npos);
+  // The x axis is the sweep's load factor, not a measured load.
+  EXPECT_NE(html.find("load factor (arrival rate x L; 1 = the workload as given)"),
+            std::string::npos);
 }
 
 TEST(HtmlReportTest, ManyJobsAreCappedAndThePageSaysSo) {
