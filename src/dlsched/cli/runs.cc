@@ -87,6 +87,13 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
     }
   };
   const int threads = std::clamp<int>(options.threads, 1, static_cast<int>(runs.size()));
+  // One run with nothing to show needs no thread of its own: it runs here,
+  // in the memory the loading left free.
+  if (threads == 1 && !options.show_progress) {
+    worker();
+    *interrupted = g_stop.load();
+    return results;
+  }
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
 

@@ -61,6 +61,9 @@ core::JobSpec GangJob(std::string name, core::Time submit, int gpus, core::Time 
   return job;
 }
 
+// Rows for which an importer reserves room up front, at most.
+constexpr int64_t kMaxReservedJobs = int64_t{1} << 20;
+
 // What every importer shares: reading rows, counting, skipping, limits.
 class Importer {
  public:
@@ -74,6 +77,13 @@ class Importer {
     auto pos = csv_.Header(columns, optional);
     if (!pos) return std::unexpected(pos.error());
     pos_ = std::move(*pos);
+    // Room for every row at once: a job moved into a growing vector is
+    // moved again at each doubling (a JobSpec is about 1 KB), and each new
+    // block is memory touched for the first time. Capped so that a huge
+    // file does not reserve more than its rows can fill.
+    int64_t rows = std::min<int64_t>(csv_.CountLines(), kMaxReservedJobs);
+    if (o_.limit > 0) rows = std::min(rows, o_.limit);
+    out_.workload.jobs.reserve(static_cast<size_t>(rows));
     return {};
   }
 
@@ -145,9 +155,14 @@ class Importer {
       return core::Errorf("{}: no job left to run ({} rows, {} skipped as bad, {} filtered out)",
                           o_.path, out_.rows, out_.skipped, out_.filtered);
     }
-    std::stable_sort(jobs.begin(), jobs.end(), [](const core::JobSpec& a, const core::JobSpec& b) {
+    auto by_submit = [](const core::JobSpec& a, const core::JobSpec& b) {
       return a.submit_time < b.submit_time;
-    });
+    };
+    // Traces are usually in arrival order already; a merge sort of them
+    // would still move every job about log2(n) times.
+    if (!std::is_sorted(jobs.begin(), jobs.end(), by_submit)) {
+      std::stable_sort(jobs.begin(), jobs.end(), by_submit);
+    }
     out_.workload.source = o_.path;
     return std::move(out_);
   }

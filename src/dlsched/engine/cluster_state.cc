@@ -177,6 +177,12 @@ void ClusterState::Rebucket(NodeIndex n, int old_free_gpu) {
   Bucket(n);
 }
 
+void ClusterState::ReserveJobs(size_t n) {
+  jobs_.reserve(jobs_.size() + n);
+  phase_pos_.reserve(phase_pos_.size() + n);
+  job_by_name_.reserve(job_by_name_.size() + n);
+}
+
 JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   JobState js;
   js.spec = spec;
@@ -220,7 +226,38 @@ void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
   if (p == core::JobPhase::kWaiting || p == core::JobPhase::kStarving ||
       p == core::JobPhase::kStandby) {
     entered_pending_.push_back(j);
+  } else if (js.in_pending_order) {
+    left_pending_.push_back(j);
   }
+}
+
+size_t ClusterState::GangShapeHash::operator()(const GangShape& s) const {
+  uint64_t h = s.exact ? 0x9e3779b97f4a7c15ULL : 0;
+  auto mix = [&h](int64_t v) { h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL; };
+  for (int r = 0; r < core::kNumRoles; ++r) {
+    mix(s.count[r]);
+    for (int64_t v : s.request[r].v) mix(v);
+    for (int64_t v : s.scoring[r].v) mix(v);
+  }
+  return static_cast<size_t>(h);
+}
+
+bool ClusterState::FitsEmpty(const GangShape& shape) {
+  const bool valid =
+      fits_empty_node_epoch_ == node_epoch_ &&
+      (fits_empty_hold_epoch_ == hold_epoch_ || (fits_empty_no_holds_ && !HasHolds()));
+  if (!valid) {
+    fits_empty_.clear();
+    fits_empty_node_epoch_ = node_epoch_;
+    fits_empty_hold_epoch_ = hold_epoch_;
+    fits_empty_no_holds_ = !HasHolds();
+    return false;
+  }
+  return fits_empty_.contains(shape);
+}
+
+void ClusterState::NoteFitsEmpty(const GangShape& shape) {
+  if (!FitsEmpty(shape)) fits_empty_.insert(shape);
 }
 
 void ClusterState::DropPendingOrder() {
@@ -279,6 +316,7 @@ void ClusterState::RemoveJob(JobIndex j) {
   from.pop_back();
   phase_pos_[j] = -1;
   js.removed = true;
+  if (js.in_pending_order) left_pending_.push_back(j);
   auto it = job_by_name_.find(js.spec->name);
   if (it != job_by_name_.end() && it->second == j) job_by_name_.erase(it);
   std::erase_if(pods_, [j](const PendingPod& p) { return p.task.job == j; });

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -255,6 +256,8 @@ class ClusterState {
   // Jobs. Indices are stable for the life of the state; `spec` must
   // outlive the state.
   JobIndex AddJob(const core::JobSpec* spec, core::Time now);
+  // Room for `n` more jobs, before adding many.
+  void ReserveJobs(size_t n);
   int NumJobs() const { return static_cast<int>(jobs_.size()); }
   const JobState& Job(JobIndex j) const { return jobs_[j]; }
   JobState& MutableJob(JobIndex j) { return jobs_[j]; }
@@ -277,20 +280,51 @@ class ClusterState {
   // The jobs in a phase a pending job may be in (Waiting, Starving,
   // Standby) in the order of a JobOrder with static keys, as the engine
   // that owns the memos last sorted them (engine::OrderPending), and the
-  // jobs moved into such a phase since (EnteredPending; each engine cycle
-  // ends by forgetting them). Another engine's claim drops the order.
+  // jobs moved into such a phase since (EnteredPending) and the jobs of
+  // the order that left such a phase or were removed since (LeftPending);
+  // each engine cycle ends by forgetting both. Another engine's claim drops
+  // the order.
   struct OrderEntry {
     double key = 0;
     core::Time submit = 0;
     JobIndex job = -1;
+    // PendingOrder::behind_epoch when the engine gave the job the order's
+    // `behind_text` verdict (0: not given), see PendingOrder.
+    uint32_t behind = 0;
   };
   struct PendingOrder {
     bool valid = false;
     std::vector<OrderEntry> entries;
+    // A strict-order admission gives every job behind a blocked one the
+    // same wait verdict, `behind_text`, and gives it again only when it
+    // changes (JobState::StandingWait). An entry whose `behind` equals
+    // `behind_epoch` stands on that verdict, so the admission passes over
+    // it without reading its JobState. The epoch moves on, voiding every
+    // such mark, when the text changes; a job that gets another reason
+    // (BumpReason) or leaves and comes back gets a new, unmarked entry.
+    uint32_t behind_epoch = 1;
+    std::string behind_text;
+
+    bool Marked(const OrderEntry& e) const { return e.behind == behind_epoch; }
+    void Mark(OrderEntry& e, bool on) { e.behind = on ? behind_epoch : 0; }
   };
   PendingOrder& MutablePendingOrder() { return pending_order_; }
   const std::vector<JobIndex>& EnteredPending() const { return entered_pending_; }
-  void ForgetEnteredPending() { entered_pending_.clear(); }
+  const std::vector<JobIndex>& LeftPending() const { return left_pending_; }
+  void ForgetEnteredPending() {
+    entered_pending_.clear();
+    left_pending_.clear();
+  }
+  // The backend gave job `j` a reason other than a wait verdict: a wait
+  // verdict it stood on no longer stands (JobState::reason_seq).
+  // A job of the kept order leaves its place and comes back unmarked.
+  void BumpReason(JobIndex j) {
+    ++jobs_[j].reason_seq;
+    if (jobs_[j].in_pending_order) {
+      left_pending_.push_back(j);
+      entered_pending_.push_back(j);
+    }
+  }
 
   // Per-pod queue (creation order).
   const std::vector<PendingPod>& Pods() const { return pods_; }
@@ -368,6 +402,24 @@ class ClusterState {
   // Some foreign or releasing pod holds room on a node.
   bool HasHolds() const { return !foreign_.empty() || !releasing_.empty(); }
 
+  // The shape of a gang of a job without node constraints: per role, how
+  // many tasks and what each requests (and counts for scoring). Whether it
+  // could ever fit (engine::NeverFits) depends on nothing else, so gangs of
+  // one shape share the answer: as kube-scheduler's equivalence classes,
+  // and since a trace holds thousands of jobs of a few shapes.
+  struct GangShape {
+    bool exact = false;
+    std::array<int32_t, core::kNumRoles> count{};
+    std::array<core::Resources, core::kNumRoles> request{};
+    std::array<core::Resources, core::kNumRoles> scoring{};
+    friend bool operator==(const GangShape&, const GangShape&) = default;
+  };
+  // True when gangs of `shape` were found to fit the empty cluster since
+  // the nodes and the holds (foreign and releasing pods, if any) last
+  // changed; NoteFitsEmpty records it.
+  bool FitsEmpty(const GangShape& shape);
+  void NoteFitsEmpty(const GangShape& shape);
+
   // A pod dlsched does not own, named `key` (namespace/name), on node `n`:
   // counts against the node like a task. Adding a key again moves it.
   void AddForeignTask(std::string_view key, NodeIndex n, const core::Resources& request,
@@ -423,7 +475,15 @@ class ClusterState {
   void DropPendingOrder();
   uint64_t memo_owner_ = 0;
   PendingOrder pending_order_;
+  struct GangShapeHash {
+    size_t operator()(const GangShape& s) const;
+  };
+  std::unordered_set<GangShape, GangShapeHash> fits_empty_;
+  uint64_t fits_empty_node_epoch_ = 0;
+  uint64_t fits_empty_hold_epoch_ = 0;
+  bool fits_empty_no_holds_ = false;
   std::vector<JobIndex> entered_pending_;
+  std::vector<JobIndex> left_pending_;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
   std::vector<int32_t> bucket_pos_;
   std::vector<JobState> jobs_;

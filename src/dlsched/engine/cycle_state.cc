@@ -121,15 +121,31 @@ const Action* CycleState::ResizeOf(JobIndex j) const {
 }
 
 void CycleState::SetPendingKeys(std::span<const JobIndex> jobs, std::span<const double> keys) {
-  pending_keys_.resize(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) pending_keys_[i] = {jobs[i], keys[i]};
-  pending_sorted_ = false;
+  pending_jobs_.assign(jobs.begin(), jobs.end());
+  pending_key_values_.assign(keys.begin(), keys.end());
+  pending_entries_ = {};
+  pending_paired_ = false;
+}
+
+void CycleState::SetPendingOrder(std::span<const ClusterState::OrderEntry> entries) {
+  pending_jobs_.clear();
+  pending_key_values_.clear();
+  pending_entries_ = entries;
+  pending_paired_ = false;
 }
 
 std::optional<double> CycleState::PendingKey(JobIndex j) const {
-  if (!pending_sorted_) {
+  // Paired and sorted by job on the first question: most cycles ask none.
+  if (!pending_paired_) {
+    pending_keys_.clear();
+    for (size_t i = 0; i < pending_jobs_.size(); ++i) {
+      pending_keys_.emplace_back(pending_jobs_[i], pending_key_values_[i]);
+    }
+    for (const ClusterState::OrderEntry& e : pending_entries_) {
+      pending_keys_.emplace_back(e.job, e.key);
+    }
     std::sort(pending_keys_.begin(), pending_keys_.end());
-    pending_sorted_ = true;
+    pending_paired_ = true;
   }
   auto it = std::lower_bound(pending_keys_.begin(), pending_keys_.end(), j,
                              [](const auto& p, JobIndex key) { return p.first < key; });

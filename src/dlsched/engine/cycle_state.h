@@ -58,6 +58,9 @@ class CycleState {
   // them (aging included), for the stages after it: a preemptor weighing
   // the job it frees room for reads them instead of recomputing.
   void SetPendingKeys(std::span<const JobIndex> jobs, std::span<const double> keys);
+  // The same from the cache's kept order when every entry is pending: read
+  // only if asked, so `entries` must stay as they are for the cycle.
+  void SetPendingOrder(std::span<const ClusterState::OrderEntry> entries);
   std::optional<double> PendingKey(JobIndex j) const;
 
   // SelectNode's scores of the feasible nodes for one kind of task, kept
@@ -129,8 +132,11 @@ class CycleState {
   JobSlots resize_of_;
   // Pending jobs and their keys as admission gave them; sorted by job on
   // the first PendingKey call (only preemptors ask).
+  std::vector<JobIndex> pending_jobs_;
+  std::vector<double> pending_key_values_;
+  std::span<const ClusterState::OrderEntry> pending_entries_;
   mutable std::vector<std::pair<JobIndex, double>> pending_keys_;
-  mutable bool pending_sorted_ = true;
+  mutable bool pending_paired_ = true;
 };
 
 }  // namespace dlsched::engine

@@ -31,6 +31,9 @@ class JobOrder {
     (void)now;
     return false;
   }
+  // True when IsStarving may ever say true: an order that overrides it must
+  // say so here, or admission may pass over a waiting job without asking.
+  virtual bool Starves() const { return false; }
   // True when a pending job's key depends on its spec alone (not on the
   // time, its progress or the other jobs): the order of the jobs that stay
   // pending cannot change, so the cache keeps them in order from one cycle

@@ -50,6 +50,10 @@ JobLifecycle::JobLifecycle(ClusterState& state, Backend& backend, const Lifecycl
 }
 
 void JobLifecycle::JobsAdded() {
+  // All at once when many were added (a simulation's workload), doubling
+  // when a few were (the operator's jobs, one at a time).
+  const auto n = static_cast<size_t>(state_.NumJobs());
+  if (n > jobs_.capacity()) jobs_.reserve(std::max(n, 2 * jobs_.capacity()));
   for (auto j = static_cast<JobIndex>(jobs_.size()); j < state_.NumJobs(); ++j) {
     jobs_.emplace_back().checkpointed_steps = state_.Job(j).spec->steps_done;
     if (!core::IsFinal(state_.Job(j).phase)) ++unfinished_;
@@ -303,7 +307,7 @@ void JobLifecycle::Fail(JobIndex j, std::string reason) {
   if (core::IsFinal(state_.Job(j).phase)) return;
   ++jobs_[j].epoch;
   jobs_[j].reason = std::move(reason);
-  ++state_.MutableJob(j).reason_seq;
+  state_.BumpReason(j);
   Enter(j, JobPhase::kFailed);
   backend_.OnProgressChange(j);
   Release(j);
@@ -346,7 +350,7 @@ void JobLifecycle::Apply(const Plan& plan) {
         if (h.admission_seq < 0) h.admission_seq = next_admission_++;
         if (js.phase == JobPhase::kStandby) ++h.reallocations;
         h.reason = a.reason;
-        ++js.reason_seq;
+        state_.BumpReason(j);
         StartLaunch(j, a.reason);
         break;
       }
@@ -358,7 +362,7 @@ void JobLifecycle::Apply(const Plan& plan) {
         ++h.scale_events;
         if (a.preempted) ++h.preemptions;
         h.reason = a.reason;
-        ++state_.MutableJob(j).reason_seq;
+        state_.BumpReason(j);
         if (a.restart) {
           ++h.reallocations;
           Checkpoint(j);
@@ -370,7 +374,7 @@ void JobLifecycle::Apply(const Plan& plan) {
         Emit(j, TimelineKind::kPreempted, 0, a.by, [&] { return a.reason; });
         ++h.preemptions;
         h.reason = a.reason;
-        ++state_.MutableJob(j).reason_seq;
+        state_.BumpReason(j);
         Checkpoint(j);
         break;
       case ActionKind::kWait:
@@ -453,7 +457,7 @@ void JobLifecycle::Restart(JobIndex j, std::string reason) {
     return;
   }
   h.reason = std::move(reason);
-  ++state_.MutableJob(j).reason_seq;
+  state_.BumpReason(j);
   Emit(j, TimelineKind::kRestarted, -1, -1, [&] { return h.reason; });
   const JobPhase phase = state_.Job(j).phase;
   if (phase == JobPhase::kWaiting || phase == JobPhase::kStarving || phase == JobPhase::kStandby) {

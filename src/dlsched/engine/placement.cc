@@ -1,6 +1,7 @@
 #include "dlsched/engine/placement.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include <fmt/format.h>
 
@@ -484,6 +485,25 @@ std::optional<std::string> ComputeNeverFits(CycleContext& ctx, JobIndex j, int w
   return why + " even on an empty cluster";
 }
 
+// The shape of job `j`'s gang of `workers`, or nullopt when a role has
+// node constraints (the answer then depends on the job).
+std::optional<ClusterState::GangShape> ShapeOf(const ClusterState& st, JobIndex j, int workers,
+                                               bool exact) {
+  const JobState& js = st.Job(j);
+  ClusterState::GangShape shape;
+  shape.exact = exact;
+  for (int r = 0; r < core::kNumRoles; ++r) {
+    const auto role = static_cast<core::Role>(r);
+    const core::RoleSpec& spec = js.spec->role(role);
+    shape.count[r] = role == core::Role::kWorker ? workers : spec.replicas;
+    if (shape.count[r] == 0) continue;
+    if (!spec.constraints.Empty()) return std::nullopt;
+    shape.request[r] = spec.resources;
+    shape.scoring[r] = js.scoring_request[r];
+  }
+  return shape;
+}
+
 }  // namespace
 
 std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
@@ -499,8 +519,15 @@ std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
       (!exact || m.hold_epoch == st.HoldEpoch() || (m.no_holds && !st.HasHolds()))) {
     return m.never;
   }
-  std::optional<std::string> never = ComputeNeverFits(ctx, j, workers, packer, exact);
-  JobState::NeverFitsMemo& w = ctx.session.mutable_state().MutableJob(j).never_fits_memo;
+  // Gangs of one shape share a yes (a no is worded for its job).
+  ClusterState& mst = ctx.session.mutable_state();
+  std::optional<ClusterState::GangShape> shape = ShapeOf(st, j, workers, exact);
+  std::optional<std::string> never;
+  if (!shape || !mst.FitsEmpty(*shape)) {
+    never = ComputeNeverFits(ctx, j, workers, packer, exact);
+    if (shape && !never) mst.NoteFitsEmpty(*shape);
+  }
+  JobState::NeverFitsMemo& w = mst.MutableJob(j).never_fits_memo;
   w = {st.NodeEpoch(), st.HoldEpoch(), workers, exact, !st.HasHolds(), never};
   return never;
 }
@@ -552,13 +579,12 @@ void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
   }
 }
 
-void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<double>* keys) {
+// Up to this many jobs leaving or entering the kept order are found by a
+// binary search each; more, by a pass over the whole order.
+constexpr size_t kFewChanges = 8;
+
+std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
   ClusterState& st = ctx.session.mutable_state();
-  if (!ctx.profile.order->StaticKeys()) {
-    st.PendingJobs(jobs);
-    OrderJobs(ctx, jobs, keys);
-    return;
-  }
   using Entry = ClusterState::OrderEntry;
   auto before = [](const Entry& a, const Entry& b) {
     if (a.key != b.key) return a.key < b.key;
@@ -572,6 +598,40 @@ void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<do
             js.phase == core::JobPhase::kStandby);
   };
   ClusterState::PendingOrder& order = st.MutablePendingOrder();
+  std::vector<Entry>& kept = order.entries;
+  // The jobs that left since go, read from the cache's list rather than
+  // from every kept job's state. One that left and came back goes too and
+  // is merged in again below, unmarked: its reason changed meanwhile.
+  if (order.valid && !st.LeftPending().empty()) {
+    std::vector<JobIndex> gone;
+    for (JobIndex j : st.LeftPending()) {
+      JobState& js = st.MutableJob(j);
+      if (!js.in_pending_order) continue;  // listed twice
+      js.in_pending_order = false;
+      gone.push_back(j);
+    }
+    if (gone.size() <= kFewChanges) {
+      // Found by their keys (static: the same as when they came in).
+      std::vector<double> gone_keys(gone.size());
+      ctx.profile.order->Keys(st, gone, ctx.now, gone_keys);
+      for (size_t i = 0; i < gone.size(); ++i) {
+        const Entry e{gone_keys[i], st.Job(gone[i]).spec->submit_time, gone[i]};
+        auto it = std::lower_bound(kept.begin(), kept.end(), e, before);
+        if (it == kept.end() || it->job != gone[i]) {
+          // Not where its key puts it (an order whose keys are not static
+          // after all): looked for.
+          it = std::find_if(kept.begin(), kept.end(),
+                            [&](const Entry& k) { return k.job == gone[i]; });
+        }
+        if (it != kept.end()) kept.erase(it);
+      }
+    } else {
+      std::sort(gone.begin(), gone.end());
+      std::erase_if(kept, [&](const Entry& e) {
+        return std::binary_search(gone.begin(), gone.end(), e.job);
+      });
+    }
+  }
   // The jobs to merge in: every one in a pending phase when the order is
   // new, else those that entered one since and are not in it.
   std::vector<JobIndex> added;
@@ -590,6 +650,7 @@ void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<do
       added.push_back(j);
     }
   }
+  if (added.empty()) return kept;
   std::vector<double> added_keys(added.size());
   ctx.profile.order->Keys(st, added, ctx.now, added_keys);
   std::vector<Entry> fresh(added.size());
@@ -599,22 +660,28 @@ void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<do
     st.MutableJob(j).in_pending_order = true;
   }
   std::sort(fresh.begin(), fresh.end(), before);
-  // Keep the jobs still in a pending phase, then merge.
-  std::vector<Entry>& kept = order.entries;
-  std::erase_if(kept, [&](const Entry& e) {
-    if (pending_phase(e.job)) return false;
-    st.MutableJob(e.job).in_pending_order = false;
-    return true;
-  });
-  if (!fresh.empty()) {
-    const size_t middle = kept.size();
-    kept.insert(kept.end(), fresh.begin(), fresh.end());
-    std::inplace_merge(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(middle), kept.end(),
-                       before);
+  if (fresh.size() <= kFewChanges) {
+    for (const Entry& e : fresh)
+      kept.insert(std::upper_bound(kept.begin(), kept.end(), e, before), e);
+    return kept;
+  }
+  const size_t middle = kept.size();
+  kept.insert(kept.end(), fresh.begin(), fresh.end());
+  std::inplace_merge(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(middle), kept.end(),
+                     before);
+  return kept;
+}
+
+void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<double>* keys) {
+  const ClusterState& st = ctx.state();
+  if (!ctx.profile.order->StaticKeys()) {
+    st.PendingJobs(jobs);
+    OrderJobs(ctx, jobs, keys);
+    return;
   }
   jobs->clear();
   keys->clear();
-  for (const Entry& e : kept) {
+  for (const ClusterState::OrderEntry& e : UpdatePendingOrder(ctx)) {
     if (!st.Job(e.job).IsPending()) continue;  // a Standby job holding its gang
     jobs->push_back(e.job);
     keys->push_back(e.key);

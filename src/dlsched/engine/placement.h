@@ -99,6 +99,13 @@ void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
 // a long queue is not sorted again every cycle.
 void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<double>* keys);
 
+// With a JobOrder of static keys: the cache's kept order brought up to
+// date, as OrderPending does (the jobs that left its phases, known from
+// ClusterState::LeftPending, dropped; those entered merged in), and
+// returned whole, so a caller visits only what it needs. A Standby job
+// holding its whole gang may be among the entries: it is not pending.
+std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx);
+
 // The plan of a cycle, in the order a backend applies it: kBind/kUnbind for
 // the net session steps, then the job-level actions in the order they were
 // decided. Called once, by the engine, at the end of the cycle.

@@ -173,7 +173,7 @@ TEST(StandingWaitTest, AnUnchangedWaitIsGivenOnceUnlessTheSizerReadsVerdicts) {
   plan = engine.Cycle(f.state, 3);
   EXPECT_EQ(Verdict(plan, w), nullptr);
   // The backend gave the job another reason (say, a restart): given again.
-  ++f.state.MutableJob(w).reason_seq;
+  f.state.BumpReason(w);
   plan = engine.Cycle(f.state, 4);
   ASSERT_NE(Verdict(plan, w), nullptr);
   EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kWait);
@@ -241,6 +241,91 @@ TEST(PendingOrderTest, KeptQueueEqualsAFreshSortAsJobsComeAndGo) {
     ASSERT_EQ(kept_keys, fresh_keys) << "cycle " << cycle;
   }
   EXPECT_GT(state.NumJobs(), 300);
+}
+
+// Under fifo, the jobs behind a blocked head are passed over while they
+// stand on the "behind" verdict (ClusterState::PendingOrder's marks), yet
+// what the backend was last told of each pending job is always what a
+// fresh look gives: its own verdict for the head, "behind" for the rest.
+// Jobs arrive, get another reason from the backend (a restart), leave
+// (start elsewhere) and come back, are removed, in random order; now and
+// then another engine (another profile's run) cycles on the same state.
+TEST(PendingOrderTest, JobsBehindABlockedHeadAreToldOnceAndStayTold) {
+  // One node of 2 GPUs, held by a running job: every 1-GPU job waits.
+  const core::ClusterSpec cluster = engine::testing::Nodes(1, 64, 256, 2);
+  std::deque<core::JobSpec> specs;
+  ClusterState state(cluster);
+  specs.push_back(engine::testing::Job("holder", 0, 0, 1, 1, 1, 2));
+  const JobIndex holder = state.AddJob(&specs.back(), 0);
+  state.PlaceTask(TaskRef{holder, core::Role::kWorker, 0}, 0);
+  state.SetPhase(holder, core::JobPhase::kLaunching, 0);
+  state.SetPhase(holder, core::JobPhase::kRunning, 0);
+  const engine::Engine fifo = Builtin("fifo");
+  const engine::Engine other = Builtin("fifo");
+  std::mt19937 rng(5);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  std::map<JobIndex, std::string> told;  // the backend's last reason of each job
+  std::string behind;
+  for (int cycle = 0; cycle < 300; ++cycle) {
+    for (int k = pick(3); k > 0; --k) {
+      specs.push_back(
+          engine::testing::Job("j" + std::to_string(specs.size()), pick(50), 0, 1, 1, 1));
+      const JobIndex j = state.AddJob(&specs.back(), cycle);
+      state.SetPhase(j, core::JobPhase::kWaiting, cycle);
+      told[j] = "arrived";
+    }
+    std::vector<JobIndex> pending;
+    state.PendingJobs(&pending);
+    for (int k = pick(3); k > 0 && !pending.empty(); --k) {
+      const JobIndex j = pending[static_cast<size_t>(pick(static_cast<int>(pending.size())))];
+      if (!state.Job(j).IsPending()) continue;
+      switch (pick(4)) {
+        case 0:  // the backend gives it another reason
+          state.BumpReason(j);
+          told[j] = "restarted";
+          break;
+        case 1:  // it ran elsewhere and is back
+          state.SetPhase(j, core::JobPhase::kLaunching, cycle);
+          state.BumpReason(j);
+          state.SetPhase(j, core::JobPhase::kWaiting, cycle);
+          told[j] = "back";
+          break;
+        case 2:
+          state.SetPhase(j, core::JobPhase::kFailed, cycle);
+          state.RemoveJob(j);
+          told.erase(j);
+          break;
+        default:
+          break;
+      }
+    }
+    const engine::Engine& e = pick(10) == 0 ? other : fifo;
+    const engine::Plan plan = e.Cycle(state, cycle);
+    for (const engine::Action& a : plan.actions) {
+      ASSERT_EQ(a.kind, engine::ActionKind::kWait) << "cycle " << cycle;
+      told[a.task.job] = a.reason;
+      if (a.reason.find("behind") != std::string::npos) behind = a.reason;
+    }
+    // The head waits on its own verdict, everyone else is told "behind".
+    std::vector<JobIndex> order;
+    std::vector<double> keys;
+    state.PendingJobs(&order);
+    engine::Session session(state);
+    engine::CycleState decisions;
+    engine::CycleContext ctx{session, decisions, fifo.profile(), static_cast<double>(cycle)};
+    engine::OrderJobs(ctx, &order, &keys);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const std::string& reason = told[order[i]];
+      if (i == 0) {
+        EXPECT_NE(reason.find("waiting:"), std::string::npos) << "cycle " << cycle;
+        EXPECT_EQ(reason.find("behind"), std::string::npos) << "cycle " << cycle;
+      } else {
+        EXPECT_EQ(reason, behind) << "cycle " << cycle << ", job " << order[i];
+      }
+    }
+  }
+  EXPECT_GT(state.NumJobs(), 200);
+  EXPECT_FALSE(behind.empty());
 }
 
 // One worker pod per job, in the per-pod queue in this order, on nodes of

@@ -1,6 +1,8 @@
 #include "dlsched/policy/admission_ordered.h"
 
+#include <cassert>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -11,17 +13,61 @@ namespace dlsched::policy {
 void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
                   const OrderedAdmissionOptions& options, OrderedAdmissionHooks& hooks) {
   const engine::ClusterState& st = ctx.state();
+  engine::ClusterState& mutable_state = ctx.session.mutable_state();
+  // The jobs in order: the cache's kept order (a JobOrder of static keys),
+  // or sorted for this cycle.
+  const bool kept = profile.order->StaticKeys();
+  std::span<engine::ClusterState::OrderEntry> entries;
   std::vector<engine::JobIndex> jobs;
   std::vector<double> keys;
-  engine::OrderPending(ctx, &jobs, &keys);
-  ctx.decisions.SetPendingKeys(jobs, keys);
+  // A Standby job holding its whole gang may be among the kept entries.
+  bool skip_unpending = false;
+  if (kept) {
+    entries = engine::UpdatePendingOrder(ctx);
+    skip_unpending = !st.JobsInPhase(core::JobPhase::kStandby).empty();
+    if (skip_unpending) {
+      for (const auto& e : entries) {
+        if (!st.Job(e.job).IsPending()) continue;
+        jobs.push_back(e.job);
+        keys.push_back(e.key);
+      }
+      ctx.decisions.SetPendingKeys(jobs, keys);
+    } else {
+      ctx.decisions.SetPendingOrder(entries);
+    }
+  } else {
+    engine::OrderPending(ctx, &jobs, &keys);
+    ctx.decisions.SetPendingKeys(jobs, keys);
+  }
+  const size_t n = kept ? entries.size() : jobs.size();
   engine::JobIndex blocker = -1;
   std::string behind;  // hooks.Behind(blocker), worded once
   std::string reason;
-  engine::ClusterState& mutable_state = ctx.session.mutable_state();
   const bool standing = !profile.sizer->ReadsVerdicts();
-  for (int pos = 0; pos < static_cast<int>(jobs.size()); ++pos) {
-    const engine::JobIndex j = jobs[pos];
+  // In the kept order, the jobs behind a blocker that already stand on the
+  // same verdict are marked (ClusterState::PendingOrder) and passed over
+  // without reading their state: a long strict queue behind a blocked head
+  // costs a few bytes a job per cycle.
+  engine::ClusterState::PendingOrder& order = mutable_state.MutablePendingOrder();
+  const bool marks = kept && standing && !profile.order->Starves();
+  int pos = -1;
+  for (size_t i = 0; i < n; ++i) {
+    if (blocker >= 0 && marks) {
+      size_t next = i;
+      while (next < n && order.Marked(entries[next]) && entries[next].job != ctx.trace_job) {
+        assert(!profile.order->IsStarving(st, entries[next].job, ctx.now));
+        ++next;
+        // Positions count pending jobs only (a Standby one may hold its gang).
+        if (!skip_unpending || st.Job(entries[next - 1].job).IsPending()) ++pos;
+      }
+      i = next;
+      if (i == n) break;
+    }
+    engine::ClusterState::OrderEntry* entry = kept ? &entries[i] : nullptr;
+    const engine::JobIndex j = kept ? entry->job : jobs[i];
+    if (skip_unpending && !st.Job(j).IsPending()) continue;
+    ++pos;
+    const double key = kept ? entry->key : keys[i];
     engine::JobTrace* trace = ctx.BeginTrace(j, pos);
     if (st.Job(j).phase == core::JobPhase::kWaiting && profile.order->IsStarving(st, j, ctx.now)) {
       ctx.AddAction(engine::ActionKind::kStarve, j, "waited past the starvation limit");
@@ -29,15 +75,16 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
     // A verdict the job already stands on is not given again, unless the
     // sizer reads verdicts or the job is traced.
     auto wait = [&](const std::string& why,
-                    engine::WaitStatus status = engine::WaitStatus::kUnschedulable) {
+                    engine::WaitStatus status = engine::WaitStatus::kUnschedulable,
+                    bool behind_verdict = false) {
       if (trace != nullptr) trace->outcome = why;
       if (standing) {
         engine::JobState::StandingWait& w = mutable_state.MutableJob(j).standing_wait;
         const uint32_t seq = st.Job(j).reason_seq;
-        if (trace == nullptr && w.given && w.reason_seq == seq && w.owner == st.MemoOwner() &&
-            w.status == static_cast<uint8_t>(status) && w.reason == why) {
-          return;
-        }
+        const bool stands = w.given && w.reason_seq == seq && w.owner == st.MemoOwner() &&
+                            w.status == static_cast<uint8_t>(status) && w.reason == why;
+        if (marks) order.Mark(*entry, behind_verdict);
+        if (trace == nullptr && stands) return;
         w = {true, seq, st.MemoOwner(), static_cast<uint8_t>(status), why};
       }
       ctx.decisions.Wait(j, why, status);
@@ -49,15 +96,20 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
       hooks.OnStarted(j);
     };
     if (blocker >= 0) {
-      wait(behind);
+      wait(behind, engine::WaitStatus::kUnschedulable, true);
       if (trace != nullptr) trace->outcome = hooks.Behind(blocker, true);
       continue;
     }
     auto block = [&] {
       blocker = j;
       behind = hooks.Behind(blocker, false);
+      // Marks given for another wording no longer say what a job stands on.
+      if (marks && behind != order.behind_text) {
+        order.behind_text = behind;
+        ++order.behind_epoch;
+      }
     };
-    const bool may_preempt = hooks.MayPreempt(j, keys[pos]);
+    const bool may_preempt = hooks.MayPreempt(j, key);
     const int workers = profile.sizer->StartWorkers(st, j);
     // A gang that failed with no room freed since fails again (less room
     // cannot help), unless a preemptor could evict for it: with a profile

@@ -80,6 +80,52 @@ struct Cluster {
   ClusterState state;
 };
 
+// Gangs of one shape (per role: tasks, request, no node constraints) share
+// a "fits the empty cluster" until a node or a hold changes; a "never" is
+// worded for each job, and a job with node constraints is asked alone.
+TEST(NodeSearchTest, AYesToNeverFitsIsSharedByGangsOfOneShape) {
+  Cluster c(3);
+  const JobIndex a = c.Add(1, 9);  // 9 GPUs, nodes have 8: never fits
+  const JobIndex b = c.Add(1, 9);
+  const JobIndex pinned = c.Add(1, 9);
+  c.specs[static_cast<size_t>(pinned)].role(Role::kWorker).constraints.node_selector["zone"] = "a";
+  const engine::Profile p = Builtin("gang-binpack");
+  engine::CycleState decisions;
+  engine::Session session(c.state);
+  engine::CycleContext ctx{session, decisions, p, 0};
+  ClusterState::GangShape shape;
+  shape.exact = true;
+  shape.count[static_cast<int>(Role::kWorker)] = 1;
+  shape.request[static_cast<int>(Role::kWorker)] = c.specs[0].role(Role::kWorker).resources;
+  shape.scoring[static_cast<int>(Role::kWorker)] =
+      c.state.Job(a).scoring_request[static_cast<int>(Role::kWorker)];
+  const auto never = engine::NeverFits(ctx, a, 1, *p.packer, true);
+  ASSERT_TRUE(never.has_value());
+  EXPECT_FALSE(c.state.FitsEmpty(shape));  // a "never" is not shared
+  // A planted yes shows the shared answer is what answers b, not pinned.
+  c.state.NoteFitsEmpty(shape);
+  EXPECT_EQ(engine::NeverFits(ctx, b, 1, *p.packer, true), std::nullopt);
+  EXPECT_TRUE(engine::NeverFits(ctx, pinned, 1, *p.packer, true).has_value());
+  // Another question (not exact, or 2 workers) is another shape.
+  c.state.MutableJob(b).never_fits_memo = {};
+  EXPECT_EQ(engine::NeverFits(ctx, b, 1, *p.packer, false), never);
+  // A node that changes voids it.
+  c.state.MutableJob(b).never_fits_memo = {};
+  c.state.NoteFitsEmpty(shape);
+  core::NodeSpec relabelled = c.state.NodeSpecOf(0);
+  relabelled.labels["zone"] = "b";
+  c.state.UpdateNode(0, relabelled);
+  EXPECT_FALSE(c.state.FitsEmpty(shape));
+  EXPECT_EQ(engine::NeverFits(ctx, b, 1, *p.packer, true), never);
+  // A real yes is shared: a gang of 8 GPUs fits a node.
+  const JobIndex small = c.Add(1, 8);
+  EXPECT_EQ(engine::NeverFits(ctx, small, 1, *p.packer, true), std::nullopt);
+  shape.request[static_cast<int>(Role::kWorker)] = c.specs.back().role(Role::kWorker).resources;
+  shape.scoring[static_cast<int>(Role::kWorker)] =
+      c.state.Job(small).scoring_request[static_cast<int>(Role::kWorker)];
+  EXPECT_TRUE(c.state.FitsEmpty(shape));
+}
+
 // 200 empty nodes and 30%: 200 x 30% = 60, raised to 100. Every node is
 // feasible and scores the same (LeastAllocated on empty nodes), so the
 // first node looked at wins: node 0, then node 100 (the search stopped

@@ -402,6 +402,7 @@ core::Result<SimResult> Simulation::Run() {
     state_.AddForeignTask(fmt::format("reserved/{}", name), state_.FindNode(name), reserved,
                           reserved);
   }
+  state_.ReserveJobs(specs.size());
   for (const auto& spec : specs) state_.AddJob(&spec, spec.submit_time);
   lifecycle_.JobsAdded();
   lifecycle_.UsePodQueue(engine_.profile().admission->UsesPodQueue());
