@@ -70,23 +70,36 @@ core::Result<std::string> ForeignEntry(const fs::path& dir, int depth) {
   return std::string();
 }
 
-// Writes a whole file, fsyncs it and closes it; errno on failure.
-int WriteAndSync(const std::string& path, std::string_view content) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  int err = 0;
+int CreateFile(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+}
+
+// Writes all of `content` to `fd`; errno on failure.
+int WriteAll(int fd, std::string_view content) {
   size_t done = 0;
-  while (done < content.size() && err == 0) {
+  while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0) {
-      if (errno != EINTR) err = errno;
+      if (errno != EINTR) return errno;
     } else {
       done += static_cast<size_t>(n);
     }
   }
+  return 0;
+}
+
+// Fsyncs and closes `fd`, keeping `err` if it is already set; the error.
+int SyncAndClose(int fd, int err) {
   if (err == 0 && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
   return err;
+}
+
+// Writes a whole file, fsyncs it and closes it; errno on failure.
+int WriteAndSync(const std::string& path, std::string_view content) {
+  const int fd = CreateFile(path);
+  if (fd < 0) return errno;
+  return SyncAndClose(fd, WriteAll(fd, content));
 }
 
 // Flushes a directory's entries (new files, renames) to disk.
@@ -180,15 +193,44 @@ OutputDir::~OutputDir() {
   fs::remove_all(tmp_, ignored);
 }
 
-core::Status OutputDir::Add(std::string_view relative, std::string_view content) {
-  const std::string target = (fs::path(dir_) / relative).string();
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : target_(std::move(other.target_)), fd_(other.fd_), err_(other.err_) {
+  other.fd_ = -1;
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void OutputFile::Write(std::string_view text) {
+  if (fd_ >= 0 && err_ == 0) err_ = WriteAll(fd_, text);
+}
+
+core::Status OutputFile::Close() {
+  if (fd_ < 0) return CannotWrite(target_, "the file is already closed");
+  const int err = SyncAndClose(fd_, err_);
+  fd_ = -1;
+  if (err != 0) return CannotWrite(target_, err);
+  return {};
+}
+
+core::Result<OutputFile> OutputDir::Create(std::string_view relative) {
+  std::string target = (fs::path(dir_) / relative).string();
   if (tmp_.empty()) return CannotWrite(target, "the output directory is already committed");
   const fs::path file = fs::path(tmp_) / relative;
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
   if (ec) return CannotWrite(target, ec.message());
-  if (int err = WriteAndSync(file.string(), content); err != 0) return CannotWrite(target, err);
-  return {};
+  const int fd = CreateFile(file.string());
+  if (fd < 0) return CannotWrite(target, errno);
+  return OutputFile(std::move(target), fd);
+}
+
+core::Status OutputDir::Add(std::string_view relative, std::string_view content) {
+  auto file = Create(relative);
+  if (!file) return std::unexpected(file.error());
+  file->Write(content);
+  return file->Close();
 }
 
 core::Status OutputDir::Commit() {

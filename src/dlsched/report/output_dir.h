@@ -3,6 +3,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "dlsched/core/error.h"
 
@@ -16,6 +17,35 @@ namespace dlsched::report {
 // cells/<profile>/load-<L>/seed-<S>/). Anything else is refused, since
 // writing replaces the directory as a whole. Errors read "<dir>: ...".
 core::Status CheckOutputDir(const std::string& dir);
+
+// A file of an OutputDir being written a chunk at a time
+// (OutputDir::Create), so that a large file never has to be whole in
+// memory. A failed write is kept: later writes do nothing, and Close()
+// reports it, once.
+class OutputFile {
+ public:
+  OutputFile(OutputFile&& other) noexcept;
+  OutputFile& operator=(OutputFile&&) = delete;
+  OutputFile(const OutputFile&) = delete;
+  // Closes the file if Close() was not called; the file stays incomplete in
+  // the temporary directory, so its OutputDir must not be committed.
+  ~OutputFile();
+
+  // Appends `text` to the file.
+  void Write(std::string_view text);
+
+  // Flushes the file to disk and closes it. Errors name the final path:
+  // "<dir>/<relative>: cannot write: <reason>".
+  core::Status Close();
+
+ private:
+  friend class OutputDir;
+  OutputFile(std::string target, int fd) : target_(std::move(target)), fd_(fd) {}
+
+  std::string target_;  // the final path, for errors
+  int fd_;              // -1 once closed or moved from
+  int err_ = 0;         // errno of the first failed write
+};
 
 // A run's output files, written as one unit: they go to a temporary
 // directory beside `dir` (".<name>.dlsched-tmp-<pid>"), are flushed to disk,
@@ -40,9 +70,13 @@ class OutputDir {
   // Deletes the temporary directory unless Commit() succeeded.
   ~OutputDir();
 
-  // Writes `content` to `relative` ("jobs.csv" or "<profile>/jobs.csv")
-  // under the temporary directory and flushes it to disk. Errors name the
-  // final path: "<dir>/<relative>: cannot write: <reason>".
+  // Creates `relative` ("jobs.csv" or "<profile>/jobs.csv") under the
+  // temporary directory, to write with OutputFile::Write and finish with
+  // OutputFile::Close before Commit(). Errors name the final path:
+  // "<dir>/<relative>: cannot write: <reason>".
+  core::Result<OutputFile> Create(std::string_view relative);
+
+  // Writes `content` to `relative` as a whole (Create, Write, Close).
   core::Status Add(std::string_view relative, std::string_view content);
 
   // Puts everything added in place of `dir` at once. After an error `dir`
