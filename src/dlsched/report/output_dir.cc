@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -183,18 +184,22 @@ core::Result<OutputDir> OutputDir::Open(const std::string& dir_arg) {
 }
 
 OutputDir::OutputDir(OutputDir&& other) noexcept
-    : dir_(std::move(other.dir_)), tmp_(std::move(other.tmp_)) {
+    : dir_(std::move(other.dir_)),
+      tmp_(std::move(other.tmp_)),
+      unsynced_(std::move(other.unsynced_)) {
   other.tmp_.clear();
+  other.unsynced_.clear();
 }
 
 OutputDir::~OutputDir() {
+  for (const Unsynced& f : unsynced_) ::close(f.fd);
   if (tmp_.empty()) return;
   std::error_code ignored;
   fs::remove_all(tmp_, ignored);
 }
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
-    : target_(std::move(other.target_)), fd_(other.fd_), err_(other.err_) {
+    : dir_(other.dir_), target_(std::move(other.target_)), fd_(other.fd_), err_(other.err_) {
   other.fd_ = -1;
 }
 
@@ -208,10 +213,39 @@ void OutputFile::Write(std::string_view text) {
 
 core::Status OutputFile::Close() {
   if (fd_ < 0) return CannotWrite(target_, "the file is already closed");
-  const int err = SyncAndClose(fd_, err_);
-  fd_ = -1;
-  if (err != 0) return CannotWrite(target_, err);
+  const int fd = std::exchange(fd_, -1);
+  if (err_ != 0) {
+    ::close(fd);
+    return CannotWrite(target_, err_);
+  }
+  // Start the disk on this file now and wait for it (fsync) only in
+  // Commit(): the writeback runs while the next file is made, and the
+  // fsyncs find little left to do. On the Tiresias x100 run the files took
+  // 25 ms from the first open to the rename with an fsync per file, 18 ms
+  // so (medians of 15, docs/performance.md). Only a hint: an I/O error
+  // shows at the fsync.
+  ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+  return dir_->AddUnsynced(target_, fd);
+}
+
+core::Status OutputDir::AddUnsynced(std::string target, int fd) {
+  constexpr size_t kMaxUnsynced = 64;
+  unsynced_.push_back({std::move(target), fd});
+  if (unsynced_.size() <= kMaxUnsynced) return {};
+  const Unsynced oldest = std::move(unsynced_.front());
+  unsynced_.erase(unsynced_.begin());
+  if (int err = SyncAndClose(oldest.fd, 0); err != 0) return CannotWrite(oldest.target, err);
   return {};
+}
+
+core::Status OutputDir::SyncFiles() {
+  core::Status st;
+  for (const Unsynced& f : unsynced_) {
+    const int err = SyncAndClose(f.fd, 0);
+    if (err != 0 && st) st = CannotWrite(f.target, err);
+  }
+  unsynced_.clear();
+  return st;
 }
 
 core::Result<OutputFile> OutputDir::Create(std::string_view relative) {
@@ -223,7 +257,7 @@ core::Result<OutputFile> OutputDir::Create(std::string_view relative) {
   if (ec) return CannotWrite(target, ec.message());
   const int fd = CreateFile(file.string());
   if (fd < 0) return CannotWrite(target, errno);
-  return OutputFile(std::move(target), fd);
+  return OutputFile(this, std::move(target), fd);
 }
 
 core::Status OutputDir::Add(std::string_view relative, std::string_view content) {
@@ -235,8 +269,9 @@ core::Status OutputDir::Add(std::string_view relative, std::string_view content)
 
 core::Status OutputDir::Commit() {
   if (tmp_.empty()) return CannotWrite(dir_, "the output directory is already committed");
-  // Subdirectories first, then the top: every entry is on disk before the
-  // swap makes it visible.
+  // The files, then their directories (subdirectories first, then the top):
+  // everything is on disk before the swap makes it visible.
+  if (auto st = SyncFiles(); !st) return st;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(tmp_, ec); !ec && it != fs::end(it); it.increment(ec)) {
     if (it->is_directory(ec)) {

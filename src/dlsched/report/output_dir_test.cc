@@ -206,6 +206,23 @@ TEST(OutputDirTest, AFailedChunkIsReportedOnceAtClose) {
   EXPECT_EQ(Entries(tmp.path()), std::set<std::string>{});
 }
 
+// More closed files than OutputDir keeps open to fsync at the commit (64;
+// a sweep writes thousands): all of them arrive.
+TEST(OutputDirTest, ManyFiles) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  auto out = OutputDir::Open(dir.string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  constexpr int kFiles = 70;
+  for (int i = 0; i < kFiles; ++i) {
+    ASSERT_TRUE(out->Add("f" + std::to_string(i), std::to_string(i)).has_value());
+  }
+  ASSERT_TRUE(out->Commit().has_value());
+  for (int i = 0; i < kFiles; ++i) {
+    EXPECT_EQ(ReadFile(dir / ("f" + std::to_string(i))), std::to_string(i));
+  }
+}
+
 // A run killed mid-way leaves ".<name>.dlsched-tmp-<pid>"; the next run for
 // the same directory deletes it once that process is gone, and leaves those
 // of live processes alone.
