@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -24,10 +25,17 @@ std::string FormatPercent(double fraction);
 
 // RoundForOutput(x) in its shortest exact form ("30", "0.125", "1e+21").
 std::string FormatNumber(double x);
+// Appends FormatNumber(x) to `out` without a string of its own: the run
+// files hold millions of numbers.
+void AppendNumber(std::string& out, double x);
+// Appends `x` in decimal ("-12").
+void AppendInt(std::string& out, int64_t x);
 
 // One CSV cell (RFC 4180): quoted when it contains a comma, a double quote,
 // CR or LF, with embedded quotes doubled.
 std::string CsvField(std::string_view text);
+// Appends CsvField(text) to `out`.
+void AppendCsvField(std::string& out, std::string_view text);
 
 // "Completed", "Failed", ... and "STUCK (Waiting)" for a stuck job.
 std::string JobStateLabel(const metrics::JobRecord& job);

@@ -1,8 +1,10 @@
 #include "dlsched/report/json_writer.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -50,54 +52,76 @@ size_t Utf8Sequence(std::string_view s, size_t i, bool* ok) {
   return len;
 }
 
+// The bytes JSON strings hold as they are: printable ASCII but '"' and
+// '\\'.
+constexpr auto kPlain = [] {
+  std::array<bool, 256> plain{};
+  for (int b = 0x20; b < 0x80; ++b) plain[b] = b != '"' && b != '\\';
+  return plain;
+}();
+
 }  // namespace
 
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
   size_t i = 0;
   while (i < s.size()) {
-    const char c = s[i];
-    if (static_cast<unsigned char>(c) < 0x80) {
-      switch (c) {
-        case '"':
-          out->append("\\\"");
+    // The longest run written as it is (printable ASCII but '"' and '\\',
+    // and well-formed UTF-8), in one append: names and reasons are mostly
+    // that.
+    size_t end = i;
+    size_t malformed = 0;  // the length of the malformed sequence at `end`
+    while (end < s.size()) {
+      const auto b = static_cast<unsigned char>(s[end]);
+      if (kPlain[b]) {
+        ++end;
+      } else if (b >= 0x80) {
+        bool ok = false;
+        const size_t len = Utf8Sequence(s, end, &ok);
+        if (!ok) {
+          malformed = len;
           break;
-        case '\\':
-          out->append("\\\\");
-          break;
-        case '\b':
-          out->append("\\b");
-          break;
-        case '\f':
-          out->append("\\f");
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        default:
-          if (static_cast<unsigned char>(c) <= 0x1F) {
-            fmt::format_to(std::back_inserter(*out), "\\u{:04x}", static_cast<unsigned>(c));
-          } else {
-            out->push_back(c);
-          }
+        }
+        end += len;
+      } else {
+        break;
       }
-      ++i;
+    }
+    out->append(s.data() + i, end - i);
+    i = end;
+    if (i == s.size()) break;
+    if (malformed > 0) {
+      // One replacement for the bytes nlohmann's decoder spans.
+      out->append(kReplacement);
+      i += malformed;
       continue;
     }
-    bool ok = false;
-    const size_t len = Utf8Sequence(s, i, &ok);
-    if (ok) {
-      out->append(s.substr(i, len));
-    } else {
-      out->append(kReplacement);
+    const char c = s[i++];
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\b':
+        out->append("\\b");
+        break;
+      case '\f':
+        out->append("\\f");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      default:  // the other control characters
+        fmt::format_to(std::back_inserter(*out), "\\u{:04x}", static_cast<unsigned>(c));
     }
-    i += len;
   }
   out->push_back('"');
 }
@@ -111,6 +135,15 @@ void AppendJsonNumber(std::string* out, double x) {
     out->append(std::signbit(x) ? "-0.0" : "0.0");
     return;
   }
+  // A whole number of up to 15 digits is its digits and ".0" (the first
+  // layout below), without the digit search.
+  if (x == std::trunc(x) && std::fabs(x) < 1e15) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(x));
+    out->append(buf, static_cast<size_t>(r.ptr - buf));
+    out->append(".0");
+    return;
+  }
   // The shortest digits that read back as x, d.ddde[+-]X, laid out as
   // nlohmann's dtoa lays out its digits (format_buffer, with its kMinExp
   // -4 and kMaxExp 15).
@@ -122,12 +155,20 @@ void AppendJsonNumber(std::string* out, double x) {
     sci.remove_prefix(1);
   }
   const size_t e = sci.find('e');
-  std::string digits;
+  // At most 17 significant digits: no string of their own.
+  char digit_buf[24];
+  size_t k_digits = 0;
   for (char c : sci.substr(0, e)) {
-    if (c != '.') digits.push_back(c);
+    if (c != '.') digit_buf[k_digits++] = c;
   }
-  const int k = static_cast<int>(digits.size());
-  const int n = std::atoi(std::string(sci.substr(e + 1)).c_str()) + 1;
+  const std::string_view digits(digit_buf, k_digits);
+  const int k = static_cast<int>(k_digits);
+  int exp10 = 0;
+  std::string_view exp_text = sci.substr(e + 1);
+  if (exp_text.front() == '+') exp_text.remove_prefix(1);
+  // to_chars wrote it: it parses.
+  (void)std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exp10);
+  const int n = exp10 + 1;
   constexpr int kMinExp = -4;
   constexpr int kMaxExp = 15;
   if (k <= n && n <= kMaxExp) {
@@ -135,9 +176,9 @@ void AppendJsonNumber(std::string* out, double x) {
     out->append(static_cast<size_t>(n - k), '0');
     out->append(".0");
   } else if (0 < n && n <= kMaxExp) {
-    out->append(digits, 0, static_cast<size_t>(n));
+    out->append(digits.substr(0, static_cast<size_t>(n)));
     out->push_back('.');
-    out->append(digits, static_cast<size_t>(n));
+    out->append(digits.substr(static_cast<size_t>(n)));
   } else if (kMinExp < n && n <= 0) {
     out->append("0.");
     out->append(static_cast<size_t>(-n), '0');
@@ -146,15 +187,22 @@ void AppendJsonNumber(std::string* out, double x) {
     out->push_back(digits[0]);
     if (k > 1) {
       out->push_back('.');
-      out->append(digits, 1);
+      out->append(digits.substr(1));
     }
     fmt::format_to(std::back_inserter(*out), "e{}{:02d}", n - 1 < 0 ? '-' : '+', std::abs(n - 1));
   }
 }
 
 void JsonWriter::Newline(size_t depth) {
+  // One append at the usual depths.
+  static constexpr std::string_view kNewlineSpaces = "\n                                ";
+  const size_t width = depth * static_cast<size_t>(indent_);
+  if (width < kNewlineSpaces.size()) {
+    out_->append(kNewlineSpaces.data(), width + 1);
+    return;
+  }
   out_->push_back('\n');
-  out_->append(depth * static_cast<size_t>(indent_), ' ');
+  out_->append(width, ' ');
 }
 
 void JsonWriter::BeforeValue() {
@@ -200,7 +248,9 @@ void JsonWriter::Number(double x) {
 
 void JsonWriter::Int(int64_t x) {
   BeforeValue();
-  fmt::format_to(std::back_inserter(*out_), "{}", x);
+  char buf[24];  // "-9223372036854775808" is 20
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  out_->append(buf, static_cast<size_t>(r.ptr - buf));
 }
 
 void JsonWriter::Bool(bool b) {

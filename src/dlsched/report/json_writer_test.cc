@@ -109,6 +109,30 @@ TEST(JsonStringTest, RandomBytesMatchNlohmann) {
   }
 }
 
+// Longer strings, mostly printable with escapes, UTF-8 and malformed bytes
+// among them: the runs copied as they are end where they should.
+TEST(JsonStringTest, MixedRunsMatchNlohmann) {
+  const std::string alphabet[] = {"a",           "Z",
+                                  " ",           "~",
+                                  "\x7f",        "\"",
+                                  "\\",          "\n",
+                                  "\t",          "\x01",
+                                  "\x1f",        "\xC3",
+                                  "\xC3\xA9",    "\xE2\x82\xAC",
+                                  "\xE2",        "\xF0\x9F\x98\x80",
+                                  "\xF0\x9F",    "\xFF",
+                                  "\xED\xA0\x80"};
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<size_t> pick(0, std::size(alphabet) - 1);
+  std::uniform_int_distribution<int> length(0, 40);
+  std::uniform_int_distribution<int> plain(0, 3);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    for (int n = length(rng); n > 0; --n) s += plain(rng) > 0 ? "abc" : alphabet[pick(rng)];
+    EXPECT_EQ(Str(s), Nlohmann(s));
+  }
+}
+
 // Nesting, separators and empty containers as dump(2) writes them.
 TEST(JsonWriterTest, LayoutAsDump) {
   std::string out;

@@ -3,6 +3,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "dlsched/core/error.h"
 
@@ -17,10 +19,45 @@ namespace dlsched::report {
 // writing replaces the directory as a whole. Errors read "<dir>: ...".
 core::Status CheckOutputDir(const std::string& dir);
 
+class OutputDir;
+
+// A file of an OutputDir being written a chunk at a time
+// (OutputDir::Create), so that a large file never has to be whole in
+// memory. A failed write is kept: later writes do nothing, and Close()
+// reports it, once.
+class OutputFile {
+ public:
+  OutputFile(OutputFile&& other) noexcept;
+  OutputFile& operator=(OutputFile&&) = delete;
+  OutputFile(const OutputFile&) = delete;
+  // Closes the file if Close() was not called; the file stays incomplete in
+  // the temporary directory, so its OutputDir must not be committed.
+  ~OutputFile();
+
+  // Appends `text` to the file.
+  void Write(std::string_view text);
+
+  // Finishes the file and starts writing it to disk; the OutputDir's
+  // Commit() waits until it is there (fsync) before making it visible.
+  // Errors name the final path: "<dir>/<relative>: cannot write: <reason>".
+  core::Status Close();
+
+ private:
+  friend class OutputDir;
+  OutputFile(OutputDir* dir, std::string target, int fd)
+      : dir_(dir), target_(std::move(target)), fd_(fd) {}
+
+  OutputDir* dir_;      // takes the file at Close()
+  std::string target_;  // the final path, for errors
+  int fd_;              // -1 once closed or moved from
+  int err_ = 0;         // errno of the first failed write
+};
+
 // A run's output files, written as one unit: they go to a temporary
-// directory beside `dir` (".<name>.dlsched-tmp-<pid>"), are flushed to disk,
-// and Commit() swaps that directory with `dir` in one atomic rename
-// (renameat2 RENAME_EXCHANGE) before deleting the old contents. A reader
+// directory beside `dir` (".<name>.dlsched-tmp-<pid>"), and Commit()
+// flushes them to disk (fsync), then swaps that directory with `dir` in one
+// atomic rename (renameat2 RENAME_EXCHANGE) before deleting the old
+// contents. A reader
 // sees all the old files or all the new ones, never a mix, whatever
 // happens: a full disk fails the write and leaves `dir` as it was; a kill
 // leaves a temporary directory, which the next OutputDir for the same `dir`
@@ -40,22 +77,41 @@ class OutputDir {
   // Deletes the temporary directory unless Commit() succeeded.
   ~OutputDir();
 
-  // Writes `content` to `relative` ("jobs.csv" or "<profile>/jobs.csv")
-  // under the temporary directory and flushes it to disk. Errors name the
-  // final path: "<dir>/<relative>: cannot write: <reason>".
+  // Creates `relative` ("jobs.csv" or "<profile>/jobs.csv") under the
+  // temporary directory, to write with OutputFile::Write and finish with
+  // OutputFile::Close before Commit(); the OutputDir must stay where it is
+  // until then. Errors name the final path:
+  // "<dir>/<relative>: cannot write: <reason>".
+  core::Result<OutputFile> Create(std::string_view relative);
+
+  // Writes `content` to `relative` as a whole (Create, Write, Close).
   core::Status Add(std::string_view relative, std::string_view content);
 
-  // Puts everything added in place of `dir` at once. After an error `dir`
-  // is as it was before Open.
+  // Flushes every file to disk, then puts them in place of `dir` at once.
+  // After an error `dir` is as it was before Open.
   core::Status Commit();
 
   const std::string& dir() const { return dir_; }
 
  private:
+  friend class OutputFile;
   OutputDir(std::string dir, std::string tmp) : dir_(std::move(dir)), tmp_(std::move(tmp)) {}
+
+  // A closed file whose writeback has started but may not have finished.
+  struct Unsynced {
+    std::string target;  // the final path, for errors
+    int fd;
+  };
+  // Takes a closed file's descriptor to fsync in Commit(); past
+  // kMaxUnsynced (a sweep writes thousands of files) the oldest is synced
+  // now, so that the descriptors stay few.
+  core::Status AddUnsynced(std::string target, int fd);
+  // Fsyncs and closes every unsynced file; the first error.
+  core::Status SyncFiles();
 
   std::string dir_;
   std::string tmp_;  // empty once committed or moved from
+  std::vector<Unsynced> unsynced_;
 };
 
 // A file to write with ReplaceFiles.

@@ -32,6 +32,28 @@ std::set<std::string> Entries(const fs::path& dir) {
   return out;
 }
 
+// While it lives, writes past `bytes` fail with EFBIG, as on a full disk
+// (SIGXFSZ ignored instead of killing the test).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) : old_handler_(::signal(SIGXFSZ, SIG_IGN)) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    rlimit small = saved_;
+    small.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &small);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    ::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  void (*old_handler_)(int);
+  rlimit saved_{};
+};
+
 void Write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << text;
@@ -122,21 +144,83 @@ TEST(OutputDirTest, AFailedWriteLeavesTheOldResults) {
   ASSERT_TRUE(out.has_value()) << out.error().message;
   ASSERT_TRUE(out->Add("jobs.csv", "small\n").has_value());
 
-  auto* old_handler = ::signal(SIGXFSZ, SIG_IGN);
-  rlimit saved{};
-  ::getrlimit(RLIMIT_FSIZE, &saved);
-  rlimit small = saved;
-  small.rlim_cur = 64;
-  ::setrlimit(RLIMIT_FSIZE, &small);
-  const core::Status st = out->Add("summary.json", std::string(1000, 'x'));
-  ::setrlimit(RLIMIT_FSIZE, &saved);
-  ::signal(SIGXFSZ, old_handler);
+  core::Status st;
+  {
+    FileSizeLimit limit(64);
+    st = out->Add("summary.json", std::string(1000, 'x'));
+  }
 
   ASSERT_FALSE(st.has_value());
   EXPECT_EQ(st.error().message, (dir / "summary.json").string() + ": cannot write: File too large");
   { OutputDir dropped = std::move(*out); }  // the run gives up
   EXPECT_EQ(ReadFile(dir / "summary.json"), "old\n");
   EXPECT_EQ(Entries(tmp.path()), (std::set<std::string>{"out", "out/summary.json"}));
+}
+
+// A file written a chunk at a time holds the chunks in order; nothing is
+// visible before the commit.
+TEST(OutputDirTest, CreateWritesChunks) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  auto out = OutputDir::Open(dir.string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  auto file = out->Create("kod2/events.csv");
+  ASSERT_TRUE(file.has_value()) << file.error().message;
+  std::string expected;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string chunk = std::to_string(i) + std::string(static_cast<size_t>(i % 97), 'x');
+    file->Write(chunk);
+    expected += chunk;
+  }
+  ASSERT_TRUE(file->Close().has_value());
+  const core::Status again = file->Close();
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().message,
+            (dir / "kod2" / "events.csv").string() + ": cannot write: the file is already closed");
+  EXPECT_FALSE(fs::exists(dir));
+  ASSERT_TRUE(out->Commit().has_value());
+  EXPECT_EQ(ReadFile(dir / "kod2" / "events.csv"), expected);
+  EXPECT_EQ(Entries(tmp.path()), (std::set<std::string>{"out", "out/kod2", "out/kod2/events.csv"}));
+}
+
+// A write that fails part-way is reported once, by Close, naming the file;
+// the writes after it do nothing.
+TEST(OutputDirTest, AFailedChunkIsReportedOnceAtClose) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  auto out = OutputDir::Open(dir.string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  auto file = out->Create("summary.json");
+  ASSERT_TRUE(file.has_value()) << file.error().message;
+
+  core::Status st;
+  {
+    FileSizeLimit limit(64);
+    for (int i = 0; i < 10; ++i) file->Write(std::string(50, 'x'));
+    st = file->Close();
+  }
+
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().message, (dir / "summary.json").string() + ": cannot write: File too large");
+  { OutputDir dropped = std::move(*out); }
+  EXPECT_EQ(Entries(tmp.path()), std::set<std::string>{});
+}
+
+// More closed files than OutputDir keeps open to fsync at the commit (64;
+// a sweep writes thousands): all of them arrive.
+TEST(OutputDirTest, ManyFiles) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  auto out = OutputDir::Open(dir.string());
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  constexpr int kFiles = 70;
+  for (int i = 0; i < kFiles; ++i) {
+    ASSERT_TRUE(out->Add("f" + std::to_string(i), std::to_string(i)).has_value());
+  }
+  ASSERT_TRUE(out->Commit().has_value());
+  for (int i = 0; i < kFiles; ++i) {
+    EXPECT_EQ(ReadFile(dir / ("f" + std::to_string(i))), std::to_string(i));
+  }
 }
 
 // A run killed mid-way leaves ".<name>.dlsched-tmp-<pid>"; the next run for

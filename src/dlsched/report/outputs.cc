@@ -2,11 +2,8 @@
 
 #include <cmath>
 #include <initializer_list>
-#include <iterator>
 #include <optional>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "dlsched/report/format.h"
 #include "dlsched/report/json_writer.h"
@@ -16,7 +13,59 @@ namespace {
 
 using nlohmann::ordered_json;
 
-std::string TimeCell(core::Time t) { return t >= core::kNever ? "" : FormatNumber(t); }
+// Where a run file's text goes: appended to text() and, when it goes to a
+// file, moved there whenever it passes kChunkBytes (Chunk(), called after
+// each row), so that writing a file of any size takes about that much
+// memory; a whole file in one string cost page faults for every MB.
+class TextOut {
+ public:
+  static constexpr size_t kChunkBytes = 64 * 1024;
+
+  // Keeps everything in text() when `file` is null.
+  explicit TextOut(OutputFile* file = nullptr) : file_(file) {
+    if (file_ != nullptr) text_.reserve(kChunkBytes + kChunkBytes / 4);
+  }
+
+  std::string& text() { return text_; }
+
+  void Chunk() {
+    if (file_ != nullptr && text_.size() >= kChunkBytes) Flush();
+  }
+
+  // Moves what is left to the file.
+  void Flush() {
+    file_->Write(text_);
+    text_.clear();
+  }
+
+ private:
+  std::string text_;
+  OutputFile* file_;
+};
+
+// A run file as one string: what `write` makes.
+template <typename Write>
+std::string Text(Write write) {
+  TextOut out;
+  write(out);
+  return std::move(out.text());
+}
+
+// A run file written to `relative` in `dir` a chunk at a time.
+template <typename Write>
+core::Status AddFile(OutputDir& dir, const std::string& relative, Write write) {
+  auto file = dir.Create(relative);
+  if (!file) return std::unexpected(file.error());
+  TextOut out(&*file);
+  write(out);
+  out.Flush();
+  return file->Close();
+}
+
+// A time cell: empty for a time that never happened.
+void AppendTime(std::string& out, core::Time t) {
+  if (t < core::kNever) AppendNumber(out, t);
+}
 
 // Numbers as written: rounded; null when absent or not finite.
 void OptionalNumber(JsonWriter& w, std::optional<double> x) {
@@ -88,109 +137,113 @@ void IntObject(JsonWriter& w, IntFields fields) {
   w.EndObject();
 }
 
-}  // namespace
-
-ordered_json SummaryJson(const metrics::RunSummary& s, const metrics::RunInput& input) {
-  return ordered_json::parse(SummaryJsonText(s, input));
-}
-
-std::string JobsCsv(const metrics::RunInput& input) {
-  std::string out =
-      "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
-      "admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,reason\n";
+void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
+  std::string& o = out.text();
+  o += "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
+       "admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,reason\n";
   for (const auto& job : input.jobs) {
-    const std::optional<core::Time> jct = metrics::Jct(job);
-    const std::string cells[] = {
-        CsvField(job.name),
-        CsvField(job.namespace_name),
-        TimeCell(job.submit),
-        TimeCell(job.first_start),
-        TimeCell(job.completion),
-        jct ? FormatNumber(*jct) : "",
-        FormatNumber(job.queueing),
-        FormatNumber(job.launching),
-        FormatNumber(job.running),
-        std::string(core::PhaseName(job.final_phase)),
-        std::to_string(job.admission_seq),
-        std::to_string(job.reallocations),
-        std::to_string(job.preemptions),
-        std::to_string(job.scale_events),
-        std::to_string(job.final_workers),
-        job.stuck ? "true" : "false",
-        CsvField(job.reason),
-    };
-    for (size_t i = 0; i < std::size(cells); ++i) {
-      if (i > 0) out += ',';
-      out += cells[i];
+    AppendCsvField(o, job.name);
+    o += ',';
+    AppendCsvField(o, job.namespace_name);
+    for (core::Time t : {job.submit, job.first_start, job.completion}) {
+      o += ',';
+      AppendTime(o, t);
     }
-    out += '\n';
+    o += ',';
+    if (const std::optional<core::Time> jct = metrics::Jct(job)) AppendNumber(o, *jct);
+    for (double x : {job.queueing, job.launching, job.running}) {
+      o += ',';
+      AppendNumber(o, x);
+    }
+    o += ',';
+    o += core::PhaseName(job.final_phase);
+    for (int64_t n : {job.admission_seq, int64_t{job.reallocations}, int64_t{job.preemptions},
+                      int64_t{job.scale_events}, int64_t{job.final_workers}}) {
+      o += ',';
+      AppendInt(o, n);
+    }
+    o += job.stuck ? ",true," : ",false,";
+    AppendCsvField(o, job.reason);
+    o += '\n';
+    out.Chunk();
   }
-  return out;
 }
 
-std::string EventsCsv(const metrics::RunInput& input) {
-  std::string out = "time,job,event,workers,by,detail\n";
+void WriteEventsCsv(TextOut& out, const metrics::RunInput& input) {
+  std::string& o = out.text();
+  o += "time,job,event,workers,by,detail\n";
   auto name = [&](int32_t j) {
-    return j < 0 || j >= static_cast<int32_t>(input.jobs.size()) ? std::string()
-                                                                 : CsvField(input.jobs[j].name);
+    if (j >= 0 && j < static_cast<int32_t>(input.jobs.size()))
+      AppendCsvField(o, input.jobs[j].name);
   };
   for (const metrics::JobEvent& e : input.events) {
-    out += FormatNumber(e.time);
-    out += ',';
-    out += name(e.job);
-    out += ',';
-    out += e.kind;
-    out += ',';
-    if (e.workers >= 0) out += std::to_string(e.workers);
-    out += ',';
-    out += name(e.by);
-    out += ',';
-    out += CsvField(e.detail);
-    out += '\n';
+    AppendNumber(o, e.time);
+    o += ',';
+    name(e.job);
+    o += ',';
+    o += e.kind;
+    o += ',';
+    if (e.workers >= 0) AppendInt(o, e.workers);
+    o += ',';
+    name(e.by);
+    o += ',';
+    AppendCsvField(o, e.detail);
+    o += '\n';
+    out.Chunk();
   }
-  return out;
 }
 
-std::string AllocationsCsv(const metrics::RunInput& input) {
-  std::string out = "node,job,start,end,tasks,gpus\n";
+void WriteAllocationsCsv(TextOut& out, const metrics::RunInput& input) {
+  std::string& o = out.text();
+  o += "node,job,start,end,tasks,gpus\n";
   for (const metrics::Allocation& a : input.allocations) {
-    out += CsvField(input.nodes.at(static_cast<size_t>(a.node)));
-    out += ',';
-    out += CsvField(input.jobs.at(static_cast<size_t>(a.job)).name);
-    out += ',';
-    out += TimeCell(a.start);
-    out += ',';
-    out += TimeCell(a.end);
-    out += fmt::format(",{},{}\n", a.tasks, a.gpus);
+    AppendCsvField(o, input.nodes.at(static_cast<size_t>(a.node)));
+    o += ',';
+    AppendCsvField(o, input.jobs.at(static_cast<size_t>(a.job)).name);
+    o += ',';
+    AppendTime(o, a.start);
+    o += ',';
+    AppendTime(o, a.end);
+    o += ',';
+    AppendInt(o, a.tasks);
+    o += ',';
+    AppendInt(o, a.gpus);
+    o += '\n';
+    out.Chunk();
   }
-  return out;
 }
 
-std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::RunInput& input) {
-  std::string out = "time";
+void WriteUtilizationCsv(TextOut& out, const metrics::RunSummary& summary,
+                         const metrics::RunInput& input) {
+  std::string& o = out.text();
+  o += "time";
   for (const auto& u : summary.utilization) {
-    out += ',' + CsvField(u.name + "_allocated") + ',' + CsvField(u.name + "_effective");
+    o += ',';
+    AppendCsvField(o, u.name + "_allocated");
+    o += ',';
+    AppendCsvField(o, u.name + "_effective");
   }
-  out += '\n';
+  o += '\n';
   auto row = [&](core::Time t, const metrics::UtilizationSample& sample) {
-    out += FormatNumber(t);
+    AppendNumber(o, t);
     for (const auto& u : summary.utilization) {
       const double cap = static_cast<double>(u.capacity);
-      out += ',' + FormatNumber(static_cast<double>(sample.allocated[u.id]) / cap);
-      out += ',' + FormatNumber(static_cast<double>(sample.effective[u.id]) / cap);
+      o += ',';
+      AppendNumber(o, static_cast<double>(sample.allocated[u.id]) / cap);
+      o += ',';
+      AppendNumber(o, static_cast<double>(sample.effective[u.id]) / cap);
     }
-    out += '\n';
+    o += '\n';
+    out.Chunk();
   };
   for (const auto& sample : input.utilization) row(sample.time, sample);
   if (!input.utilization.empty() && input.end_time > input.utilization.back().time) {
     row(input.end_time, input.utilization.back());
   }
-  return out;
 }
 
-std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInput& input) {
-  std::string out;
-  JsonWriter w(&out);
+void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics::RunInput& input) {
+  JsonWriter w(&out.text());
   w.BeginObject();
   w.Key("profile");
   w.String(s.profile);
@@ -245,21 +298,57 @@ std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInpu
                 {"reallocations", s.reallocations}});
   w.Key("jobs");
   w.BeginArray();
-  for (const auto& job : input.jobs) JobJson(w, job);
+  for (const auto& job : input.jobs) {
+    JobJson(w, job);
+    out.Chunk();
+  }
   w.EndArray();
   w.EndObject();
-  out += '\n';
-  return out;
+  out.text() += '\n';
+}
+
+}  // namespace
+
+ordered_json SummaryJson(const metrics::RunSummary& s, const metrics::RunInput& input) {
+  return ordered_json::parse(SummaryJsonText(s, input));
+}
+
+std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInput& input) {
+  return Text([&](TextOut& out) { WriteSummaryJson(out, s, input); });
+}
+
+std::string JobsCsv(const metrics::RunInput& input) {
+  return Text([&](TextOut& out) { WriteJobsCsv(out, input); });
+}
+
+std::string EventsCsv(const metrics::RunInput& input) {
+  return Text([&](TextOut& out) { WriteEventsCsv(out, input); });
+}
+
+std::string AllocationsCsv(const metrics::RunInput& input) {
+  return Text([&](TextOut& out) { WriteAllocationsCsv(out, input); });
+}
+
+std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::RunInput& input) {
+  return Text([&](TextOut& out) { WriteUtilizationCsv(out, summary, input); });
 }
 
 core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
                          const metrics::RunSummary& summary, const metrics::RunInput& input) {
   const std::string prefix(subdir);
-  if (auto st = out.Add(prefix + "summary.json", SummaryJsonText(summary, input)); !st) return st;
-  if (auto st = out.Add(prefix + "jobs.csv", JobsCsv(input)); !st) return st;
-  if (auto st = out.Add(prefix + "events.csv", EventsCsv(input)); !st) return st;
-  if (auto st = out.Add(prefix + "allocations.csv", AllocationsCsv(input)); !st) return st;
-  return out.Add(prefix + "utilization.csv", UtilizationCsv(summary, input));
+  auto st = AddFile(out, prefix + "summary.json",
+                    [&](TextOut& o) { WriteSummaryJson(o, summary, input); });
+  if (st) st = AddFile(out, prefix + "jobs.csv", [&](TextOut& o) { WriteJobsCsv(o, input); });
+  if (st) st = AddFile(out, prefix + "events.csv", [&](TextOut& o) { WriteEventsCsv(o, input); });
+  if (st) {
+    st = AddFile(out, prefix + "allocations.csv",
+                 [&](TextOut& o) { WriteAllocationsCsv(o, input); });
+  }
+  if (st) {
+    st = AddFile(out, prefix + "utilization.csv",
+                 [&](TextOut& o) { WriteUtilizationCsv(o, summary, input); });
+  }
+  return st;
 }
 
 core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
