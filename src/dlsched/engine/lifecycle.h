@@ -133,8 +133,8 @@ struct JobHistory {
   int task_losses = 0;            // times it lost tasks to a node or an eviction
   double checkpointed_steps = 0;  // progress at its last checkpoint
   std::string reason;             // of the last decision about it
-  // The last wait reason on its timeline, with its digits masked (a reason
-  // that changes only in its counts is not a new row).
+  // The last wait reason on its timeline (a reason that changes only in
+  // its digits, its counts, is not a new row).
   std::string timeline_wait;
 };
 

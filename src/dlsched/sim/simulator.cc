@@ -403,6 +403,11 @@ core::Result<SimResult> Simulation::Run() {
                           reserved);
   }
   state_.ReserveJobs(specs.size());
+  result_.run.jobs.reserve(specs.size());
+  // Every job that runs has at least four rows (submitted, started,
+  // running, completed), most a wait or two: room for six each, so the
+  // timeline is seldom moved as it grows.
+  if (options_.timeline) result_.run.events.reserve(6 * specs.size());
   for (const auto& spec : specs) state_.AddJob(&spec, spec.submit_time);
   lifecycle_.JobsAdded();
   lifecycle_.UsePodQueue(engine_.profile().admission->UsesPodQueue());
