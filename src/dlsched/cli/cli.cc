@@ -1507,8 +1507,8 @@ int Run(int argc, char** argv) {
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
   if (convert->parsed()) return Convert(convert_source, convert_out, convert_to);
-  if (operate->parsed()) return Operate(operator_args);
-  if (snapshot->parsed()) return TakeSnapshot(snapshot_args);
+  if (operate->parsed()) return Operate(operator_args, argc, argv);
+  if (snapshot->parsed()) return TakeSnapshot(snapshot_args, argc, argv);
   if (report_cmd->parsed()) return RunReport(report_args);
   return kBadInput;
 }

@@ -24,9 +24,10 @@ struct CmdResult {
   std::string out;  // stdout and stderr
 };
 
-CmdResult Dlsched(const std::string& args) {
+// `binary` (the built dlsched by default) run in the source directory.
+CmdResult Dlsched(const std::string& args, const std::string& binary = DLSCHED_BINARY) {
   const std::string cmd =
-      std::string("cd ") + DLSCHED_SOURCE_DIR + " && " + DLSCHED_BINARY + " " + args + " 2>&1";
+      std::string("cd ") + DLSCHED_SOURCE_DIR + " && " + binary + " " + args + " 2>&1";
   CmdResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
@@ -307,6 +308,27 @@ TEST_F(CliTest, ShowsStaticProfilesAndTheVersion) {
   r = Dlsched("--version");
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out, "dlsched 0.1.0\n");
+}
+
+// dlsched hands `operator` and `snapshot` to dlsched-k8s beside it (the
+// build with the Kubernetes client), which answers here: no operator at
+// that address. Without dlsched-k8s the error says what is missing.
+TEST_F(CliTest, OperatorAndSnapshotRunInDlschedK8s) {
+  const std::string args =
+      "snapshot --from 127.0.0.1:1 --timeout 1 --out " + (out_ / "snap").string();
+  CmdResult r = Dlsched(args);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--from 127.0.0.1:1: GET http://127.0.0.1:1/snapshot"), std::string::npos)
+      << r.out;
+  const std::filesystem::path alone = out_ / "alone";
+  std::filesystem::create_directories(alone);
+  std::filesystem::copy_file(DLSCHED_BINARY, alone / "dlsched");
+  r = Dlsched(args, (alone / "dlsched").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out,
+            "dlsched: snapshot needs dlsched-k8s (the build with the Kubernetes client) beside "
+            "dlsched or in ../lib/dlsched/; build it with the dlsched target\n");
+  EXPECT_FALSE(std::filesystem::exists(out_ / "snap"));
 }
 
 // Results replace an earlier run's directory as a whole, and a directory

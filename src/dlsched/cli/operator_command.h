@@ -1,6 +1,9 @@
 #pragma once
 
 // `dlsched operator`: the Kubernetes backend as a command (cli/ internal).
+// The flags are registered here (operator_command.cc); the commands run in
+// operator_run.cc (dlsched-k8s) or are handed to it (operator_exec.cc,
+// dlsched).
 
 #include <memory>
 #include <span>
@@ -10,7 +13,6 @@
 
 #include "dlsched/core/error.h"
 #include "dlsched/engine/engine.h"
-#include "dlsched/k8s/operator.h"
 
 namespace dlsched::cli {
 
@@ -47,15 +49,17 @@ core::Result<std::unique_ptr<engine::Engine>> LoadEngine(
 // Registers the subcommand; returns it (parsed() tells whether it ran).
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* args);
 // Runs until SIGTERM or SIGINT (exit 0), or until leadership is lost (1).
-int Operate(const OperatorArgs& args);
+// `argc`/`argv`: the whole command line. In `dlsched` this replaces the
+// process with dlsched-k8s (the same command line), the build of the CLI
+// that holds the Kubernetes client and servers, so that no other command
+// loads their libraries (16 ms of each start); dlsched-k8s runs it.
+int Operate(const OperatorArgs& args, int argc, char** argv);
 
 // `dlsched snapshot`: fetches /snapshot from a running operator and writes
 // <out>/cluster.yaml and <out>/workload.yaml. Exit 0, 1 (no answer, nothing
 // to replay), 2 (bad --out).
 CLI::App* AddSnapshotCommand(CLI::App& app, SnapshotArgs* args);
-int TakeSnapshot(const SnapshotArgs& args);
-
-// The body of GET /snapshot: {"start", "cluster", "workload", "withoutProgress"}.
-std::string SnapshotJson(const k8s::OperatorSnapshot& snapshot);
+// Run by dlsched-k8s as Operate is.
+int TakeSnapshot(const SnapshotArgs& args, int argc, char** argv);
 
 }  // namespace dlsched::cli

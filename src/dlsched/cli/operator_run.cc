@@ -1,0 +1,310 @@
+// `dlsched operator` and `dlsched snapshot` themselves: the Kubernetes
+// client and servers. Linked into dlsched-k8s only (see operator_exec.cc).
+#include "dlsched/cli/operator_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/core/text.h"
+#include "dlsched/k8s/http_endpoints.h"
+#include "dlsched/k8s/leader.h"
+#include "dlsched/k8s/objects.h"
+#include "dlsched/k8s/operator.h"
+#include "dlsched/k8s/rest_client.h"
+#include "dlsched/k8s/rest_config.h"
+#include "dlsched/report/output_dir.h"
+#include "dlsched/sim/generate.h"
+
+namespace dlsched::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop = true; }
+
+// One JSON object per line on stderr, as the operator's own log.
+void Log(std::string_view msg, nlohmann::json fields) {
+  fields["ts"] = k8s::NowRfc3339();
+  fields["level"] = "info";
+  fields["msg"] = msg;
+  std::fprintf(stderr, "%s\n", fields.dump().c_str());
+}
+
+void Fail(std::string_view message) {
+  std::fprintf(stderr, "dlsched: %s\n", core::EscapeText(message, 4096).c_str());
+}
+
+// As kubectl and client-go: --kubeconfig, else $KUBECONFIG, else the
+// in-cluster service account when running in a pod, else ~/.kube/config.
+core::Result<k8s::RestConfig> Connect(const OperatorArgs& a) {
+  std::string path = a.kubeconfig;
+  if (path.empty()) {
+    if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') path = env;
+  }
+  if (path.empty() && std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
+    return k8s::InClusterConfig();
+  }
+  if (path.empty()) {
+    const char* home = std::getenv("HOME");
+    path = fmt::format("{}/.kube/config", home != nullptr ? home : "");
+  }
+  return k8s::LoadKubeconfig(path, a.context);
+}
+
+std::string DefaultIdentity() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::random_device rd;
+  return fmt::format("{}_{:08x}", host[0] != '\0' ? host : "dlsched", rd());
+}
+
+// The body of GET /snapshot: {"start", "cluster", "workload", "withoutProgress"}.
+std::string SnapshotJson(const k8s::OperatorSnapshot& snap) {
+  return nlohmann::json{{"start", snap.workload.start},
+                        {"cluster", sim::ClusterToYaml(snap.cluster)},
+                        {"workload", sim::WorkloadToYaml(snap.workload)},
+                        {"withoutProgress", snap.without_progress}}
+      .dump();
+}
+
+}  // namespace
+
+int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
+  auto engine = LoadEngine(a.profile);
+  if (!engine) {
+    Fail(engine.error().message);
+    return 2;
+  }
+  auto config = Connect(a);
+  if (!config) {
+    Fail(config.error().message);
+    return 2;
+  }
+  if (a.lease_duration <= a.renew_deadline || a.renew_deadline <= a.retry_period) {
+    Fail(fmt::format(
+        "--leader-elect-lease-duration ({} s) must exceed --leader-elect-renew-deadline "
+        "({} s), which must exceed --leader-elect-retry-period ({} s)",
+        a.lease_duration, a.renew_deadline, a.retry_period));
+    return 2;
+  }
+  ::signal(SIGTERM, OnSignal);
+  ::signal(SIGINT, OnSignal);
+
+  k8s::OperatorOptions options;
+  options.namespace_name = a.namespace_name;
+  options.scheduler_name = a.scheduler_name;
+  options.bind_with_node_name = a.bind_with_node_name;
+  options.resync_seconds = a.resync;
+  options.release_wait_seconds = a.release_wait;
+  std::unique_ptr<k8s::Operator> op;
+  std::atomic<bool> leading{false};
+  std::atomic<bool> synced{false};
+
+  // The endpoints read the operator's snapshot, which is thread-safe.
+  std::mutex op_mu;
+  auto metrics = [&] {
+    std::lock_guard lock(op_mu);
+    return k8s::PrometheusText(op ? op->Stats() : k8s::OperatorStats{}, leading);
+  };
+  // /snapshot: the operator's own thread builds it between steps.
+  std::mutex snapshot_mu;
+  std::vector<std::promise<std::string>> snapshot_requests;
+  auto snapshot = [&]() -> std::optional<std::string> {
+    std::future<std::string> answer;
+    {
+      std::lock_guard lock(snapshot_mu);
+      if (!leading) return std::nullopt;
+      answer = snapshot_requests.emplace_back().get_future();
+    }
+    if (answer.wait_for(std::chrono::seconds(30)) != std::future_status::ready) return std::nullopt;
+    try {
+      return answer.get();
+    } catch (const std::exception&) {
+      return std::nullopt;  // stopping
+    }
+  };
+  k8s::HttpEndpoints metrics_server, probe_server;
+  if (a.metrics_address != "0") {
+    if (auto st = metrics_server.Start(a.metrics_address, {metrics, nullptr, nullptr, snapshot});
+        !st) {
+      Fail(fmt::format("--metrics-bind-address: {}", st.error().message));
+      return 2;
+    }
+  }
+  if (a.probe_address != "0") {
+    auto ready = [&] { return !leading || synced; };
+    if (auto st = probe_server.Start(a.probe_address, {nullptr, nullptr, ready, nullptr}); !st) {
+      Fail(fmt::format("--health-probe-bind-address: {}", st.error().message));
+      return 2;
+    }
+  }
+
+  k8s::RestClient lease_client(*config);
+  k8s::LeaderOptions lo;
+  lo.namespace_name = a.lease_namespace.empty() ? config->namespace_name : a.lease_namespace;
+  lo.lease_name = a.lease_name;
+  lo.identity = a.identity.empty() ? DefaultIdentity() : a.identity;
+  lo.lease_duration_seconds = a.lease_duration;
+  lo.renew_deadline_seconds = a.renew_deadline;
+  lo.retry_period_seconds = a.retry_period;
+  k8s::LeaderElector elector(lease_client, lo);
+  Log("dlsched operator starting", {{"profile", engine->get()->profile().name},
+                                    {"identity", lo.identity},
+                                    {"leaderElect", a.leader_elect},
+                                    {"metricsPort", metrics_server.Port()},
+                                    {"probePort", probe_server.Port()}});
+
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point next_renew = Clock::now();
+  int code = 0;
+  while (!g_stop) {
+    if (a.leader_elect && Clock::now() >= next_renew) {
+      elector.TryAcquireOrRenew();
+      next_renew = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(a.retry_period));
+      if (leading && !elector.IsLeader()) {
+        // As kube-scheduler: a leader that lost its lease exits, and its
+        // restart rebuilds everything from the API server.
+        Fail("lost the leader lease; exiting");
+        code = 1;
+        break;
+      }
+    }
+    const bool lead = !a.leader_elect || elector.IsLeader();
+    if (lead && !op) {
+      leading = true;
+      Log("leading", {{"identity", lo.identity}});
+      std::lock_guard lock(op_mu);
+      op = std::make_unique<k8s::Operator>(*config, **engine, options);
+      if (auto st = op->Start(); !st) {
+        Fail(st.error().message);
+        code = 1;
+        break;
+      }
+      synced = true;
+    }
+    if (op) {
+      op->Step(a.leader_elect ? std::min(0.5, a.retry_period / 2) : 0.5);
+      std::lock_guard lock(snapshot_mu);
+      if (!snapshot_requests.empty()) {
+        const std::string body = SnapshotJson(op->Snapshot());
+        for (auto& request : snapshot_requests) request.set_value(body);
+        snapshot_requests.clear();
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  {
+    std::lock_guard lock(op_mu);
+    if (op) op->Stop();
+  }
+  {
+    // Anyone still waiting for a snapshot is told no.
+    std::lock_guard lock(snapshot_mu);
+    leading = false;
+    for (auto& request : snapshot_requests) {
+      request.set_exception(std::make_exception_ptr(std::runtime_error("stopping")));
+    }
+    snapshot_requests.clear();
+  }
+  if (a.leader_elect) elector.Release();
+  metrics_server.Stop();
+  probe_server.Stop();
+  return code;
+}
+
+int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
+  k8s::RestConfig config;
+  config.server = a.from;
+  if (config.server.find("://") == std::string::npos) config.server = "http://" + config.server;
+  while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
+  config.timeout_seconds = a.timeout;
+  k8s::RestClient client(config);
+  auto response = client.Request("GET", "/snapshot");
+  if (!response) {
+    Fail(fmt::format("--from {}: {}", a.from, response.error().message));
+    return 1;
+  }
+  if (response->status != 200) {
+    Fail(fmt::format("--from {}: /snapshot answered HTTP {}: {}", a.from, response->status,
+                     core::EscapeText(response->body, 200)));
+    return 1;
+  }
+  const nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
+  if (!body.is_object() || !body.value("cluster", nlohmann::json()).is_string() ||
+      !body.value("workload", nlohmann::json()).is_string()) {
+    Fail(
+        fmt::format("--from {}: /snapshot: expected a JSON object with cluster and workload "
+                    "YAML; is this a dlsched operator?",
+                    a.from));
+    return 1;
+  }
+  const std::string cluster_yaml = body["cluster"].get<std::string>();
+  const std::string workload_yaml = body["workload"].get<std::string>();
+  const std::string cluster_file = a.out + "/cluster.yaml";
+  const std::string workload_file = a.out + "/workload.yaml";
+  // What is written must read back: the replay starts from these files.
+  auto cluster = config::ParseCluster(cluster_yaml, cluster_file);
+  if (!cluster) {
+    Fail(cluster.error().message);
+    return 1;
+  }
+  if (workload_yaml == "jobs:\n" || workload_yaml.ends_with("\njobs:\n")) {
+    Fail(fmt::format("--from {}: the operator has no unfinished TrainingJob: nothing to replay",
+                     a.from));
+    return 1;
+  }
+  auto workload = config::ParseWorkload(workload_yaml, workload_file);
+  if (!workload) {
+    Fail(workload.error().message);
+    return 1;
+  }
+  auto out = report::OutputDir::Open(a.out);
+  if (!out) {
+    Fail(out.error().message);
+    return 2;
+  }
+  for (auto [name, text] :
+       {std::pair{"cluster.yaml", &cluster_yaml}, {"workload.yaml", &workload_yaml}}) {
+    if (auto st = out->Add(name, *text); !st) {
+      Fail(st.error().message);
+      return 1;
+    }
+  }
+  if (auto st = out->Commit(); !st) {
+    Fail(st.error().message);
+    return 1;
+  }
+  int running = 0;
+  for (const core::JobSpec& job : workload->jobs) running += job.initial ? 1 : 0;
+  std::printf("%s: %zu nodes\n%s: %zu jobs (%d placed, %zu waiting), continuing at t=%s s\n",
+              cluster_file.c_str(), cluster->nodes.size(), workload_file.c_str(),
+              workload->jobs.size(), running, workload->jobs.size() - running,
+              fmt::format("{:g}", workload->start).c_str());
+  const auto& without = body.value("withoutProgress", nlohmann::json::array());
+  if (without.is_array() && !without.empty()) {
+    std::fprintf(stderr,
+                 "dlsched: note: %zu job(s) give no totalSteps or throughput table (e.g. %s): "
+                 "written to train 1 step/s for 1e9 steps, so they never finish in a replay\n",
+                 without.size(), core::EscapeText(without[0].dump(), 200).c_str());
+  }
+  return 0;
+}
+
+}  // namespace dlsched::cli
