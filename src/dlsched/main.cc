@@ -17,7 +17,8 @@ namespace {
 // its THP mode allows (madvise or always; with never, nothing changes).
 // Blocks up to that size come from the heap rather than from mmap of their
 // own, and freed room is kept rather than given back. Untouched room costs
-// address space only.
+// address space only. DLSCHED_HUGE_HEAP=0 in the environment turns it off
+// (a host whose THP defragmentation would stall the faults).
 constexpr size_t kHugeHeap = size_t{64} << 20;
 constexpr size_t kHugePage = size_t{2} << 20;
 // glibc's largest mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX on 64 bits).
@@ -28,6 +29,7 @@ constexpr size_t kMmapThreshold = size_t{32} << 20;
 void AdviseHugeHeap() {}
 #else
 void AdviseHugeHeap() {
+  if (const char* env = std::getenv("DLSCHED_HUGE_HEAP"); env != nullptr && env[0] == '0') return;
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold));
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * kHugeHeap));
   // Grown in blocks under the threshold, so from the heap (contiguous).
