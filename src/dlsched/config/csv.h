@@ -3,7 +3,6 @@
 // found by column names, then one row at a time, with errors that name the
 // file, the line and the column. Internal to config/.
 
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -113,21 +112,6 @@ class CsvReader {
   core::Status ReadError() const {
     if (in_.bad()) return core::Errorf("{}: cannot read file: I/O error", path_);
     return {};
-  }
-
-  // The number of line endings in the file (read apart from the rows): an
-  // upper bound of the rows to come, to size what holds them. 0 when the
-  // file cannot be read (the rows' reading then says why).
-  int64_t CountLines() const {
-    std::ifstream in(path_, std::ios::binary);
-    char buf[1 << 16];
-    int64_t n = 0;
-    while (in) {
-      in.read(buf, sizeof buf);
-      const std::string_view chunk(buf, static_cast<size_t>(in.gcount()));
-      n += std::count(chunk.begin(), chunk.end(), '\n');
-    }
-    return n;
   }
 
   const std::string& line() const { return line_; }

@@ -61,9 +61,6 @@ core::JobSpec GangJob(std::string name, core::Time submit, int gpus, core::Time 
   return job;
 }
 
-// Rows for which an importer reserves room up front, at most.
-constexpr int64_t kMaxReservedJobs = int64_t{1} << 20;
-
 // What every importer shares: reading rows, counting, skipping, limits.
 class Importer {
  public:
@@ -77,13 +74,6 @@ class Importer {
     auto pos = csv_.Header(columns, optional);
     if (!pos) return std::unexpected(pos.error());
     pos_ = std::move(*pos);
-    // Room for every row at once: a job moved into a growing vector is
-    // moved again at each doubling (a JobSpec is about 1 KB), and each new
-    // block is memory touched for the first time. Capped so that a huge
-    // file does not reserve more than its rows can fill.
-    int64_t rows = std::min<int64_t>(csv_.CountLines(), kMaxReservedJobs);
-    if (o_.limit > 0) rows = std::min(rows, o_.limit);
-    out_.workload.jobs.reserve(static_cast<size_t>(rows));
     return {};
   }
 

@@ -31,13 +31,12 @@ class JobOrder {
     (void)now;
     return false;
   }
-  // True when IsStarving may ever say true: an order that overrides it must
-  // say so here, or admission may pass over a waiting job without asking.
-  virtual bool Starves() const { return false; }
   // True when a pending job's key depends on its spec alone (not on the
   // time, its progress or the other jobs): the order of the jobs that stay
   // pending cannot change, so the cache keeps them in order from one cycle
-  // to the next (engine::OrderPending). Default: no.
+  // to the next (engine::OrderPending). Such an order never starves a job
+  // (IsStarving false): admission passes over the jobs of its kept order
+  // that stand behind a blocked one without asking. Default: no.
   virtual bool StaticKeys() const { return false; }
   // True when the keys read JobState::steps_done or attained: the backend
   // then brings every running job's progress up to date before each cycle.

@@ -49,7 +49,7 @@ void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
   // without reading their state: a long strict queue behind a blocked head
   // costs a few bytes a job per cycle.
   engine::ClusterState::PendingOrder& order = mutable_state.MutablePendingOrder();
-  const bool marks = kept && standing && !profile.order->Starves();
+  const bool marks = kept && standing;
   int pos = -1;
   for (size_t i = 0; i < n; ++i) {
     if (blocker >= 0 && marks) {

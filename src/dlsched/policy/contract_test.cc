@@ -151,6 +151,24 @@ TEST_P(JobOrderContract, KeysAreFiniteDeterministicAndOrderIndependent) {
   }
 }
 
+// An order with static keys keeps its keys as time passes, and never
+// starves a job: admission passes over the jobs of its kept queue that
+// stand behind a blocked one without asking (AdmitInOrder).
+TEST_P(JobOrderContract, StaticKeysStayAndNeverStarve) {
+  const engine::Profile profile = ProfileWith("order", GetParam());
+  if (!profile.order->StaticKeys()) return;  // nothing promised
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed);
+    std::vector<JobIndex> pending;
+    w->state->PendingJobs(&pending);
+    std::vector<double> now(pending.size()), later(pending.size());
+    profile.order->Keys(*w->state, pending, 500, now);
+    profile.order->Keys(*w->state, pending, 1e8, later);
+    ASSERT_EQ(now, later) << "seed " << seed;
+    for (JobIndex j : pending) ASSERT_FALSE(profile.order->IsStarving(*w->state, j, 1e8));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, JobOrderContract, ::testing::ValuesIn(Names(Point::kOrder)),
                          TestName);
 

@@ -60,7 +60,6 @@ class Kod2WeightOrder final : public engine::JobOrder {
             core::Time now, std::span<double> keys) const override;
   bool IsStarving(const engine::ClusterState& state, engine::JobIndex j,
                   core::Time now) const override;
-  bool Starves() const override { return true; }
 
   // w' and w of job `j` without aging.
   double Exponent(const engine::ClusterState& state, engine::JobIndex j) const;
