@@ -78,6 +78,13 @@ struct JobState {
   int placed_workers = 0;  // placed Worker slots
   int placed_tasks = 0;    // placed slots of any role
   int target_workers = 0;  // workers the job runs with once started
+  // When its size was last decided (a kStart or a kResize applied by
+  // JobLifecycle), kNever before. A sizer leaves a job sized at this
+  // instant alone for the rest of it (SizedAt): a decision is not undone at
+  // the instant it was taken, so the cycles of one instant end (each one
+  // that changes anything sizes a job that the next ones keep).
+  core::Time sized_at = core::kNever;
+  bool SizedAt(core::Time now) const { return sized_at == now; }
 
   int NumPs() const { return num_ps; }
   int NumChief() const { return num_chief; }

@@ -362,6 +362,7 @@ void JobLifecycle::Apply(const Plan& plan) {
       case ActionKind::kStart: {
         JobState& js = state_.MutableJob(j);
         js.target_workers = a.workers;
+        js.sized_at = now;
         if (h.admission_seq < 0) h.admission_seq = next_admission_++;
         if (js.phase == JobPhase::kStandby) ++h.reallocations;
         h.reason = a.reason;
@@ -374,6 +375,7 @@ void JobLifecycle::Apply(const Plan& plan) {
           return fmt::format("{} -> {}: {}", state_.Job(j).target_workers, a.workers, a.reason);
         });
         state_.MutableJob(j).target_workers = a.workers;
+        state_.MutableJob(j).sized_at = now;
         ++h.scale_events;
         if (a.preempted) ++h.preemptions;
         h.reason = a.reason;

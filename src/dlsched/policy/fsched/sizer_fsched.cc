@@ -81,8 +81,10 @@ std::vector<Entry> Collect(const engine::CycleContext& ctx) {
   for (JobIndex j : st.JobsInPhase(core::JobPhase::kRunning)) {
     const JobState& js = st.Job(j);
     if (js.placed_tasks == 0) continue;
-    entries.push_back({j, WorkerGpus(js) > 0 ? Kind::kRunning : Kind::kFrozen, js.placed_workers,
-                       js.PlacedRate()});
+    // A job sized at this instant keeps its size for the rest of it.
+    const bool resizable = WorkerGpus(js) > 0 && !js.SizedAt(ctx.now);
+    entries.push_back(
+        {j, resizable ? Kind::kRunning : Kind::kFrozen, js.placed_workers, js.PlacedRate()});
   }
   for (core::JobPhase p : kFrozenPhases) {
     for (JobIndex j : st.JobsInPhase(p)) {
@@ -280,24 +282,17 @@ std::string HeldBy(const engine::CycleContext& ctx, std::span<const JobIndex> sh
 
 enum class Outcome : uint8_t { kApplied, kUnplaceable, kNotPaidBack };
 
-// Places `alloc` on the session and records the decisions. kUnplaceable
-// (nothing changed) if some worker cannot be placed; kNotPaidBack (nothing
-// changed) if a running job's restart to grow would not finish it sooner:
-// those jobs are set in `refused`. Jobs it leaves waiting for held room are
-// added to `waits_for_held`.
-Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
-              std::span<const Entry> entries, const FschedAllocation& alloc, double current_total,
-              const FSchedulingSizer::Options& options, std::vector<char>* refused,
-              std::vector<JobIndex>* waits_for_held) {
+// Places every growth and start of `alloc` on the session, the shrinks
+// first when `shrink_first` (growing jobs may take the room they free),
+// else after. Without `defer`, a job that cannot be placed makes the whole
+// placement kUnplaceable (rolled back to `mark`); with it, that job is
+// rolled back alone, a job started by admission in this cycle loses its
+// start, and it is set in `deferred` (it waits for held room).
+Outcome Place(engine::CycleContext& ctx, const engine::Packer& packer,
+              std::span<const Entry> entries, const FschedAllocation& alloc, bool shrink_first,
+              bool defer, engine::Session::Mark mark, std::vector<char>* deferred) {
   const ClusterState& st = ctx.state();
-  const engine::Session::Mark mark = ctx.session.GetMark();
   const int n = static_cast<int>(entries.size());
-  const bool hold = Holds(options);
-  std::vector<JobIndex> shrinking;
-  for (int k = 0; k < n; ++k) {
-    const Entry& e = entries[k];
-    if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) shrinking.push_back(e.job);
-  }
   const auto shrink = [&] {
     for (int k = 0; k < n; ++k) {
       const Entry& e = entries[k];
@@ -306,13 +301,7 @@ Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
       }
     }
   };
-  // Without a hand-over at checkpoints, shrink first: growing jobs may take
-  // the freed GPUs at once. With it, the freed GPUs are held until the
-  // shrinking jobs' checkpoints end: jobs grow into the room free now, and
-  // a job that needs more waits for the held room (`deferred`), whole.
-  const bool room_coming = hold && (!shrinking.empty() || st.ReleasingGpus() > 0);
-  std::vector<char> deferred(n, 0);
-  if (!hold) shrink();
+  if (shrink_first) shrink();
   for (int k = 0; k < n; ++k) {
     const Entry& e = entries[k];
     const int target = alloc.workers[k];
@@ -326,36 +315,91 @@ Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
     }
     if (ok) ok = Grow(ctx, e.job, target);
     if (ok) continue;
-    if (!room_coming) {
+    if (!defer) {
       ctx.session.RollbackTo(mark);
       return Outcome::kUnplaceable;
     }
     ctx.session.RollbackTo(job_mark);
     if (e.kind == Kind::kStarted) Unstart(ctx, e.job);
-    deferred[k] = 1;
+    (*deferred)[k] = 1;
   }
-  if (hold) shrink();
+  if (!shrink_first) shrink();
+  return Outcome::kApplied;
+}
 
-  // Pay-back: a running job restarted to grow must finish sooner for it.
+// Pay-back: a running job restarted to grow (on the placement now on the
+// session) must finish sooner for it. Sets the jobs that would not in
+// `refused`; false if there is one.
+bool PaysBack(const engine::CycleContext& ctx, std::span<const Entry> entries,
+              const FschedAllocation& alloc, std::span<const char> deferred,
+              std::vector<char>* refused) {
+  const ClusterState& st = ctx.state();
   bool paid = true;
-  if (options.restart && options.pay_back) {
-    for (int k = 0; k < n; ++k) {
-      const Entry& e = entries[k];
-      if (e.kind != Kind::kRunning || alloc.workers[k] <= e.current || deferred[k]) continue;
-      const JobState& js = st.Job(e.job);
-      if (js.spec->total_steps <= 0) continue;  // its work is unknown (a TrainingJob may not say)
-      const double left = std::max(0.0, js.spec->total_steps - js.steps_done);
-      const double rate = js.PlacedRate();  // its new placement, on the session
-      const double keep = e.rate > 0 ? left / e.rate : core::kNever;
-      const double restart = js.spec->checkpoint_delay + js.spec->launch_delay +
-                             (rate > 0 ? left / rate : core::kNever);
-      if (!(restart < keep)) {
-        (*refused)[k] = 1;
-        paid = false;
-      }
+  for (int k = 0; k < static_cast<int>(entries.size()); ++k) {
+    const Entry& e = entries[k];
+    if (e.kind != Kind::kRunning || alloc.workers[k] <= e.current || deferred[k]) continue;
+    const JobState& js = st.Job(e.job);
+    if (js.spec->total_steps <= 0) continue;  // its work is unknown (a TrainingJob may not say)
+    const double left = std::max(0.0, js.spec->total_steps - js.steps_done);
+    const double rate = js.PlacedRate();  // its new placement, on the session
+    const double keep = e.rate > 0 ? left / e.rate : core::kNever;
+    const double restart =
+        js.spec->checkpoint_delay + js.spec->launch_delay + (rate > 0 ? left / rate : core::kNever);
+    if (!(restart < keep)) {
+      (*refused)[k] = 1;
+      paid = false;
     }
   }
-  if (!paid) {
+  return paid;
+}
+
+// Places `alloc` on the session and records the decisions. kUnplaceable
+// (nothing changed) if some worker cannot be placed; kNotPaidBack (nothing
+// changed) if a running job's restart to grow would not finish it sooner:
+// those jobs are set in `refused`. Jobs it leaves waiting for held room are
+// added to `waits_for_held`.
+Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
+              std::span<const Entry> entries, const FschedAllocation& alloc, double current_total,
+              const FSchedulingSizer::Options& options, std::vector<char>* refused,
+              std::vector<JobIndex>* waits_for_held) {
+  const ClusterState& st = ctx.state();
+  const engine::Session::Mark mark = ctx.session.GetMark();
+  const int n = static_cast<int>(entries.size());
+  const bool hold = Holds(options);
+  const bool pay_back = options.restart && options.pay_back;
+  std::vector<JobIndex> shrinking;
+  for (int k = 0; k < n; ++k) {
+    const Entry& e = entries[k];
+    if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) shrinking.push_back(e.job);
+  }
+  std::vector<char> deferred(n, 0);
+  // With a hand-over at checkpoints the room a shrink frees is held until
+  // the shrinking job's checkpoint ends, and the jobs that need it wait for
+  // it (below). A shrink is committed only for a plan that holds once that
+  // room is free: placed with the shrinks done first, and paid back, as
+  // the cycle at the checkpoint's end will find it. Without this test a
+  // job could be shrunk for a growth that turns out unplaceable, or not
+  // worth its restart, when the room comes; the next allocation then gives
+  // the room back to the shrunk job, and with no delays the two undo each
+  // other at one instant for ever (the livelock of issue 22).
+  if (hold && !shrinking.empty()) {
+    const Outcome trial =
+        Place(ctx, packer, entries, alloc, /*shrink_first=*/true, /*defer=*/false, mark, nullptr);
+    const bool paid =
+        trial != Outcome::kApplied || !pay_back || PaysBack(ctx, entries, alloc, deferred, refused);
+    ctx.session.RollbackTo(mark);
+    if (trial != Outcome::kApplied) return trial;
+    if (!paid) return Outcome::kNotPaidBack;
+  }
+  // Without a hand-over at checkpoints, shrink first: growing jobs may take
+  // the freed GPUs at once. With it, the freed GPUs are held until the
+  // shrinking jobs' checkpoints end: jobs grow into the room free now, and
+  // a job that needs more waits for the held room (`deferred`), whole.
+  const bool room_coming = hold && (!shrinking.empty() || st.ReleasingGpus() > 0);
+  const Outcome placed =
+      Place(ctx, packer, entries, alloc, /*shrink_first=*/!hold, room_coming, mark, &deferred);
+  if (placed != Outcome::kApplied) return placed;
+  if (pay_back && !PaysBack(ctx, entries, alloc, deferred, refused)) {
     ctx.session.RollbackTo(mark);
     return Outcome::kNotPaidBack;
   }
