@@ -1,5 +1,6 @@
 #include "dlsched/sim/generate.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -296,6 +297,34 @@ void AppendInitial(std::string& out, const core::InitialState& in) {
 }
 
 }  // namespace
+
+double OfferedLoad(const config::WorkloadSpec& workload, int64_t gpus) {
+  if (workload.jobs.empty() || gpus <= 0) return 0;
+  double gpu_seconds = 0;
+  core::Time first = core::kNever;
+  core::Time last = 0;
+  for (const core::JobSpec& j : workload.jobs) {
+    first = std::min(first, j.submit_time);
+    last = std::max(last, j.submit_time);
+    const int n = j.role(core::Role::kWorker).replicas;
+    const double rate = j.throughput.Rate(n);
+    if (rate > 0)
+      gpu_seconds += static_cast<double>(j.Demand(n)[core::kGpu]) * j.total_steps / rate;
+  }
+  if (gpu_seconds == 0) return 0;
+  if (last <= first) return std::numeric_limits<double>::infinity();
+  return gpu_seconds / (static_cast<double>(gpus) * (last - first));
+}
+
+config::WorkloadSpec WithLoad(const config::WorkloadSpec& workload, double load, int64_t gpus) {
+  config::WorkloadSpec out = workload;
+  const double now = OfferedLoad(workload, gpus);
+  if (!(now > 0) || !std::isfinite(now) || !(load > 0)) return out;
+  core::Time first = core::kNever;
+  for (const core::JobSpec& j : out.jobs) first = std::min(first, j.submit_time);
+  for (core::JobSpec& j : out.jobs) j.submit_time = first + (j.submit_time - first) * now / load;
+  return out;
+}
 
 core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& options) {
   if (auto st = CheckOptions(options); !st) return std::unexpected(st.error());

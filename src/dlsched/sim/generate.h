@@ -41,6 +41,17 @@ struct GenerateOptions {
 // in, as sim::LoadWorkload does), sorted by arrival. Errors name the option.
 core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& options);
 
+// The load `workload` offers a cluster of `gpus` GPUs: the GPU-seconds its
+// jobs ask for (each job's GPUs at its requested size times its running
+// time there, alone, at full speed) over `gpus` times the span of its
+// arrivals. 0 when it asks for no GPU; infinity when every job arrives at
+// once.
+double OfferedLoad(const config::WorkloadSpec& workload, int64_t gpus);
+
+// `workload` with its arrivals scaled (around the first) so that it offers
+// `load` to `gpus` GPUs; unchanged when it offers 0 or infinity.
+config::WorkloadSpec WithLoad(const config::WorkloadSpec& workload, double load, int64_t gpus);
+
 // The workload in the YAML format config::ParseWorkload reads. A job whose
 // throughput is a model-zoo entry is written as {model: <name>}, any other as
 // a table, a job given by its duration by `duration` (and `scaling`).

@@ -1,0 +1,164 @@
+#include "sim/liveness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "dlsched/config/specs.h"
+#include "dlsched/sim/generate.h"
+
+namespace dlsched::testing {
+namespace {
+
+// Uniform draws from the raw engine output (the same on every library).
+class Draw {
+ public:
+  explicit Draw(uint64_t seed) : gen_(seed) {}
+  double Unit() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
+  int In(int lo, int hi) { return lo + static_cast<int>(gen_() % uint64_t(hi - lo + 1)); }
+  double LogUniform(double lo, double hi) {
+    return std::exp(std::log(lo) + Unit() * (std::log(hi) - std::log(lo)));
+  }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+}  // namespace
+
+std::string LivenessCase::Describe() const {
+  return fmt::format("seed {} ({} jobs, load {:.2f}, {} nodes x {} GPUs, elastic {:g}, {}delays)",
+                     seed, jobs, load, nodes, gpus_per_node, elastic_fraction, delays ? "" : "no ");
+}
+
+LivenessCase DrawCase(uint64_t seed, int min_jobs, int max_jobs) {
+  Draw d(seed * 0x9E3779B97F4A7C15ULL + 1);
+  LivenessCase c;
+  c.seed = seed;
+  c.jobs = static_cast<int>(std::lround(d.LogUniform(min_jobs, max_jobs)));
+  c.load = 0.3 + 1.7 * d.Unit();
+  c.nodes = static_cast<int>(std::lround(d.LogUniform(2, 64)));
+  c.gpus_per_node = d.In(0, 1) ? 8 : 4;
+  const double fractions[] = {0.2, 0.5, 1};
+  c.elastic_fraction = fractions[d.In(0, 2)];
+  c.delays = d.In(0, 1) == 1;
+  return c;
+}
+
+core::Result<CaseInput> BuildCase(const LivenessCase& c) {
+  CaseInput in;
+  sim::ClusterOptions co;
+  co.nodes = c.nodes;
+  co.gpus_per_node = c.gpus_per_node;
+  auto yaml = sim::ClusterYaml(co);
+  if (!yaml) return std::unexpected(yaml.error());
+  auto cluster = config::ParseCluster(*yaml, "generated");
+  if (!cluster) return std::unexpected(cluster.error());
+  in.cluster = std::move(*cluster);
+
+  sim::GenerateOptions go;
+  go.jobs = c.jobs;
+  go.seed = c.seed;
+  go.max_workers = c.gpus_per_node;
+  go.elastic_fraction = c.elastic_fraction;
+  auto workload = sim::GenerateWorkload(go);
+  if (!workload) return std::unexpected(workload.error());
+  in.workload = sim::WithLoad(*workload, c.load, int64_t{c.nodes} * c.gpus_per_node);
+  if (c.delays) {
+    Draw d(c.seed ^ 0xD1B54A32D192ED03ULL);
+    for (core::JobSpec& j : in.workload.jobs) {
+      j.launch_delay = d.In(1, 12) * 5;
+      j.checkpoint_delay = d.In(0, 6) * 5;
+    }
+  }
+  return in;
+}
+
+bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,
+                  const engine::Engine& engine) {
+  config::WorkloadSpec alone;
+  alone.jobs.push_back(job);
+  alone.jobs[0].submit_time = 0;
+  alone.jobs[0].deadline.reset();
+  auto r = sim::Simulate(cluster, alone, engine, {});
+  return r.has_value() && r->run.jobs[0].first_start != core::kNever;
+}
+
+std::vector<int> ScaleEventBounds(const sim::SimResult& run) {
+  const auto& jobs = run.run.jobs;
+  std::vector<core::Time> changes;  // arrivals and completions
+  for (const auto& j : jobs) {
+    changes.push_back(j.submit);
+    if (j.completion != core::kNever) changes.push_back(j.completion);
+  }
+  std::sort(changes.begin(), changes.end());
+  std::vector<int> bounds;
+  bounds.reserve(jobs.size());
+  for (const auto& j : jobs) {
+    const core::Time end = j.completion != core::kNever ? j.completion : run.run.end_time;
+    const auto lo = std::lower_bound(changes.begin(), changes.end(), j.submit);
+    const auto hi = std::upper_bound(changes.begin(), changes.end(), end);
+    // Its own arrival and completion are among them.
+    const int own = 1 + (j.completion != core::kNever ? 1 : 0);
+    bounds.push_back(2 + 2 * (static_cast<int>(hi - lo) - own));
+  }
+  return bounds;
+}
+
+void ResizeCounter::Hook(sim::SimOptions& options) {
+  options.on_plan = [this](core::Time now, const engine::Plan& plan) {
+    if (now != now_) {
+      now_ = now;
+      resized_now_.clear();
+    }
+    for (const engine::Action& a : plan.actions) {
+      if (a.kind != engine::ActionKind::kResize) continue;
+      const int32_t j = a.task.job;
+      if (std::find(resized_now_.begin(), resized_now_.end(), j) != resized_now_.end()) {
+        twice_.emplace_back(j, now);
+      } else {
+        resized_now_.push_back(j);
+      }
+    }
+  };
+}
+
+std::vector<std::string> CheckLiveness(const CaseInput& input, const engine::Engine& engine,
+                                       const sim::SimResult& run, const ResizeCounter& resizes,
+                                       LivenessStats* stats) {
+  std::vector<std::string> out;
+  const auto& jobs = run.run.jobs;
+  const bool per_pod = engine.profile().admission->UsesPodQueue();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const metrics::JobRecord& r = jobs[i];
+    if (r.final_phase == core::JobPhase::kCompleted) continue;
+    if (per_pod && run.run.deadlocked && r.stuck &&
+        r.reason.find("livelock") == std::string::npos) {
+      continue;  // the per-pod deadlock the baseline exists to show, labelled as such
+    }
+    if (!CanEverStart(input.cluster, input.workload.jobs[i], engine)) continue;
+    out.push_back(fmt::format("job {} could start alone but ended {}{}: {}", r.name,
+                              core::PhaseName(r.final_phase), r.stuck ? " (stuck)" : "", r.reason));
+  }
+  for (const auto& [j, t] : resizes.Twice()) {
+    out.push_back(fmt::format("job {} resized twice at {:g} s", jobs[j].name, t));
+  }
+  const std::vector<int> bounds = ScaleEventBounds(run);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (stats != nullptr) {
+      stats->max_scale_events = std::max(stats->max_scale_events, jobs[i].scale_events);
+      stats->max_bound_use =
+          std::max(stats->max_bound_use, static_cast<double>(jobs[i].scale_events) / bounds[i]);
+    }
+    if (jobs[i].scale_events > bounds[i]) {
+      out.push_back(fmt::format("job {}: {} scale events, more than its bound {}", jobs[i].name,
+                                jobs[i].scale_events, bounds[i]));
+    }
+  }
+  return out;
+}
+
+}  // namespace dlsched::testing
