@@ -19,12 +19,20 @@ struct JobRecord {
   core::Time completion = core::kNever;   // Completed or Failed time
   core::JobPhase final_phase = core::JobPhase::kSubmitted;
   int64_t admission_seq = -1;  // order of first start across the run (0, 1, ...)
-  core::Time queueing = 0;     // time before the first allocation
-  core::Time launching = 0;    // Standby + Launching + Checkpointing + Stopping
-  core::Time running = 0;      // RunningProtected + Running
-  int reallocations = 0;       // allocation changes after the first start
-  int preemptions = 0;         // times the job was stopped or shrunk for another job
-  int scale_events = 0;        // scale-in plus scale-out steps applied to it
+  // The three add up to the JCT (or, for a job not finished, to the time
+  // from its submission to the run's end); docs/formats.md has a worked
+  // timeline of each case.
+  // Waiting for resources: from submission to the first start, and from
+  // every stop (preemption, a lost task) to the relaunch (Waiting,
+  // Starving, Standby).
+  core::Time queueing = 0;
+  // Launch and relaunch delays, and the checkpoints a job stops for
+  // (Launching, Checkpointing, Stopping).
+  core::Time launching = 0;
+  core::Time running = 0;  // making progress: RunningProtected + Running
+  int reallocations = 0;   // allocation changes after the first start
+  int preemptions = 0;     // times the job was stopped or shrunk for another job
+  int scale_events = 0;    // scale-in plus scale-out steps applied to it
   int final_workers = 0;
   // Time the job would need alone with its best allocation (total steps /
   // best throughput); 0 when unknown. Used for slowdown and fairness.

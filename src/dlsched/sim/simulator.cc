@@ -534,12 +534,20 @@ core::Result<SimResult> Simulation::Run() {
     if (core::IsFinal(js.phase)) r.completion = js.phase_since;
     r.admission_seq = sj.admission_seq;
     const core::Time end = core::IsFinal(js.phase) ? js.phase_since : now_;
-    r.queueing = (r.first_start != core::kNever ? r.first_start : end) - r.submit;
-    r.launching =
-        sj.clock.TimeIn(JobPhase::kStandby, end) + sj.clock.TimeIn(JobPhase::kLaunching, end) +
-        sj.clock.TimeIn(JobPhase::kCheckpointing, end) + sj.clock.TimeIn(JobPhase::kStopping, end);
+    r.launching = sj.clock.TimeIn(JobPhase::kLaunching, end) +
+                  sj.clock.TimeIn(JobPhase::kCheckpointing, end) +
+                  sj.clock.TimeIn(JobPhase::kStopping, end);
     r.running = sj.clock.TimeIn(JobPhase::kRunningProtected, end) +
                 sj.clock.TimeIn(JobPhase::kRunning, end);
+    // Waiting for room: before its first start, and in Standby after a stop
+    // (a preemption, a lost task) until it relaunched. That is the queueing
+    // delay of the Tiresias and Pollux papers, not launching. The three add
+    // up to end - submit.
+    const core::Time entered = sj.clock.FirstEntered(JobPhase::kWaiting);
+    r.queueing = std::max(0.0, (entered != core::kNever ? entered : end) - r.submit) +
+                 sj.clock.TimeIn(JobPhase::kWaiting, end) +
+                 sj.clock.TimeIn(JobPhase::kStarving, end) +
+                 sj.clock.TimeIn(JobPhase::kStandby, end);
     r.reallocations = sj.reallocations;
     r.preemptions = sj.preemptions;
     r.scale_events = sj.scale_events;

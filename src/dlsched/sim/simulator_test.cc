@@ -287,5 +287,68 @@ TEST(SimulatorTest, TableThatCannotRunAtMinimumIsRejected) {
             "starts at 2 workers), so the job could never finish");
 }
 
+// Queueing, launching and running add up to the JCT, and a wait after a
+// stop is queueing (docs/formats.md, "Phases and figures"). One node of 2
+// GPUs, launch 10 s, checkpoint 5 s, every job 2 one-GPU workers at 1
+// step/s in all.
+class AccountingTest : public ::testing::Test {
+ protected:
+  static core::JobSpec Job(std::string name, double arrival, double steps,
+                           core::PriorityClass priority) {
+    core::JobSpec j = WorkerJob(std::move(name), arrival, 2, 2, 2, {{2, 1.0}}, steps);
+    j.priority = priority;
+    j.launch_delay = 10;
+    j.checkpoint_delay = 5;
+    return j;
+  }
+  static void ExpectPhases(const metrics::JobRecord& r, double queueing, double launching,
+                           double running, double jct) {
+    EXPECT_DOUBLE_EQ(r.queueing, queueing) << r.name;
+    EXPECT_DOUBLE_EQ(r.launching, launching) << r.name;
+    EXPECT_DOUBLE_EQ(r.running, running) << r.name;
+    EXPECT_DOUBLE_EQ(r.completion - r.submit, jct) << r.name;
+    EXPECT_DOUBLE_EQ(r.queueing + r.launching + r.running, jct) << r.name;
+  }
+};
+
+// X (40 steps) holds the node 0..50 (launch 0..10, runs 10..50); A,
+// submitted at 0, waits 0..50, launches 50..60 and runs 60..1060.
+TEST_F(AccountingTest, AWaitBeforeTheFirstStartIsQueueing) {
+  config::WorkloadSpec w;
+  w.jobs.push_back(Job("x", 0, 40, core::PriorityClass::kNormal));
+  w.jobs.push_back(Job("a", 0, 1000, core::PriorityClass::kNormal));
+  auto r = Simulate(GpuNodes(1, 2), w, MakeEngine("gang-binpack"), {});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ExpectPhases(Record(*r, "x"), 0, 10, 40, 50);
+  ExpectPhases(Record(*r, "a"), 50, 10, 1000, 1060);
+}
+
+// volcano-priority, A low priority (1000 steps), B and C high (100 steps
+// each) at 100 and 300:
+//   A  launches 0..10, runs 10..100 (90 steps)
+//   B  arrives at 100: A checkpoints 100..105 and waits in Standby
+//      105..210; B launches 100..110, runs 110..210
+//   A  relaunches 210..220, runs 220..300 (170 steps)
+//   C  arrives at 300: A checkpoints 300..305, waits 305..410; C runs
+//      310..410
+//   A  relaunches 410..420, runs 420..1250 (830 steps left)
+// A: queueing 105 + 105 = 210 (before, the waits in Standby counted as
+// launching: 250), launching 3 x 10 + 2 x 5 = 40, running 90 + 80 + 830
+// = 1000, JCT 1250.
+TEST_F(AccountingTest, AJobPreemptedTwiceQueuesAfterEachStop) {
+  config::WorkloadSpec w;
+  w.jobs.push_back(Job("a", 0, 1000, core::PriorityClass::kLow));
+  w.jobs.push_back(Job("b", 100, 100, core::PriorityClass::kHigh));
+  w.jobs.push_back(Job("c", 300, 100, core::PriorityClass::kHigh));
+  auto r = Simulate(GpuNodes(1, 2), w, MakeEngine("volcano-priority"), {});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  const metrics::JobRecord& a = Record(*r, "a");
+  EXPECT_EQ(a.preemptions, 2);
+  EXPECT_EQ(a.reallocations, 2);
+  ExpectPhases(a, 210, 40, 1000, 1250);
+  ExpectPhases(Record(*r, "b"), 0, 10, 100, 110);
+  ExpectPhases(Record(*r, "c"), 0, 10, 100, 110);
+}
+
 }  // namespace
 }  // namespace dlsched::sim
