@@ -516,10 +516,11 @@ core::Result<TraceOptions> ParseTraceArg(std::string_view arg) {
     }
   }
   if (!known || colon + 1 >= arg.size()) {
+    constexpr std::string_view kFormats[] = {"tiresias", "philly", "pollux", "native"};
     return core::Errorf(
         "--trace: expected FORMAT:FILE with FORMAT one of tiresias, philly, pollux, native, got "
-        "{}",
-        core::internal::QuoteInput(arg));
+        "{}{}",
+        core::internal::QuoteInput(arg), known ? "" : core::DidYouMean(format, kFormats));
   }
   o.path = std::string(arg.substr(colon + 1));
   return o;

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "dlsched/config/yaml_util.h"
+#include "dlsched/core/text.h"
 #include "dlsched/policy/admission_gang.h"
 #include "dlsched/policy/admission_per_pod.h"
 #include "dlsched/policy/args.h"
@@ -67,8 +68,9 @@ core::Result<std::unique_ptr<T>> Build(const Map& m, const config::PluginSpec& p
                                        std::string_view point) {
   auto it = m.find(p.name);
   if (it == m.end()) {
-    return core::Errorf("{}: unknown {} '{}' (known: {})", NamePath(p), point, p.name,
-                        fmt::join(Names(m), ", "));
+    const std::vector<std::string_view> names = Names(m);
+    return core::Errorf("{}: unknown {} '{}' (known: {}){}", NamePath(p), point, p.name,
+                        fmt::join(names, ", "), core::DidYouMean(p.name, names));
   }
   // yaml-cpp throws from unexpected places (a conversion, a subscript); a
   // plugin's arguments are user input, so that is an error about them.
@@ -291,8 +293,9 @@ core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path
              !name_or_path.ends_with(".yml")) {
     std::vector<std::string_view> names;
     for (const auto& b : BuiltinProfiles()) names.push_back(b.name);
-    return core::Errorf("--profile: '{}' is neither a built-in profile ({}) nor a .yaml file",
-                        name_or_path, fmt::join(names, ", "));
+    return core::Errorf("--profile: '{}' is neither a built-in profile ({}) nor a .yaml file{}",
+                        name_or_path, fmt::join(names, ", "),
+                        core::DidYouMean(name_or_path, names));
   } else if (overrides.empty()) {
     return config::LoadProfile(name_or_path);
   } else {
