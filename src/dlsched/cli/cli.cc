@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/options.h"
 #include "dlsched/cli/report_command.h"
 #include "dlsched/cli/runs.h"
 #include "dlsched/cli/sweep.h"
@@ -162,12 +164,31 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
   AddSetOption(cmd, &a->overrides);
 }
 
+constexpr std::string_view kTiresiasPrefix = "tiresias:";
+
 core::Result<core::ClusterSpec> LoadClusterArg(const std::string& arg) {
-  constexpr std::string_view kTiresias = "tiresias:";
-  if (arg.starts_with(kTiresias)) {
-    return config::LoadTiresiasCluster(arg.substr(kTiresias.size()));
+  if (arg.starts_with(kTiresiasPrefix)) {
+    return config::LoadTiresiasCluster(arg.substr(kTiresiasPrefix.size()));
+  }
+  // "tiresais:FILE" is a misspelt format, not a file of that name.
+  const size_t colon = arg.find(':');
+  std::error_code ec;
+  if (colon != std::string::npos && arg.find('/') > colon && !std::filesystem::exists(arg, ec)) {
+    constexpr std::string_view kFormats[] = {"tiresias"};
+    const std::string hint = core::DidYouMean(arg.substr(0, colon), kFormats);
+    if (!hint.empty()) {
+      return core::Errorf("--cluster: '{}': expected a cluster YAML or tiresias:FILE{}", arg, hint);
+    }
   }
   return config::LoadCluster(arg);
+}
+
+// Whether `path` names a CSV file (by its extension, in any case).
+bool IsCsvName(std::string_view path) {
+  if (path.size() < 4) return false;
+  std::string ext(path.substr(path.size() - 4));
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".csv";
 }
 
 // The jobs of a run: the workload file, or the trace with its options. A
@@ -176,6 +197,13 @@ core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
   if (s.trace.empty()) {
     if (s.workload.empty()) {
       return core::MakeError("give the jobs with --workload FILE or --trace FORMAT:FILE");
+    }
+    if (IsCsvName(s.workload)) {
+      return core::Errorf(
+          "--workload: {} is a CSV file; --workload reads workload YAML. Give a trace as "
+          "--trace FORMAT:FILE (-t), FORMAT one of tiresias, philly, pollux, native "
+          "(docs/traces.md), e.g. -t native:{}",
+          s.workload, s.workload);
     }
     return sim::LoadWorkload(s.workload);
   }
@@ -559,13 +587,15 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   w.EndArray();
   w.EndObject();
   json += '\n';
-  std::fputs(AlignedTable(rows).c_str(), stdout);
-  for (const auto& row : rows) {
-    if (row[1] != "all done" && row[1] != "status") {
-      std::puts(
-          "(JCT, makespan and slowdown marked >= count the jobs that did not complete at the "
-          "run's end: lower bounds)");
-      break;
+  if (!quiet) {
+    std::fputs(AlignedTable(rows).c_str(), stdout);
+    for (const auto& row : rows) {
+      if (row[1] != "all done" && row[1] != "status") {
+        std::puts(
+            "(JCT, makespan and slowdown marked >= count the jobs that did not complete at the "
+            "run's end: lower bounds)");
+        break;
+      }
     }
   }
   if (auto st = out->Add("compare.csv", csv); !st) return RunFailed(st.error());
@@ -812,8 +842,12 @@ int Profiles(const std::string& show) {
       std::fwrite(text->data(), 1, text->size(), stdout);
       return kOk;
     }
-    return BadInput(core::Error{
-        fmt::format("--show: no built-in profile named '{}' (see `dlsched profiles`)", show)});
+    std::vector<std::string_view> names;
+    for (const auto& b : policy::BuiltinProfiles()) names.push_back(b.name);
+    return BadInput(
+        core::Error{fmt::format("--show: no built-in profile named '{}' (see `dlsched "
+                                "profiles`){}",
+                                show, core::DidYouMean(show, names))});
   }
   int width = 0;
   for (const auto& b : policy::BuiltinProfiles()) width = std::max(width, int(b.name.size()));
@@ -1164,7 +1198,7 @@ int Sweep(const SweepArgs& a) {
   std::vector<std::vector<std::string>> lines = {
       {"cell", "profile", "load", "seed", "status", "done", "JCT mean", "JCT p95", "makespan"}};
   lines.insert(lines.end(), table.begin(), table.end());
-  std::fputs(AlignedTable(lines).c_str(), stdout);
+  if (!a.quiet) std::fputs(AlignedTable(lines).c_str(), stdout);
   const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
   if (a.cell) {
     std::printf("results: %s/ (cell %lld of %zu)\n", shown.c_str(), static_cast<long long>(*a.cell),
@@ -1211,17 +1245,17 @@ int Run(int argc, char** argv) {
   simulate->footer(
       "Examples:\n"
       "  dlsched simulate -c examples/cluster-kod2-elastic.yaml \\\n"
-      "                   -w examples/workload-kod2-elastic.yaml -p kod2 --jobs\n"
+      "                   -w examples/workload-kod2-elastic.yaml -p kod2 --job-table\n"
       "  dlsched simulate -c C -w W -p kod2 --set order.args.kappa=2   # a variant of kod2");
   AddRunOptions(simulate, &sim_args);
   simulate->add_option("--out,-o", out_dir,
                        "Output directory (default: out/<profile name>). Written as one unit and "
                        "replaced as a whole, so it must be new, empty or an earlier result "
                        "directory of dlsched");
-  simulate->add_flag("--quiet,-q", quiet,
-                     "Do not print the tables or the progress line (shown on stderr when it is a "
-                     "terminal)");
-  simulate->add_flag("--jobs", job_table, "Also print one row per job after the summary");
+  AddQuietOption(simulate, &quiet);
+  // --jobs meant this until 0.1.0; it is a job count everywhere now (Run
+  // refuses it here, pointing to --job-table).
+  simulate->add_flag("--job-table", job_table, "Also print one row per job after the summary");
   AddReportOption(simulate, &sim_args.report);
 
   std::vector<std::string> files;
@@ -1279,7 +1313,7 @@ int Run(int argc, char** argv) {
                    "Profiles run at once (default 0: one per core); the results do not depend "
                    "on it")
       ->capture_default_str();
-  compare->add_flag("--quiet,-q", compare_quiet, "No progress line on stderr");
+  AddQuietOption(compare, &compare_quiet);
   AddReportOption(compare, &compare_args.report);
   compare
       ->add_option("--out,-o", compare_out,
@@ -1342,7 +1376,7 @@ int Run(int argc, char** argv) {
       ->add_option("--threads,-j", sweep_args.threads,
                    "Cells run at once (default 0: one per core); the results do not depend on it")
       ->capture_default_str();
-  sweep->add_flag("--quiet,-q", sweep_args.quiet, "No progress line on stderr");
+  AddQuietOption(sweep, &sweep_args.quiet);
   sweep->add_flag("--keep-runs", sweep_args.keep_runs,
                   "Keep every cell's jobs.csv, events.csv, allocations.csv and utilization.csv "
                   "too (default: cell.csv and summary.json only)");
@@ -1467,9 +1501,23 @@ int Run(int argc, char** argv) {
     std::vector<std::string> known;
     for (const CLI::App* sub : app.get_subcommands({})) known.push_back(sub->get_name());
     if (std::find(known.begin(), known.end(), argv[1]) == known.end()) {
-      PrintError(fmt::format("'{}' is not a dlsched command (commands: {}; see 'dlsched --help')",
-                             argv[1], fmt::join(known, ", ")));
+      const std::vector<std::string_view> names(known.begin(), known.end());
+      PrintError(fmt::format("'{}' is not a dlsched command (commands: {}; see 'dlsched --help'){}",
+                             argv[1], fmt::join(known, ", "), core::DidYouMean(argv[1], names)));
       return kBadInput;
+    }
+  }
+  // `simulate --jobs` printed the per-job table until 0.1.0; --jobs is a
+  // job count on every command now.
+  if (argc > 1 && std::string_view(argv[1]) == "simulate") {
+    for (int i = 2; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      if (arg == "--jobs" || arg.starts_with("--jobs=")) {
+        PrintError(
+            "simulate: --jobs is now --job-table (one row per job after the summary); --jobs "
+            "N is a job count, as on generate and sweep");
+        return kBadInput;
+      }
     }
   }
   try {

@@ -129,7 +129,7 @@ TEST_F(SweepTest, TwoByTwoGridEqualsFourSeparateRuns) {
   WriteInputs();
   const Ran r =
       Dlsched(fmt::format("sweep -c {} -w {} -p gang-binpack,kod2 --load 1,2 "
-                          "--keep-runs -q -o {}",
+                          "--keep-runs -o {}",
                           Path("c.yaml"), Path("w.yaml"), Path("sweep")));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   for (const char* load : {"1", "2"}) {
