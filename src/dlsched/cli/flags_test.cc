@@ -54,9 +54,9 @@ TEST_F(FlagsTest, SimulateJobsPointsToJobTable) {
 
 // Every command's --help: -q appears only as --quiet, with one meaning.
 TEST_F(FlagsTest, QuietIsTheSameOnEveryCommand) {
-  const std::vector<std::string> commands = {"simulate", "compare",  "sweep",    "validate",
-                                             "explain",  "profiles", "models",   "generate",
-                                             "convert",  "report",   "operator", "snapshot"};
+  const std::vector<std::string> commands = {
+      "simulate", "compare", "sweep",  "validate", "explain",  "profiles", "models",
+      "generate", "convert", "report", "rerun",    "operator", "snapshot"};
   std::vector<std::string> with_quiet;
   for (const auto& c : commands) {
     const Ran help = Dlsched(c + " --help");
@@ -70,7 +70,7 @@ TEST_F(FlagsTest, QuietIsTheSameOnEveryCommand) {
     EXPECT_NE(help.out.find("Print no tables and no progress line"), std::string::npos)
         << c << help.out;
   }
-  EXPECT_EQ(with_quiet, (std::vector<std::string>{"simulate", "compare", "sweep"}));
+  EXPECT_EQ(with_quiet, (std::vector<std::string>{"simulate", "compare", "sweep", "rerun"}));
 
   // And it does the same: no table, only where the results went.
   const std::vector<std::pair<std::string, std::string>> runs = {
@@ -94,6 +94,14 @@ TEST_F(FlagsTest, QuietIsTheSameOnEveryCommand) {
     const Ran loud = Dlsched(fmt::format("{} -o {}", run, Path("loud")));
     EXPECT_NE(loud.out.find("fifo"), std::string::npos) << run << loud.out;
   }
+  ASSERT_EQ(Dlsched(fmt::format("simulate {} -q -o {}", kRun, Path("sim"))).code, 0);
+  const Ran rerun = Dlsched("rerun -q " + Path("sim"));
+  ASSERT_EQ(rerun.code, 0) << rerun.err;
+  EXPECT_EQ(rerun.out, fmt::format("results: {0}-rerun/ (summary.json, jobs.csv, events.csv, "
+                                   "allocations.csv, utilization.csv)\n"
+                                   "rerun: {0}-rerun/ is byte for byte {0}/ (5 files compared; "
+                                   "report.html is not)\n",
+                                   Path("sim")));
 }
 
 TEST_F(FlagsTest, UnknownNamesGetADidYouMean) {

@@ -317,4 +317,29 @@ core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path
   return spec;
 }
 
+core::Result<std::string> ResolvedProfileText(const std::string& name_or_path,
+                                              std::span<const std::string> overrides) {
+  auto spec = ResolveProfile(name_or_path, overrides);
+  if (!spec) return std::unexpected(spec.error());
+  std::string text;
+  if (auto builtin = BuiltinProfileText(name_or_path)) {
+    text = std::move(*builtin);
+  } else {
+    auto read = config::internal::ReadFile(name_or_path);
+    if (!read) return std::unexpected(read.error());
+    text = std::move(*read);
+  }
+  if (overrides.empty()) return text;
+  std::vector<std::string> all(overrides.begin(), overrides.end());
+  const bool named = std::any_of(all.begin(), all.end(),
+                                 [](const std::string& o) { return o.starts_with("name="); });
+  if (!named) {
+    // A single-quoted YAML scalar: read back as the name, whatever it holds.
+    std::string quoted = "'";
+    for (char c : spec->name) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    all.push_back("name=" + quoted + "'");
+  }
+  return config::ApplyProfileOverrides(text, name_or_path, all);
+}
+
 }  // namespace dlsched::policy
