@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,7 +27,10 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/options.h"
+#include "dlsched/cli/provenance.h"
 #include "dlsched/cli/report_command.h"
+#include "dlsched/cli/rerun.h"
 #include "dlsched/cli/runs.h"
 #include "dlsched/cli/sweep.h"
 #include "dlsched/config/specs.h"
@@ -39,6 +43,7 @@
 #include "dlsched/report/json_writer.h"
 #include "dlsched/report/output_dir.h"
 #include "dlsched/report/outputs.h"
+#include "dlsched/report/provenance.h"
 #include "dlsched/report/sweep.h"
 #include "dlsched/report/table.h"
 #include "dlsched/sim/generate.h"
@@ -162,12 +167,31 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
   AddSetOption(cmd, &a->overrides);
 }
 
+constexpr std::string_view kTiresiasPrefix = "tiresias:";
+
 core::Result<core::ClusterSpec> LoadClusterArg(const std::string& arg) {
-  constexpr std::string_view kTiresias = "tiresias:";
-  if (arg.starts_with(kTiresias)) {
-    return config::LoadTiresiasCluster(arg.substr(kTiresias.size()));
+  if (arg.starts_with(kTiresiasPrefix)) {
+    return config::LoadTiresiasCluster(arg.substr(kTiresiasPrefix.size()));
+  }
+  // "tiresais:FILE" is a misspelt format, not a file of that name.
+  const size_t colon = arg.find(':');
+  std::error_code ec;
+  if (colon != std::string::npos && arg.find('/') > colon && !std::filesystem::exists(arg, ec)) {
+    constexpr std::string_view kFormats[] = {"tiresias"};
+    const std::string hint = core::DidYouMean(arg.substr(0, colon), kFormats);
+    if (!hint.empty()) {
+      return core::Errorf("--cluster: '{}': expected a cluster YAML or tiresias:FILE{}", arg, hint);
+    }
   }
   return config::LoadCluster(arg);
+}
+
+// Whether `path` names a CSV file (by its extension, in any case).
+bool IsCsvName(std::string_view path) {
+  if (path.size() < 4) return false;
+  std::string ext(path.substr(path.size() - 4));
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".csv";
 }
 
 // The jobs of a run: the workload file, or the trace with its options. A
@@ -176,6 +200,13 @@ core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
   if (s.trace.empty()) {
     if (s.workload.empty()) {
       return core::MakeError("give the jobs with --workload FILE or --trace FORMAT:FILE");
+    }
+    if (IsCsvName(s.workload)) {
+      return core::Errorf(
+          "--workload: {} is a CSV file; --workload reads workload YAML. Give a trace as "
+          "--trace FORMAT:FILE (-t), FORMAT one of tiresias, philly, pollux, native "
+          "(docs/traces.md), e.g. -t native:{}",
+          s.workload, s.workload);
     }
     return sim::LoadWorkload(s.workload);
   }
@@ -269,13 +300,48 @@ core::Result<Loaded> Load(const RunArgs& a) {
   return Loaded{std::move(*inputs), std::move(*engine)};
 }
 
-int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_table) {
+// What a result directory records of a run of `cluster` and `jobs`
+// (report/provenance.h): the version, the command, the input files with
+// their SHA-256; the caller adds the profiles and the seeds.
+core::Result<report::Provenance> RunProvenance(const std::vector<std::string>& command,
+                                               const std::string& cluster, const JobSource& jobs) {
+  report::Provenance p;
+  p.version = DLSCHED_VERSION;
+  p.command = command;
+  core::Status st =
+      cluster.starts_with(kTiresiasPrefix)
+          ? AddInputFile(p, "cluster", "tiresias", cluster.substr(kTiresiasPrefix.size()))
+          : AddInputFile(p, "cluster", "", cluster);
+  if (st && !jobs.workload.empty()) st = AddInputFile(p, "workload", "", jobs.workload);
+  if (st && !jobs.trace.empty()) {
+    auto o = config::ParseTraceArg(jobs.trace);
+    if (!o) return std::unexpected(o.error());
+    st = AddInputFile(p, "trace", std::string(config::TraceFormatName(o->format)), o->path);
+    if (st && o->format == config::TraceFormat::kPollux) {
+      o->pollux_traces = jobs.pollux_traces;
+      st = AddInputTree(p, "pollux-traces", config::PolluxTracesDir(*o));
+    }
+  }
+  if (!st) return std::unexpected(st.error());
+  // p.window stays null: no command restricts results to a window yet
+  // (--window FROM:TO will set it to its value).
+  return p;
+}
+
+int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_table,
+             const std::vector<std::string>& command) {
   const StopSignals signals;
   auto loaded = Load(a);
   if (!loaded) return BadInput(loaded.error());
   const std::string dir =
       out_dir.empty() ? fmt::format("out/{}", loaded->engine->profile().name) : out_dir;
   if (auto st = CheckOut(dir); !st) return BadInput(st.error());
+  auto provenance = RunProvenance(command, a.cluster, a.jobs);
+  if (!provenance) return BadInput(provenance.error());
+  if (auto st = AddProfile(*provenance, a.profile, a.overrides, loaded->engine->profile().name);
+      !st) {
+    return BadInput(st.error());
+  }
   RunRequest run{&loaded->inputs.cluster, &loaded->inputs.workload, loaded->engine.get(), {}};
   bool interrupted = false;
   auto results =
@@ -289,7 +355,7 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
   }
   auto out = report::OutputDir::Open(dir);
   if (!out) return RunFailed(out.error());
-  if (auto st = report::AddRunFiles(*out, "", summary, result->run); !st)
+  if (auto st = report::AddRunFiles(*out, "", summary, result->run, &*provenance); !st)
     return RunFailed(st.error());
   if (auto st = out->Commit(); !st) return RunFailed(st.error());
   const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
@@ -444,6 +510,9 @@ std::vector<std::string> UniqueNames(const std::vector<std::string>& names) {
 struct LoadedProfiles {
   std::vector<std::unique_ptr<engine::Engine>> engines;
   std::vector<std::string> dirs;
+  // Each profile as given: the built-in name or file, and its overrides.
+  std::vector<std::string> bases;
+  std::vector<std::vector<std::string>> overrides;
 };
 core::Result<LoadedProfiles> LoadProfiles(const std::vector<std::string>& profiles,
                                           const std::vector<std::string>& common_overrides) {
@@ -464,9 +533,22 @@ core::Result<LoadedProfiles> LoadProfiles(const std::vector<std::string>& profil
     if (!engine) return std::unexpected(engine.error());
     names.push_back((*engine)->profile().name);
     out.engines.push_back(std::move(*engine));
+    out.bases.push_back(std::move(name));
+    out.overrides.push_back(std::move(overrides));
   }
   out.dirs = UniqueNames(names);
   return out;
+}
+
+// Adds compare's or sweep's profiles to their provenance, each named as
+// its results are.
+core::Status AddProfiles(report::Provenance& p, const LoadedProfiles& profiles) {
+  for (size_t i = 0; i < profiles.bases.size(); ++i) {
+    if (auto st = AddProfile(p, profiles.bases[i], profiles.overrides[i], profiles.dirs[i]); !st) {
+      return st;
+    }
+  }
+  return {};
 }
 
 // A CompareField's value as a CSV cell.
@@ -496,7 +578,7 @@ std::string CsvLine(const std::vector<CompareField>& fields, bool header) {
 }
 
 int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const std::string& out_dir,
-            int threads, bool quiet) {
+            int threads, bool quiet, const std::vector<std::string>& command) {
   const StopSignals signals;
   // Everything is loaded and checked before the first run: bad input fails
   // at once, not after minutes of simulation.
@@ -507,6 +589,9 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   const std::vector<std::unique_ptr<engine::Engine>>& engines = loaded->engines;
   const std::vector<std::string>& dirs = loaded->dirs;
   if (auto st = CheckOut(out_dir); !st) return BadInput(st.error());
+  auto provenance = RunProvenance(command, a.cluster, a.jobs);
+  if (!provenance) return BadInput(provenance.error());
+  if (auto st = AddProfiles(*provenance, *loaded); !st) return BadInput(st.error());
 
   std::vector<std::vector<std::string>> rows = {{"profile", "status", "done", "JCT mean", "JCT p95",
                                                  "makespan", "slowdown", "gpu alloc", "gpu eff",
@@ -557,15 +642,19 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
     w.EndObject();
   }
   w.EndArray();
+  w.Key("provenance");
+  report::WriteProvenance(w, *provenance);
   w.EndObject();
   json += '\n';
-  std::fputs(AlignedTable(rows).c_str(), stdout);
-  for (const auto& row : rows) {
-    if (row[1] != "all done" && row[1] != "status") {
-      std::puts(
-          "(JCT, makespan and slowdown marked >= count the jobs that did not complete at the "
-          "run's end: lower bounds)");
-      break;
+  if (!quiet) {
+    std::fputs(AlignedTable(rows).c_str(), stdout);
+    for (const auto& row : rows) {
+      if (row[1] != "all done" && row[1] != "status") {
+        std::puts(
+            "(JCT, makespan and slowdown marked >= count the jobs that did not complete at the "
+            "run's end: lower bounds)");
+        break;
+      }
     }
   }
   if (auto st = out->Add("compare.csv", csv); !st) return RunFailed(st.error());
@@ -812,8 +901,12 @@ int Profiles(const std::string& show) {
       std::fwrite(text->data(), 1, text->size(), stdout);
       return kOk;
     }
-    return BadInput(core::Error{
-        fmt::format("--show: no built-in profile named '{}' (see `dlsched profiles`)", show)});
+    std::vector<std::string_view> names;
+    for (const auto& b : policy::BuiltinProfiles()) names.push_back(b.name);
+    return BadInput(
+        core::Error{fmt::format("--show: no built-in profile named '{}' (see `dlsched "
+                                "profiles`){}",
+                                show, core::DidYouMean(show, names))});
   }
   int width = 0;
   for (const auto& b : policy::BuiltinProfiles()) width = std::max(width, int(b.name.size()));
@@ -940,6 +1033,7 @@ struct SweepArgs {
   std::string merge;
   bool emit_k8s_job = false;
   K8sJobOptions k8s;
+  std::vector<std::string> command;  // as provenance records it
 };
 
 // The columns of sweep.csv (and of each cell.csv): the cell, its place in
@@ -1097,6 +1191,16 @@ int Sweep(const SweepArgs& a) {
   const std::string dir =
       a.cell ? (std::filesystem::path(a.out) / grid.CellDir(cells[0])).string() : a.out;
   if (auto st = CheckOut(dir); !st) return BadInput(st.error());
+  // A whole grid records its provenance beside sweep.csv; a cell run alone
+  // is part of a grid recorded elsewhere (or nowhere).
+  std::optional<report::Provenance> provenance;
+  if (!a.cell) {
+    auto p = RunProvenance(a.command, a.run.cluster, a.run.jobs);
+    if (!p) return BadInput(p.error());
+    if (auto st = AddProfiles(*p, *profiles); !st) return BadInput(st.error());
+    if (a.generated) p->seeds = grid.seeds;
+    provenance = std::move(*p);
+  }
   std::map<std::pair<size_t, size_t>, config::WorkloadSpec> workloads;
   for (const auto& c : cells) {
     if (!workloads.contains({c.load, c.seed})) {
@@ -1159,12 +1263,15 @@ int Sweep(const SweepArgs& a) {
     std::string csv = header;
     for (const auto& r : rows) csv += r;
     if (auto st = out->Add("sweep.csv", csv); !st) return RunFailed(st.error());
+    if (auto st = out->Add(report::kProvenanceFile, report::ProvenanceFileText(*provenance)); !st) {
+      return RunFailed(st.error());
+    }
   }
   if (auto st = out->Commit(); !st) return RunFailed(st.error());
   std::vector<std::vector<std::string>> lines = {
       {"cell", "profile", "load", "seed", "status", "done", "JCT mean", "JCT p95", "makespan"}};
   lines.insert(lines.end(), table.begin(), table.end());
-  std::fputs(AlignedTable(lines).c_str(), stdout);
+  if (!a.quiet) std::fputs(AlignedTable(lines).c_str(), stdout);
   const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
   if (a.cell) {
     std::printf("results: %s/ (cell %lld of %zu)\n", shown.c_str(), static_cast<long long>(*a.cell),
@@ -1211,17 +1318,17 @@ int Run(int argc, char** argv) {
   simulate->footer(
       "Examples:\n"
       "  dlsched simulate -c examples/cluster-kod2-elastic.yaml \\\n"
-      "                   -w examples/workload-kod2-elastic.yaml -p kod2 --jobs\n"
+      "                   -w examples/workload-kod2-elastic.yaml -p kod2 --job-table\n"
       "  dlsched simulate -c C -w W -p kod2 --set order.args.kappa=2   # a variant of kod2");
   AddRunOptions(simulate, &sim_args);
   simulate->add_option("--out,-o", out_dir,
                        "Output directory (default: out/<profile name>). Written as one unit and "
                        "replaced as a whole, so it must be new, empty or an earlier result "
                        "directory of dlsched");
-  simulate->add_flag("--quiet,-q", quiet,
-                     "Do not print the tables or the progress line (shown on stderr when it is a "
-                     "terminal)");
-  simulate->add_flag("--jobs", job_table, "Also print one row per job after the summary");
+  AddQuietOption(simulate, &quiet);
+  // --jobs meant this until 0.1.0; it is a job count everywhere now (Run
+  // refuses it here, pointing to --job-table).
+  simulate->add_flag("--job-table", job_table, "Also print one row per job after the summary");
   AddReportOption(simulate, &sim_args.report);
 
   std::vector<std::string> files;
@@ -1279,7 +1386,7 @@ int Run(int argc, char** argv) {
                    "Profiles run at once (default 0: one per core); the results do not depend "
                    "on it")
       ->capture_default_str();
-  compare->add_flag("--quiet,-q", compare_quiet, "No progress line on stderr");
+  AddQuietOption(compare, &compare_quiet);
   AddReportOption(compare, &compare_args.report);
   compare
       ->add_option("--out,-o", compare_out,
@@ -1342,7 +1449,7 @@ int Run(int argc, char** argv) {
       ->add_option("--threads,-j", sweep_args.threads,
                    "Cells run at once (default 0: one per core); the results do not depend on it")
       ->capture_default_str();
-  sweep->add_flag("--quiet,-q", sweep_args.quiet, "No progress line on stderr");
+  AddQuietOption(sweep, &sweep_args.quiet);
   sweep->add_flag("--keep-runs", sweep_args.keep_runs,
                   "Keep every cell's jobs.csv, events.csv, allocations.csv and utilization.csv "
                   "too (default: cell.csv and summary.json only)");
@@ -1461,15 +1568,31 @@ int Run(int argc, char** argv) {
   CLI::App* snapshot = AddSnapshotCommand(app, &snapshot_args);
   ReportArgs report_args;
   CLI::App* report_cmd = AddReportCommand(app, &report_args);
+  RerunArgs rerun_args;
+  CLI::App* rerun = AddRerunCommand(app, &rerun_args);
 
   // CLI11 answers an unknown command with "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> known;
     for (const CLI::App* sub : app.get_subcommands({})) known.push_back(sub->get_name());
     if (std::find(known.begin(), known.end(), argv[1]) == known.end()) {
-      PrintError(fmt::format("'{}' is not a dlsched command (commands: {}; see 'dlsched --help')",
-                             argv[1], fmt::join(known, ", ")));
+      const std::vector<std::string_view> names(known.begin(), known.end());
+      PrintError(fmt::format("'{}' is not a dlsched command (commands: {}; see 'dlsched --help'){}",
+                             argv[1], fmt::join(known, ", "), core::DidYouMean(argv[1], names)));
       return kBadInput;
+    }
+  }
+  // `simulate --jobs` printed the per-job table until 0.1.0; --jobs is a
+  // job count on every command now.
+  if (argc > 1 && std::string_view(argv[1]) == "simulate") {
+    for (int i = 2; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      if (arg == "--jobs" || arg.starts_with("--jobs=")) {
+        PrintError(
+            "simulate: --jobs is now --job-table (one row per job after the summary); --jobs "
+            "N is a job count, as on generate and sweep");
+        return kBadInput;
+      }
     }
   }
   try {
@@ -1489,12 +1612,16 @@ int Run(int argc, char** argv) {
     PrintError(fmt::format("{} (see 'dlsched {}--help')", what, sub));
     return kBadInput;
   }
-  if (simulate->parsed()) return Simulate(sim_args, out_dir, quiet, job_table);
+  // The command line as provenance records it (report/provenance.h).
+  const std::vector<std::string> command =
+      RecordedCommand(std::vector<std::string>(argv + 1, argv + argc));
+  if (simulate->parsed()) return Simulate(sim_args, out_dir, quiet, job_table, command);
   if (validate->parsed()) return Validate(files);
   if (explain->parsed()) return Explain(explain_args, job, format);
   if (profiles->parsed()) return Profiles(show);
   if (compare->parsed())
-    return Compare(compare_args, compare_profiles, compare_out, compare_threads, compare_quiet);
+    return Compare(compare_args, compare_profiles, compare_out, compare_threads, compare_quiet,
+                   command);
   if (sweep->parsed()) {
     sweep_args.generated = sweep_jobs->count() > 0;
     for (const CLI::Option* o : sweep->get_options()) {
@@ -1502,6 +1629,7 @@ int Run(int argc, char** argv) {
       return BadInput(
           core::Errorf("--merge: takes no other option (got {})", o->get_name()).error());
     }
+    sweep_args.command = command;
     return Sweep(sweep_args);
   }
   if (models->parsed()) return Models();
@@ -1510,6 +1638,16 @@ int Run(int argc, char** argv) {
   if (operate->parsed()) return Operate(operator_args, argc, argv);
   if (snapshot->parsed()) return TakeSnapshot(snapshot_args, argc, argv);
   if (report_cmd->parsed()) return RunReport(report_args);
+  if (rerun->parsed()) {
+    return Rerun(rerun_args, [](const std::vector<std::string>& args) {
+      std::vector<std::string> words = {"dlsched"};
+      words.insert(words.end(), args.begin(), args.end());
+      std::vector<char*> cargv;
+      for (auto& w : words) cargv.push_back(w.data());
+      cargv.push_back(nullptr);
+      return Run(static_cast<int>(words.size()), cargv.data());
+    });
+  }
   return kBadInput;
 }
 

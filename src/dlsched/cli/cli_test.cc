@@ -537,17 +537,18 @@ TEST_F(CliTest, ValidateReportsSyntaxErrorsPastTheFirstKeys) {
 
 namespace {
 
-// compare runs its profiles on several threads; the files are the same
-// bytes as a run on one thread.
+// compare runs its profiles on several threads; the table and the files
+// are the same bytes as a run on one thread.
 TEST_F(CliTest, ParallelCompareEqualsSerialByteForByte) {
   const std::string args =
-      "compare -q -c examples/cluster-3node.yaml -w examples/workload-small.yaml "
+      "compare -c examples/cluster-3node.yaml -w examples/workload-small.yaml "
       "-p k8s-default,gang-binpack,kod2,fsched,cps ";
   CmdResult serial = Dlsched(args + "-j 1 -o " + (out_ / "serial").string());
   ASSERT_EQ(serial.code, 0) << serial.out;
   CmdResult parallel = Dlsched(args + "-j 3 -o " + (out_ / "parallel").string());
   ASSERT_EQ(parallel.code, 0) << parallel.out;
   auto table = [](const std::string& s) { return s.substr(0, s.find("results:")); };
+  EXPECT_NE(table(serial.out).find("fsched"), std::string::npos) << serial.out;
   EXPECT_EQ(table(serial.out), table(parallel.out));
   int files = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(out_ / "serial")) {

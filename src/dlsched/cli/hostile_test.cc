@@ -429,6 +429,12 @@ std::vector<Case> Cases() {
        {"compare", "-c", "c.yaml", "-w", "w.yaml", "-p", "gang-binpack", "-o", "mine"}},
       {"compare-empty-profile", {"compare", "-c", "c.yaml", "-w", "w.yaml", "-p", "", "-o", "out"}},
       {"validate-nothing", {"validate"}},
+      {"simulate-jobs-is-job-table", {"simulate", "-c", "c.yaml", "-w", "w.yaml", "--jobs"}},
+      {"workload-is-csv", {"simulate", "-c", "c.yaml", "-w", "t.csv", "-o", "out"}},
+      {"trace-format-misspelt", {"simulate", "-c", "c.yaml", "-t", "tiresais:t.csv"}},
+      {"rerun-no-provenance", {"rerun", "out"}},
+      {"rerun-missing-dir", {"rerun", "nowhere"}},
+      {"rerun-into-itself", {"rerun", "out", "-o", "out"}},
       {"models-extra-argument", {"models", "x"}},
   };
   for (const auto& [name, args] : flags) add("flag-" + name, args, {});

@@ -45,7 +45,8 @@ CLI::App* AddReportCommand(CLI::App& app, ReportArgs* args) {
       "charting the results in each directory: GPU and CPU utilisation over time, each job's "
       "time queueing / launching / running, CDFs of JCT and queueing delay, allocations per "
       "node, workers of elastic jobs, the comparison table and, with a sweep.csv, JCT against "
-      "load. A DIR is a `simulate --out` or `compare --out` directory (or one holding "
+      "load; and how the results were made (command, inputs with their SHA-256, profiles). A "
+      "DIR is a `simulate --out` or `compare --out` directory (or one holding "
       "sweep.csv); a file it lacks (an older run has no events.csv) leaves its chart out with "
       "a note");
   cmd->footer(

@@ -10,6 +10,8 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,13 +52,36 @@ StopSignals::~StopSignals() {
 
 bool StopSignals::Stopped() { return g_stop.load(); }
 
-std::string ProgressLine(int runs_done, int runs, int64_t jobs_done, int64_t jobs, double simulated,
-                         double elapsed) {
-  const double rate = elapsed > 0 ? static_cast<double>(jobs_done) / elapsed : 0;
-  const std::string eta =
-      rate > 0 ? Duration(static_cast<double>(jobs - jobs_done) / rate) : std::string("?");
+namespace {
+
+// Jobs done, of all: a finished run's jobs all count.
+std::pair<int64_t, int64_t> JobsDone(std::span<const RunProgress> runs) {
+  int64_t done = 0;
+  int64_t all = 0;
+  for (const RunProgress& r : runs) {
+    all += r.jobs;
+    done += r.done ? r.jobs : std::min(r.finished, r.jobs);
+  }
+  return {done, all};
+}
+
+}  // namespace
+
+std::optional<double> EtaSeconds(std::span<const RunProgress> runs, double elapsed) {
+  const auto [done, all] = JobsDone(runs);
+  if (done <= 0 || elapsed <= 0) return std::nullopt;
+  return static_cast<double>(all - done) * elapsed / static_cast<double>(done);
+}
+
+std::string ProgressLine(std::span<const RunProgress> runs, double simulated, double elapsed) {
+  const auto [done, all] = JobsDone(runs);
+  const int runs_done = static_cast<int>(
+      std::count_if(runs.begin(), runs.end(), [](const auto& r) { return r.done; }));
+  const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+  const std::optional<double> eta = EtaSeconds(runs, elapsed);
   return fmt::format("{}/{} runs done, {}/{} jobs, simulated {}, {:.0f} jobs/s, ETA {}", runs_done,
-                     runs, jobs_done, jobs, Duration(simulated), rate, eta);
+                     runs.size(), done, all, Duration(simulated), rate,
+                     eta ? Duration(*eta) : std::string("?"));
 }
 
 std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
@@ -98,17 +123,18 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
 
   const auto begin = std::chrono::steady_clock::now();
+  std::vector<RunProgress> counts(runs.size());
   {
     std::unique_lock lock(mu);
     while (finished < static_cast<int>(runs.size())) {
       all_done.wait_for(lock, std::chrono::milliseconds(250));
       if (!options.show_progress) continue;
-      int64_t jobs = 0;
-      int64_t jobs_done = 0;
+      // Every run's jobs, those not started too: the ETA covers them all.
       double simulated = -1;
-      for (const auto& p : progress) {
-        jobs += p.jobs_total;
-        jobs_done += p.jobs_finished;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        const sim::Progress& p = progress[i];
+        counts[i] = {static_cast<int64_t>(runs[i].workload->jobs.size()), p.jobs_finished.load(),
+                     p.done.load()};
         if (!p.done && p.jobs_total > 0) {
           simulated = simulated < 0 ? p.now.load() : std::min(simulated, p.now.load());
         }
@@ -116,9 +142,7 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       std::fprintf(stderr, "\r\033[K%s",
-                   ProgressLine(finished, static_cast<int>(runs.size()), jobs_done, jobs,
-                                std::max(simulated, 0.0), elapsed)
-                       .c_str());
+                   ProgressLine(counts, std::max(simulated, 0.0), elapsed).c_str());
       std::fflush(stderr);
     }
   }

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,8 +59,21 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
                                                  const BatchOptions& options, bool* interrupted,
                                                  const OnResult& on_result = nullptr);
 
-// The progress line: "3/5 runs done, 41,234/300,000 jobs, simulated 2.4 d, 8,100 jobs/s, ETA 31 s".
-std::string ProgressLine(int runs_done, int runs, int64_t jobs_done, int64_t jobs, double simulated,
-                         double elapsed);
+// One run of a batch as the progress line counts it.
+struct RunProgress {
+  int64_t jobs = 0;      // the run's jobs, known before it starts
+  int64_t finished = 0;  // completed or failed so far
+  bool done = false;     // the run has ended: every job of it counts as done
+};
+
+// Seconds until every run is done, runs not yet started included: the jobs
+// not done at the rate jobs were done so far (all runs together, elapsed
+// seconds since the batch began); nullopt before the first job is done.
+std::optional<double> EtaSeconds(std::span<const RunProgress> runs, double elapsed);
+
+// The progress line: "3/5 runs done, 41,234/300,000 jobs, simulated 2.4 d,
+// 8,100 jobs/s, ETA 31 s", the jobs of every run counted, `simulated` the
+// simulated time of the run furthest behind.
+std::string ProgressLine(std::span<const RunProgress> runs, double simulated, double elapsed);
 
 }  // namespace dlsched::cli

@@ -38,6 +38,7 @@ using report::testing::ReadFile;
 using report::testing::WriteFile;
 using testing::Ran;
 using testing::Shell;
+using testing::WithoutProvenance;
 
 TEST(SweepGridTest, CellsGoProfileThenLoadThenSeed) {
   SweepGrid g{{"fifo", "kod2"}, {0.5, 1, 2}, {7, 9}};
@@ -124,12 +125,13 @@ constexpr const char* kRunFiles[] = {"summary.json", "jobs.csv", "events.csv", "
                                      "utilization.csv"};
 
 // The issue's test: a 2 x 2 grid is four `simulate` runs of the
-// load-scaled workload, byte for byte, every run file.
+// load-scaled workload, byte for byte, every run file (simulate's
+// summary.json records its provenance too; a cell's does not).
 TEST_F(SweepTest, TwoByTwoGridEqualsFourSeparateRuns) {
   WriteInputs();
   const Ran r =
       Dlsched(fmt::format("sweep -c {} -w {} -p gang-binpack,kod2 --load 1,2 "
-                          "--keep-runs -q -o {}",
+                          "--keep-runs -o {}",
                           Path("c.yaml"), Path("w.yaml"), Path("sweep")));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   for (const char* load : {"1", "2"}) {
@@ -142,9 +144,10 @@ TEST_F(SweepTest, TwoByTwoGridEqualsFourSeparateRuns) {
       ASSERT_EQ(s.code, 0) << s.err;
       const fs::path cell = tmp_ / "sweep" / "cells" / profile / fmt::format("load-{}", load);
       for (const char* f : kRunFiles) {
-        EXPECT_EQ(ReadFile(cell / f), ReadFile(run / f)) << cell / f;
+        EXPECT_EQ(ReadFile(cell / f), WithoutProvenance(ReadFile(run / f))) << cell / f;
         EXPECT_FALSE(ReadFile(run / f).empty()) << run / f;
       }
+      EXPECT_NE(ReadFile(run / "summary.json").find("\"provenance\""), std::string::npos);
     }
   }
   // Denser arrivals show: the four cells are not all the same run.
@@ -188,7 +191,7 @@ TEST_F(SweepTest, SeedsAreGeneratedWorkloads) {
                   .code,
               0);
     const fs::path cell = tmp_ / "sweep/cells/gang-binpack/load-1.5" / fmt::format("seed-{}", seed);
-    EXPECT_EQ(ReadFile(cell / "summary.json"), ReadFile(run / "summary.json"));
+    EXPECT_EQ(ReadFile(cell / "summary.json"), WithoutProvenance(ReadFile(run / "summary.json")));
     // Without --keep-runs a cell keeps its summary (every job's numbers) only.
     EXPECT_EQ(Files(cell).size(), 2u);
     EXPECT_TRUE(fs::exists(cell / "cell.csv"));
@@ -207,7 +210,9 @@ TEST_F(SweepTest, ThreadsDoNotChangeTheResults) {
   ASSERT_EQ(Dlsched(grid + " -j 1 -o " + Path("serial")).code, 0);
   ASSERT_EQ(Dlsched(grid + " -j 4 -o " + Path("parallel")).code, 0);
   const auto serial = Files(tmp_ / "serial");
-  EXPECT_EQ(serial.size(), 1u + 9 * 6);  // sweep.csv; per cell cell.csv and the run files
+  // sweep.csv and provenance.json (which records no --threads); per cell
+  // cell.csv and the run files.
+  EXPECT_EQ(serial.size(), 2u + 9 * 6);
   EXPECT_EQ(serial, Files(tmp_ / "parallel"));
 }
 
@@ -232,10 +237,12 @@ TEST_F(SweepTest, CellsRunAloneMergeToTheWholeSweep) {
                        "yet: 4\n");
   EXPECT_FALSE(fs::exists(tmp_ / "cells/sweep.csv"));
   ASSERT_EQ(Dlsched(fmt::format("{} --cell 4 -o {}", grid, Path("cells"))).code, 0);
-  // Each cell's files equal the whole sweep's.
+  // Each cell's files equal the whole sweep's. A cell run alone records no
+  // provenance: the grid's is the whole sweep's provenance.json.
   auto whole = Files(tmp_ / "whole");
   const std::string sweep_csv = whole["sweep.csv"];
   whole.erase("sweep.csv");
+  EXPECT_EQ(whole.erase("provenance.json"), 1u);
   EXPECT_EQ(Files(tmp_ / "cells"), whole);
   // The report merges them as it reads the directory.
   const Ran rep = Dlsched(fmt::format("report {} -o {}", Path("cells"), Path("r.html")));

@@ -37,6 +37,14 @@ inline Ran Shell(const std::string& command, const std::filesystem::path& scratc
   return r;
 }
 
+// A simulate run's summary.json without its last key, "provenance": what
+// a sweep cell or a compare run directory holds for the same run.
+inline std::string WithoutProvenance(const std::string& summary) {
+  const size_t at = summary.find(",\n  \"provenance\": {");
+  if (at == std::string::npos) return summary;
+  return summary.substr(0, at) + "\n}\n";
+}
+
 // A fresh scratch directory per test (tmp_, removed afterwards) and the
 // built dlsched run in the source directory.
 class CommandTest : public ::testing::Test {

@@ -81,8 +81,9 @@ TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
   EXPECT_EQ(
       ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, lables: {zone: z}}\n"),
       "cluster.yaml: nodes[0].lables: unknown key (allowed: name, count, resources, reserved, "
-      "labels, taints, schedulable)");
-  EXPECT_EQ(ClusterError("node: []\n"), "cluster.yaml: node: unknown key (allowed: nodes, events)");
+      "labels, taints, schedulable); did you mean 'labels'?");
+  EXPECT_EQ(ClusterError("node: []\n"),
+            "cluster.yaml: node: unknown key (allowed: nodes, events); did you mean 'nodes'?");
 }
 
 TEST(ParseClusterTest, StructuralErrors) {

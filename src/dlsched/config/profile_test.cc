@@ -96,11 +96,12 @@ TEST(ParseProfileTest, Errors) {
   EXPECT_EQ(ProfileError("name: g\nordr: FIFO\n"),
             "gang.yaml: ordr: unknown key (allowed: name, description, admission, order, filters, "
             "packer, scorers, preemptor, sizer, protectFactor, protect, taskLoss, "
-            "percentageOfNodesToScore)");
+            "percentageOfNodesToScore); did you mean 'order'?");
   EXPECT_EQ(ProfileError("name: g\norder: {name: FIFO, weight: 2}\n"),
             "gang.yaml: order.weight: unknown key (allowed: name, args)");
   EXPECT_EQ(ProfileError("name: g\nscorers: [{name: A, wieght: 2}]\n"),
-            "gang.yaml: scorers[0].wieght: unknown key (allowed: name, weight, args)");
+            "gang.yaml: scorers[0].wieght: unknown key (allowed: name, weight, args); did you "
+            "mean 'weight'?");
   EXPECT_EQ(ProfileError("name: g\nscorers:\n  - A\n  - {name: B, weight: 0}\n"),
             "gang.yaml: scorers[1].weight: expected a number in (0, 1000000], got '0'");
   EXPECT_EQ(ProfileError("name: g\nscorers: {name: A}\n"),

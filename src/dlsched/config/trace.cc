@@ -254,11 +254,7 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
                                            "batch_size"};
   Importer in(o);
   if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
-  const std::string traces = !o.pollux_traces.empty()
-                                 ? o.pollux_traces
-                                 : (std::filesystem::path(o.path).parent_path() / ".." / "traces")
-                                       .lexically_normal()
-                                       .string();
+  const std::string traces = PolluxTracesDir(o);
   std::map<std::string, internal::PolluxApplication, std::less<>> apps;
   // Measurements that cannot be read fail the import, even with skip_bad_rows.
   std::optional<core::Error> fatal;
@@ -503,6 +499,13 @@ std::string_view TraceFormatName(TraceFormat f) {
   return "native";
 }
 
+std::string PolluxTracesDir(const TraceOptions& o) {
+  if (!o.pollux_traces.empty()) return o.pollux_traces;
+  return (std::filesystem::path(o.path).parent_path() / ".." / "traces")
+      .lexically_normal()
+      .string();
+}
+
 core::Result<TraceOptions> ParseTraceArg(std::string_view arg) {
   const size_t colon = arg.find(':');
   TraceOptions o;
@@ -516,10 +519,11 @@ core::Result<TraceOptions> ParseTraceArg(std::string_view arg) {
     }
   }
   if (!known || colon + 1 >= arg.size()) {
+    constexpr std::string_view kFormats[] = {"tiresias", "philly", "pollux", "native"};
     return core::Errorf(
         "--trace: expected FORMAT:FILE with FORMAT one of tiresias, philly, pollux, native, got "
-        "{}",
-        core::internal::QuoteInput(arg));
+        "{}{}",
+        core::internal::QuoteInput(arg), known ? "" : core::DidYouMean(format, kFormats));
   }
   o.path = std::string(arg.substr(colon + 1));
   return o;

@@ -61,6 +61,10 @@ struct TraceLoad {
 // unless skip_bad_rows, and when no job is left.
 core::Result<TraceLoad> LoadTrace(const TraceOptions& options);
 
+// The directory of Pollux's measurements a pollux trace reads:
+// `options.pollux_traces`, else `traces` beside the trace's directory.
+std::string PolluxTracesDir(const TraceOptions& options);
+
 // "FORMAT:FILE" as `--trace` takes it (tiresias:, philly:, pollux:, native:).
 core::Result<TraceOptions> ParseTraceArg(std::string_view arg);
 

@@ -769,6 +769,10 @@ TEST(TraceTest, TimestampsAndArguments) {
   EXPECT_EQ(bad.error().message,
             "--trace: expected FORMAT:FILE with FORMAT one of tiresias, philly, pollux, native, "
             "got 'alibaba:x.csv'");
+  // A format one edit from a known one.
+  EXPECT_EQ(ParseTraceArg("Tiresais:x.csv").error().message,
+            "--trace: expected FORMAT:FILE with FORMAT one of tiresias, philly, pollux, native, "
+            "got 'Tiresais:x.csv'; did you mean 'tiresias'?");
   TraceOptions o;
   EXPECT_TRUE(ParseElastic("0.5:2", o));
   EXPECT_EQ(o.min_factor, 0.5);

@@ -168,7 +168,8 @@ TEST(ParseWorkloadTest, ReplicaRangeErrors) {
       "workload.yaml: jobs[0].ps.replicas: expected an integer between 0 and 100000, got '-1'");
   EXPECT_EQ(JobError("    ps: {replicas: 1, minReplicas: 1, resources: {cpu: 1}}\n"),
             "workload.yaml: jobs[0].ps.minReplicas: unknown key (allowed: replicas, resources, "
-            "containers, initContainers, nodeSelector, affinity, tolerations)");
+            "containers, initContainers, nodeSelector, affinity, tolerations); did you mean "
+            "'replicas'?");
 }
 
 TEST(ParseWorkloadTest, PsWithoutReplicasNeedsNoResources) {
@@ -240,7 +241,8 @@ TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
             "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, stepsDone, "
             "attainedGpuSeconds, "
             "level, levelSince, levelBaseGpuSeconds, ranSince, "
-            "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running)");
+            "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running); "
+            "did you mean 'totalSteps'?");
 }
 
 TEST(ParseWorkloadTest, DuplicateJobName) {
@@ -298,7 +300,7 @@ TEST(ParseWorkloadTest, ThroughputErrors) {
             "got '1.5'");
   EXPECT_EQ(tp("{modle: resnet50}"),
             "workload.yaml: jobs[0].throughput.modle: unknown key (allowed: model, table, "
-            "localitySensitivity)");
+            "localitySensitivity); did you mean 'model'?");
 }
 
 TEST(ParseWorkloadTest, SyntaxErrorHasLineAndColumn) {

@@ -323,7 +323,9 @@ core::Status Reader::CheckMap(const YAML::Node& node, std::string_view path, std
     bool known = false;
     for (auto a : allowed) known = known || a == k;
     if (!known) {
-      return Fail(Key(path, k), fmt::format("unknown key (allowed: {})", JoinKeys(allowed)));
+      return Fail(Key(path, k),
+                  fmt::format("unknown key (allowed: {}){}", JoinKeys(allowed),
+                              core::DidYouMean(k, {allowed.begin(), allowed.size()})));
     }
   }
   return {};

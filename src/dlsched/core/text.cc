@@ -1,6 +1,8 @@
 #include "dlsched/core/text.h"
 
 #include <algorithm>
+#include <cctype>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -96,6 +98,60 @@ std::optional<std::string> NameProblem(std::string_view name) {
     i += len;
   }
   return std::nullopt;
+}
+
+namespace {
+
+char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+// Optimal string alignment distance (Damerau-Levenshtein without editing a
+// substring twice) between `a` and `b`, case-insensitive.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  const size_t m = b.size();
+  // Three rows: i - 2, i - 1 and i.
+  std::vector<size_t> before(m + 1), prev(m + 1), row(m + 1);
+  for (size_t j = 0; j <= m; ++j) prev[j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    row[0] = i;
+    for (size_t j = 1; j <= m; ++j) {
+      const size_t cost = Lower(a[i - 1]) == Lower(b[j - 1]) ? 0 : 1;
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost});
+      if (i > 1 && j > 1 && Lower(a[i - 1]) == Lower(b[j - 2]) &&
+          Lower(a[i - 2]) == Lower(b[j - 1])) {
+        row[j] = std::min(row[j], before[j - 2] + 1);
+      }
+    }
+    std::swap(before, prev);
+    std::swap(prev, row);
+  }
+  return prev[m];
+}
+
+}  // namespace
+
+std::optional<std::string_view> ClosestName(std::string_view word,
+                                            std::span<const std::string_view> candidates) {
+  const size_t limit = word.size() <= 5 ? 1 : word.size() <= 8 ? 2 : 3;
+  std::optional<std::string_view> best;
+  size_t best_distance = limit + 1;
+  for (std::string_view c : candidates) {
+    // The distance is at least the difference in length: a long word (a
+    // megabyte of key) costs nothing.
+    const size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    if (gap >= best_distance || c.empty()) continue;
+    const size_t d = EditDistance(word, c);
+    if (d < best_distance && d < c.size()) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string DidYouMean(std::string_view word, std::span<const std::string_view> candidates) {
+  const auto best = ClosestName(word, candidates);
+  return best ? fmt::format("; did you mean '{}'?", EscapeText(*best)) : std::string();
 }
 
 }  // namespace dlsched::core

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -23,5 +24,17 @@ bool IsValidUtf8(std::string_view text);
 // without control characters. (Kubernetes is stricter for its own objects;
 // the operator checks those rules where names become object names.)
 std::optional<std::string> NameProblem(std::string_view name);
+
+// The candidate closest to `word`, an unknown name the user typed, when one
+// is close enough to be what was meant: the fewest single-character edits
+// (insert, delete, replace, swap two neighbours; letters compared without
+// case), at most 1 for words of up to 5 characters, 2 up to 8, else 3.
+// Ties go to the earlier candidate; nullopt when none is that close.
+std::optional<std::string_view> ClosestName(std::string_view word,
+                                            std::span<const std::string_view> candidates);
+
+// "; did you mean 'X'?" for ClosestName's X, or "" when there is none: the
+// end of an error message about an unknown name.
+std::string DidYouMean(std::string_view word, std::span<const std::string_view> candidates);
 
 }  // namespace dlsched::core

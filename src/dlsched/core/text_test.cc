@@ -1,6 +1,8 @@
 #include "dlsched/core/text.h"
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -65,6 +67,37 @@ TEST(NameProblemTest, NamesAreBoundedPrintableUtf8) {
       << *long_name;
   EXPECT_EQ(NameProblem("a\nb"), "'a\\x0ab' contains a control character");
   EXPECT_EQ(NameProblem("a\xff"), "'a\\xff' is not valid UTF-8");
+}
+
+TEST(ClosestNameTest, SuggestsOnlyCloseCandidates) {
+  const std::vector<std::string_view> keys = {"name", "count", "resources", "labels", "taints"};
+  // A swap of two neighbours is one edit.
+  EXPECT_EQ(ClosestName("lables", keys), "labels");
+  EXPECT_EQ(ClosestName("resource", keys), "resources");
+  EXPECT_EQ(ClosestName("Count", keys), "count");  // case does not count
+  EXPECT_EQ(ClosestName("gpus", keys), std::nullopt);
+  EXPECT_EQ(ClosestName("", keys), std::nullopt);
+  // Short words allow one edit, longer ones two, then three.
+  const std::vector<std::string_view> profiles = {"fifo", "kod2", "gang-binpack", "k8s-default"};
+  EXPECT_EQ(ClosestName("kod", profiles), "kod2");
+  EXPECT_EQ(ClosestName("ko", profiles), std::nullopt);
+  EXPECT_EQ(ClosestName("gang-bnpak", profiles), "gang-binpack");
+  EXPECT_EQ(ClosestName("gangbin", profiles), std::nullopt);
+  EXPECT_EQ(ClosestName("k8s-defualt", profiles), "k8s-default");
+  // A one-letter name is never "one edit" from another one-letter name.
+  const std::vector<std::string_view> one = {"a"};
+  EXPECT_EQ(ClosestName("b", one), std::nullopt);
+  // Ties go to the earlier candidate.
+  const std::vector<std::string_view> tie = {"cat", "car"};
+  EXPECT_EQ(ClosestName("caz", tie), "cat");
+  // A megabyte of key is compared at no cost.
+  EXPECT_EQ(ClosestName(std::string(1 << 20, 'x'), keys), std::nullopt);
+}
+
+TEST(ClosestNameTest, DidYouMeanEndsAMessage) {
+  const std::vector<std::string_view> formats = {"tiresias", "philly", "pollux", "native"};
+  EXPECT_EQ(DidYouMean("tiresais", formats), "; did you mean 'tiresias'?");
+  EXPECT_EQ(DidYouMean("alibaba", formats), "");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dlsched/core/text.h"
+
 namespace dlsched::policy {
 
 ArgReader::ArgReader(const YAML::Node& args, std::string where)
@@ -68,8 +70,9 @@ core::Status ArgReader::Finish() const {
     const std::string& key = kv.first.Scalar();
     if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
       if (known_.empty()) return core::Errorf("{}.{}: this plugin takes no arguments", where_, key);
-      return core::Errorf("{}.{}: unknown argument (expected one of: {})", where_, key,
-                          fmt::join(known_, ", "));
+      const std::vector<std::string_view> known(known_.begin(), known_.end());
+      return core::Errorf("{}.{}: unknown argument (expected one of: {}){}", where_, key,
+                          fmt::join(known_, ", "), core::DidYouMean(key, known));
     }
   }
   return {};

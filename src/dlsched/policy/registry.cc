@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "dlsched/config/yaml_util.h"
+#include "dlsched/core/text.h"
 #include "dlsched/policy/admission_gang.h"
 #include "dlsched/policy/admission_per_pod.h"
 #include "dlsched/policy/args.h"
@@ -67,8 +68,9 @@ core::Result<std::unique_ptr<T>> Build(const Map& m, const config::PluginSpec& p
                                        std::string_view point) {
   auto it = m.find(p.name);
   if (it == m.end()) {
-    return core::Errorf("{}: unknown {} '{}' (known: {})", NamePath(p), point, p.name,
-                        fmt::join(Names(m), ", "));
+    const std::vector<std::string_view> names = Names(m);
+    return core::Errorf("{}: unknown {} '{}' (known: {}){}", NamePath(p), point, p.name,
+                        fmt::join(names, ", "), core::DidYouMean(p.name, names));
   }
   // yaml-cpp throws from unexpected places (a conversion, a subscript); a
   // plugin's arguments are user input, so that is an error about them.
@@ -291,8 +293,9 @@ core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path
              !name_or_path.ends_with(".yml")) {
     std::vector<std::string_view> names;
     for (const auto& b : BuiltinProfiles()) names.push_back(b.name);
-    return core::Errorf("--profile: '{}' is neither a built-in profile ({}) nor a .yaml file",
-                        name_or_path, fmt::join(names, ", "));
+    return core::Errorf("--profile: '{}' is neither a built-in profile ({}) nor a .yaml file{}",
+                        name_or_path, fmt::join(names, ", "),
+                        core::DidYouMean(name_or_path, names));
   } else if (overrides.empty()) {
     return config::LoadProfile(name_or_path);
   } else {
@@ -312,6 +315,31 @@ core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path
                                  [](const std::string& o) { return o.starts_with("name="); });
   if (!named) spec->name = VariantName(before->name, overrides);
   return spec;
+}
+
+core::Result<std::string> ResolvedProfileText(const std::string& name_or_path,
+                                              std::span<const std::string> overrides) {
+  auto spec = ResolveProfile(name_or_path, overrides);
+  if (!spec) return std::unexpected(spec.error());
+  std::string text;
+  if (auto builtin = BuiltinProfileText(name_or_path)) {
+    text = std::move(*builtin);
+  } else {
+    auto read = config::internal::ReadFile(name_or_path);
+    if (!read) return std::unexpected(read.error());
+    text = std::move(*read);
+  }
+  if (overrides.empty()) return text;
+  std::vector<std::string> all(overrides.begin(), overrides.end());
+  const bool named = std::any_of(all.begin(), all.end(),
+                                 [](const std::string& o) { return o.starts_with("name="); });
+  if (!named) {
+    // A single-quoted YAML scalar: read back as the name, whatever it holds.
+    std::string quoted = "'";
+    for (char c : spec->name) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    all.push_back("name=" + quoted + "'");
+  }
+  return config::ApplyProfileOverrides(text, name_or_path, all);
 }
 
 }  // namespace dlsched::policy

@@ -41,4 +41,12 @@ std::optional<std::string> BuiltinProfileText(std::string_view name);
 core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path,
                                                  std::span<const std::string> overrides = {});
 
+// The YAML of the profile ResolveProfile builds: the built-in's text
+// (BuiltinProfileText) or the file's, unchanged without overrides; with
+// them, the document with each override applied and `name` set to the
+// profile's name (kod2-kappa-2), re-emitted by yaml-cpp (comments dropped).
+// Running it as a profile file runs the same profile.
+core::Result<std::string> ResolvedProfileText(const std::string& name_or_path,
+                                              std::span<const std::string> overrides = {});
+
 }  // namespace dlsched::policy

@@ -46,7 +46,7 @@ TEST(RegistryTest, UnknownNamesAndArgumentsNameTheField) {
   EXPECT_EQ(
       built.error().message,
       "p.yaml: order.name: unknown JobOrder 'LIFO' (known: CombinedPriority, FIFO, GpuDemand, "
-      "Kod2Weight, Las, Priority, RemainingTime)");
+      "Kod2Weight, Las, Priority, RemainingTime); did you mean 'FIFO'?");
 
   spec =
       config::ParseProfile("name: p\nadmission: {name: Gang, args: {backfil: true}}\n", "p.yaml");
@@ -54,7 +54,8 @@ TEST(RegistryTest, UnknownNamesAndArgumentsNameTheField) {
   built = BuildProfile(*spec);
   ASSERT_FALSE(built.has_value());
   EXPECT_EQ(built.error().message,
-            "p.yaml: admission.args.backfil: unknown argument (expected one of: backfill)");
+            "p.yaml: admission.args.backfil: unknown argument (expected one of: backfill); did "
+            "you mean 'backfill'?");
 
   spec = config::ParseProfile("name: p\nsizer: {name: StaticPartition}\n", "p.yaml");
   ASSERT_TRUE(spec.has_value());

@@ -491,7 +491,8 @@ shape:
 
 TEST(ResourceScorerArgsTest, ResourceErrors) {
   EXPECT_EQ(LeastError("{resource: []}"),
-            "p.yaml: scorers[0].args.resource: unknown argument (expected one of: resources)");
+            "p.yaml: scorers[0].args.resource: unknown argument (expected one of: resources); did "
+            "you mean 'resources'?");
   EXPECT_EQ(LeastError("[1, 2]"), "p.yaml: scorers[0].args: expected a map of arguments");
   EXPECT_EQ(LeastError("{resources: cpu}"),
             "p.yaml: scorers[0].args.resources: expected a list of {name, weight}, got 'cpu'");
@@ -504,7 +505,7 @@ TEST(ResourceScorerArgsTest, ResourceErrors) {
             "p.yaml: scorers[0].args.resources[0].name: expected a resource name, got a list");
   EXPECT_EQ(LeastError("{resources: [{name: cpu, wieght: 2}]}"),
             "p.yaml: scorers[0].args.resources[0].wieght: unknown argument (expected one of: "
-            "name, weight)");
+            "name, weight); did you mean 'weight'?");
   EXPECT_EQ(LeastError("{resources: [{name: cpu, weight: 0}]}"),
             "p.yaml: scorers[0].args.resources[0].weight: expected an integer in 1..100, got '0'");
   EXPECT_THAT(LeastError("{resources: [{name: cpu, weight: 101}]}"),
@@ -552,13 +553,13 @@ TEST(ResourceScorerArgsTest, ShapeErrors) {
             "p.yaml: scorers[0].args.shape[0].utilization: missing, expected an integer in 0..100");
   EXPECT_EQ(RtcrError("{shape: [{utilization: 0, score: 1, scor: 2}]}"),
             "p.yaml: scorers[0].args.shape[0].scor: unknown argument (expected one of: "
-            "utilization, score)");
+            "utilization, score); did you mean 'score'?");
   EXPECT_EQ(RtcrError("{shape: [5]}"),
             "p.yaml: scorers[0].args.shape[0]: expected a map with utilization and score, got "
             "'5'");
   EXPECT_EQ(RtcrError("{shapes: []}"),
             "p.yaml: scorers[0].args.shapes: unknown argument (expected one of: resources, "
-            "shape)");
+            "shape); did you mean 'shape'?");
   // Resource errors come through the same path.
   EXPECT_THAT(RtcrError("{resources: [{name: cpu, weight: 0}], shape: [{utilization: 0, "
                         "score: 0}]}"),

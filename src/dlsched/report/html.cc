@@ -960,6 +960,10 @@ th,td{padding:4px 12px;border-bottom:1px solid var(--grid);text-align:right;whit
 th{border-bottom:1px solid var(--line);font-weight:600}
 th:first-child,td:first-child{text-align:left}
 tbody tr:hover{background:#f6f8fa}
+.provenance{margin:0 0 8px;font-size:13px}
+.provenance summary{cursor:pointer;color:var(--muted)}
+.provenance td{text-align:left;white-space:normal;word-break:break-all}
+.provenance pre{background:#f6f8fa;padding:6px 10px;margin:4px 0;overflow-x:auto;font-size:12px}
 )css";
 
 std::string RunMeta(const RunData& run) {
@@ -974,6 +978,57 @@ std::string RunMeta(const RunData& run) {
     line += ": no summary.json";
   }
   return "<li>" + line + "</li>";
+}
+
+// `text`'s lines, each escaped: line breaks kept, for <pre>.
+std::string HtmlLines(std::string_view text) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    out += HtmlText(text.substr(at, end - at)) + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
+// How the directory's results were made (provenance.h), and the command
+// that makes them again.
+std::string ProvenanceBlock(const ReportDir& dir) {
+  if (!dir.provenance) return "";
+  const Provenance& p = *dir.provenance;
+  std::string out = fmt::format(
+      "<details class=\"provenance\" data-provenance>\n<summary>How these results were made: "
+      "dlsched {}, <code>{}</code> (<code>dlsched rerun {}</code> runs it again and checks the "
+      "files are the same)</summary>\n",
+      HtmlText(p.version), HtmlText(ShellCommand(p.command)), HtmlText(dir.dir));
+  out +=
+      "<div class=\"scroll\"><table><thead><tr><th>input</th><th>format</th><th>file</th>"
+      "<th>SHA-256</th></tr></thead><tbody>\n";
+  for (const auto& in : p.inputs) {
+    out += fmt::format(
+        "<tr data-input=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>\n",
+        HtmlText(in.role), HtmlText(in.role), in.format.empty() ? "YAML" : HtmlText(in.format),
+        HtmlText(in.path), HtmlText(in.sha256));
+  }
+  out += "</tbody></table></div>\n";
+  for (const auto& pr : p.profiles) {
+    std::string from =
+        !pr.builtin.empty() ? "built-in " + HtmlText(pr.builtin) : "file " + HtmlText(pr.file);
+    for (const auto& set : pr.set) from += ", --set " + HtmlText(set);
+    out += fmt::format(
+        "<details data-profile=\"{}\"><summary>profile <b>{}</b> ({})</summary><pre>{}</pre>"
+        "</details>\n",
+        HtmlText(pr.name), HtmlText(pr.name), from, HtmlLines(pr.yaml));
+  }
+  std::vector<std::string> seeds;
+  if (p.seeds) {
+    for (uint64_t seed : *p.seeds) seeds.push_back(std::to_string(seed));
+  }
+  out += fmt::format("<p>seeds: {}; window: {}</p>\n</details>\n",
+                     p.seeds ? Join(seeds, ", ") : "none (jobs from a file)",
+                     p.window ? HtmlText(*p.window) : "none (the whole run)");
+  return out;
 }
 
 std::string Section(const ReportDir& dir, size_t index) {
@@ -993,6 +1048,7 @@ std::string Section(const ReportDir& dir, size_t index) {
   out += "<div class=\"meta\">" + kind + "<ul>";
   for (const RunData& run : dir.runs) out += RunMeta(run);
   out += "</ul></div>\n";
+  out += ProvenanceBlock(dir);
   // A sweep's directory has no runs of its own to compare: its cells are
   // the sweep chart's points.
   if (!dir.runs.empty() || dir.compare || !dir.sweep) out += CompareTable(dir);

@@ -253,6 +253,13 @@ void JsonWriter::Int(int64_t x) {
   out_->append(buf, static_cast<size_t>(r.ptr - buf));
 }
 
+void JsonWriter::UInt(uint64_t x) {
+  BeforeValue();
+  char buf[24];  // "18446744073709551615" is 20
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  out_->append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
 void JsonWriter::Bool(bool b) {
   BeforeValue();
   out_->append(b ? "true" : "false");

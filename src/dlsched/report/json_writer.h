@@ -30,6 +30,7 @@ class JsonWriter {
   // NaN and infinities as null.
   void Number(double x);
   void Int(int64_t x);
+  void UInt(uint64_t x);
   void Bool(bool b);
   void Null();
 

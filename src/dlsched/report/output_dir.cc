@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 
 // Every file name dlsched writes into an output directory.
 constexpr std::string_view kOutputFiles[] = {
-    "summary.json", "jobs.csv",     "utilization.csv", "events.csv",  "allocations.csv",
-    "compare.csv",  "compare.json", "sweep.csv",       "report.html", "cell.csv"};
+    "summary.json", "jobs.csv",  "utilization.csv", "events.csv", "allocations.csv", "compare.csv",
+    "compare.json", "sweep.csv", "report.html",     "cell.csv",   "provenance.json"};
 // How deep dlsched's own subdirectories go: compare's <profile>/, a
 // sweep's cells/<profile>/load-<L>/seed-<S>/.
 constexpr int kMaxOutputDepth = 4;

@@ -13,7 +13,7 @@ namespace dlsched::report {
 // Checks that `dir` may receive a run's outputs: it does not exist, or it
 // is a directory that holds nothing but files dlsched writes (summary.json,
 // jobs.csv, utilization.csv, events.csv, allocations.csv, compare.csv,
-// compare.json, sweep.csv, cell.csv, report.html), directly or in
+// compare.json, sweep.csv, cell.csv, provenance.json, report.html), directly or in
 // subdirectories up to four levels down (compare's <profile>/, a sweep's
 // cells/<profile>/load-<L>/seed-<S>/). Anything else is refused, since
 // writing replaces the directory as a whole. Errors read "<dir>: ...".

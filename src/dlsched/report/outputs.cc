@@ -242,7 +242,8 @@ void WriteUtilizationCsv(TextOut& out, const metrics::RunSummary& summary,
   }
 }
 
-void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics::RunInput& input) {
+void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics::RunInput& input,
+                      const Provenance* provenance) {
   JsonWriter w(&out.text());
   w.BeginObject();
   w.Key("profile");
@@ -303,6 +304,10 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
     out.Chunk();
   }
   w.EndArray();
+  if (provenance != nullptr) {
+    w.Key("provenance");
+    WriteProvenance(w, *provenance);
+  }
   w.EndObject();
   out.text() += '\n';
 }
@@ -313,8 +318,9 @@ ordered_json SummaryJson(const metrics::RunSummary& s, const metrics::RunInput& 
   return ordered_json::parse(SummaryJsonText(s, input));
 }
 
-std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInput& input) {
-  return Text([&](TextOut& out) { WriteSummaryJson(out, s, input); });
+std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInput& input,
+                            const Provenance* provenance) {
+  return Text([&](TextOut& out) { WriteSummaryJson(out, s, input, provenance); });
 }
 
 std::string JobsCsv(const metrics::RunInput& input) {
@@ -334,10 +340,11 @@ std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::Ru
 }
 
 core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
-                         const metrics::RunSummary& summary, const metrics::RunInput& input) {
+                         const metrics::RunSummary& summary, const metrics::RunInput& input,
+                         const Provenance* provenance) {
   const std::string prefix(subdir);
   auto st = AddFile(out, prefix + "summary.json",
-                    [&](TextOut& o) { WriteSummaryJson(o, summary, input); });
+                    [&](TextOut& o) { WriteSummaryJson(o, summary, input, provenance); });
   if (st) st = AddFile(out, prefix + "jobs.csv", [&](TextOut& o) { WriteJobsCsv(o, input); });
   if (st) st = AddFile(out, prefix + "events.csv", [&](TextOut& o) { WriteEventsCsv(o, input); });
   if (st) {

@@ -9,6 +9,7 @@
 #include "dlsched/metrics/records.h"
 #include "dlsched/metrics/summary.h"
 #include "dlsched/report/output_dir.h"
+#include "dlsched/report/provenance.h"
 
 namespace dlsched::report {
 
@@ -27,7 +28,10 @@ nlohmann::ordered_json SummaryJson(const metrics::RunSummary& summary,
 
 // summary.json: 2-space indent, trailing newline, invalid UTF-8 replaced
 // by U+FFFD; the text nlohmann::json's dump(2) would write (JsonWriter).
-std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::RunInput& input);
+// With `provenance` (a simulate run's directory), its last key is
+// "provenance" (provenance.h).
+std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::RunInput& input,
+                            const Provenance* provenance = nullptr);
 
 // jobs.csv: the header
 //   name,namespace,submit,first_start,completion,jct,queueing,launching,
@@ -57,11 +61,12 @@ std::string AllocationsCsv(const metrics::RunInput& input);
 // input.end_time repeating the last sample when the run ends after it.
 std::string UtilizationCsv(const metrics::RunSummary& summary, const metrics::RunInput& input);
 
-// Adds summary.json (SummaryJsonText), jobs.csv, events.csv,
-// allocations.csv and utilization.csv to
-// `out`, under `subdir` ("" or "<profile>/").
+// Adds summary.json (SummaryJsonText, with `provenance` if given),
+// jobs.csv, events.csv, allocations.csv and utilization.csv to `out`,
+// under `subdir` ("" or "<profile>/").
 core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
-                         const metrics::RunSummary& summary, const metrics::RunInput& input);
+                         const metrics::RunSummary& summary, const metrics::RunInput& input,
+                         const Provenance* provenance = nullptr);
 
 // Writes a run's files into `dir` as one unit (OutputDir): creates it and
 // its parents if missing, replaces it as a whole otherwise. Errors read

@@ -396,6 +396,11 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
     }
   }
   if (auto st = r.status(); !st) return std::unexpected(st.error());
+  if (const auto it = root.find("provenance"); it != root.end()) {
+    auto p = ParseProvenance(*it);
+    if (!p) return At(path, LineOfKey(text, "provenance"), p.error().message);
+    s.provenance = std::move(*p);
+  }
   return s;
 }
 
@@ -584,9 +589,14 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
   if (HasRunFiles(path)) {
     auto run = LoadRun(path, "");
     if (!run) return std::unexpected(run.error());
+    if (run->summary) out.provenance = run->summary->provenance;
     out.runs.push_back(std::move(*run));
     return out;
   }
+  // A compare's in compare.json, a sweep's in provenance.json.
+  auto found = ReadProvenance(dir);
+  if (!found) return std::unexpected(found.error());
+  if (*found) out.provenance = std::move((*found)->provenance);
   // A compare directory: one run directory per profile, in compare.csv's
   // order (its profile column names them), then any others by name.
   std::vector<std::string> names;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dlsched/core/error.h"
+#include "dlsched/report/provenance.h"
 
 namespace dlsched::report {
 
@@ -107,6 +108,7 @@ struct SummaryData {
   int64_t preemptions = 0;
   int64_t scale_events = 0;
   std::vector<Resource> utilization;
+  std::optional<Provenance> provenance;  // a simulate run's
 };
 
 // One run's files; each absent when its file is missing.
@@ -141,6 +143,9 @@ struct ReportDir {
   std::optional<CsvFile> compare;  // compare.csv, every column
   // sweep.csv: points in order of the profile's first row, then by load.
   std::optional<std::vector<SweepPoint>> sweep;
+  // How the results were made (provenance.h): summary.json's, compare.json's
+  // or provenance.json's; absent in older directories.
+  std::optional<Provenance> provenance;
 };
 
 // Loads what `dir` holds. A directory with none of dlsched's files, or one

@@ -299,7 +299,7 @@ TEST_F(Kod2Test, WeightArgumentsAreValidatedNamingTheField) {
   expect_error("{resources: [cpu, cpu]}", "p.yaml: order.args.resources[1]: 'cpu' is listed twice");
   expect_error("{kapa: 1}",
                "p.yaml: order.args.kapa: unknown argument (expected one of: kappa, starveLimit, "
-               "scale, resources)");
+               "scale, resources); did you mean 'kappa'?");
   EXPECT_TRUE(
       MakeKod2Weight(YAML::Load("{kappa: 2, scale: cluster, starveLimit: 0}"), "p").has_value());
   auto scale_in = MakeKod2ScaleIn(YAML::Load("{restartOnResize: maybe}"), "p.yaml: preemptor.args");
