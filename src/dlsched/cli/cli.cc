@@ -100,8 +100,16 @@ struct RunArgs {
   JobSource jobs;
   std::string profile = "gang-binpack";
   std::vector<std::string> overrides;  // --set PATH=VALUE, for every profile
-  std::string report;                  // --report FILE of simulate and compare
+  std::string report;                  // --report FILE of simulate, compare and sweep
+  PageArgs page;                       // --log-axis, --baseline (with --report)
+  std::string window;                  // --window FROM:TO
 };
+
+constexpr std::string_view kRunWindowHelp =
+    "Measure the run over the jobs submitted in [FROM, TO) (seconds; FROM: runs to the end, "
+    "e.g. 3600: drops a first hour of warm-up): JCT, slowdown, counts and the rest count those "
+    "jobs only, utilisation is averaged over [FROM, TO]; the window is recorded in "
+    "summary.json";
 
 // --workload or --trace and the trace's options.
 void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
@@ -271,8 +279,12 @@ core::Result<Loaded> Load(const RunArgs& a) {
 
 int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_table) {
   const StopSignals signals;
+  auto window = ParseWindow(a.window);
+  if (!window) return BadInput(window.error());
   auto loaded = Load(a);
   if (!loaded) return BadInput(loaded.error());
+  const std::string profile = loaded->engine->profile().name;
+  if (auto st = CheckBaseline(a.page.baseline, {&profile, 1}); !st) return BadInput(st.error());
   const std::string dir =
       out_dir.empty() ? fmt::format("out/{}", loaded->engine->profile().name) : out_dir;
   if (auto st = CheckOut(dir); !st) return BadInput(st.error());
@@ -282,7 +294,7 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
       RunAll({&run, 1}, {.threads = 1, .show_progress = !quiet && ::isatty(2) == 1}, &interrupted);
   auto& result = results[0];
   if (!result) return BadInput(result.error());
-  const metrics::RunSummary summary = metrics::Summarize(result->run);
+  const metrics::RunSummary summary = metrics::Summarize(result->run, *window);
   if (!quiet) {
     std::fputs(report::FormatSummary(summary).c_str(), stdout);
     if (job_table) std::printf("\n%s", report::FormatJobs(result->run).c_str());
@@ -298,7 +310,7 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
       "utilization.csv)\n",
       shown.c_str());
   if (!a.report.empty()) {
-    if (auto st = WriteReport({&dir, 1}, a.report); !st) return RunFailed(st.error());
+    if (auto st = WriteReport({&dir, 1}, a.report, a.page); !st) return RunFailed(st.error());
   }
   if (interrupted) {
     PrintError(fmt::format(
@@ -317,19 +329,6 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
   return kOk;
 }
 
-// A run's outcome in a few words: "all done", "3 stuck (deadlocked)",
-// "1 failed, 2 unfinished", "partial".
-std::string RunStatus(const metrics::RunSummary& s) {
-  std::vector<std::string> parts;
-  if (s.stuck_jobs > 0) {
-    parts.push_back(fmt::format("{} stuck{}", s.stuck_jobs, s.deadlocked ? " (deadlocked)" : ""));
-  }
-  if (s.failed_jobs > 0) parts.push_back(fmt::format("{} failed", s.failed_jobs));
-  if (s.unfinished_jobs > 0) parts.push_back(fmt::format("{} unfinished", s.unfinished_jobs));
-  std::string status = parts.empty() ? "all done" : fmt::format("{}", fmt::join(parts, ", "));
-  return s.partial ? "partial: " + status : status;
-}
-
 double Utilization(const metrics::RunSummary& s, core::ResourceId id, bool effective) {
   for (const auto& u : s.utilization) {
     if (u.id == id) return effective ? u.effective : u.allocated;
@@ -337,44 +336,9 @@ double Utilization(const metrics::RunSummary& s, core::ResourceId id, bool effec
   return 0;
 }
 
-// Every column of compare.csv and compare.json, in order.
-struct CompareField {
-  std::string_view key;
-  std::variant<std::string, int64_t, double> value;
-};
-std::vector<CompareField> CompareFields(const std::string& profile, const metrics::RunSummary& s) {
-  return {
-      {"profile", profile},
-      {"status", RunStatus(s)},
-      {"total", int64_t{s.total_jobs}},
-      {"completed", int64_t{s.completed_jobs}},
-      {"failed", int64_t{s.failed_jobs}},
-      {"stuck", int64_t{s.stuck_jobs}},
-      {"unfinished", int64_t{s.unfinished_jobs}},
-      {"jct_censored", int64_t{s.jct_censored}},
-      {"jct_mean", s.jct_mean},
-      {"jct_p50", s.jct_p50},
-      {"jct_p95", s.jct_p95},
-      {"jct_p99", s.jct_p99},
-      {"makespan", s.makespan},
-      {"mean_queueing", s.mean_queueing},
-      {"mean_launching", s.mean_launching},
-      {"mean_running", s.mean_running},
-      {"slowdown_mean", s.slowdown_mean},
-      {"slowdown_p95", s.slowdown_p95},
-      {"slowdown_variance", s.slowdown_variance},
-      {"jain_index", s.jain_index},
-      {"gpu_allocated", Utilization(s, core::kGpu, false)},
-      {"gpu_effective", Utilization(s, core::kGpu, true)},
-      {"cpu_allocated", Utilization(s, core::kCpu, false)},
-      {"cpu_effective", Utilization(s, core::kCpu, true)},
-      {"preemptions", s.preemptions},
-      {"scale_events", s.scale_events},
-      {"reallocations", s.reallocations},
-      {"cycles", s.cycles},
-      {"end_time", s.end_time},
-  };
-}
+using report::CompareField;
+using report::CompareFields;
+using report::RunStatus;
 
 // One row of `dlsched compare`'s table: a profile's headline numbers. JCT,
 // makespan and slowdown read ">=" when jobs did not complete (they count at
@@ -500,12 +464,15 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   const StopSignals signals;
   // Everything is loaded and checked before the first run: bad input fails
   // at once, not after minutes of simulation.
+  auto window = ParseWindow(a.window);
+  if (!window) return BadInput(window.error());
   auto inputs = LoadInputs(a);
   if (!inputs) return BadInput(inputs.error());
   auto loaded = LoadProfiles(profiles, a.overrides);
   if (!loaded) return BadInput(loaded.error());
   const std::vector<std::unique_ptr<engine::Engine>>& engines = loaded->engines;
   const std::vector<std::string>& dirs = loaded->dirs;
+  if (auto st = CheckBaseline(a.page.baseline, dirs); !st) return BadInput(st.error());
   if (auto st = CheckOut(out_dir); !st) return BadInput(st.error());
 
   std::vector<std::vector<std::string>> rows = {{"profile", "status", "done", "JCT mean", "JCT p95",
@@ -515,6 +482,8 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   std::string json;
   report::JsonWriter w(&json);
   w.BeginObject();
+  w.Key("window");
+  report::WindowJson(w, *window);
   w.Key("profiles");
   w.BeginArray();
   auto out = report::OutputDir::Open(out_dir);
@@ -530,7 +499,7 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   for (size_t i = 0; i < engines.size(); ++i) {
     auto& result = results[i];
     if (!result) return BadInput(result.error());
-    const metrics::RunSummary summary = metrics::Summarize(result->run);
+    const metrics::RunSummary summary = metrics::Summarize(result->run, *window);
     if (auto st = report::AddRunFiles(*out, dirs[i] + "/", summary, result->run); !st) {
       return RunFailed(st.error());
     }
@@ -575,7 +544,7 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   std::printf("results: %s/compare.csv, %s/compare.json and %s/<profile>/\n", shown.c_str(),
               shown.c_str(), shown.c_str());
   if (!a.report.empty()) {
-    if (auto st = WriteReport({&out_dir, 1}, a.report); !st) return RunFailed(st.error());
+    if (auto st = WriteReport({&out_dir, 1}, a.report, a.page); !st) return RunFailed(st.error());
   }
   if (interrupted) {
     PrintError("interrupted: the results are partial (summary.json says \"partial\": true)");
@@ -1006,6 +975,7 @@ std::vector<std::string> CellCommand(const SweepArgs& a, const SweepGrid& grid) 
   for (double l : a.loads) loads.push_back(Exact(l));
   add("--load", fmt::format("{}", fmt::join(loads, ",")));
   for (const auto& o : a.run.overrides) add("--set", o);
+  add("--window", a.run.window);
   if (a.keep_runs) args.push_back("--keep-runs");
   add("--cell", "$(JOB_COMPLETION_INDEX)");
   add("--out", a.out);
@@ -1049,6 +1019,8 @@ int Sweep(const SweepArgs& a) {
   }
   if (auto st = CheckLoads(a.loads); !st) return BadInput(st.error());
   if (auto st = CheckSeeds(a.seeds); !st) return BadInput(st.error());
+  auto window = ParseWindow(a.run.window);
+  if (!window) return BadInput(window.error());
   SweepGrid grid;
   grid.loads = a.loads;
   if (a.generated) grid.seeds = a.seeds.empty() ? std::vector<uint64_t>{a.gen.seed} : a.seeds;
@@ -1057,6 +1029,9 @@ int Sweep(const SweepArgs& a) {
   auto profiles = LoadProfiles(a.profiles, a.run.overrides);
   if (!profiles) return BadInput(profiles.error());
   grid.profiles = profiles->dirs;
+  if (auto st = CheckBaseline(a.run.page.baseline, grid.profiles); !st) {
+    return BadInput(st.error());
+  }
   if (grid.size() == 0) {
     return BadInput(core::Error{"--load: the grid is empty (give at least one load factor)"});
   }
@@ -1129,7 +1104,7 @@ int Sweep(const SweepArgs& a) {
       return;
     }
     const SweepGrid::Cell& c = cells[k];
-    const metrics::RunSummary summary = metrics::Summarize(result->run);
+    const metrics::RunSummary summary = metrics::Summarize(result->run, *window);
     const std::string row = CsvLine(SweepFields(grid, c, summary), false);
     std::vector<std::string> shown = CompareRow(grid.profiles[c.profile], summary);
     std::vector<std::string> line = {std::to_string(c.index), shown[0],
@@ -1173,7 +1148,9 @@ int Sweep(const SweepArgs& a) {
     std::printf("results: %s/sweep.csv and %s/cells/\n", shown.c_str(), shown.c_str());
   }
   if (!a.run.report.empty() && !a.cell) {
-    if (auto st = WriteReport({&a.out, 1}, a.run.report); !st) return RunFailed(st.error());
+    if (auto st = WriteReport({&a.out, 1}, a.run.report, a.run.page); !st) {
+      return RunFailed(st.error());
+    }
   }
   if (interrupted) {
     PrintError("interrupted: the results are partial (their status says \"partial\")");
@@ -1222,7 +1199,8 @@ int Run(int argc, char** argv) {
                      "Do not print the tables or the progress line (shown on stderr when it is a "
                      "terminal)");
   simulate->add_flag("--jobs", job_table, "Also print one row per job after the summary");
-  AddReportOption(simulate, &sim_args.report);
+  AddWindowOption(simulate, &sim_args.window, kRunWindowHelp);
+  AddReportOption(simulate, &sim_args.report, &sim_args.page);
 
   std::vector<std::string> files;
   auto* validate = app.add_subcommand(
@@ -1280,7 +1258,8 @@ int Run(int argc, char** argv) {
                    "on it")
       ->capture_default_str();
   compare->add_flag("--quiet,-q", compare_quiet, "No progress line on stderr");
-  AddReportOption(compare, &compare_args.report);
+  AddWindowOption(compare, &compare_args.window, std::string(kRunWindowHelp) + " and compare.json");
+  AddReportOption(compare, &compare_args.report, &compare_args.page);
   compare
       ->add_option("--out,-o", compare_out,
                    "Output directory, written as one unit and replaced as a whole (new, empty "
@@ -1293,8 +1272,9 @@ int Run(int argc, char** argv) {
       "sweep",
       "Run a grid of profiles x load factors (x seeds of a generated workload), one cell per "
       "core, and write OUT/sweep.csv (a row per cell) and each cell's files to "
-      "OUT/cells/<profile>/load-<L>[/seed-<S>]/; the report draws mean and p95 JCT against "
-      "load, a line per profile. Load L divides every submit time by L (2: arrivals twice as "
+      "OUT/cells/<profile>/load-<L>[/seed-<S>]/; the report draws every figure of compare.csv "
+      "against load, a line per profile (the mean over seeds, error bars), cells interrupted or "
+      "with jobs stuck marked. Load L divides every submit time by L (2: arrivals twice as "
       "dense). --cell N runs one cell; --emit-k8s-job writes a Kubernetes Indexed Job that runs "
       "the grid a cell per index; --merge OUT joins the cells it left into OUT/sweep.csv");
   sweep->footer(
@@ -1346,7 +1326,9 @@ int Run(int argc, char** argv) {
   sweep->add_flag("--keep-runs", sweep_args.keep_runs,
                   "Keep every cell's jobs.csv, events.csv, allocations.csv and utilization.csv "
                   "too (default: cell.csv and summary.json only)");
-  auto* sweep_report = AddReportOption(sweep, &sweep_args.run.report);
+  AddWindowOption(sweep, &sweep_args.run.window,
+                  std::string(kRunWindowHelp) + " of each cell (sweep.csv's figures are over it)");
+  auto* sweep_report = AddReportOption(sweep, &sweep_args.run.report, &sweep_args.run.page);
   auto* sweep_cell = sweep->add_option(
       "--cell", sweep_args.cell,
       "Run only cell N of the grid (0-based, the order above) and write OUT/cells/.../ alone");

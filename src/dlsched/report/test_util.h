@@ -135,7 +135,26 @@ struct ScannedChart {
   std::map<std::string, std::string> attrs;  // of the chart element
   // Its data-series elements in order: name and data-point elements inside.
   std::vector<std::pair<std::string, int>> series;
-  int points = 0;  // data-point elements anywhere in the chart
+  // Per series, in the same order: its attributes, and how many of its
+  // data-point elements carry data-incomplete.
+  std::vector<std::map<std::string, std::string>> series_attrs;
+  std::vector<int> incomplete_points;
+  int points = 0;                      // data-point elements anywhere in the chart
+  std::map<std::string, int> classes;  // class names of the elements in it, counted
+
+  // The attributes of series `name` (empty when there is none).
+  std::map<std::string, std::string> AttrsOf(std::string_view name) const {
+    for (size_t i = 0; i < series.size(); ++i) {
+      if (series[i].first == name) return series_attrs[i];
+    }
+    return {};
+  }
+  int IncompletePointsOf(std::string_view name) const {
+    for (size_t i = 0; i < series.size(); ++i) {
+      if (series[i].first == name) return incomplete_points[i];
+    }
+    return -1;
+  }
 
   int PointsOf(std::string_view name) const {
     for (const auto& [n, p] : series) {
@@ -253,18 +272,27 @@ inline std::vector<ScannedChart> ScanCharts(std::string_view html) {
     Open open{name};
     if (attrs.contains("data-chart")) {
       open.chart = static_cast<int>(charts.size());
-      charts.push_back({attrs["data-chart"], attrs, {}, 0});
+      charts.push_back({attrs["data-chart"], attrs, {}, {}, {}, 0, {}});
     }
     if (const int chart = open.chart >= 0 ? open.chart : innermost(&Open::chart); chart >= 0) {
       if (attrs.contains("data-series")) {
         open.series = static_cast<int>(charts[chart].series.size());
         charts[chart].series.emplace_back(attrs["data-series"], 0);
+        charts[chart].series_attrs.push_back(attrs);
+        charts[chart].incomplete_points.push_back(0);
       }
       if (attrs.contains("data-point")) {
         ++charts[chart].points;
         // A series' own element may be its point too (a table row is not).
         const int series = open.series >= 0 ? open.series : innermost(&Open::series);
-        if (series >= 0) ++charts[chart].series[series].second;
+        if (series >= 0) {
+          ++charts[chart].series[series].second;
+          if (attrs.contains("data-incomplete")) ++charts[chart].incomplete_points[series];
+        }
+      }
+      if (auto cls = attrs.find("class"); cls != attrs.end()) {
+        std::istringstream words(cls->second);
+        for (std::string w; words >> w;) ++charts[chart].classes[w];
       }
     }
     if (name == "style" || name == "script") {
