@@ -292,8 +292,8 @@ std::string OpenChart(std::string_view id, const Frame& f, std::string_view aria
   std::string out = fmt::format(
       "<svg {}=\"{}\"{}{} viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
       "aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\n<g class=\"axes\">",
-      attr, id, extra_attrs, cls.empty() ? "" : fmt::format(" class=\"{}\"", cls), C(f.width),
-      C(f.height), C(f.width), C(f.height), HtmlText(aria));
+      attr, HtmlText(id), extra_attrs, cls.empty() ? "" : fmt::format(" class=\"{}\"", cls),
+      C(f.width), C(f.height), C(f.width), C(f.height), HtmlText(aria));
   for (size_t i = 0; i < f.x.ticks.size(); ++i) {
     const double t = f.x.ticks[i];
     out += fmt::format(

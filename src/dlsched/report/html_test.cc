@@ -117,6 +117,20 @@ TEST(HtmlReportTest, UserTextIsEscaped) {
   const auto charts = ScanCharts(html);
   EXPECT_EQ(SeriesNames(One(charts, "gpu-util")), (std::vector<std::string>{"a\"b<c>&'d"}));
   EXPECT_EQ(HtmlText("x\ny\x1b[31m"), "x\\x0ay\\x1b[31m");
+
+  // A sweep's column names and statuses are user text too: they name
+  // charts, files and tooltips.
+  WriteFile(tmp.path() / "s" / "sweep.csv",
+            "profile,load,status,\"x\"\" onmouseover=\"\"y<i>\"\n"
+            "<b>p,1,<i>partial</i>,5\n");
+  const std::string sweep = Render({(tmp.path() / "s").string()});
+  EXPECT_EQ(sweep.find("<i>"), std::string::npos);
+  EXPECT_EQ(sweep.find("<b>p"), std::string::npos);
+  EXPECT_EQ(sweep.find("\" onmouseover"), std::string::npos);
+  const auto sweep_charts = ScanCharts(sweep);
+  const ScannedChart hostile = One(sweep_charts, "sweep-x\" onmouseover=\"y<i>");
+  EXPECT_EQ(SeriesNames(hostile), (std::vector<std::string>{"<b>p"}));
+  EXPECT_EQ(hostile.IncompletePointsOf("<b>p"), 1);
 }
 
 // The page fetches nothing and runs nothing.
