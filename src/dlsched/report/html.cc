@@ -543,7 +543,7 @@ struct RunView {
 
   const std::string& name() const { return run->name; }
   Style style() const { return StyleOf(k, incomplete); }
-  // Its name in a legend: "fsched ≥ (incomplete)".
+  // Its name in a legend: "fsched (incomplete)".
   std::string Label() const {
     return HtmlText(name()) + (incomplete ? " <b class=\"incl\">(incomplete)</b>" : "");
   }
@@ -866,7 +866,9 @@ std::string CdfSvg(const CdfSpec& spec, const Frame& f, const std::vector<CdfSer
   for (size_t k = 0; k < series.size(); ++k) {
     const CdfSeries& s = series[k];
     const RunView& v = *s.view;
-    const Style st = StyleOf(v.k, s.cdf.Censored() > 0);
+    // Perforated: the run is incomplete, or (under a window) jobs of it
+    // never got there.
+    const Style st = StyleOf(v.k, v.incomplete || s.cdf.Censored() > 0);
     const size_t n = s.cdf.values.size();
     const double total = static_cast<double>(s.cdf.total);
     svg += fmt::format(
@@ -875,7 +877,9 @@ std::string CdfSvg(const CdfSpec& spec, const Frame& f, const std::vector<CdfSer
                     series.size() > 1 ? 1.5 + 3.0 * static_cast<double>(series.size() - 1 - k) /
                                                   static_cast<double>(series.size() - 1)
                                       : 1.8,
-                    st.incomplete ? v.why : ""),
+                    !st.incomplete ? ""
+                    : v.incomplete ? v.why
+                                   : "jobs not completed"),
         s.cdf.total, s.cdf.Censored(), Fixed(s.cdf.Reaches(), 6));
     const size_t drawn = std::min(n, kMaxCdfPoints);
     std::string d;
@@ -998,13 +1002,15 @@ std::string CdfChart(const CdfSpec& spec, const Section& sec) {
   }
   std::vector<LegendItem> legend;
   bool censored = false;
+  bool incomplete = false;
   std::vector<std::string> warnings;
   for (const auto& s : series) {
     const RunView& v = *s.view;
     const Cdf& c = s.cdf;
-    const Style st = StyleOf(v.k, c.Censored() > 0);
+    const Style st = StyleOf(v.k, v.incomplete || c.Censored() > 0);
+    incomplete = incomplete || st.incomplete;
     if (c.Censored() == 0) {
-      legend.push_back({fmt::format("{} ({} {})", HtmlText(v.name()), c.total, population), st});
+      legend.push_back({fmt::format("{} ({} {})", v.Label(), c.total, population), st});
       continue;
     }
     censored = true;
@@ -1020,8 +1026,8 @@ std::string CdfChart(const CdfSpec& spec, const Section& sec) {
   if (censored) {
     legend.push_back({"where a curve stops short of 100%: the jobs that never got there", kGrey,
                       LegendItem::kCensor, "censor"});
-    legend.push_back(IncompleteLegend(""));
   }
+  if (incomplete) legend.push_back(IncompleteLegend(""));
   if (spec.of != CdfOf::kQueueing && series.size() > 1) {
     std::vector<std::vector<const JobRow*>> sets;
     for (const auto& s : series) sets.push_back(s.view->jobs);
