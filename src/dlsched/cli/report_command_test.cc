@@ -149,11 +149,13 @@ TEST_F(ReportCommandTest, WindowIsCheckedRecordedAndApplied) {
     EXPECT_NEAR(std::stod(TableCell(html, "kod2", col)), std::stod(expected_cell), 1e-5) << col;
   }
   EXPECT_NE(html.find("computed from each run's jobs.csv and utilization.csv"), std::string::npos);
-  EXPECT_NE(html.find("measured over jobs submitted in [50 s, the end)"), std::string::npos);
+  EXPECT_NE(html.find("Figures over jobs submitted in [50 s, the end) (--window), computed "
+                      "from jobs.csv and utilization.csv."),
+            std::string::npos);
   // The window the run was measured over is the report's by default.
   const Ran own = Dlsched(fmt::format("report {} -o {}", out.string(), (tmp_ / "o.html").string()));
   ASSERT_EQ(own.code, 0) << own.err;
-  EXPECT_NE(ReadFile(tmp_ / "o.html").find("measured over jobs submitted in [50 s, the end)"),
+  EXPECT_NE(ReadFile(tmp_ / "o.html").find("Figures over jobs submitted in [50 s, the end)."),
             std::string::npos);
   const Ran bad = Dlsched(fmt::format("report {} --window x", out.string()));
   EXPECT_EQ(bad.code, 2);

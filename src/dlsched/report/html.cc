@@ -2146,7 +2146,9 @@ tbody tr:hover{background:#f6f8fa}
 tbody tr[data-incomplete]{background:#fffbea}
 )css";
 
-std::string RunMeta(const RunView& v) {
+// A run's line in the section's list; its window when the runs' differ
+// (else the section says it once).
+std::string RunMeta(const RunView& v, bool mixed_windows) {
   const RunData& run = *v.run;
   std::string line = fmt::format("<b>{}</b>", HtmlText(run.name));
   if (v.m.figures) {
@@ -2160,7 +2162,7 @@ std::string RunMeta(const RunView& v) {
   } else {
     line += ": no summary.json";
   }
-  if (v.m.window) {
+  if (v.m.window && mixed_windows) {
     line += fmt::format(", measured over {}{}", HtmlText(WindowText(*v.m.window)),
                         v.m.recomputed ? " (computed from jobs.csv and utilization.csv)" : "");
   }
@@ -2250,8 +2252,11 @@ std::string SectionHtml(const ReportDir& dir, size_t index, const RenderOptions&
     kind = "No run directories here.";
   }
   if (sec.window) {
-    kind += fmt::format(" Figures over {}{}.", HtmlText(WindowText(*sec.window)),
-                        options.window ? " (--window)" : "");
+    const bool recomputed = std::any_of(sec.runs.begin(), sec.runs.end(),
+                                        [](const RunView& v) { return v.m.recomputed; });
+    kind += fmt::format(" Figures over {}{}{}.", HtmlText(WindowText(*sec.window)),
+                        options.window ? " (--window)" : "",
+                        recomputed ? ", computed from jobs.csv and utilization.csv" : "");
   }
   if (sec.mixed_windows) kind += " <b>The runs were measured over different windows.</b>";
   if (options.window && dir.sweep) {
@@ -2260,7 +2265,7 @@ std::string SectionHtml(const ReportDir& dir, size_t index, const RenderOptions&
         "sweep with --window).";
   }
   out += "<div class=\"meta\">" + kind + "<ul>";
-  for (const RunView& v : sec.runs) out += RunMeta(v);
+  for (const RunView& v : sec.runs) out += RunMeta(v, sec.mixed_windows);
   out += "</ul></div>\n";
   // A sweep's directory has no runs of its own to compare: its cells are
   // the sweep chart's points.

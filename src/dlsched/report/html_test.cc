@@ -404,7 +404,9 @@ TEST(HtmlReportTest, WindowRecomputesAndShades) {
                                   {.window = metrics::Window{5, 30}});
   const auto charts = ScanCharts(html);
   EXPECT_NE(html.find("computed from each run's jobs.csv and utilization.csv"), std::string::npos);
-  EXPECT_NE(html.find("Figures over jobs submitted in [5 s, 30 s) (--window)."), std::string::npos);
+  EXPECT_NE(html.find("Figures over jobs submitted in [5 s, 30 s) (--window), computed from "
+                      "jobs.csv and utilization.csv."),
+            std::string::npos);
   // Two jobs in the window, one of them stuck.
   const ScannedChart jct = One(charts, "jct-cdf");
   EXPECT_EQ(jct.AttrsOf("kod2").at("data-total"), "2");
@@ -414,6 +416,18 @@ TEST(HtmlReportTest, WindowRecomputesAndShades) {
     EXPECT_EQ(One(charts, id).classes.at("outside"), 2) << id;  // before 5 s, after 30 s
   }
   EXPECT_NE(html.find("data-legend=\"outside-window\""), std::string::npos);
+
+  // Runs measured over different windows (their own): the page says so,
+  // each run's line says which, and nothing is shaded.
+  std::string summary = testing::ReadFile(tmp.path() / "fifo" / "summary.json");
+  summary.replace(summary.find("\"cycles\""), 0, "\"window\": {\"from\": 5, \"to\": null},\n  ");
+  WriteFile(tmp.path() / "fifo" / "summary.json", summary);
+  const std::string mixed =
+      Render({(tmp.path() / "kod2").string(), (tmp.path() / "fifo").string()});
+  EXPECT_NE(mixed.find("The runs were measured over different windows."), std::string::npos);
+  EXPECT_NE(mixed.find("measured over jobs submitted in [5 s, the end)"), std::string::npos);
+  EXPECT_EQ(ScanCharts(mixed).size(), ScanCharts(html).size());
+  EXPECT_FALSE(One(ScanCharts(mixed), "gpu-util").classes.contains("outside"));
 }
 
 // Relative to a baseline: each figure over the baseline's; the baseline
