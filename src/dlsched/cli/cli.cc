@@ -1029,9 +1029,6 @@ int Sweep(const SweepArgs& a) {
   auto profiles = LoadProfiles(a.profiles, a.run.overrides);
   if (!profiles) return BadInput(profiles.error());
   grid.profiles = profiles->dirs;
-  if (auto st = CheckBaseline(a.run.page.baseline, grid.profiles); !st) {
-    return BadInput(st.error());
-  }
   if (grid.size() == 0) {
     return BadInput(core::Error{"--load: the grid is empty (give at least one load factor)"});
   }
@@ -1328,7 +1325,7 @@ int Run(int argc, char** argv) {
                   "too (default: cell.csv and summary.json only)");
   AddWindowOption(sweep, &sweep_args.run.window,
                   std::string(kRunWindowHelp) + " of each cell (sweep.csv's figures are over it)");
-  auto* sweep_report = AddReportOption(sweep, &sweep_args.run.report, &sweep_args.run.page);
+  auto* sweep_report = AddReportOption(sweep, &sweep_args.run.report, nullptr);
   auto* sweep_cell = sweep->add_option(
       "--cell", sweep_args.cell,
       "Run only cell N of the grid (0-based, the order above) and write OUT/cells/.../ alone");

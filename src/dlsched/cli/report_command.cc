@@ -180,6 +180,8 @@ CLI::Option* AddReportOption(CLI::App* cmd, std::string* file, PageArgs* page) {
                       "Also write the HTML report of the results to this file (as `dlsched "
                       "report`), e.g. --report report.html")
           ->check(CLI::Validator(NotADirectory, "FILE"));
+  // A sweep's page has neither CDFs nor a comparison of runs to draw them in.
+  if (page == nullptr) return report;
   AddPageOptions(cmd, page);
   cmd->get_option("--log-axis")->needs(report);
   cmd->get_option("--baseline")->needs(report);

@@ -36,8 +36,8 @@ CLI::App* AddReportCommand(CLI::App& app, ReportArgs* args);
 // when the page cannot be written.
 int RunReport(const ReportArgs& args);
 
-// Adds `--report FILE` to simulate, compare or sweep, and the page's
-// options (--log-axis, --baseline), which need it.
+// Adds `--report FILE` to simulate, compare or sweep, and, with `page`, the
+// page's options (--log-axis, --baseline), which need it.
 CLI::Option* AddReportOption(CLI::App* cmd, std::string* file, PageArgs* page);
 
 // Adds --log-axis and --baseline.
