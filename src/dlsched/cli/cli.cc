@@ -105,8 +105,16 @@ struct RunArgs {
   JobSource jobs;
   std::string profile = "gang-binpack";
   std::vector<std::string> overrides;  // --set PATH=VALUE, for every profile
-  std::string report;                  // --report FILE of simulate and compare
+  std::string report;                  // --report FILE of simulate, compare and sweep
+  PageArgs page;                       // --log-axis, --baseline (with --report)
+  std::string window;                  // --window FROM:TO
 };
+
+constexpr std::string_view kRunWindowHelp =
+    "Measure the run over the jobs submitted in [FROM, TO) (seconds; FROM: runs to the end, "
+    "e.g. 3600: drops a first hour of warm-up): JCT, slowdown, counts and the rest count those "
+    "jobs only, utilisation is averaged over [FROM, TO]; the window is recorded in "
+    "summary.json";
 
 // --workload or --trace and the trace's options.
 void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
@@ -302,10 +310,13 @@ core::Result<Loaded> Load(const RunArgs& a) {
 
 // What a result directory records of a run of `cluster` and `jobs`
 // (report/provenance.h): the version, the command, the input files with
-// their SHA-256; the caller adds the profiles and the seeds.
+// their SHA-256 and the --window as given; the caller adds the profiles and
+// the seeds.
 core::Result<report::Provenance> RunProvenance(const std::vector<std::string>& command,
-                                               const std::string& cluster, const JobSource& jobs) {
+                                               const std::string& cluster, const JobSource& jobs,
+                                               const std::string& window) {
   report::Provenance p;
+  if (!window.empty()) p.window = window;
   p.version = DLSCHED_VERSION;
   p.command = command;
   core::Status st =
@@ -323,20 +334,22 @@ core::Result<report::Provenance> RunProvenance(const std::vector<std::string>& c
     }
   }
   if (!st) return std::unexpected(st.error());
-  // p.window stays null: no command restricts results to a window yet
-  // (--window FROM:TO will set it to its value).
   return p;
 }
 
 int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_table,
              const std::vector<std::string>& command) {
   const StopSignals signals;
+  auto window = ParseWindow(a.window);
+  if (!window) return BadInput(window.error());
   auto loaded = Load(a);
   if (!loaded) return BadInput(loaded.error());
+  const std::string profile = loaded->engine->profile().name;
+  if (auto st = CheckBaseline(a.page.baseline, {&profile, 1}); !st) return BadInput(st.error());
   const std::string dir =
       out_dir.empty() ? fmt::format("out/{}", loaded->engine->profile().name) : out_dir;
   if (auto st = CheckOut(dir); !st) return BadInput(st.error());
-  auto provenance = RunProvenance(command, a.cluster, a.jobs);
+  auto provenance = RunProvenance(command, a.cluster, a.jobs, a.window);
   if (!provenance) return BadInput(provenance.error());
   if (auto st = AddProfile(*provenance, a.profile, a.overrides, loaded->engine->profile().name);
       !st) {
@@ -348,7 +361,7 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
       RunAll({&run, 1}, {.threads = 1, .show_progress = !quiet && ::isatty(2) == 1}, &interrupted);
   auto& result = results[0];
   if (!result) return BadInput(result.error());
-  const metrics::RunSummary summary = metrics::Summarize(result->run);
+  const metrics::RunSummary summary = metrics::Summarize(result->run, *window);
   if (!quiet) {
     std::fputs(report::FormatSummary(summary).c_str(), stdout);
     if (job_table) std::printf("\n%s", report::FormatJobs(result->run).c_str());
@@ -364,7 +377,7 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
       "utilization.csv)\n",
       shown.c_str());
   if (!a.report.empty()) {
-    if (auto st = WriteReport({&dir, 1}, a.report); !st) return RunFailed(st.error());
+    if (auto st = WriteReport({&dir, 1}, a.report, a.page); !st) return RunFailed(st.error());
   }
   if (interrupted) {
     PrintError(fmt::format(
@@ -383,19 +396,6 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
   return kOk;
 }
 
-// A run's outcome in a few words: "all done", "3 stuck (deadlocked)",
-// "1 failed, 2 unfinished", "partial".
-std::string RunStatus(const metrics::RunSummary& s) {
-  std::vector<std::string> parts;
-  if (s.stuck_jobs > 0) {
-    parts.push_back(fmt::format("{} stuck{}", s.stuck_jobs, s.deadlocked ? " (deadlocked)" : ""));
-  }
-  if (s.failed_jobs > 0) parts.push_back(fmt::format("{} failed", s.failed_jobs));
-  if (s.unfinished_jobs > 0) parts.push_back(fmt::format("{} unfinished", s.unfinished_jobs));
-  std::string status = parts.empty() ? "all done" : fmt::format("{}", fmt::join(parts, ", "));
-  return s.partial ? "partial: " + status : status;
-}
-
 double Utilization(const metrics::RunSummary& s, core::ResourceId id, bool effective) {
   for (const auto& u : s.utilization) {
     if (u.id == id) return effective ? u.effective : u.allocated;
@@ -403,44 +403,9 @@ double Utilization(const metrics::RunSummary& s, core::ResourceId id, bool effec
   return 0;
 }
 
-// Every column of compare.csv and compare.json, in order.
-struct CompareField {
-  std::string_view key;
-  std::variant<std::string, int64_t, double> value;
-};
-std::vector<CompareField> CompareFields(const std::string& profile, const metrics::RunSummary& s) {
-  return {
-      {"profile", profile},
-      {"status", RunStatus(s)},
-      {"total", int64_t{s.total_jobs}},
-      {"completed", int64_t{s.completed_jobs}},
-      {"failed", int64_t{s.failed_jobs}},
-      {"stuck", int64_t{s.stuck_jobs}},
-      {"unfinished", int64_t{s.unfinished_jobs}},
-      {"jct_censored", int64_t{s.jct_censored}},
-      {"jct_mean", s.jct_mean},
-      {"jct_p50", s.jct_p50},
-      {"jct_p95", s.jct_p95},
-      {"jct_p99", s.jct_p99},
-      {"makespan", s.makespan},
-      {"mean_queueing", s.mean_queueing},
-      {"mean_launching", s.mean_launching},
-      {"mean_running", s.mean_running},
-      {"slowdown_mean", s.slowdown_mean},
-      {"slowdown_p95", s.slowdown_p95},
-      {"slowdown_variance", s.slowdown_variance},
-      {"jain_index", s.jain_index},
-      {"gpu_allocated", Utilization(s, core::kGpu, false)},
-      {"gpu_effective", Utilization(s, core::kGpu, true)},
-      {"cpu_allocated", Utilization(s, core::kCpu, false)},
-      {"cpu_effective", Utilization(s, core::kCpu, true)},
-      {"preemptions", s.preemptions},
-      {"scale_events", s.scale_events},
-      {"reallocations", s.reallocations},
-      {"cycles", s.cycles},
-      {"end_time", s.end_time},
-  };
-}
+using report::CompareField;
+using report::CompareFields;
+using report::RunStatus;
 
 // One row of `dlsched compare`'s table: a profile's headline numbers. JCT,
 // makespan and slowdown read ">=" when jobs did not complete (they count at
@@ -582,14 +547,17 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   const StopSignals signals;
   // Everything is loaded and checked before the first run: bad input fails
   // at once, not after minutes of simulation.
+  auto window = ParseWindow(a.window);
+  if (!window) return BadInput(window.error());
   auto inputs = LoadInputs(a);
   if (!inputs) return BadInput(inputs.error());
   auto loaded = LoadProfiles(profiles, a.overrides);
   if (!loaded) return BadInput(loaded.error());
   const std::vector<std::unique_ptr<engine::Engine>>& engines = loaded->engines;
   const std::vector<std::string>& dirs = loaded->dirs;
+  if (auto st = CheckBaseline(a.page.baseline, dirs); !st) return BadInput(st.error());
   if (auto st = CheckOut(out_dir); !st) return BadInput(st.error());
-  auto provenance = RunProvenance(command, a.cluster, a.jobs);
+  auto provenance = RunProvenance(command, a.cluster, a.jobs, a.window);
   if (!provenance) return BadInput(provenance.error());
   if (auto st = AddProfiles(*provenance, *loaded); !st) return BadInput(st.error());
 
@@ -600,6 +568,8 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   std::string json;
   report::JsonWriter w(&json);
   w.BeginObject();
+  w.Key("window");
+  report::WindowJson(w, *window);
   w.Key("profiles");
   w.BeginArray();
   auto out = report::OutputDir::Open(out_dir);
@@ -615,7 +585,7 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   for (size_t i = 0; i < engines.size(); ++i) {
     auto& result = results[i];
     if (!result) return BadInput(result.error());
-    const metrics::RunSummary summary = metrics::Summarize(result->run);
+    const metrics::RunSummary summary = metrics::Summarize(result->run, *window);
     if (auto st = report::AddRunFiles(*out, dirs[i] + "/", summary, result->run); !st) {
       return RunFailed(st.error());
     }
@@ -664,7 +634,7 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   std::printf("results: %s/compare.csv, %s/compare.json and %s/<profile>/\n", shown.c_str(),
               shown.c_str(), shown.c_str());
   if (!a.report.empty()) {
-    if (auto st = WriteReport({&out_dir, 1}, a.report); !st) return RunFailed(st.error());
+    if (auto st = WriteReport({&out_dir, 1}, a.report, a.page); !st) return RunFailed(st.error());
   }
   if (interrupted) {
     PrintError("interrupted: the results are partial (summary.json says \"partial\": true)");
@@ -1100,6 +1070,7 @@ std::vector<std::string> CellCommand(const SweepArgs& a, const SweepGrid& grid) 
   for (double l : a.loads) loads.push_back(Exact(l));
   add("--load", fmt::format("{}", fmt::join(loads, ",")));
   for (const auto& o : a.run.overrides) add("--set", o);
+  add("--window", a.run.window);
   if (a.keep_runs) args.push_back("--keep-runs");
   add("--cell", "$(JOB_COMPLETION_INDEX)");
   add("--out", a.out);
@@ -1143,6 +1114,8 @@ int Sweep(const SweepArgs& a) {
   }
   if (auto st = CheckLoads(a.loads); !st) return BadInput(st.error());
   if (auto st = CheckSeeds(a.seeds); !st) return BadInput(st.error());
+  auto window = ParseWindow(a.run.window);
+  if (!window) return BadInput(window.error());
   SweepGrid grid;
   grid.loads = a.loads;
   if (a.generated) grid.seeds = a.seeds.empty() ? std::vector<uint64_t>{a.gen.seed} : a.seeds;
@@ -1195,7 +1168,7 @@ int Sweep(const SweepArgs& a) {
   // is part of a grid recorded elsewhere (or nowhere).
   std::optional<report::Provenance> provenance;
   if (!a.cell) {
-    auto p = RunProvenance(a.command, a.run.cluster, a.run.jobs);
+    auto p = RunProvenance(a.command, a.run.cluster, a.run.jobs, a.run.window);
     if (!p) return BadInput(p.error());
     if (auto st = AddProfiles(*p, *profiles); !st) return BadInput(st.error());
     if (a.generated) p->seeds = grid.seeds;
@@ -1233,7 +1206,7 @@ int Sweep(const SweepArgs& a) {
       return;
     }
     const SweepGrid::Cell& c = cells[k];
-    const metrics::RunSummary summary = metrics::Summarize(result->run);
+    const metrics::RunSummary summary = metrics::Summarize(result->run, *window);
     const std::string row = CsvLine(SweepFields(grid, c, summary), false);
     std::vector<std::string> shown = CompareRow(grid.profiles[c.profile], summary);
     std::vector<std::string> line = {std::to_string(c.index), shown[0],
@@ -1280,7 +1253,9 @@ int Sweep(const SweepArgs& a) {
     std::printf("results: %s/sweep.csv and %s/cells/\n", shown.c_str(), shown.c_str());
   }
   if (!a.run.report.empty() && !a.cell) {
-    if (auto st = WriteReport({&a.out, 1}, a.run.report); !st) return RunFailed(st.error());
+    if (auto st = WriteReport({&a.out, 1}, a.run.report, a.run.page); !st) {
+      return RunFailed(st.error());
+    }
   }
   if (interrupted) {
     PrintError("interrupted: the results are partial (their status says \"partial\")");
@@ -1329,7 +1304,8 @@ int Run(int argc, char** argv) {
   // --jobs meant this until 0.1.0; it is a job count everywhere now (Run
   // refuses it here, pointing to --job-table).
   simulate->add_flag("--job-table", job_table, "Also print one row per job after the summary");
-  AddReportOption(simulate, &sim_args.report);
+  AddWindowOption(simulate, &sim_args.window, kRunWindowHelp);
+  AddReportOption(simulate, &sim_args.report, &sim_args.page);
 
   std::vector<std::string> files;
   auto* validate = app.add_subcommand(
@@ -1387,7 +1363,8 @@ int Run(int argc, char** argv) {
                    "on it")
       ->capture_default_str();
   AddQuietOption(compare, &compare_quiet);
-  AddReportOption(compare, &compare_args.report);
+  AddWindowOption(compare, &compare_args.window, std::string(kRunWindowHelp) + " and compare.json");
+  AddReportOption(compare, &compare_args.report, &compare_args.page);
   compare
       ->add_option("--out,-o", compare_out,
                    "Output directory, written as one unit and replaced as a whole (new, empty "
@@ -1400,8 +1377,9 @@ int Run(int argc, char** argv) {
       "sweep",
       "Run a grid of profiles x load factors (x seeds of a generated workload), one cell per "
       "core, and write OUT/sweep.csv (a row per cell) and each cell's files to "
-      "OUT/cells/<profile>/load-<L>[/seed-<S>]/; the report draws mean and p95 JCT against "
-      "load, a line per profile. Load L divides every submit time by L (2: arrivals twice as "
+      "OUT/cells/<profile>/load-<L>[/seed-<S>]/; the report draws every figure of compare.csv "
+      "against load, a line per profile (the mean over seeds, error bars), cells interrupted or "
+      "with jobs stuck marked. Load L divides every submit time by L (2: arrivals twice as "
       "dense). --cell N runs one cell; --emit-k8s-job writes a Kubernetes Indexed Job that runs "
       "the grid a cell per index; --merge OUT joins the cells it left into OUT/sweep.csv");
   sweep->footer(
@@ -1453,7 +1431,9 @@ int Run(int argc, char** argv) {
   sweep->add_flag("--keep-runs", sweep_args.keep_runs,
                   "Keep every cell's jobs.csv, events.csv, allocations.csv and utilization.csv "
                   "too (default: cell.csv and summary.json only)");
-  auto* sweep_report = AddReportOption(sweep, &sweep_args.run.report);
+  AddWindowOption(sweep, &sweep_args.run.window,
+                  std::string(kRunWindowHelp) + " of each cell (sweep.csv's figures are over it)");
+  auto* sweep_report = AddReportOption(sweep, &sweep_args.run.report, nullptr);
   auto* sweep_cell = sweep->add_option(
       "--cell", sweep_args.cell,
       "Run only cell N of the grid (0-based, the order above) and write OUT/cells/.../ alone");

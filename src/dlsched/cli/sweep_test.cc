@@ -256,6 +256,36 @@ TEST_F(SweepTest, CellsRunAloneMergeToTheWholeSweep) {
   EXPECT_EQ(ReadFile(tmp_ / "cells/sweep.csv"), sweep_csv);
 }
 
+// --window measures every cell over it (each summary.json records it), and
+// the Indexed Job's pods get it too.
+TEST_F(SweepTest, WindowReachesEveryCellAndThePods) {
+  WriteInputs();
+  const std::string grid = fmt::format(
+      "sweep -c {} -w {} -p gang-binpack,kod2 --load 1,2 -q --window 100:", Path("c.yaml"),
+      Path("w.yaml"));
+  ASSERT_EQ(Dlsched(grid + " -o " + Path("s")).code, 0);
+  int cells = 0;
+  for (const auto& e : fs::recursive_directory_iterator(tmp_ / "s")) {
+    if (e.path().filename() != "summary.json") continue;
+    const auto j = nlohmann::json::parse(ReadFile(e.path()));
+    EXPECT_EQ(j["window"]["from"], 100) << e.path();
+    EXPECT_TRUE(j["window"]["to"].is_null()) << e.path();
+    ++cells;
+  }
+  EXPECT_EQ(cells, 4);
+  const Ran job = Dlsched(grid + " -o " + Path("k") + " --emit-k8s-job");
+  ASSERT_EQ(job.code, 0) << job.err;
+  const YAML::Node y = YAML::Load(job.out);
+  std::vector<std::string> args;
+  for (const auto& a : y["spec"]["template"]["spec"]["containers"][0]["args"]) {
+    args.push_back(a.as<std::string>());
+  }
+  const auto w = std::find(args.begin(), args.end(), "--window");
+  ASSERT_NE(w, args.end());
+  ASSERT_NE(w + 1, args.end());
+  EXPECT_EQ(w[1], "100:");
+}
+
 // Runs kubectl against the test API server (discovery only: a client-side
 // dry run sends nothing).
 std::pair<int, std::string> Kubectl(const fs::path& dir, const std::string& kubeconfig,

@@ -34,6 +34,9 @@ struct JobRecord {
   int preemptions = 0;     // times the job was stopped or shrunk for another job
   int scale_events = 0;    // scale-in plus scale-out steps applied to it
   int final_workers = 0;
+  // GPUs the job asks for at its requested size (every PS and Chief
+  // replica and `replicas` workers), whatever it ran with.
+  int64_t gpus = 0;
   // Time the job would need alone with its best allocation (total steps /
   // best throughput); 0 when unknown. Used for slowdown and fairness.
   core::Time ideal_runtime = 0;

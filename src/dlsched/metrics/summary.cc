@@ -101,14 +101,14 @@ std::string ResourceLabel(core::ResourceId id) {
   return std::string(name);
 }
 
-RunSummary Summarize(const RunInput& input) {
+RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
   RunSummary s;
+  s.window = window;
   s.profile = input.profile;
   s.deadlocked = input.deadlocked;
   s.partial = input.partial;
   s.cycles = input.cycles;
   s.end_time = input.end_time;
-  s.total_jobs = static_cast<int>(input.jobs.size());
 
   std::vector<double> jcts;
   std::vector<double> slowdowns;
@@ -121,6 +121,8 @@ RunSummary Summarize(const RunInput& input) {
   core::Time first_submit = core::kNever;
 
   for (const JobRecord& job : input.jobs) {
+    if (window && !window->Contains(job.submit)) continue;
+    ++s.total_jobs;
     first_submit = std::min(first_submit, job.submit);
     s.preemptions += job.preemptions;
     s.scale_events += job.scale_events;
@@ -184,8 +186,13 @@ RunSummary Summarize(const RunInput& input) {
   s.slowdown_p95 = Percentile(slowdowns, 95);
   s.jain_index = JainIndex(speeds);
 
-  s.window_start = input.jobs.empty() ? 0 : first_submit;
-  s.window_end = std::max(input.end_time, s.window_start);
+  if (window) {
+    s.window_start = window->from;
+    s.window_end = std::max(std::min(window->to, input.end_time), s.window_start);
+  } else {
+    s.window_start = input.jobs.empty() ? 0 : first_submit;
+    s.window_end = std::max(input.end_time, s.window_start);
+  }
   for (int i = 0; i < core::kMaxResources; ++i) {
     const auto id = static_cast<core::ResourceId>(i);
     const int64_t capacity = input.capacity[id];

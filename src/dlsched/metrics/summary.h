@@ -23,10 +23,25 @@ struct ResourceUtilization {
   double effective = 0;  // held by jobs making progress
 };
 
-// The per-run numbers of SPEC section 5. Every field is finite: an empty run
+// A measurement window: the run's figures over the jobs submitted in
+// [from, to), its utilisation averaged over [from, min(to, end_time)] (to
+// drop a warm-up, or a drain at the end). The default covers every job.
+struct Window {
+  core::Time from = 0;
+  core::Time to = core::kNever;  // kNever: to the run's end
+
+  bool Contains(core::Time submit) const { return submit >= from && submit < to; }
+  bool operator==(const Window&) const = default;
+};
+
+// The per-run numbers of a run. Every field is finite: an empty run
 // (no jobs, no completed jobs, zero-length window) gives zeros, never NaN.
 struct RunSummary {
   std::string profile;
+  // The window the figures are over, when one was given (Summarize's
+  // `window`); the jobs outside it are left out of every figure below
+  // except deadlocked, partial, cycles and end_time, which are the run's.
+  std::optional<Window> window;
 
   // Job counts. Each job is counted in exactly one of completed, stuck,
   // failed, unfinished, with that precedence: a job whose final phase is
@@ -60,9 +75,9 @@ struct RunSummary {
   core::Time mean_launching = 0;
   core::Time mean_running = 0;
 
-  // Utilisation window [first submit over all jobs, end_time] and the
-  // time-weighted means over it, one entry per resource with capacity > 0,
-  // in ResourceId order.
+  // Utilisation window [first submit over all jobs, end_time] (with a
+  // Window: [from, min(to, end_time)]) and the time-weighted means over it,
+  // one entry per resource with capacity > 0, in ResourceId order.
   core::Time window_start = 0;
   core::Time window_end = 0;
   std::vector<ResourceUtilization> utilization;
@@ -93,8 +108,9 @@ struct RunSummary {
 
 // Computes the run summary. `input.utilization` must be in ascending time;
 // each sample holds until the next one, the last until `input.end_time`, and
-// the amounts before the first sample are zero.
-RunSummary Summarize(const RunInput& input);
+// the amounts before the first sample are zero. With a `window`, over the
+// jobs it contains (Window) and its utilisation window.
+RunSummary Summarize(const RunInput& input, std::optional<Window> window = std::nullopt);
 
 // Classification used by Summarize (same precedence).
 enum class JobOutcome { kCompleted, kStuck, kFailed, kUnfinished };

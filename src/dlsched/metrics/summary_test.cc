@@ -198,6 +198,47 @@ TEST(SummarizeTest, TimeWeightedUtilization) {
   EXPECT_DOUBLE_EQ(s.window_end, 40);
 }
 
+// A measurement window: the figures over the jobs submitted in [from, to),
+// utilisation over [from, min(to, end)]. Jobs a (submit 0), b (10), c (20,
+// never finished) with the samples above; window [5, 25) holds b and c:
+// JCTs b 40 and c censored at 60 - 20 = 40; utilisation over [5, 25]:
+// (2*5 + 4*15) / 20 / 4 allocated, 4*15 / 20 / 4 effective.
+TEST(SummarizeTest, WindowCountsTheJobsSubmittedInIt) {
+  RunInput in;
+  in.capacity[core::kGpu] = 4;
+  in.jobs = {Completed("a", 0, 0, 40), Completed("b", 10, 10, 50), Waiting("c", 20)};
+  in.jobs[0].preemptions = 3;
+  in.jobs[1].preemptions = 1;
+  in.utilization = {Sample(0, core::kGpu, 2, 0), Sample(10, core::kGpu, 4, 4),
+                    Sample(30, core::kGpu, 0, 0)};
+  in.end_time = 60;
+  const RunSummary s = Summarize(in, Window{5, 25});
+  ASSERT_TRUE(s.window);
+  EXPECT_EQ(*s.window, (Window{5, 25}));
+  EXPECT_EQ(s.total_jobs, 2);
+  EXPECT_EQ(s.completed_jobs, 1);
+  EXPECT_EQ(s.unfinished_jobs, 1);
+  EXPECT_EQ(s.jct_censored, 1);
+  EXPECT_DOUBLE_EQ(s.jct_mean, 40);
+  EXPECT_DOUBLE_EQ(s.makespan, 60 - 10);  // c censored at the end, from b's submit
+  EXPECT_EQ(s.preemptions, 1);            // b's alone
+  EXPECT_DOUBLE_EQ(s.window_start, 5);
+  EXPECT_DOUBLE_EQ(s.window_end, 25);
+  EXPECT_DOUBLE_EQ(s.utilization[0].allocated, 70.0 / 20 / 4);
+  EXPECT_DOUBLE_EQ(s.utilization[0].effective, 60.0 / 20 / 4);
+  // An open end runs to the run's end; a window after it measures nothing.
+  const RunSummary open = Summarize(in, Window{5, core::kNever});
+  EXPECT_EQ(open.total_jobs, 2);
+  EXPECT_DOUBLE_EQ(open.window_end, 60);
+  const RunSummary late = Summarize(in, Window{100, 200});
+  EXPECT_EQ(late.total_jobs, 0);
+  EXPECT_DOUBLE_EQ(late.utilization[0].allocated, 0);
+  ExpectAllFinite(late);
+  // Without a window: every job, and no window recorded.
+  EXPECT_FALSE(Summarize(in).window);
+  EXPECT_EQ(Summarize(in).total_jobs, 3);
+}
+
 // The window starts at the first submit: with the same samples and the first
 // job submitted at 5, the window is [5, 40] (35 s) and the first segment is
 // clipped to [5, 10): allocated area 2*5 + 4*20 = 90 -> 90 / 35 / 4.

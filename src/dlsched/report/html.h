@@ -1,17 +1,25 @@
 #pragma once
 
-// The HTML report of `dlsched report` (and `simulate` / `compare --report`):
-// one self-contained page (inline CSS and SVG, no script, no fonts or
-// anything else fetched) with the charts of docs/formats.md "report.html".
-// Every chart is an element with data-chart="<id>"; each of its series an
-// element with data-series="<name>" holding one data-point element per point
-// or bar, so tests (and scripts) can read the page's figures from its DOM.
+// The HTML report of `dlsched report` (and `simulate` / `compare` / `sweep
+// --report`): one self-contained page (inline CSS and SVG, no script, no
+// fonts or anything else fetched) with the charts of docs/formats.md
+// "report.html". Every chart is an element with data-chart="<id>"; each of
+// its series an element with data-series="<name>" holding one data-point
+// element per point or bar, so tests (and scripts) can read the page's
+// figures from its DOM. A series that is not a complete result (a run
+// interrupted, or with jobs not completed) carries data-incomplete. Each
+// figure links its data as CSV (a data: URI, downloaded by the browser);
+// a chart with a linear and a log variant has the second as
+// data-chart-alt, switched by a checkbox (CSS only).
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "dlsched/core/error.h"
+#include "dlsched/metrics/summary.h"
 #include "dlsched/report/run_data.h"
 
 namespace dlsched::report {
@@ -29,7 +37,29 @@ inline constexpr size_t kMaxCdfPoints = 400;  // more jobs: this many evenly spa
 // (core::EscapeText) with & < > " ' as character references.
 std::string HtmlText(std::string_view text);
 
-// The whole page for the directories given, one section each.
-std::string RenderHtml(std::span<const ReportDir> dirs);
+// The x axis of the JCT, queueing and slowdown CDFs.
+enum class LogAxis {
+  kAuto,  // log when the values drawn span more than two decades
+  kOn,
+  kOff,
+};
+
+struct RenderOptions {
+  // Every run measured over the jobs submitted in this window (analysis.h
+  // Measure); nullopt: each run's own window.
+  std::optional<metrics::Window> window{};
+  LogAxis log_axis = LogAxis::kAuto;
+  // The run the "relative to a baseline" bars divide by ("": the first
+  // complete run of each comparison, else its first).
+  std::string baseline{};
+};
+
+// A baseline that names no run (nor sweep profile) of the page is an
+// error: "--baseline: no profile 'x' (profiles: a, b)".
+core::Status CheckRenderOptions(std::span<const ReportDir> dirs, const RenderOptions& options);
+
+// The whole page for the directories given (LoadReport's sections), one
+// section each.
+std::string RenderHtml(std::span<const ReportDir> dirs, const RenderOptions& options = {});
 
 }  // namespace dlsched::report

@@ -23,10 +23,10 @@ using testing::WriteFixtureRun;
 
 const std::string kScript = "<script>alert(1)</script>";
 
-std::string Render(const std::vector<std::string>& dirs) {
-  auto loaded = LoadReportDirs(dirs);
+std::string Render(const std::vector<std::string>& dirs, const RenderOptions& options = {}) {
+  auto loaded = LoadReport(dirs);
   EXPECT_TRUE(loaded) << loaded.error().message;
-  return loaded ? RenderHtml(*loaded) : "";
+  return loaded ? RenderHtml(*loaded, options) : "";
 }
 
 // The one chart `id` of a page; fails the test when there is not exactly one.
@@ -59,6 +59,18 @@ TEST(HtmlReportTest, RunDirectoryHasEveryChart) {
   EXPECT_EQ(jct.PointsOf("kod2"), 2);  // two completed jobs
   const ScannedChart queueing = One(charts, "queueing-cdf");
   EXPECT_EQ(queueing.PointsOf("kod2"), 2);  // two started jobs
+  // Two of the jobs with a known ideal runtime completed.
+  EXPECT_EQ(One(charts, "slowdown-cdf").PointsOf("kod2"), 2);
+  // Waiting jobs: job-1 0-30, the second 10-40, job-3 20 to the end; one
+  // point per change: 0 (1), 10 (2), 20 (3), 30 (2), 40 (1).
+  EXPECT_EQ(One(charts, "queue-length").PointsOf("kod2"), 5);
+  EXPECT_EQ(One(charts, "pending-gpus").PointsOf("kod2"), 5);
+  // The resize by job-7 at 95: the count goes 0 -> 1.
+  EXPECT_EQ(One(charts, "preemptions").PointsOf("kod2"), 2);
+  // Sizes 4, 2, 3: buckets 2, 3-4, one bar each.
+  EXPECT_EQ(One(charts, "jct-by-size").PointsOf("kod2"), 2);
+  // One run: nothing to divide by.
+  EXPECT_TRUE(ChartsNamed(charts, "vs-baseline").empty());
 
   const ScannedChart phases = One(charts, "job-phases");
   EXPECT_EQ(phases.attrs.at("data-run"), "kod2");
@@ -77,11 +89,13 @@ TEST(HtmlReportTest, RunDirectoryHasEveryChart) {
   EXPECT_EQ(SeriesNames(elastic), (std::vector<std::string>{"job-1"}));
   EXPECT_EQ(elastic.PointsOf("job-1"), 7);
 
-  // Built from summary.json: one row of 13 cells.
+  // Built from summary.json: one row of compare.csv's 29 columns; the run
+  // left a job stuck, so its JCT is a lower bound.
   const ScannedChart table = One(charts, "compare-table");
   EXPECT_EQ(SeriesNames(table), (std::vector<std::string>{"kod2"}));
-  EXPECT_EQ(table.points, 13);
-  EXPECT_NE(html.find("<td data-point=\"\" title=\"294.5\">294.5</td>"), std::string::npos);
+  EXPECT_EQ(table.points, 29);
+  EXPECT_NE(html.find("<td data-point=\"\" title=\"294.5\">≥ 294.5</td>"), std::string::npos);
+  EXPECT_NE(html.find("<tr data-series=\"kod2\" data-incomplete=\"\">"), std::string::npos);
 
   // No sweep.csv, no sweep chart (and no note: it is optional).
   EXPECT_TRUE(ChartsNamed(charts, "jct-vs-load").empty());
@@ -103,6 +117,20 @@ TEST(HtmlReportTest, UserTextIsEscaped) {
   const auto charts = ScanCharts(html);
   EXPECT_EQ(SeriesNames(One(charts, "gpu-util")), (std::vector<std::string>{"a\"b<c>&'d"}));
   EXPECT_EQ(HtmlText("x\ny\x1b[31m"), "x\\x0ay\\x1b[31m");
+
+  // A sweep's column names and statuses are user text too: they name
+  // charts, files and tooltips.
+  WriteFile(tmp.path() / "s" / "sweep.csv",
+            "profile,load,status,\"x\"\" onmouseover=\"\"y<i>\"\n"
+            "<b>p,1,<i>partial</i>,5\n");
+  const std::string sweep = Render({(tmp.path() / "s").string()});
+  EXPECT_EQ(sweep.find("<i>"), std::string::npos);
+  EXPECT_EQ(sweep.find("<b>p"), std::string::npos);
+  EXPECT_EQ(sweep.find("\" onmouseover"), std::string::npos);
+  const auto sweep_charts = ScanCharts(sweep);
+  const ScannedChart hostile = One(sweep_charts, "sweep-x\" onmouseover=\"y<i>");
+  EXPECT_EQ(SeriesNames(hostile), (std::vector<std::string>{"<b>p"}));
+  EXPECT_EQ(hostile.IncompletePointsOf("<b>p"), 1);
 }
 
 // The page fetches nothing and runs nothing.
@@ -181,16 +209,25 @@ TEST(HtmlReportTest, CompareDirectoryHasASeriesPerProfile) {
   EXPECT_NE(html.find("title=\"245.000000\">245</td>"), std::string::npos);
 }
 
-TEST(HtmlReportTest, SeveralDirectoriesGetASectionEach) {
+// Run directories given together are one comparison (Overlay); a sweep
+// stays a section of its own.
+TEST(HtmlReportTest, SeveralRunDirectoriesAreOneComparison) {
   TempDir tmp;
   WriteFixtureRun(tmp.path() / "a", "gang-binpack");
   WriteFixtureRun(tmp.path() / "b", "kod2");
-  const std::string html = Render({(tmp.path() / "a").string(), (tmp.path() / "b").string()});
+  WriteFile(tmp.path() / "s" / "sweep.csv", "profile,load,jct_mean\nkod2,1,5\n");
+  const std::string html = Render(
+      {(tmp.path() / "a").string(), (tmp.path() / "b").string(), (tmp.path() / "s").string()});
   const auto charts = ScanCharts(html);
-  EXPECT_EQ(ChartsNamed(charts, "gpu-util").size(), 2u);
-  EXPECT_EQ(ChartsNamed(charts, "compare-table").size(), 2u);
+  for (const char* id : {"gpu-util", "jct-cdf", "compare-table", "vs-baseline"}) {
+    EXPECT_EQ(SeriesNames(One(charts, id)), (std::vector<std::string>{"gang-binpack", "kod2"}))
+        << id;
+  }
+  EXPECT_EQ(ChartsNamed(charts, "job-phases").size(), 2u);
   EXPECT_NE(html.find("<section class=\"dir\" id=\"dir-2\""), std::string::npos);
+  EXPECT_EQ(html.find("<section class=\"dir\" id=\"dir-3\""), std::string::npos);
   EXPECT_NE(html.find("<a href=\"#dir-1\">"), std::string::npos);
+  EXPECT_NE(html.find("A comparison of 2 runs from 2 directories"), std::string::npos);
 }
 
 // One point per (profile, load), averaged over seeds; a line per profile.
@@ -210,8 +247,16 @@ TEST(HtmlReportTest, SweepChartsJctAgainstLoad) {
   EXPECT_EQ(SeriesNames(sweep), (std::vector<std::string>{"gang-binpack", "kod2"}));
   EXPECT_EQ(sweep.PointsOf("gang-binpack"), 3);
   EXPECT_EQ(sweep.PointsOf("kod2"), 2);
-  EXPECT_NE(html.find("gang-binpack at load 0.5: JCT mean 14.2 min, p95 35 min (2 runs)"),
+  // Mean over the seeds, ± the sample standard deviation (70.7 s, 141.4 s).
+  EXPECT_NE(html.find("gang-binpack at load 0.5: jct_mean 14.2 min ± 70.7 s, jct_p95 35 min ± "
+                      "2.4 min (2 runs)"),
             std::string::npos);
+  // A chart per figure, beside JCT against load.
+  for (const char* id :
+       {"sweep-jobs", "sweep-completed", "sweep-jct_mean", "sweep-makespan", "sweep-gpu_eff"}) {
+    EXPECT_EQ(SeriesNames(One(charts, id)), (std::vector<std::string>{"gang-binpack", "kod2"}))
+        << id;
+  }
   // No runs here: the run charts are not drawn, and nothing fails; nor is
   // a "no comparison" note, the sweep's cells being its points.
   EXPECT_TRUE(ChartsNamed(charts, "gpu-util").empty());
@@ -228,6 +273,7 @@ TEST(HtmlReportTest, ManyJobsAreCappedAndThePageSaysSo) {
   std::string jobs =
       "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
       "admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,reason\n";
+  // (Without gpus and ideal_runtime: a file of an older dlsched.)
   // Submitted in reverse: the first 200 by submit time are job-250 .. job-51.
   for (int i = 1; i <= 250; ++i) {
     const int submit = 1000 - i;
@@ -296,6 +342,124 @@ TEST(HtmlReportTest, ExtremeNumbersStillDraw) {
   for (const char* id : {"cpu-util", "jct-cdf", "job-phases", "node-gantt", "elastic-workers"}) {
     EXPECT_EQ(ChartsNamed(charts, id).size(), 1u) << id;
   }
+}
+
+// The log axis: drawn first when the values span more than two decades
+// (auto), or as asked; the other variant is there as data-chart-alt.
+TEST(HtmlReportTest, LogAxisByTheSpanOfTheValues) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "wide");
+  WriteFile(tmp.path() / "jobs.csv",
+            "name,submit,first_start,jct,queueing,launching,running\n"
+            "a,0,0,1,0,0,1\nb,0,0,30,0,0,30\nc,0,0,2000,0,0,2000\n");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  EXPECT_EQ(One(charts, "jct-cdf").attrs.at("class"), "v-log");  // 1 s to 2000 s
+  EXPECT_NE(html.find("<svg data-chart-alt=\"jct-cdf\""), std::string::npos);
+  EXPECT_NE(html.find("job completion time (log scale)"), std::string::npos);
+  EXPECT_NE(html.find("<input type=\"checkbox\" class=\"logsw\" id=\"log-1\" checked>"),
+            std::string::npos);
+  // Queueing: all 0, nothing to draw in log.
+  EXPECT_FALSE(One(charts, "queueing-cdf").attrs.contains("class"));
+  const auto off = ScanCharts(Render({tmp.path().string()}, {.log_axis = LogAxis::kOff}));
+  EXPECT_EQ(One(off, "jct-cdf").attrs.at("class"), "v-lin");
+  // Narrow values: linear unless asked.
+  WriteFile(tmp.path() / "jobs.csv",
+            "name,submit,first_start,jct,queueing,launching,running\n"
+            "a,0,0,10,0,0,10\nb,0,0,900,0,0,900\n");
+  EXPECT_EQ(One(ScanCharts(Render({tmp.path().string()})), "jct-cdf").attrs.at("class"), "v-lin");
+  EXPECT_EQ(One(ScanCharts(Render({tmp.path().string()}, {.log_axis = LogAxis::kOn})), "jct-cdf")
+                .attrs.at("class"),
+            "v-log");
+}
+
+// Beyond 10 profiles the colours come round again with a dash pattern.
+TEST(HtmlReportTest, ElevenProfilesStayDistinct) {
+  TempDir tmp;
+  std::vector<std::string> dirs;
+  for (int i = 0; i < 12; ++i) {
+    const fs::path d = tmp.path() / fmt::format("p{}", i);
+    WriteFixtureRun(d, fmt::format("p{}", i));
+    dirs.push_back(d.string());
+  }
+  const ScannedChart gpu = One(ScanCharts(Render(dirs)), "gpu-util");
+  ASSERT_EQ(gpu.series.size(), 12u);
+  auto style = [&](int i) { return gpu.series_attrs[i].at("style"); };
+  EXPECT_EQ(style(0).find("--d:"), std::string::npos);
+  EXPECT_EQ(style(9).find("--d:"), std::string::npos);
+  EXPECT_NE(style(10).find("--d:10 3"), std::string::npos);
+  EXPECT_NE(style(11).find("--d:10 3"), std::string::npos);
+  EXPECT_EQ(style(10).substr(0, 13), style(0).substr(0, 13));  // color:#4e79a7
+  EXPECT_NE(style(11).substr(0, 13), style(10).substr(0, 13));
+}
+
+// A window the files were not measured over: the figures recomputed from
+// jobs.csv, the per-job charts over the jobs in it, the time charts shaded
+// outside it.
+TEST(HtmlReportTest, WindowRecomputesAndShades) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path() / "kod2", "kod2");
+  WriteFixtureRun(tmp.path() / "fifo", "fifo");
+  const std::string html = Render({(tmp.path() / "kod2").string(), (tmp.path() / "fifo").string()},
+                                  {.window = metrics::Window{5, 30}});
+  const auto charts = ScanCharts(html);
+  EXPECT_NE(html.find("computed from each run's jobs.csv and utilization.csv"), std::string::npos);
+  EXPECT_NE(html.find("Figures over jobs submitted in [5 s, 30 s) (--window), computed from "
+                      "jobs.csv and utilization.csv."),
+            std::string::npos);
+  // Two jobs in the window, one of them stuck.
+  const ScannedChart jct = One(charts, "jct-cdf");
+  EXPECT_EQ(jct.AttrsOf("kod2").at("data-total"), "2");
+  EXPECT_EQ(jct.AttrsOf("kod2").at("data-censored"), "1");
+  EXPECT_EQ(jct.PointsOf("kod2"), 1);
+  for (const char* id : {"gpu-util", "queue-length", "preemptions"}) {
+    EXPECT_EQ(One(charts, id).classes.at("outside"), 2) << id;  // before 5 s, after 30 s
+  }
+  EXPECT_NE(html.find("data-legend=\"outside-window\""), std::string::npos);
+
+  // Runs measured over different windows (their own): the page says so,
+  // each run's line says which, and nothing is shaded.
+  std::string summary = testing::ReadFile(tmp.path() / "fifo" / "summary.json");
+  summary.replace(summary.find("\"cycles\""), 0, "\"window\": {\"from\": 5, \"to\": null},\n  ");
+  WriteFile(tmp.path() / "fifo" / "summary.json", summary);
+  const std::string mixed =
+      Render({(tmp.path() / "kod2").string(), (tmp.path() / "fifo").string()});
+  EXPECT_NE(mixed.find("The runs were measured over different windows."), std::string::npos);
+  EXPECT_NE(mixed.find("measured over jobs submitted in [5 s, the end)"), std::string::npos);
+  EXPECT_EQ(ScanCharts(mixed).size(), ScanCharts(html).size());
+  EXPECT_FALSE(One(ScanCharts(mixed), "gpu-util").classes.contains("outside"));
+}
+
+// Relative to a baseline: each figure over the baseline's; the baseline
+// against itself is 1, exactly.
+TEST(HtmlReportTest, BarsRelativeToTheBaseline) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path() / "a", "a");
+  WriteFixtureRun(tmp.path() / "b", "b");
+  // b: JCT mean twice a's.
+  std::string summary = testing::ReadFile(tmp.path() / "b" / "summary.json");
+  summary.replace(summary.find("\"mean\": 245.0"), 13, "\"mean\": 490.0");
+  WriteFile(tmp.path() / "b" / "summary.json", summary);
+  const std::vector<std::string> dirs = {(tmp.path() / "a").string(), (tmp.path() / "b").string()};
+  const std::string html = Render(dirs, {.baseline = "a"});
+  const ScannedChart bars = One(ScanCharts(html), "vs-baseline");
+  EXPECT_EQ(SeriesNames(bars), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(bars.points, 12);  // 6 figures x 2 runs
+  // Both runs left a job stuck: a's own bars are exact, b's ratios to a
+  // are not bounds in either direction.
+  EXPECT_NE(html.find("<title>a: JCT mean ≥ 4.1 min = 1x a&#39;s ≥ 4.1 min</title>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<title>b: JCT mean ≥ 8.2 min = ? 2x a&#39;s ≥ 4.1 min</title>"),
+            std::string::npos);
+  EXPECT_NE(html.find("each figure divided by a's"), std::string::npos);
+  // Without --baseline: the first complete run, else the first.
+  EXPECT_NE(Render(dirs).find("each figure divided by a's"), std::string::npos);
+  // The check of --baseline.
+  auto loaded = LoadReport(dirs);
+  ASSERT_TRUE(loaded);
+  EXPECT_TRUE(CheckRenderOptions(*loaded, {.baseline = "b"}));
+  EXPECT_EQ(CheckRenderOptions(*loaded, {.baseline = "c"}).error().message,
+            "--baseline: no profile 'c' in the report (profiles: a, b)");
 }
 
 // The scanner itself, on a browser's serialisation (void elements, quotes

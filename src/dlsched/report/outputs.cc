@@ -5,6 +5,9 @@
 #include <optional>
 #include <utility>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "dlsched/report/format.h"
 #include "dlsched/report/json_writer.h"
 
@@ -116,7 +119,8 @@ void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
            {"reallocations", job.reallocations},
            {"preemptions", job.preemptions},
            {"scale_events", job.scale_events},
-           {"final_workers", job.final_workers}});
+           {"final_workers", job.final_workers},
+           {"gpus", job.gpus}});
   w.Key("stuck");
   w.Bool(job.stuck);
   w.Key("reason");
@@ -124,6 +128,20 @@ void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
   Numbers(w, {{"ideal_runtime", job.ideal_runtime}, {"slowdown", metrics::Slowdown(job)}});
   w.EndObject();
 }
+
+}  // namespace
+
+void WindowJson(JsonWriter& w, const std::optional<metrics::Window>& window) {
+  if (!window) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  Numbers(w, {{"from", window->from}, {"to", TimeOrNull(window->to)}});
+  w.EndObject();
+}
+
+namespace {
 
 void NumberObject(JsonWriter& w, NumberFields fields) {
   w.BeginObject();
@@ -140,7 +158,8 @@ void IntObject(JsonWriter& w, IntFields fields) {
 void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
   std::string& o = out.text();
   o += "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
-       "admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,reason\n";
+       "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,ideal_runtime,"
+       "stuck,reason\n";
   for (const auto& job : input.jobs) {
     AppendCsvField(o, job.name);
     o += ',';
@@ -158,10 +177,12 @@ void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
     o += ',';
     o += core::PhaseName(job.final_phase);
     for (int64_t n : {job.admission_seq, int64_t{job.reallocations}, int64_t{job.preemptions},
-                      int64_t{job.scale_events}, int64_t{job.final_workers}}) {
+                      int64_t{job.scale_events}, int64_t{job.final_workers}, job.gpus}) {
       o += ',';
       AppendInt(o, n);
     }
+    o += ',';
+    AppendNumber(o, job.ideal_runtime);
     o += job.stuck ? ",true," : ",false,";
     AppendCsvField(o, job.reason);
     o += '\n';
@@ -261,6 +282,8 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
   w.Key("cycles");
   w.Int(s.cycles);
   Numbers(w, {{"end_time", s.end_time}});
+  w.Key("window");
+  WindowJson(w, s.window);
   w.Key("jct");
   w.BeginObject();
   Numbers(w, {{"mean", s.jct_mean}, {"p50", s.jct_p50}, {"p95", s.jct_p95}, {"p99", s.jct_p99}});
@@ -313,6 +336,64 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
 }
 
 }  // namespace
+
+std::string RunStatus(const metrics::RunSummary& s) {
+  std::vector<std::string> parts;
+  if (s.stuck_jobs > 0) {
+    parts.push_back(fmt::format("{} stuck{}", s.stuck_jobs, s.deadlocked ? " (deadlocked)" : ""));
+  }
+  if (s.failed_jobs > 0) parts.push_back(fmt::format("{} failed", s.failed_jobs));
+  if (s.unfinished_jobs > 0) parts.push_back(fmt::format("{} unfinished", s.unfinished_jobs));
+  std::string status = parts.empty() ? "all done" : fmt::format("{}", fmt::join(parts, ", "));
+  return s.partial ? "partial: " + status : status;
+}
+
+namespace {
+
+double UtilizationOf(const metrics::RunSummary& s, std::string_view resource, bool effective) {
+  for (const auto& u : s.utilization) {
+    if (u.name == resource) return effective ? u.effective : u.allocated;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<CompareField> CompareFields(const std::string& profile, const metrics::RunSummary& s) {
+  const std::string gpu = metrics::ResourceLabel(core::kGpu);
+  const std::string cpu = metrics::ResourceLabel(core::kCpu);
+  return {
+      {"profile", profile},
+      {"status", RunStatus(s)},
+      {"total", int64_t{s.total_jobs}},
+      {"completed", int64_t{s.completed_jobs}},
+      {"failed", int64_t{s.failed_jobs}},
+      {"stuck", int64_t{s.stuck_jobs}},
+      {"unfinished", int64_t{s.unfinished_jobs}},
+      {"jct_censored", int64_t{s.jct_censored}},
+      {"jct_mean", s.jct_mean},
+      {"jct_p50", s.jct_p50},
+      {"jct_p95", s.jct_p95},
+      {"jct_p99", s.jct_p99},
+      {"makespan", s.makespan},
+      {"mean_queueing", s.mean_queueing},
+      {"mean_launching", s.mean_launching},
+      {"mean_running", s.mean_running},
+      {"slowdown_mean", s.slowdown_mean},
+      {"slowdown_p95", s.slowdown_p95},
+      {"slowdown_variance", s.slowdown_variance},
+      {"jain_index", s.jain_index},
+      {"gpu_allocated", UtilizationOf(s, gpu, false)},
+      {"gpu_effective", UtilizationOf(s, gpu, true)},
+      {"cpu_allocated", UtilizationOf(s, cpu, false)},
+      {"cpu_effective", UtilizationOf(s, cpu, true)},
+      {"preemptions", s.preemptions},
+      {"scale_events", s.scale_events},
+      {"reallocations", s.reallocations},
+      {"cycles", s.cycles},
+      {"end_time", s.end_time},
+  };
+}
 
 ordered_json SummaryJson(const metrics::RunSummary& s, const metrics::RunInput& input) {
   return ordered_json::parse(SummaryJsonText(s, input));

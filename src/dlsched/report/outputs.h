@@ -1,13 +1,18 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "dlsched/core/error.h"
 #include "dlsched/metrics/records.h"
 #include "dlsched/metrics/summary.h"
+#include "dlsched/report/json_writer.h"
 #include "dlsched/report/output_dir.h"
 #include "dlsched/report/provenance.h"
 
@@ -33,10 +38,27 @@ nlohmann::ordered_json SummaryJson(const metrics::RunSummary& summary,
 std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::RunInput& input,
                             const Provenance* provenance = nullptr);
 
+// summary.json's and compare.json's "window": {"from": F, "to": T} (T null
+// when open-ended), or null for the whole run.
+void WindowJson(JsonWriter& w, const std::optional<metrics::Window>& window);
+
+// A run's outcome in a few words: "all done", "3 stuck (deadlocked)",
+// "1 failed, 2 unfinished", "partial: ..." (compare's status column).
+std::string RunStatus(const metrics::RunSummary& summary);
+
+// Every column of compare.csv and compare.json (and sweep.csv after its
+// cell columns), in order: profile, status, total, completed, ... end_time.
+struct CompareField {
+  std::string_view key;
+  std::variant<std::string, int64_t, double> value;
+};
+std::vector<CompareField> CompareFields(const std::string& profile,
+                                        const metrics::RunSummary& summary);
+
 // jobs.csv: the header
 //   name,namespace,submit,first_start,completion,jct,queueing,launching,
 //   running,final_state,admission_seq,reallocations,preemptions,scale_events,
-//   final_workers,stuck,reason
+//   final_workers,gpus,ideal_runtime,stuck,reason
 // then one row per job in input order. A time that never happened (and the
 // JCT of a job that did not complete) is an empty cell; stuck is true/false;
 // final_state is the phase name. Lines end with "\n".

@@ -25,9 +25,10 @@ using testing::TempDir;
 TEST(JobsCsvTest, HandWorkedRows) {
   const std::string expected =
       "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
-      "admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,reason\n"
-      "resnet-a,team-1,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,false,\n"
-      "\"vgg,b\",team-2,30,,,,70,0,0,Waiting,-1,0,0,0,0,true,"
+      "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,ideal_runtime,"
+      "stuck,reason\n"
+      "resnet-a,team-1,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,50,false,\n"
+      "\"vgg,b\",team-2,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,true,"
       "\"waiting: needs \"\"4 gpu\"\" on one node, largest free is 2\"\n";
   EXPECT_EQ(JobsCsv(testing::SampleRun()), expected);
 }
@@ -63,10 +64,12 @@ TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
 
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"profile", "counts", "deadlocked", "partial", "cycles",
-                                            "end_time", "jct", "makespan", "mean_phase_time",
-                                            "utilization", "slowdown", "events", "jobs"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"profile", "counts", "deadlocked", "partial", "cycles",
+                                      "end_time", "window", "jct", "makespan", "mean_phase_time",
+                                      "utilization", "slowdown", "events", "jobs"}));
   EXPECT_EQ(j["profile"], "kod2");
+  EXPECT_TRUE(j["window"].is_null());  // the whole run
   EXPECT_EQ(j["counts"]["completed"], 1);
   EXPECT_EQ(j["counts"]["stuck"], 1);
   EXPECT_EQ(j["deadlocked"], true);
@@ -85,12 +88,38 @@ TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
 
   ASSERT_EQ(j["jobs"].size(), 2u);
   EXPECT_EQ(j["jobs"][0]["slowdown"], 2.0);
+  EXPECT_EQ(j["jobs"][0]["gpus"], 4);
+  EXPECT_EQ(j["jobs"][1]["gpus"], 2);
   EXPECT_EQ(j["jobs"][1]["name"], "vgg,b");
   EXPECT_TRUE(j["jobs"][1]["first_start"].is_null());  // never started
   EXPECT_TRUE(j["jobs"][1]["completion"].is_null());
   EXPECT_TRUE(j["jobs"][1]["jct"].is_null());
   EXPECT_EQ(j["jobs"][1]["final_state"], "Waiting");
   EXPECT_EQ(j["jobs"][1]["stuck"], true);
+}
+
+// A window is recorded, its figures over the jobs it holds: [20, 90)
+// holds vgg,b (submit 30) alone; utilisation over [20, 90]: gpu (2*30 +
+// 4*40) / 70 / 4 allocated. An open end is null.
+TEST(SummaryJsonTest, RecordsTheWindow) {
+  const metrics::RunInput in = testing::SampleRun();
+  const nlohmann::ordered_json j = SummaryJson(metrics::Summarize(in, metrics::Window{20, 90}), in);
+  EXPECT_EQ(j["window"]["from"], 20);
+  EXPECT_EQ(j["window"]["to"], 90);
+  EXPECT_EQ(j["counts"]["total"], 1);
+  EXPECT_EQ(j["counts"]["stuck"], 1);
+  EXPECT_EQ(j["jct"]["censored"], 1);
+  EXPECT_EQ(j["jct"]["mean"], 70);  // censored at the run's end, 100 - 30
+  EXPECT_EQ(j["utilization"]["window_start"], 20);
+  EXPECT_EQ(j["utilization"]["window_end"], 90);
+  EXPECT_EQ(j["utilization"]["resources"]["nvidia.com/gpu"]["allocated"], 0.785714);
+  // The per-job list stays whole: it is the run's.
+  EXPECT_EQ(j["jobs"].size(), 2u);
+  const nlohmann::ordered_json open =
+      SummaryJson(metrics::Summarize(in, metrics::Window{20, core::kNever}), in);
+  EXPECT_EQ(open["window"]["from"], 20);
+  EXPECT_TRUE(open["window"]["to"].is_null());
+  EXPECT_EQ(open["utilization"]["window_end"], 100);
 }
 
 // Numbers are rounded to 6 decimals: JCT mean 1/3 s is written 0.333333.

@@ -6,12 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "dlsched/core/quantity.h"
@@ -145,6 +148,11 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
   const auto jct = f.Find("jct");
   const auto state = f.Find("final_state");
   const auto stuck = f.Find("stuck");
+  const auto reallocations = f.Find("reallocations");
+  const auto preemptions = f.Find("preemptions");
+  const auto scale_events = f.Find("scale_events");
+  const auto gpus = f.Find("gpus");
+  const auto ideal = f.Find("ideal_runtime");
   return ParseRows<JobRow>(f, [&](Cells& c, JobRow& j) {
     j.name = c.Text((*cols)[0]);
     j.submit = c.Number((*cols)[1]);
@@ -156,6 +164,11 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
     j.jct = c.OptionalNumber(jct);
     if (state) j.final_state = c.Text(*state);
     j.stuck = c.Bool(stuck);
+    j.reallocations = c.OptionalInt(reallocations).value_or(0);
+    j.preemptions = c.OptionalInt(preemptions).value_or(0);
+    j.scale_events = c.OptionalInt(scale_events).value_or(0);
+    j.gpus = c.OptionalInt(gpus);
+    j.ideal_runtime = c.OptionalNumber(ideal);
   });
 }
 
@@ -217,37 +230,76 @@ core::Result<std::vector<AllocationRow>> ParseAllocations(const CsvFile& f) {
   });
 }
 
-core::Result<std::vector<SweepPoint>> ParseSweep(const CsvFile& f) {
-  auto cols = Columns(f, {"profile", "load", "jct_mean", "jct_p95"});
+// sweep.csv's columns that place a cell rather than measure it.
+constexpr std::string_view kSweepPlaceColumns[] = {"cell", "cells", "profile",
+                                                   "load", "seed",  "status"};
+
+// Whether a row of sweep.csv is a complete result: not interrupted, every
+// job completed. Without the columns that tell, it counts as complete.
+bool CompleteRow(const CsvFile& f, const CsvFile::Row& r) {
+  if (auto status = f.Find("status")) {
+    const std::string& text = r.cells[*status];
+    if (!text.empty() && text != "all done") return false;
+  }
+  for (std::string_view col : {"stuck", "failed", "unfinished", "jct_censored"}) {
+    if (auto c = f.Find(col)) {
+      if (auto v = ParseNumber(r.cells[*c]); v && *v > 0) return false;
+    }
+  }
+  return true;
+}
+
+core::Result<SweepData> ParseSweep(const CsvFile& f) {
+  auto cols = Columns(f, {"profile", "load"});
   if (!cols) return std::unexpected(cols.error());
-  // Sums per (profile, load), profiles in order of their first row.
+  SweepData out;
+  // The figures: every other column whose cells are numbers (or empty);
+  // columns of text added later are left out, not an error.
+  std::vector<size_t> figure_cols;
+  for (size_t i = 0; i < f.header.size(); ++i) {
+    if (std::find(std::begin(kSweepPlaceColumns), std::end(kSweepPlaceColumns), f.header[i]) !=
+        std::end(kSweepPlaceColumns)) {
+      continue;
+    }
+    const bool numeric = std::all_of(f.rows.begin(), f.rows.end(), [&](const CsvFile::Row& r) {
+      return r.cells[i].empty() || ParseNumber(r.cells[i]).has_value();
+    });
+    if (!numeric) continue;
+    figure_cols.push_back(i);
+    out.figures.push_back(f.header[i]);
+  }
+  // Values per (profile, load), profiles in order of their first row.
+  struct Acc {
+    SweepPoint point;
+    std::map<std::string, std::vector<double>> values;
+  };
   std::vector<std::string> profiles;
-  std::map<std::pair<size_t, double>, SweepPoint> sums;
+  std::map<std::pair<size_t, double>, Acc> acc;
+  const auto status = f.Find("status");
   for (const auto& r : f.rows) {
     Cells c(f, r);
     const std::string& profile = c.Text((*cols)[0]);
     const double load = c.Number((*cols)[1]);
-    const auto mean = c.OptionalNumber((*cols)[2]);
-    const auto p95 = c.OptionalNumber((*cols)[3]);
     if (auto st = c.status(); !st) return std::unexpected(st.error());
     auto it = std::find(profiles.begin(), profiles.end(), profile);
     const auto index = static_cast<size_t>(it - profiles.begin());
     if (it == profiles.end()) profiles.push_back(profile);
-    SweepPoint& p = sums[{index, load}];
-    p.profile = profile;
-    p.load = load;
-    // A cell in which no job completed has no JCT to average.
-    if (!mean || !p95) continue;
-    p.jct_mean += *mean;
-    p.jct_p95 += *p95;
-    ++p.cells;
+    Acc& a = acc[{index, load}];
+    a.point.profile = profile;
+    a.point.load = load;
+    ++a.point.cells;
+    if (!CompleteRow(f, r)) {
+      ++a.point.incomplete;
+      a.point.statuses.push_back(status ? r.cells[*status] : std::string("incomplete"));
+    }
+    for (size_t k = 0; k < figure_cols.size(); ++k) {
+      // A figure left empty (a cell without jobs to measure) is not a 0.
+      if (auto v = ParseNumber(r.cells[figure_cols[k]])) a.values[out.figures[k]].push_back(*v);
+    }
   }
-  std::vector<SweepPoint> out;
-  for (auto& [key, p] : sums) {
-    if (p.cells == 0) continue;
-    p.jct_mean /= p.cells;
-    p.jct_p95 /= p.cells;
-    out.push_back(std::move(p));
+  for (auto& [key, a] : acc) {
+    for (const auto& [figure, values] : a.values) a.point.stats[figure] = Stat(values);
+    out.points.push_back(std::move(a.point));
   }
   return out;
 }
@@ -368,28 +420,59 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
   }
   if (!root.is_object()) return At(path, 1, "expected a JSON object");
   SummaryReader r(root, text, path);
-  SummaryData s;
+  SummaryData d;
+  metrics::RunSummary& s = d.figures;
+  // Counts held as int in RunSummary: a hand-made file's larger count is
+  // cut to fit (the page shows it as the file's at most).
+  auto count = [&](std::initializer_list<const char*> keys) {
+    return static_cast<int>(std::min<int64_t>(r.Count(keys), std::numeric_limits<int>::max()));
+  };
   s.profile = r.String({"profile"});
-  s.end_time = r.Number({"end_time"});
+  const std::optional<double> end = r.Number({"end_time"});
+  d.has_end_time = end.has_value();
+  s.end_time = end.value_or(0);
   s.partial = r.Bool({"partial"});
   s.deadlocked = r.Bool({"deadlocked"});
-  s.total = r.Count({"counts", "total"});
-  s.completed = r.Count({"counts", "completed"});
-  s.not_done = r.Count({"counts", "stuck"}) + r.Count({"counts", "failed"}) +
-               r.Count({"counts", "unfinished"});
-  s.jct_mean = r.Number({"jct", "mean"});
-  s.jct_p95 = r.Number({"jct", "p95"});
-  s.makespan = r.Number({"makespan"});
-  s.jain_index = r.Number({"slowdown", "jain_index"});
+  s.cycles = r.Count({"cycles"});
+  if (r.Object({"window"}) != nullptr) {
+    metrics::Window w;
+    w.from = r.Number({"window", "from"}).value_or(0);
+    w.to = r.Number({"window", "to"}).value_or(core::kNever);
+    s.window = w;
+  }
+  s.total_jobs = count({"counts", "total"});
+  s.completed_jobs = count({"counts", "completed"});
+  s.stuck_jobs = count({"counts", "stuck"});
+  s.failed_jobs = count({"counts", "failed"});
+  s.unfinished_jobs = count({"counts", "unfinished"});
+  s.jct_mean = r.Number({"jct", "mean"}).value_or(0);
+  s.jct_p50 = r.Number({"jct", "p50"}).value_or(0);
+  s.jct_p95 = r.Number({"jct", "p95"}).value_or(0);
+  s.jct_p99 = r.Number({"jct", "p99"}).value_or(0);
+  s.jct_censored = count({"jct", "censored"});
+  s.makespan = r.Number({"makespan"}).value_or(0);
+  s.mean_queueing = r.Number({"mean_phase_time", "queueing"}).value_or(0);
+  s.mean_launching = r.Number({"mean_phase_time", "launching"}).value_or(0);
+  s.mean_running = r.Number({"mean_phase_time", "running"}).value_or(0);
+  s.window_start = r.Number({"utilization", "window_start"}).value_or(0);
+  s.window_end = r.Number({"utilization", "window_end"}).value_or(s.end_time);
+  s.slowdown_jobs = count({"slowdown", "jobs"});
+  s.slowdown_mean = r.Number({"slowdown", "mean"}).value_or(0);
+  s.slowdown_p95 = r.Number({"slowdown", "p95"}).value_or(0);
+  s.slowdown_variance = r.Number({"slowdown", "variance"}).value_or(0);
+  s.jain_index = r.Number({"slowdown", "jain_index"}).value_or(0);
   s.preemptions = r.Count({"events", "preemptions"});
   s.scale_events = r.Count({"events", "scale_events"});
+  s.reallocations = r.Count({"events", "reallocations"});
   if (const nlohmann::json* res = r.Object({"utilization", "resources"})) {
     for (const auto& [name, value] : res->items()) {
-      SummaryData::Resource u{name, 0, 0};
+      metrics::ResourceUtilization u;
+      u.name = name;
       if (!value.is_object()) {
         r.Fail({"utilization", "resources", name.c_str()}, "an object");
         break;
       }
+      u.capacity = r.Count({"utilization", "resources", name.c_str(), "capacity"});
       u.allocated = r.Number({"utilization", "resources", name.c_str(), "allocated"}).value_or(0);
       u.effective = r.Number({"utilization", "resources", name.c_str(), "effective"}).value_or(0);
       s.utilization.push_back(std::move(u));
@@ -399,9 +482,9 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
   if (const auto it = root.find("provenance"); it != root.end()) {
     auto p = ParseProvenance(*it);
     if (!p) return At(path, LineOfKey(text, "provenance"), p.error().message);
-    s.provenance = std::move(*p);
+    d.provenance = std::move(*p);
   }
-  return s;
+  return d;
 }
 
 // Reads `file` in `dir` with `parse` when it is there.
@@ -456,12 +539,37 @@ core::Result<RunData> LoadRun(const fs::path& dir, std::string name) {
        }) {
     if (!st) return std::unexpected(st.error());
   }
-  if (name.empty() && run.summary) name = run.summary->profile;
+  if (name.empty() && run.summary) name = run.summary->figures.profile;
   run.name = name.empty() ? DirName(dir) : name;
   return run;
 }
 
 }  // namespace
+
+SweepStat Stat(std::span<const double> values) {
+  SweepStat s;
+  s.n = static_cast<int>(values.size());
+  if (values.empty()) return s;
+  s.min = *std::min_element(values.begin(), values.end());
+  s.max = *std::max_element(values.begin(), values.end());
+  double sum = 0;
+  for (double v : values) sum += v;
+  s.mean = sum / static_cast<double>(values.size());
+  if (values.size() > 1) {
+    double sq = 0;
+    for (double v : values) sq += (v - s.mean) * (v - s.mean);
+    s.sd = std::sqrt(sq / static_cast<double>(values.size() - 1));
+  }
+  // Sums of huge values (a hand-made file) overflow: the range stays right.
+  if (!std::isfinite(s.mean)) s.mean = s.max;
+  if (!std::isfinite(s.sd)) s.sd = 0;
+  return s;
+}
+
+const SweepStat* SweepPoint::Find(std::string_view figure) const {
+  auto it = stats.find(std::string(figure));
+  return it == stats.end() ? nullptr : &it->second;
+}
 
 std::optional<size_t> CsvFile::Find(std::string_view name) const {
   for (size_t i = 0; i < header.size(); ++i) {
@@ -547,7 +655,7 @@ const Utilization::Resource* Utilization::Find(std::string_view name) const {
 }
 
 double RunData::EndTime() const {
-  if (summary && summary->end_time) return *summary->end_time;
+  if (summary && summary->has_end_time) return summary->figures.end_time;
   double end = 0;
   if (utilization && !utilization->time.empty()) end = std::max(end, utilization->time.back());
   if (jobs) {
@@ -640,6 +748,54 @@ core::Result<std::vector<ReportDir>> LoadReportDirs(std::span<const std::string>
     out.push_back(std::move(*loaded));
   }
   return out;
+}
+
+std::vector<ReportDir> Overlay(std::vector<ReportDir> dirs) {
+  const auto with_runs =
+      std::count_if(dirs.begin(), dirs.end(), [](const ReportDir& d) { return !d.runs.empty(); });
+  if (with_runs < 2) return dirs;
+  std::map<std::string, int> uses;
+  for (const ReportDir& d : dirs) {
+    for (const RunData& run : d.runs) ++uses[run.name];
+  }
+  ReportDir merged;
+  std::vector<ReportDir> out;
+  std::set<std::string> used;
+  size_t at = 0;
+  for (ReportDir& d : dirs) {
+    if (d.runs.empty()) {
+      out.push_back(std::move(d));
+      continue;
+    }
+    if (merged.overlaid.empty()) at = out.size();
+    merged.overlaid.push_back(d.dir);
+    for (RunData& run : d.runs) {
+      // A name two runs share gets its directory; the same directory given
+      // twice, a number.
+      std::string name = uses[run.name] > 1 ? fmt::format("{} ({})", run.name, d.dir) : run.name;
+      const std::string base = name;
+      for (int k = 2; used.contains(name); ++k) name = fmt::format("{} #{}", base, k);
+      used.insert(name);
+      run.name = std::move(name);
+      merged.runs.push_back(std::move(run));
+    }
+    // A sweep beside the runs stays a section of its own.
+    if (d.sweep) {
+      ReportDir sweep;
+      sweep.dir = d.dir;
+      sweep.sweep = std::move(d.sweep);
+      out.push_back(std::move(sweep));
+    }
+  }
+  merged.dir = fmt::format("{}", fmt::join(merged.overlaid, " + "));
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), std::move(merged));
+  return out;
+}
+
+core::Result<std::vector<ReportDir>> LoadReport(std::span<const std::string> dirs) {
+  auto loaded = LoadReportDirs(dirs);
+  if (!loaded) return std::unexpected(loaded.error());
+  return Overlay(std::move(*loaded));
 }
 
 }  // namespace dlsched::report

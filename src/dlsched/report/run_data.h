@@ -9,6 +9,7 @@
 // "<file>:<line>: <what>".
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "dlsched/core/error.h"
+#include "dlsched/metrics/summary.h"
 #include "dlsched/report/provenance.h"
 
 namespace dlsched::report {
@@ -50,6 +52,11 @@ struct JobRow {
   double running = 0;
   std::string final_state;  // "" when the column is absent
   bool stuck = false;
+  int64_t reallocations = 0;  // 0 when a column is absent
+  int64_t preemptions = 0;
+  int64_t scale_events = 0;
+  std::optional<int64_t> gpus;          // absent in files of older versions
+  std::optional<double> ideal_runtime;  // likewise; 0: unknown
 };
 
 // utilization.csv: fractions of capacity per resource; row i holds from
@@ -87,28 +94,17 @@ struct AllocationRow {
   double gpus = 0;
 };
 
-// The parts of summary.json the report shows.
+// summary.json read back: every figure of metrics::RunSummary (a key an
+// older file lacks reads 0; utilisation entries by name, without ids).
 struct SummaryData {
-  struct Resource {
-    std::string name;
-    double allocated = 0;
-    double effective = 0;
-  };
-  std::string profile;
-  std::optional<double> end_time;
-  bool partial = false;
-  bool deadlocked = false;
-  int64_t total = 0;
-  int64_t completed = 0;
-  int64_t not_done = 0;  // stuck + failed + unfinished
-  std::optional<double> jct_mean;
-  std::optional<double> jct_p95;
-  std::optional<double> makespan;
-  std::optional<double> jain_index;
-  int64_t preemptions = 0;
-  int64_t scale_events = 0;
-  std::vector<Resource> utilization;
+  metrics::RunSummary figures;
+  bool has_end_time = false;             // older files may lack it
   std::optional<Provenance> provenance;  // a simulate run's
+
+  // Jobs not completed: stuck + failed + unfinished.
+  int64_t NotDone() const {
+    return int64_t{figures.stuck_jobs} + figures.failed_jobs + figures.unfinished_jobs;
+  }
 };
 
 // One run's files; each absent when its file is missing.
@@ -127,22 +123,49 @@ struct RunData {
   double EndTime() const;
 };
 
-// sweep.csv averaged over seeds: one point per (profile, load).
+// Mean, spread and range of one figure over the cells (seeds) of a sweep
+// point that have it.
+struct SweepStat {
+  int n = 0;
+  double mean = 0;
+  double sd = 0;  // sample standard deviation (n - 1); 0 for one value
+  double min = 0;
+  double max = 0;
+};
+
+// The same over `values`.
+SweepStat Stat(std::span<const double> values);
+
+// sweep.csv over seeds: one point per (profile, load).
 struct SweepPoint {
   std::string profile;
   double load = 0;
-  double jct_mean = 0;
-  double jct_p95 = 0;
-  int cells = 0;  // rows averaged (seeds with completed jobs)
+  int cells = 0;  // rows (seeds)
+  // Rows that are not complete results: interrupted (status "partial: ..."),
+  // or with jobs not completed (stuck, failed, unfinished); their times are
+  // lower bounds.
+  int incomplete = 0;
+  std::vector<std::string> statuses;  // each incomplete row's status
+  // Per figure (sweep.csv's numeric columns after `seed`, by name); a
+  // figure empty in every row is absent.
+  std::map<std::string, SweepStat> stats;
+
+  const SweepStat* Find(std::string_view figure) const;
 };
 
-// One directory given to `dlsched report`.
+struct SweepData {
+  std::vector<std::string> figures;  // numeric columns after `seed`, in file order
+  std::vector<SweepPoint> points;    // in order of the profile's first row, then by load
+};
+
+// One directory given to `dlsched report`, or several run directories
+// shown as one comparison (Overlay).
 struct ReportDir {
   std::string dir;
-  std::vector<RunData> runs;       // one for a run directory, one per profile for compare's
-  std::optional<CsvFile> compare;  // compare.csv, every column
-  // sweep.csv: points in order of the profile's first row, then by load.
-  std::optional<std::vector<SweepPoint>> sweep;
+  std::vector<RunData> runs;          // one for a run directory, one per profile for compare's
+  std::optional<CsvFile> compare;     // compare.csv, every column
+  std::optional<SweepData> sweep;     // sweep.csv
+  std::vector<std::string> overlaid;  // the directories an overlay joined
   // How the results were made (provenance.h): summary.json's, compare.json's
   // or provenance.json's; absent in older directories.
   std::optional<Provenance> provenance;
@@ -154,5 +177,15 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir);
 
 // Every directory, in order; stops at the first error.
 core::Result<std::vector<ReportDir>> LoadReportDirs(std::span<const std::string> dirs);
+
+// Run directories (of simulate or compare) given together are one
+// comparison: the directories with runs become one ReportDir, at the first
+// one's place, whose runs are theirs in order; a name two runs share is
+// told apart by their directory ("kod2 (out/a)", "kod2 (out/b)"). Sweeps
+// and lone directories stay as they are.
+std::vector<ReportDir> Overlay(std::vector<ReportDir> dirs);
+
+// LoadReportDirs, then Overlay: the sections of the page.
+core::Result<std::vector<ReportDir>> LoadReport(std::span<const std::string> dirs);
 
 }  // namespace dlsched::report

@@ -1,7 +1,9 @@
 #include "dlsched/report/run_data.h"
 
+#include <cmath>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -68,15 +70,22 @@ TEST(LoadReportDirTest, ReadsEveryFileOfARun) {
   EXPECT_FALSE(d->sweep);
 
   ASSERT_TRUE(run.summary);
-  EXPECT_EQ(run.summary->profile, "kod2");
-  EXPECT_EQ(run.summary->end_time, 400);
-  EXPECT_EQ(run.summary->total, 3);
-  EXPECT_EQ(run.summary->completed, 2);
-  EXPECT_EQ(run.summary->not_done, 1);
-  EXPECT_TRUE(run.summary->deadlocked);
-  EXPECT_EQ(run.summary->jct_p95, 294.5);
-  EXPECT_EQ(run.summary->scale_events, 2);
-  ASSERT_EQ(run.summary->utilization.size(), 2u);
+  const metrics::RunSummary& s = run.summary->figures;
+  EXPECT_EQ(s.profile, "kod2");
+  EXPECT_TRUE(run.summary->has_end_time);
+  EXPECT_EQ(s.end_time, 400);
+  EXPECT_EQ(s.total_jobs, 3);
+  EXPECT_EQ(s.completed_jobs, 2);
+  EXPECT_EQ(run.summary->NotDone(), 1);
+  EXPECT_TRUE(s.deadlocked);
+  EXPECT_EQ(s.jct_p95, 294.5);
+  EXPECT_EQ(s.scale_events, 2);
+  EXPECT_EQ(s.cycles, 9);
+  EXPECT_FALSE(s.window);
+  ASSERT_EQ(s.utilization.size(), 2u);
+  EXPECT_EQ(s.utilization[1].name, "nvidia.com/gpu");
+  EXPECT_EQ(s.utilization[1].capacity, 8);
+  EXPECT_EQ(s.utilization[1].effective, 0.25);
   EXPECT_EQ(run.EndTime(), 400);
 
   ASSERT_TRUE(run.jobs);
@@ -170,17 +179,102 @@ TEST(LoadReportDirTest, SweepIsAveragedOverSeeds) {
   ASSERT_TRUE(d) << d.error().message;
   EXPECT_TRUE(d->runs.empty());
   ASSERT_TRUE(d->sweep);
-  const auto& s = *d->sweep;
-  ASSERT_EQ(s.size(), 3u);
+  // Every numeric column after the cell's place is a figure; status is not.
+  EXPECT_EQ(d->sweep->figures, (std::vector<std::string>{"jobs", "completed", "jct_mean", "jct_p95",
+                                                         "makespan", "gpu_alloc", "gpu_eff"}));
+  const auto& s = d->sweep->points;
+  ASSERT_EQ(s.size(), 4u);
   EXPECT_EQ(s[0].profile, "gang-binpack");
   EXPECT_EQ(s[0].load, 0.25);
   EXPECT_EQ(s[1].load, 0.5);
-  EXPECT_EQ(s[1].jct_mean, 850);
-  EXPECT_EQ(s[1].jct_p95, 2100);
+  EXPECT_EQ(s[1].Find("jct_mean")->mean, 850);
+  EXPECT_EQ(s[1].Find("jct_p95")->mean, 2100);
+  EXPECT_EQ(s[1].Find("jct_mean")->n, 2);
   EXPECT_EQ(s[1].cells, 2);
+  EXPECT_EQ(s[1].incomplete, 0);
+  // kod2 at 0.5: one stuck cell, left out of the JCT (empty), counted in
+  // the rest, and marked incomplete.
   EXPECT_EQ(s[2].profile, "kod2");
-  EXPECT_EQ(s[2].jct_mean, 600);
-  EXPECT_EQ(s[2].cells, 1);
+  EXPECT_EQ(s[2].Find("jct_mean")->mean, 600);
+  EXPECT_EQ(s[2].Find("jct_mean")->n, 1);
+  EXPECT_EQ(s[2].Find("completed")->mean, 50);
+  EXPECT_EQ(s[2].cells, 2);
+  EXPECT_EQ(s[2].incomplete, 1);
+  EXPECT_EQ(s[2].statuses, (std::vector<std::string>{"stuck"}));
+  // kod2 at 1: no JCT at all, the point is still there for the others.
+  EXPECT_EQ(s[3].Find("jct_mean"), nullptr);
+  EXPECT_EQ(s[3].incomplete, 1);
+}
+
+// Error bars: the sample standard deviation over seeds (n - 1), 0 for one.
+TEST(SweepStatTest, MeanSpreadAndRange) {
+  const double v[] = {2, 4, 4, 4, 5, 5, 7, 9};
+  const SweepStat s = Stat(v);
+  EXPECT_EQ(s.n, 8);
+  EXPECT_EQ(s.mean, 5);
+  EXPECT_NEAR(s.sd, std::sqrt(32.0 / 7), 1e-12);
+  EXPECT_EQ(s.min, 2);
+  EXPECT_EQ(s.max, 9);
+  const double one[] = {3};
+  EXPECT_EQ(Stat(one).sd, 0);
+  EXPECT_EQ(Stat(one).mean, 3);
+  EXPECT_EQ(Stat({}).n, 0);
+}
+
+// sweep.csv as dlsched writes it: a partial cell (interrupted) and a cell
+// with stuck jobs are incomplete, by their status or their counts.
+TEST(LoadReportDirTest, SweepCellsThatAreNotCompleteResults) {
+  TempDir tmp;
+  WriteFile(tmp.path() / "sweep.csv",
+            "cell,cells,profile,load,seed,status,total,completed,stuck,unfinished,jct_censored,"
+            "jct_mean\n"
+            "0,4,a,1,1,all done,5,5,0,0,0,10\n"
+            "1,4,a,1,2,partial: all done,5,5,0,0,0,12\n"
+            "2,4,b,1,1,,5,3,2,0,2,0\n"
+            "3,4,b,1,2,all done,5,4,0,1,1,30\n");
+  auto d = LoadReportDir(tmp.path().string());
+  ASSERT_TRUE(d) << d.error().message;
+  const auto& p = d->sweep->points;
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].incomplete, 1);
+  EXPECT_EQ(p[0].statuses, (std::vector<std::string>{"partial: all done"}));
+  EXPECT_EQ(p[1].incomplete, 2);
+  EXPECT_EQ(p[1].Find("jct_mean")->mean, 15);
+  EXPECT_EQ(p[1].Find("jct_mean")->min, 0);
+  EXPECT_EQ(d->sweep->figures.front(), "total");
+}
+
+// Run directories given together are one comparison; names two runs share
+// get their directory, the same directory twice a number.
+TEST(OverlayTest, RunDirectoriesBecomeOneComparison) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path() / "a" / "kod2", "kod2");
+  WriteFixtureRun(tmp.path() / "a" / "fifo", "fifo");
+  WriteFile(tmp.path() / "a" / "compare.csv", "profile,status\nkod2,all done\nfifo,all done\n");
+  WriteFixtureRun(tmp.path() / "b", "kod2");
+  WriteFile(tmp.path() / "s" / "sweep.csv", "profile,load,jct_mean\nkod2,1,5\n");
+  const std::string a = (tmp.path() / "a").string();
+  const std::string b = (tmp.path() / "b").string();
+  const std::string sw = (tmp.path() / "s").string();
+  const std::vector<std::string> dirs = {sw, a, b, b};
+  auto loaded = LoadReport(dirs);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[0].dir, sw);  // the sweep stays a section of its own, first
+  const ReportDir& cmp = (*loaded)[1];
+  EXPECT_EQ(cmp.overlaid, (std::vector<std::string>{a, b, b}));
+  EXPECT_EQ(cmp.dir, a + " + " + b + " + " + b);
+  EXPECT_FALSE(cmp.compare);  // the table comes from the runs
+  std::vector<std::string> names;
+  for (const auto& r : cmp.runs) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"kod2 (" + a + ")", "fifo", "kod2 (" + b + ")",
+                                             "kod2 (" + b + ") #2"}));
+  // One directory alone is as it was.
+  auto one = LoadReport(std::vector<std::string>{a});
+  ASSERT_TRUE(one);
+  EXPECT_TRUE((*one)[0].overlaid.empty());
+  EXPECT_TRUE((*one)[0].compare);
+  EXPECT_EQ((*one)[0].runs[0].name, "kod2");
 }
 
 // Each bad file gives one line naming the file, the line and what was

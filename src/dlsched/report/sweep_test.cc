@@ -79,11 +79,11 @@ TEST(SweepCellsTest, ReportReadsCellsWithoutSweepCsv) {
   auto dir = LoadReportDir(d.string());
   ASSERT_TRUE(dir.has_value()) << dir.error().message;
   ASSERT_TRUE(dir->sweep.has_value());
-  ASSERT_EQ(dir->sweep->size(), 2u);
+  ASSERT_EQ(dir->sweep->points.size(), 2u);
   // Averaged over the seeds.
-  EXPECT_EQ((*dir->sweep)[0].load, 1);
-  EXPECT_EQ((*dir->sweep)[0].jct_mean, 20);
-  EXPECT_EQ((*dir->sweep)[1].jct_p95, 70);
+  EXPECT_EQ(dir->sweep->points[0].load, 1);
+  EXPECT_EQ(dir->sweep->points[0].Find("jct_mean")->mean, 20);
+  EXPECT_EQ(dir->sweep->points[1].Find("jct_p95")->mean, 70);
   EXPECT_TRUE(dir->runs.empty());
   // Missing cells are an error naming them.
   fs::remove_all(d / "cells/a/load-2/seed-2");

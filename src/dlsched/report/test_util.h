@@ -48,9 +48,9 @@ class TempDir {
 // A small run used by the report tests, on a cluster of 8 cpu (8000m) and
 // 4 GPUs:
 //   resnet-a: submit 0, start 12.5, completed at 100 (JCT 100), 4 workers,
-//             ideal runtime 50 -> slowdown 0.5
-//   vgg,b:    submit 30, never started, stuck waiting with a reason that has
-//             a comma and quotes
+//             4 GPUs, ideal runtime 50 -> slowdown 2
+//   vgg,b:    submit 30, asks 2 GPUs, never started, stuck waiting with a
+//             reason that has a comma and quotes
 // GPU use: 2 allocated and effective from 0, 4 allocated / 0 effective from
 // 50; run ends at 100.
 inline metrics::RunInput SampleRun() {
@@ -77,6 +77,7 @@ inline metrics::RunInput SampleRun() {
   a.preemptions = 0;
   a.scale_events = 2;
   a.final_workers = 4;
+  a.gpus = 4;
   a.ideal_runtime = 50;
 
   metrics::JobRecord b;
@@ -85,6 +86,7 @@ inline metrics::RunInput SampleRun() {
   b.submit = 30;
   b.final_phase = core::JobPhase::kWaiting;
   b.queueing = 70;
+  b.gpus = 2;
   b.stuck = true;
   b.reason = "waiting: needs \"4 gpu\" on one node, largest free is 2";
   in.jobs = {a, b};
@@ -133,7 +135,26 @@ struct ScannedChart {
   std::map<std::string, std::string> attrs;  // of the chart element
   // Its data-series elements in order: name and data-point elements inside.
   std::vector<std::pair<std::string, int>> series;
-  int points = 0;  // data-point elements anywhere in the chart
+  // Per series, in the same order: its attributes, and how many of its
+  // data-point elements carry data-incomplete.
+  std::vector<std::map<std::string, std::string>> series_attrs;
+  std::vector<int> incomplete_points;
+  int points = 0;                      // data-point elements anywhere in the chart
+  std::map<std::string, int> classes;  // class names of the elements in it, counted
+
+  // The attributes of series `name` (empty when there is none).
+  std::map<std::string, std::string> AttrsOf(std::string_view name) const {
+    for (size_t i = 0; i < series.size(); ++i) {
+      if (series[i].first == name) return series_attrs[i];
+    }
+    return {};
+  }
+  int IncompletePointsOf(std::string_view name) const {
+    for (size_t i = 0; i < series.size(); ++i) {
+      if (series[i].first == name) return incomplete_points[i];
+    }
+    return -1;
+  }
 
   int PointsOf(std::string_view name) const {
     for (const auto& [n, p] : series) {
@@ -251,18 +272,27 @@ inline std::vector<ScannedChart> ScanCharts(std::string_view html) {
     Open open{name};
     if (attrs.contains("data-chart")) {
       open.chart = static_cast<int>(charts.size());
-      charts.push_back({attrs["data-chart"], attrs, {}, 0});
+      charts.push_back({attrs["data-chart"], attrs, {}, {}, {}, 0, {}});
     }
     if (const int chart = open.chart >= 0 ? open.chart : innermost(&Open::chart); chart >= 0) {
       if (attrs.contains("data-series")) {
         open.series = static_cast<int>(charts[chart].series.size());
         charts[chart].series.emplace_back(attrs["data-series"], 0);
+        charts[chart].series_attrs.push_back(attrs);
+        charts[chart].incomplete_points.push_back(0);
       }
       if (attrs.contains("data-point")) {
         ++charts[chart].points;
         // A series' own element may be its point too (a table row is not).
         const int series = open.series >= 0 ? open.series : innermost(&Open::series);
-        if (series >= 0) ++charts[chart].series[series].second;
+        if (series >= 0) {
+          ++charts[chart].series[series].second;
+          if (attrs.contains("data-incomplete")) ++charts[chart].incomplete_points[series];
+        }
+      }
+      if (auto cls = attrs.find("class"); cls != attrs.end()) {
+        std::istringstream words(cls->second);
+        for (std::string w; words >> w;) ++charts[chart].classes[w];
       }
     }
     if (name == "style" || name == "script") {
@@ -295,6 +325,8 @@ inline std::vector<ScannedChart> ChartsNamed(const std::vector<ScannedChart>& al
 //   <script>alert(1)</script>: submit 10, start 40, completed 200; 2 workers
 //          throughout (not elastic); its reason has a comma and quotes
 //   job-3: submit 20, never started, stuck
+// jobs.csv: job-1 asks 4 GPUs (ideal runtime 150 s), the second 2 (95 s),
+// job-3 3 (ideal runtime unknown).
 // utilization.csv has 4 rows; allocations.csv has 3 rows on node-0, 1 on
 // node-1 and 1 (still held at the end) on node-10.
 inline void WriteFixtureRun(const std::filesystem::path& dir, std::string_view profile) {
@@ -312,13 +344,13 @@ inline void WriteFixtureRun(const std::filesystem::path& dir, std::string_view p
                 "\"reallocations\": 1},\n  \"jobs\": [\n    {\"name\": \"job-1\"}\n  ]\n}\n");
   WriteFile(dir / "jobs.csv",
             "name,namespace,submit,first_start,completion,jct,queueing,launching,running,"
-            "final_state,admission_seq,reallocations,preemptions,scale_events,final_workers,stuck,"
-            "reason\n"
-            "job-1,default,0,30,300,300,30,20,250,Completed,0,1,1,2,2,false,started with 4 "
+            "final_state,admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,"
+            "ideal_runtime,stuck,reason\n"
+            "job-1,default,0,30,300,300,30,20,250,Completed,0,1,1,2,2,4,150,false,started with 4 "
             "workers\n"
-            "<script>alert(1)</script>,default,10,40,200,190,30,10,150,Completed,1,0,0,0,2,false,"
-            "\"a, \"\"quoted\"\" reason\"\n"
-            "job-3,default,20,,,,380,0,0,Waiting,-1,0,0,0,1,true,waiting: never fits\n");
+            "<script>alert(1)</script>,default,10,40,200,190,30,10,150,Completed,1,0,0,0,2,2,95,"
+            "false,\"a, \"\"quoted\"\" reason\"\n"
+            "job-3,default,20,,,,380,0,0,Waiting,-1,0,0,0,1,3,0,true,waiting: never fits\n");
   WriteFile(dir / "utilization.csv",
             "time,cpu_allocated,cpu_effective,memory_allocated,memory_effective,"
             "nvidia.com/gpu_allocated,nvidia.com/gpu_effective\n"

@@ -553,6 +553,7 @@ core::Result<SimResult> Simulation::Run() {
     r.scale_events = sj.scale_events;
     r.final_workers = js.placed_workers > 0 ? js.placed_workers : js.target_workers;
     r.ideal_runtime = IdealRuntime(*js.spec);
+    r.gpus = js.spec->Demand(js.spec->role(core::Role::kWorker).replicas)[core::kGpu];
     r.stuck = !stopped && !core::IsFinal(js.phase);
     run.deadlocked = run.deadlocked || r.stuck;
     r.reason = sj.reason;
