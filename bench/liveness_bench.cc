@@ -78,8 +78,7 @@ void BM_Liveness(benchmark::State& state, std::string profile) {
 }
 
 const bool kRegistered = [] {
-  for (const auto& b : dlsched::policy::BuiltinProfiles()) {
-    const std::string name = b.name == "static-n" ? "static-2" : std::string(b.name);
+  for (const std::string& name : dlsched::testing::BuiltinProfileRuns()) {
     benchmark::RegisterBenchmark(("liveness/" + name).c_str(), BM_Liveness, name)
         ->Iterations(1)
         ->Unit(benchmark::kSecond);

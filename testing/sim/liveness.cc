@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/policy/registry.h"
 #include "dlsched/sim/generate.h"
 
 namespace dlsched::testing {
@@ -75,6 +76,14 @@ core::Result<CaseInput> BuildCase(const LivenessCase& c) {
     }
   }
   return in;
+}
+
+std::vector<std::string> BuiltinProfileRuns() {
+  std::vector<std::string> names;
+  for (const auto& b : policy::BuiltinProfiles()) {
+    names.push_back(b.name == "static-n" ? "static-2" : std::string(b.name));
+  }
+  return names;
 }
 
 bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,

@@ -40,6 +40,9 @@ struct CaseInput {
 };
 core::Result<CaseInput> BuildCase(const LivenessCase& c);
 
+// The built-in profiles to run: each by its name, `static-n` as static-2.
+std::vector<std::string> BuiltinProfileRuns();
+
 // Whether `job` alone starts on the empty cluster under `engine`.
 bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,
                   const engine::Engine& engine);

@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "dlsched/policy/registry.h"
 #include "dlsched/sim/test_util.h"
 #include "sim/liveness.h"
 
@@ -30,14 +29,6 @@ namespace {
 constexpr int kCases = 96;
 constexpr int kMinJobs = 50;
 constexpr int kMaxJobs = 300;
-
-std::vector<std::string> ProfileNames() {
-  std::vector<std::string> names;
-  for (const auto& b : policy::BuiltinProfiles()) {
-    names.push_back(b.name == "static-n" ? "static-2" : std::string(b.name));
-  }
-  return names;
-}
 
 class LivenessTest : public ::testing::TestWithParam<std::string> {};
 
@@ -66,7 +57,8 @@ TEST_P(LivenessTest, EveryJobThatFitsCompletesAndNoDecisionIsUndone) {
   EXPECT_GT(jobs, kCases * kMinJobs);
 }
 
-INSTANTIATE_TEST_SUITE_P(BuiltinProfiles, LivenessTest, ::testing::ValuesIn(ProfileNames()),
+INSTANTIATE_TEST_SUITE_P(BuiltinProfiles, LivenessTest,
+                         ::testing::ValuesIn(dlsched::testing::BuiltinProfileRuns()),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -15,6 +15,7 @@
 #include "dlsched/report/outputs.h"
 #include "dlsched/sim/simulator.h"
 #include "dlsched/sim/test_util.h"
+#include "sim/liveness.h"
 
 namespace dlsched::sim {
 namespace {
@@ -87,25 +88,6 @@ config::WorkloadSpec RandomWorkload(Rng& rng) {
   return w;
 }
 
-// Whether `job` alone starts on the empty cluster under `engine`.
-bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,
-                  const engine::Engine& engine) {
-  config::WorkloadSpec alone;
-  alone.jobs.push_back(job);
-  alone.jobs[0].submit_time = 0;
-  alone.jobs[0].deadline.reset();
-  auto r = Simulate(cluster, alone, engine, {});
-  return r.has_value() && r->run.jobs[0].first_start != core::kNever;
-}
-
-std::vector<std::string> ProfileNames() {
-  std::vector<std::string> names;
-  for (const auto& b : policy::BuiltinProfiles()) {
-    names.push_back(b.name == "static-n" ? "static-2" : std::string(b.name));
-  }
-  return names;
-}
-
 class PropertyTest : public ::testing::TestWithParam<std::string> {};
 
 constexpr int kSeeds = 400;
@@ -139,7 +121,7 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
         if (j.name == rec.name) spec = &j;
       }
       ASSERT_NE(spec, nullptr);
-      EXPECT_FALSE(CanEverStart(cluster, *spec, engine))
+      EXPECT_FALSE(dlsched::testing::CanEverStart(cluster, *spec, engine))
           << "seed " << seed << ": job " << rec.name << " could start alone but ended "
           << core::PhaseName(rec.final_phase) << " (" << rec.reason << ")";
     }
@@ -148,7 +130,8 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
   EXPECT_GT(completed, kSeeds * 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(BuiltinProfiles, PropertyTest, ::testing::ValuesIn(ProfileNames()),
+INSTANTIATE_TEST_SUITE_P(BuiltinProfiles, PropertyTest,
+                         ::testing::ValuesIn(dlsched::testing::BuiltinProfileRuns()),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
