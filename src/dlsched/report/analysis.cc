@@ -166,8 +166,11 @@ Cdf MakeCdf(std::span<const JobRow* const> jobs, CdfOf of) {
         if (j->jct) c.values.push_back(*j->jct);
         break;
       case CdfOf::kQueueing:
+        // Every wait for resources, the waits after a stop included: final
+        // only once the job completed (a job running now may be stopped
+        // and wait again).
         ++c.total;
-        if (j->first_start) c.values.push_back(j->queueing);
+        if (j->jct) c.values.push_back(j->queueing);
         break;
       case CdfOf::kSlowdown: {
         const double ideal = j->ideal_runtime.value_or(0);

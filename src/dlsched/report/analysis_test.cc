@@ -52,10 +52,11 @@ TEST(CdfTest, CensoredJobsKeepTheCurveShortOfOne) {
   EXPECT_EQ(jct.total, 5u);
   EXPECT_EQ(jct.Censored(), 2u);
   EXPECT_DOUBLE_EQ(jct.Reaches(), 0.6);
-  // Queueing: c started (7 s) without completing; e never started.
+  // Queueing, final once a job completed: c started (7 s) but may wait
+  // again, e never started: both censored.
   const Cdf q = MakeCdf(Ptrs(jobs), CdfOf::kQueueing);
-  EXPECT_EQ(q.values, (std::vector<double>{0, 0, 5, 7}));
-  EXPECT_EQ(q.Censored(), 1u);
+  EXPECT_EQ(q.values, (std::vector<double>{0, 0, 5}));
+  EXPECT_EQ(q.Censored(), 2u);
   EXPECT_EQ(MakeCdf({}, CdfOf::kJct).Reaches(), 0);
 }
 

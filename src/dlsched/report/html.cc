@@ -1164,7 +1164,9 @@ std::string PhasesChart(const RunData& run, std::pair<double, double> span) {
   if (!labels) notes.push_back("Jobs from the top in submit order; hover a bar for its job.");
   return Figure({.title = title,
                  .about = "each bar starts at the job's submit time and stacks its seconds "
-                          "queueing (submit to first start), launching and running",
+                          "queueing (every wait for resources: before the first start and after "
+                          "each stop), launching (launch, relaunch and checkpoint delays) and "
+                          "running",
                  .legend = Legend(legend),
                  .body = svg,
                  .notes = notes,
@@ -2363,9 +2365,10 @@ std::string SectionHtml(const ReportDir& dir, size_t index, const RenderOptions&
     out += CdfChart({"jct-cdf", "CDF of job completion time", "job completion time", "completed",
                      "had not completed", CdfOf::kJct, true},
                     sec);
-    out += CdfChart({"queueing-cdf", "CDF of queueing delay", "queueing delay (submit to start)",
-                     "started", "had not started", CdfOf::kQueueing, true},
-                    sec);
+    out += CdfChart(
+        {"queueing-cdf", "CDF of queueing delay", "queueing delay (every wait for resources)",
+         "completed", "had not completed", CdfOf::kQueueing, true},
+        sec);
     out += CdfChart({"slowdown-cdf", "CDF of slowdown", "slowdown (JCT / ideal runtime)",
                      "completed", "had not completed", CdfOf::kSlowdown, false},
                     sec);
