@@ -1,8 +1,8 @@
 // The literature's baselines (fifo, sjf, srtf) against Tiresias' own
 // simulator: hand-worked scenarios, and the 60-job trace it ships on 4 nodes
 // x 4 GPUs, where every job's start, end and preemption count must equal
-// what SymbioticLab/Tiresias' simulator/run_sim.py printed (run with
-// --scheme=count; testing/tiresias/README.md says how).
+// what SymbioticLab/Tiresias' simulator/run_sim.py printed under Python 2.7
+// (run with --scheme=count; testing/tiresias/README.md says how).
 
 #include <fstream>
 #include <map>
@@ -186,7 +186,8 @@ INSTANTIATE_TEST_SUITE_P(Reference, TiresiasTraceTest,
 // 3113 + 187 = 3300; job 0 ends at 3300 + (3000 - 813 - 87 - 900) = 4500,
 // preempted 3 times. Tiresias' simulator gives the same with its demotion
 // timer's units fixed (testing/tiresias/dlas-gpu-fixed-las-demote-n1g4.csv);
-// as published it wakes up late and starts job 1 at 888, not 813.
+// as published it wakes up early, then late, and starts job 1 at 887, not
+// 813.
 TEST(TiresiasBaselinesTest, LasDemotesAndHigherQueuesPreempt) {
   config::TraceOptions o;
   o.format = config::TraceFormat::kTiresias;
