@@ -28,6 +28,10 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
   }
   std::vector<double> keys;
   engine::OrderJobs(ctx, &jobs, &keys);
+  // The level each job should be at (LasOrder: running jobs go down,
+  // starving ones back up), before this cycle places anything.
+  std::vector<int> levels(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) levels[i] = profile.order->Level(st, jobs[i], ctx.now);
   {
     std::vector<JobIndex> pending;
     std::vector<double> pending_keys;
@@ -127,17 +131,15 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
                   0, first_started);
   }
 
-  // Levels (LasOrder): record each job's change (running jobs down,
-  // starving ones back up), and wake up for the next one.
+  // Levels (LasOrder): record each job's change, and wake up for the next
+  // one (a job just preempted may starve).
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobIndex j = jobs[i];
-    const int level = profile.order->Level(st, j, ctx.now);
-    if (level != st.Job(j).level) {
-      ctx.AddAction(engine::ActionKind::kSetLevel, j, fmt::format("level {}", level), level);
+    if (levels[i] != st.Job(j).level) {
+      ctx.AddAction(engine::ActionKind::kSetLevel, j, fmt::format("level {}", levels[i]),
+                    levels[i]);
     }
-    if (selected[i] || placed[i] || pending[i]) {
-      ctx.decisions.RevisitAt(profile.order->NextLevelChange(st, j, ctx.now));
-    }
+    ctx.decisions.RevisitAt(profile.order->NextLevelChange(st, j, ctx.now));
   }
 
   int position = 0;
@@ -206,6 +208,13 @@ int ThresholdsReached(const std::vector<double>& thresholds, double attained) {
 }
 // Whole seconds at or after `t`, as Tiresias' simulator counts time.
 core::Time WholeSecond(core::Time t) { return std::ceil(t - 1e-9); }
+// Pending when the cycle began (Tiresias' PENDING status in its update
+// before the pass): placing the job in the cycle's session does not change
+// its phase.
+bool WaitedAtStart(const JobState& js) {
+  return js.phase == core::JobPhase::kWaiting || js.phase == core::JobPhase::kStarving ||
+         js.phase == core::JobPhase::kStandby;
+}
 }  // namespace
 
 core::Time LasOrder::StarvedAt(const engine::ClusterState& state, JobIndex j) const {
@@ -216,15 +225,16 @@ core::Time LasOrder::StarvedAt(const engine::ClusterState& state, JobIndex j) co
       static_cast<double>(spec.Demand(spec.role(core::Role::kWorker).replicas)[core::kGpu]);
   const double ran = gpus > 0 ? (js.attained - js.level_base) / gpus : 0;
   if (ran <= 0) return core::kNever;
-  // Pending N x ran seconds since it first ran, besides the ran seconds.
-  return WholeSecond(js.ran_since + ran + starvation_ * ran);
+  // Pending N x ran seconds since it first ran, besides the ran seconds;
+  // N x ran rounded down, as Tiresias' int(executed_time * N).
+  return WholeSecond(js.ran_since + ran + std::floor(starvation_ * ran + 1e-9));
 }
 
 int LasOrder::Level(const engine::ClusterState& state, JobIndex j, core::Time now) const {
   const JobState& js = state.Job(j);
   const int level = std::max(ThresholdsReached(thresholds_, js.attained - js.level_base), js.level);
   // kNever (no promotion due) is after any `now`.
-  if (level > 0 && js.IsPending() && js.placed_workers == 0 && now >= StarvedAt(state, j)) return 0;
+  if (level > 0 && WaitedAtStart(js) && now >= StarvedAt(state, j)) return 0;
   return level;
 }
 
@@ -233,7 +243,8 @@ core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex
   const JobState& js = state.Job(j);
   const int level = Level(state, j, now);
   if (js.placed_workers == 0) {
-    // Pending: its promotion, if it starves.
+    // Pending: its promotion, if it starves (not if promoted now: it has
+    // not run since).
     if (level == 0) return core::kNever;
     const core::Time due = StarvedAt(state, j);
     return due > now ? due : core::kNever;
@@ -241,8 +252,10 @@ core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex
   if (level >= static_cast<int>(thresholds_.size())) return core::kNever;
   const double gpus = static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]);
   if (gpus <= 0) return core::kNever;
+  // Promoted now: its service counts afresh.
+  const double base = level < js.level ? js.attained : js.level_base;
   // Whole seconds, as Tiresias' simulator (and at least 1 s ahead).
-  const double left = thresholds_[level] - (js.attained - js.level_base);
+  const double left = thresholds_[level] - (js.attained - base);
   return now + std::max(1.0, WholeSecond(left / gpus));
 }
 

@@ -59,8 +59,8 @@ class RemainingTimeOrder final : public engine::JobOrder {
 // schedules; 0, the default, is `dlas-gpu`): a pending job above level 0
 // that has run since it last entered level 0 (for e seconds: its
 // GPU-seconds since then over the GPUs of its size) and has been pending
-// for N x e seconds since it first ran after that goes back to level 0,
-// and its service counts afresh.
+// for N x e seconds (rounded down to the second) since it first ran after
+// that goes back to level 0, and its service counts afresh.
 class LasOrder final : public engine::JobOrder {
  public:
   LasOrder(std::vector<double> thresholds, double starvation)

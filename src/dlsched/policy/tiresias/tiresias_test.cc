@@ -115,5 +115,38 @@ TEST(LasOrderTest, AStarvingJobGoesBackToLevelZero) {
   EXPECT_EQ(starving.Level(state, 0, 1e6), 1);
 }
 
+// A promotion survives the job's start in the same cycle. Starvation N =
+// 2, thresholds 100 and 300: a (2 GPUs) is pending at level 1 with 250
+// GPU-s, first run at 10: it ran 125 s, so it is promoted at 10 + 125 + 250
+// = 385. The cycle at 385 places it (the session places its workers; its
+// phase stays Waiting): it is still promoted, and its service counts
+// afresh, so it next goes down once it has run 100 GPU-s more, 100 / 2 = 50
+// s later, at 435 (not when its 250 GPU-s reach 300, at 410). N x ran is
+// rounded down, as Tiresias' int(): with N = 0.5 and 251 GPU-s (125.5 s
+// run) it is due at 10 + 125.5 + 62 = 197.5, at 198 whole seconds (not 10
+// + 125.5 + 62.75 = 198.25, at 199).
+TEST(LasOrderTest, APromotionSurvivesTheStartInTheSameCycle) {
+  const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
+  std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2)};
+  engine::ClusterState state(cluster);
+  state.AddJob(&specs[0], 0);
+  state.SetPhase(0, core::JobPhase::kWaiting, 300);
+  engine::JobState& a = state.MutableJob(0);
+  a.attained = 250;
+  a.level = 1;
+  a.ran_since = 10;
+  a.attained = 251;
+  const LasOrder half({100, 300}, 0.5);
+  EXPECT_EQ(half.NextLevelChange(state, 0, 100), 198);
+  a.attained = 250;
+  const LasOrder starving({100, 300}, 2);
+  EXPECT_EQ(starving.NextLevelChange(state, 0, 300), 385);
+  EXPECT_EQ(starving.Level(state, 0, 385), 0);
+  state.PlaceTask({0, core::Role::kWorker, 0}, 0);
+  state.PlaceTask({0, core::Role::kWorker, 1}, 0);
+  EXPECT_EQ(starving.Level(state, 0, 385), 0);
+  EXPECT_EQ(starving.NextLevelChange(state, 0, 385), 435);
+}
+
 }  // namespace
 }  // namespace dlsched::policy
