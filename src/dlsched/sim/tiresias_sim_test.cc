@@ -191,8 +191,8 @@ INSTANTIATE_TEST_SUITE_P(Reference, TiresiasTraceTest,
 // 3113 + 187 = 3300; job 0 ends at 3300 + (3000 - 813 - 87 - 900) = 4500,
 // preempted 3 times. Tiresias' simulator gives the same with its demotion
 // timer's units fixed (testing/tiresias/dlas-gpu-fixed-las-demote-n1g4.csv);
-// as published it wakes up early, then late, and starts job 1 at 887, not
-// 813.
+// as published it wakes up late and starts job 1 at 887 (888 under Python
+// 3), not 813.
 TEST(TiresiasBaselinesTest, LasDemotesAndHigherQueuesPreempt) {
   config::TraceOptions o;
   o.format = config::TraceFormat::kTiresias;
