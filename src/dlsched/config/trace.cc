@@ -706,6 +706,7 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
                             {job.level_since.has_value(), "levelSince"},
                             {job.level_base != 0, "levelBaseGpuSeconds"},
                             {job.ran_since.has_value(), "ranSince"},
+                            {job.level_place.has_value(), "levelPlace"},
                             {!job.duration && job.scaling != core::ScalingCurve{}, "scaling"},
                             {job.launch_delay != 0, "launchDelay"},
                             {job.checkpoint_delay != 0, "checkpointDelay"},

@@ -466,14 +466,14 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
 
 core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
                       core::JobSpec& job) {
-  if (auto st = r.CheckMap(n, path, "a map", {"name",       "namespace",      "arrival",
-                                              "priority",   "maxWaitMinutes", "queue",
-                                              "ps",         "worker",         "chief",
-                                              "totalSteps", "stepsDone",      "attainedGpuSeconds",
-                                              "level",      "levelSince",     "levelBaseGpuSeconds",
-                                              "ranSince",   "throughput",     "duration",
-                                              "scaling",    "launchDelay",    "checkpointDelay",
-                                              "deadline",   "running"});
+  if (auto st =
+          r.CheckMap(n, path, "a map",
+                     {"name",           "namespace",       "arrival",    "priority",
+                      "maxWaitMinutes", "queue",           "ps",         "worker",
+                      "chief",          "totalSteps",      "stepsDone",  "attainedGpuSeconds",
+                      "level",          "levelSince",      "levelPlace", "levelBaseGpuSeconds",
+                      "ranSince",       "throughput",      "duration",   "scaling",
+                      "launchDelay",    "checkpointDelay", "deadline",   "running"});
       !st) {
     return st;
   }
@@ -566,6 +566,11 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
   if (auto st = OptionalNumber(r, n, "ranSince", path, internal::kTime, job.ran_since); !st)
     return st;
+  if (auto st = OptionalNumber(r, n, "levelPlace", path, NumberRange{-1e15, false, 1e15},
+                               job.level_place);
+      !st) {
+    return st;
+  }
   if (auto st = OptionalNumber(r, n, "stepsDone", path, NumberRange{0, false, job.total_steps},
                                job.steps_done);
       !st) {

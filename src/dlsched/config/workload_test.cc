@@ -240,7 +240,7 @@ TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
             "workload.yaml: jobs[0].totalStep: unknown key (allowed: name, namespace, arrival, "
             "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, stepsDone, "
             "attainedGpuSeconds, "
-            "level, levelSince, levelBaseGpuSeconds, ranSince, "
+            "level, levelSince, levelPlace, levelBaseGpuSeconds, ranSince, "
             "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running); "
             "did you mean 'totalSteps'?");
 }

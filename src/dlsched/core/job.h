@@ -154,6 +154,9 @@ struct JobSpec {
   std::optional<Time> level_since;
   double level_base = 0;
   std::optional<Time> ran_since;
+  // ... and its place in its level's list (nullopt: none yet; see
+  // engine::JobState::level_place).
+  std::optional<double> level_place;
   ThroughputProfile throughput;
   Time launch_delay = 0;                // seconds from allocation to training
   Time checkpoint_delay = 0;            // seconds to checkpoint before a reallocation

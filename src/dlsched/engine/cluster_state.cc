@@ -198,6 +198,7 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.level_since = spec->level_since.value_or(spec->submit_time);
   js.level_base = spec->level_base;
   js.ran_since = spec->ran_since.value_or(core::kNever);
+  js.level_place = spec->level_place.value_or(kNoPlace);
   for (int r = 0; r < core::kNumRoles; ++r) {
     js.scoring_request[r] = spec->roles[r].ScoringRequest();
   }

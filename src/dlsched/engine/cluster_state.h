@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,8 @@ namespace dlsched::engine {
 using NodeIndex = int32_t;
 using JobIndex = int32_t;
 inline constexpr NodeIndex kNoNode = -1;
+// JobState::level_place of a job that has none yet.
+inline constexpr double kNoPlace = std::numeric_limits<double>::infinity();
 
 // One task of a job: the index-th replica of a role.
 struct TaskRef {
@@ -69,6 +72,11 @@ struct JobState {
   // began to launch after that (kNever: not yet). Set by JobLifecycle.
   double level_base = 0;
   core::Time ran_since = core::kNever;
+  // Its place in its level's list, for an order that keeps one list per
+  // level as Tiresias' scheduler keeps its queues (JobOrder::KeepsPlaces):
+  // among the jobs of its level that are running, or pending, as it is, a
+  // lower place goes first. Set by kSetLevel actions; kNoPlace until then.
+  double level_place = kNoPlace;
   // Node of each task slot, kNoNode when unplaced. Slots are laid out PS
   // replicas, then Chief replicas, then Worker slots 0..maxReplicas-1.
   std::vector<NodeIndex> task_node;

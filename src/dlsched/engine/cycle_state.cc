@@ -21,6 +21,12 @@ void CycleState::Add(ActionKind kind, TaskRef task, std::string reason, int work
   actions_.push_back(std::move(a));
 }
 
+void CycleState::SetLevel(JobIndex j, int level, double place, std::string reason) {
+  Action a = JobAction(ActionKind::kSetLevel, j, std::move(reason), level);
+  a.place = place;
+  actions_.push_back(std::move(a));
+}
+
 size_t CycleState::JobSlots::Home(JobIndex j, size_t mask) {
   // Fibonacci hashing spreads consecutive indices.
   return (static_cast<uint64_t>(static_cast<uint32_t>(j)) * 0x9E3779B97F4A7C15ull >> 20) & mask;

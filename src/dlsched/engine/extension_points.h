@@ -59,6 +59,12 @@ class JobOrder {
     (void)now;
     return core::kNever;
   }
+  // True when the keys read JobState::level_place, each job's place in its
+  // level's list (Tiresias' per-queue lists): an admission that supports
+  // levels (Replan) then keeps the lists as Tiresias' scheduler does after
+  // each pass (running jobs ahead of pending ones, newcomers at the end)
+  // and records a changed place with a kSetLevel action. Default: no.
+  virtual bool KeepsPlaces() const { return false; }
 };
 
 // A hard rule about which nodes may take a task, checked before any

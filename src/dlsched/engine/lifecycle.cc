@@ -406,6 +406,8 @@ void JobLifecycle::Apply(const Plan& plan) {
         break;
       case ActionKind::kSetLevel: {
         JobState& js = state_.MutableJob(j);
+        js.level_place = a.place;
+        if (a.workers == js.level) break;  // a new place in the same level
         if (a.workers < js.level) {
           // Promoted (starvation): its service counts afresh from here.
           js.level_base = js.attained;

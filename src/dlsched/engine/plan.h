@@ -22,7 +22,8 @@ enum class ActionKind {
   kWait,      // the job stays pending; `reason` says why
   kBackoff,   // per-pod: the pod could not be placed; back it off
   kStarve,    // the job has waited past its order's starvation limit
-  kSetLevel,  // the job's level in its order (Tiresias' queue) is now `workers`, since now
+  kSetLevel,  // the job's level in its order (Tiresias' queue) is now `workers` (since now,
+              // if it changed), at `place` in that level's list (JobState::level_place)
 };
 
 // Why something could not be scheduled, as kube-scheduler's framework
@@ -52,6 +53,8 @@ struct Action {
   bool hold = false;
   // kResize, kStop: the job whose start it made room for, or -1.
   JobIndex by = -1;
+  // kSetLevel: the job's place in its level's list (kNoPlace: none).
+  double place = kNoPlace;
   WaitStatus status = WaitStatus::kUnschedulable;  // kWait, kBackoff
 };
 

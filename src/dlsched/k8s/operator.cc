@@ -534,6 +534,7 @@ OperatorSnapshot Operator::Snapshot() {
     if (js.level_since != tj.job.submit_time) job.level_since = js.level_since;
     job.level_base = js.level_base;
     if (js.ran_since != core::kNever) job.ran_since = js.ran_since;
+    if (js.level_place != engine::kNoPlace) job.level_place = js.level_place;
     if (js.placed_tasks > 0) {
       const engine::JobHistory& h = lifecycle_.History(j);
       core::InitialState& in = job.initial.emplace();

@@ -263,16 +263,18 @@ constexpr std::string_view kLas =
 # simulator implements `dlas-gpu`: a job's queue is how many thresholds its
 # attained service (GPU-seconds run) has passed (3250 and 7200, the
 # simulator's defaults; its README says otherwise); lower queues go first,
-# within a queue running jobs, then pending ones, then the ones that just
-# entered, each by the time they entered; every arrival, completion and
-# threshold crossing re-plans all jobs, preempting running jobs of lower
-# queues (back to the queue, keeping their progress). GPUs are packed.
+# within a queue the order of the simulator's list for it (running jobs,
+# then pending ones, each where its history put it; then the ones that
+# just entered; `queueOrder: entry` orders by entry instead); every
+# arrival, completion and threshold crossing re-plans all jobs, preempting
+# running jobs of lower queues (back to the queue, keeping their
+# progress). GPUs are packed.
 name: las
 description: Tiresias 2D-LAS - queues by attained GPU-service, demotion, preemption by higher queues
 admission: Replan
 order:
   name: Las
-  args: {thresholds: [3250, 7200]}
+  args: {thresholds: [3250, 7200], queueOrder: list}
 packer: TaskByTask
 scorers:
   - name: MostAllocated

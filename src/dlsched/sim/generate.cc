@@ -437,6 +437,7 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
       fmt::format_to(emit, "    levelBaseGpuSeconds: {}\n", Num(job.level_base));
     }
     if (job.ran_since) fmt::format_to(emit, "    ranSince: {}\n", Num(*job.ran_since));
+    if (job.level_place) fmt::format_to(emit, "    levelPlace: {}\n", Num(*job.level_place));
     if (!job.duration) fmt::format_to(emit, "    throughput: {}\n", ThroughputYaml(job.throughput));
     if (job.launch_delay != 0) fmt::format_to(emit, "    launchDelay: {}\n", Num(job.launch_delay));
     if (job.checkpoint_delay != 0) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -28,6 +30,10 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
   }
   std::vector<double> keys;
   engine::OrderJobs(ctx, &jobs, &keys);
+  // The level each job should be at (LasOrder: running jobs go down,
+  // starving ones back up), before this cycle places anything.
+  std::vector<int> levels(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) levels[i] = profile.order->Level(st, jobs[i], ctx.now);
   {
     std::vector<JobIndex> pending;
     std::vector<double> pending_keys;
@@ -127,17 +133,55 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
                   0, first_started);
   }
 
-  // Levels (LasOrder): record each job's change (running jobs down,
-  // starving ones back up), and wake up for the next one.
+  // Levels (LasOrder): record each job's change and wake up for the next
+  // one (a job just preempted may starve). An order that keeps lists (KeepsPlaces) also gets each
+  // job's new place, as Tiresias' scheduler rearranges each queue's list after its pass: the jobs
+  // running now first, then the pending ones, each in the order of the list before the pass
+  // (`jobs`: running, pending, then the jobs entering the level now). So a job that starts, or
+  // keeps running in a level it just entered, goes behind every running job; a running job that is
+  // stopped goes ahead of every pending one, unless it just entered the level (then behind them, as
+  // a newcomer that waits); any other job keeps its place. New places are numbered past the lowest
+  // and highest of any unfinished job's, so they need no other job's place changed.
+  const bool lists = profile.order->KeepsPlaces();
+  double front = 0;
+  double back = 0;
+  if (lists) {
+    bool any = false;
+    for (core::JobPhase p :
+         {core::JobPhase::kWaiting, core::JobPhase::kStarving, core::JobPhase::kLaunching,
+          core::JobPhase::kRunningProtected, core::JobPhase::kRunning,
+          core::JobPhase::kCheckpointing, core::JobPhase::kStopping, core::JobPhase::kStandby}) {
+      for (JobIndex v : st.JobsInPhase(p)) {
+        const double place = st.Job(v).level_place;
+        if (place == engine::kNoPlace) continue;
+        front = any ? std::min(front, place) : place;
+        back = any ? std::max(back, place) : place;
+        any = true;
+      }
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const JobState& js = st.Job(jobs[i]);
+      const bool enters = levels[i] != js.level || js.level_place == engine::kNoPlace;
+      if (!pending[i] && !selected[i] && !enters) --front;
+    }
+  }
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobIndex j = jobs[i];
-    const int level = profile.order->Level(st, j, ctx.now);
-    if (level != st.Job(j).level) {
-      ctx.AddAction(engine::ActionKind::kSetLevel, j, fmt::format("level {}", level), level);
+    const JobState& js = st.Job(j);
+    double place = js.level_place;
+    if (lists) {
+      const bool enters = levels[i] != js.level || js.level_place == engine::kNoPlace;
+      const bool runs = pending[i] ? placed[i] != 0 : selected[i] != 0;
+      if (runs ? pending[i] || enters : enters) {
+        place = ++back;
+      } else if (!runs && !pending[i]) {
+        place = front++;
+      }
     }
-    if (selected[i] || placed[i] || pending[i]) {
-      ctx.decisions.RevisitAt(profile.order->NextLevelChange(st, j, ctx.now));
+    if (levels[i] != js.level || place != js.level_place) {
+      ctx.decisions.SetLevel(j, levels[i], place, fmt::format("level {}", levels[i]));
     }
+    ctx.decisions.RevisitAt(profile.order->NextLevelChange(st, j, ctx.now));
   }
 
   int position = 0;
@@ -206,6 +250,13 @@ int ThresholdsReached(const std::vector<double>& thresholds, double attained) {
 }
 // Whole seconds at or after `t`, as Tiresias' simulator counts time.
 core::Time WholeSecond(core::Time t) { return std::ceil(t - 1e-9); }
+// Pending when the cycle began (Tiresias' PENDING status in its update
+// before the pass): placing the job in the cycle's session does not change
+// its phase.
+bool WaitedAtStart(const JobState& js) {
+  return js.phase == core::JobPhase::kWaiting || js.phase == core::JobPhase::kStarving ||
+         js.phase == core::JobPhase::kStandby;
+}
 }  // namespace
 
 core::Time LasOrder::StarvedAt(const engine::ClusterState& state, JobIndex j) const {
@@ -216,15 +267,16 @@ core::Time LasOrder::StarvedAt(const engine::ClusterState& state, JobIndex j) co
       static_cast<double>(spec.Demand(spec.role(core::Role::kWorker).replicas)[core::kGpu]);
   const double ran = gpus > 0 ? (js.attained - js.level_base) / gpus : 0;
   if (ran <= 0) return core::kNever;
-  // Pending N x ran seconds since it first ran, besides the ran seconds.
-  return WholeSecond(js.ran_since + ran + starvation_ * ran);
+  // Pending N x ran seconds since it first ran, besides the ran seconds;
+  // N x ran rounded down, as Tiresias' int(executed_time * N).
+  return WholeSecond(js.ran_since + ran + std::floor(starvation_ * ran + 1e-9));
 }
 
 int LasOrder::Level(const engine::ClusterState& state, JobIndex j, core::Time now) const {
   const JobState& js = state.Job(j);
   const int level = std::max(ThresholdsReached(thresholds_, js.attained - js.level_base), js.level);
   // kNever (no promotion due) is after any `now`.
-  if (level > 0 && js.IsPending() && js.placed_workers == 0 && now >= StarvedAt(state, j)) return 0;
+  if (level > 0 && WaitedAtStart(js) && now >= StarvedAt(state, j)) return 0;
   return level;
 }
 
@@ -233,7 +285,8 @@ core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex
   const JobState& js = state.Job(j);
   const int level = Level(state, j, now);
   if (js.placed_workers == 0) {
-    // Pending: its promotion, if it starves.
+    // Pending: its promotion, if it starves (not if promoted now: it has
+    // not run since).
     if (level == 0) return core::kNever;
     const core::Time due = StarvedAt(state, j);
     return due > now ? due : core::kNever;
@@ -241,20 +294,66 @@ core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex
   if (level >= static_cast<int>(thresholds_.size())) return core::kNever;
   const double gpus = static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]);
   if (gpus <= 0) return core::kNever;
+  // Promoted now: its service counts afresh.
+  const double base = level < js.level ? js.attained : js.level_base;
   // Whole seconds, as Tiresias' simulator (and at least 1 s ahead).
-  const double left = thresholds_[level] - (js.attained - js.level_base);
+  const double left = thresholds_[level] - (js.attained - base);
   return now + std::max(1.0, WholeSecond(left / gpus));
 }
 
 void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,
                     core::Time now, std::span<double> keys) const {
+  if (queue_order_ == QueueOrder::kEntry) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const JobState& js = state.Job(jobs[i]);
+      const int level = Level(state, jobs[i], now);
+      const core::Time since = level != js.level ? now : js.level_since;
+      const int group = since >= now ? 2 : (js.IsPending() ? 1 : 0);
+      keys[i] = level * 1e13 + group * 1e12 + since;
+    }
+    return;
+  }
+  // Each level's list: running jobs, then pending ones, by place; then the
+  // jobs entering it now: arrivals (no place yet), then demoted or promoted
+  // jobs, each by arrival, as Tiresias appends them (its arrivals first,
+  // then the changes of its update, which walks jobs in arrival order; the
+  // engine breaks ties by arrival). A key is (level, group, place) folded
+  // into one number, exact while places are whole numbers below 2^40 (they
+  // grow by one a start, stop or queue change); else the keys are ranks.
+  constexpr double kPlaces = 1099511627776.0;  // 2^40
+  std::vector<std::pair<double, double>> major_minor(jobs.size());
+  bool exact = true;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobState& js = state.Job(jobs[i]);
     const int level = Level(state, jobs[i], now);
-    const core::Time since = level != js.level ? now : js.level_since;
-    const int group = since >= now ? 2 : (js.IsPending() ? 1 : 0);
-    keys[i] = level * 1e13 + group * 1e12 + since;
+    const bool moves = level != js.level;
+    double group = 0;
+    double place = 0;
+    if (moves || js.level_place == engine::kNoPlace) {
+      group = 2;
+      place = moves ? 1 : 0;
+    } else {
+      group = js.IsPending() ? 1 : 0;
+      place = js.level_place;
+    }
+    major_minor[i] = {level * 3.0 + group, place};
+    exact = exact && level < 2048 && std::abs(place) < kPlaces && place == std::floor(place);
   }
+  if (exact) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      keys[i] = major_minor[i].first * (2 * kPlaces) + (major_minor[i].second + kPlaces);
+    }
+    return;
+  }
+  std::vector<size_t> by(jobs.size());
+  for (size_t i = 0; i < by.size(); ++i) by[i] = i;
+  std::sort(by.begin(), by.end(), [&](size_t a, size_t b) {
+    const JobState& ja = state.Job(jobs[a]);
+    const JobState& jb = state.Job(jobs[b]);
+    return std::tie(major_minor[a], ja.spec->submit_time, jobs[a]) <
+           std::tie(major_minor[b], jb.spec->submit_time, jobs[b]);
+  });
+  for (size_t r = 0; r < by.size(); ++r) keys[by[r]] = static_cast<double>(r);
 }
 
 void RegisterTiresias(PluginTable& t) {
@@ -291,8 +390,19 @@ void RegisterTiresias(PluginTable& t) {
         }
         auto starvation = reader.Double("starvation", 0, 0, 1e6);
         if (!starvation) return std::unexpected(starvation.error());
+        LasOrder::QueueOrder queue_order = LasOrder::QueueOrder::kList;
+        const YAML::Node within = reader.Node("queueOrder");
+        if (within.IsDefined() && !within.IsNull()) {
+          const std::string s = within.IsScalar() ? within.Scalar() : "";
+          if (s == "entry") {
+            queue_order = LasOrder::QueueOrder::kEntry;
+          } else if (s != "list") {
+            return core::Errorf("{}: expected list or entry, got '{}'", reader.Path("queueOrder"),
+                                within.IsScalar() ? s : "a non-scalar");
+          }
+        }
         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
-        return std::make_unique<LasOrder>(std::move(thresholds), *starvation);
+        return std::make_unique<LasOrder>(std::move(thresholds), *starvation, queue_order);
       });
 }
 

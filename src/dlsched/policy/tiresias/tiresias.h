@@ -47,30 +47,43 @@ class RemainingTimeOrder final : public engine::JobOrder {
 
 // Tiresias' discretised two-dimensional least-attained-service
 // (`dlas-gpu`): a job's level (queue) is the number of `thresholds` its
-// attained service (GPU-seconds run) has reached; lower levels go first.
-// Within a level: the jobs running when the cycle began, then the pending
-// ones, then those that entered the level at this instant (arrivals,
-// demotions), each group by the time it entered the level. A running job's
-// crossing of its next threshold is a level change the backend wakes up
-// for, at the whole second at or after it (Tiresias' times are whole
-// seconds). Needs the Replan admission, which records level changes.
+// attained service (GPU-seconds run) has reached; lower levels go first. A
+// running job's crossing of its next threshold is a level change the
+// backend wakes up for, at the whole second at or after it (Tiresias'
+// times are whole seconds). Needs the Replan admission, which records
+// level changes.
+//
+// Within a level, by `queue_order`:
+// - kList (the default, Tiresias' own): each level is a list, as the
+//   simulator keeps one per queue: the jobs running when the cycle began,
+//   then the pending ones, each by its place in the list
+//   (JobState::level_place, which the Replan admission keeps as the
+//   simulator rearranges its lists after every pass), then those that
+//   enter the level now (arrivals, then demoted or promoted jobs, each by
+//   arrival).
+// - kEntry: the jobs running when the cycle began, then the pending ones,
+//   then those that entered the level at this instant, each group by the
+//   time it entered the level.
 //
 // With `starvation` N > 0 (Tiresias' solve_starvation, its `dlas-gpu-N`
-// schedules; 0, the default, is `dlas-gpu`): a pending job above level 0
+// schedules; 0, the default, is `dlas-gpu`): a job pending above level 0
 // that has run since it last entered level 0 (for e seconds: its
 // GPU-seconds since then over the GPUs of its size) and has been pending
-// for N x e seconds since it first ran after that goes back to level 0,
-// and its service counts afresh.
+// for N x e seconds (rounded down to the second) since it first ran after
+// that goes back to level 0, and its service counts afresh.
 class LasOrder final : public engine::JobOrder {
  public:
-  LasOrder(std::vector<double> thresholds, double starvation)
-      : thresholds_(std::move(thresholds)), starvation_(starvation) {}
+  enum class QueueOrder { kList, kEntry };
+  LasOrder(std::vector<double> thresholds, double starvation,
+           QueueOrder queue_order = QueueOrder::kList)
+      : thresholds_(std::move(thresholds)), starvation_(starvation), queue_order_(queue_order) {}
   void Keys(const engine::ClusterState& state, std::span<const engine::JobIndex> jobs,
             core::Time now, std::span<double> keys) const override;
   bool ReadsProgress() const override { return true; }
   int Level(const engine::ClusterState& state, engine::JobIndex j, core::Time now) const override;
   core::Time NextLevelChange(const engine::ClusterState& state, engine::JobIndex j,
                              core::Time now) const override;
+  bool KeepsPlaces() const override { return queue_order_ == QueueOrder::kList; }
 
  private:
   // When job `j` will have starved long enough to go back to level 0
@@ -79,6 +92,7 @@ class LasOrder final : public engine::JobOrder {
 
   std::vector<double> thresholds_;  // ascending GPU-seconds
   double starvation_ = 0;
+  QueueOrder queue_order_ = QueueOrder::kList;
 };
 
 }  // namespace dlsched::policy

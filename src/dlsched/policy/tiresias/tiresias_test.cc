@@ -3,6 +3,10 @@
 
 #include "dlsched/policy/tiresias/tiresias.h"
 
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -51,11 +55,11 @@ TEST(RemainingTimeOrderTest, KeyIsTheRunningTimeLeftAtTheJobsSize) {
   EXPECT_DOUBLE_EQ(keys[1], 1000);
 }
 
-// Thresholds 100 and 300 GPU-s. At t = 50: a (2 GPUs placed, attained 120,
-// level 0 recorded) should be at level 1, entering now: key 1e13 + 2e12 +
-// 50; its next crossing (300) is (300 - 120) / 2 = 90 s away. b (pending,
-// attained 0, level 0 since its arrival at 5): key 1e12 + 5. c (pending,
-// arrived now): key 2e12 + 50. So b, c, then a.
+// Thresholds 100 and 300 GPU-s, `queueOrder: entry`. At t = 50: a (2 GPUs
+// placed, attained 120, level 0 recorded) should be at level 1, entering
+// now: key 1e13 + 2e12 + 50; its next crossing (300) is (300 - 120) / 2 = 90
+// s away. b (pending, attained 0, level 0 since its arrival at 5): key 1e12
+// + 5. c (pending, arrived now): key 2e12 + 50. So b, c, then a.
 TEST(LasOrderTest, LevelsByAttainedServiceAndEntryTime) {
   const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
   std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2), Job("b", 5, 0, 1, 1, 1),
@@ -67,7 +71,8 @@ TEST(LasOrderTest, LevelsByAttainedServiceAndEntryTime) {
   state.PlaceTask({0, core::Role::kWorker, 1}, 0);
   state.MutableJob(0).attained = 120;
   for (JobIndex j : {1, 2}) state.SetPhase(j, core::JobPhase::kWaiting, specs[j].submit_time);
-  const LasOrder order({100, 300}, 0);
+  const LasOrder order({100, 300}, 0, LasOrder::QueueOrder::kEntry);
+  EXPECT_FALSE(order.KeepsPlaces());
   EXPECT_EQ(order.Level(state, 0, 50), 1);
   EXPECT_EQ(order.Level(state, 1, 50), 0);
   EXPECT_DOUBLE_EQ(order.NextLevelChange(state, 0, 50), 140);
@@ -81,6 +86,76 @@ TEST(LasOrderTest, LevelsByAttainedServiceAndEntryTime) {
   state.MutableJob(0).attained = 400;
   EXPECT_EQ(order.Level(state, 0, 50), 2);
   EXPECT_EQ(order.NextLevelChange(state, 0, 50), core::kNever);
+}
+
+// Tiresias' lists (`queueOrder: list`, the default), threshold 100 GPU-s,
+// at t = 50, one GPU each. Level 1's list as Tiresias' scheduler left it:
+// b was demoted at 10 and stopped in the same pass, so it went behind the
+// pending jobs (place 4); d was demoted at 12 and stopped (place 5), then
+// started at 45, going behind the running jobs (place 7); a was demoted at
+// 20 and kept running, then was stopped at 40 by a job of level 0, which
+// put it ahead of every pending job (place -1); c was demoted at 30 and
+// kept running (place 6, behind the jobs running then). f (level 0,
+// running, 150 GPU-s) is demoted now: it goes to the end of level 1. e
+// arrives now (no place) at level 0.
+// List order: e; then level 1's running jobs c (6), d (7); its pending ones
+// a (-1), b (4); then f entering. By entry time (`queueOrder: entry`) d
+// (12) would go before c (30), and b (10) before a (20): a job that kept
+// running when it went down stays ahead of one that entered the level
+// earlier but waited.
+TEST(LasOrderTest, TiresiasListsKeepTheirHistory) {
+  const core::ClusterSpec cluster = Nodes(1, 64, 256, 8);
+  std::vector<core::JobSpec> specs = {Job("a", 0, 0, 1, 1, 1),  Job("b", 1, 0, 1, 1, 1),
+                                      Job("c", 2, 0, 1, 1, 1),  Job("d", 3, 0, 1, 1, 1),
+                                      Job("e", 50, 0, 1, 1, 1), Job("f", 4, 0, 1, 1, 1)};
+  engine::ClusterState state(cluster);
+  for (const auto& s : specs) state.AddJob(&s, s.submit_time);
+  // (level, level since, place, running, attained)
+  const std::vector<std::tuple<int, double, double, bool, double>> at = {
+      {1, 20, -1, false, 120},
+      {1, 10, 4, false, 110},
+      {1, 30, 6, true, 130},
+      {1, 12, 7, true, 140},
+      {0, 50, engine::kNoPlace, false, 0},
+      {0, 4, 2, true, 150}};
+  for (JobIndex j = 0; j < 6; ++j) {
+    const auto& [level, since, place, running, attained] = at[j];
+    if (running) {
+      state.SetPhase(j, core::JobPhase::kRunning, since);
+      state.PlaceTask({j, core::Role::kWorker, 0}, 0);
+    } else {
+      state.SetPhase(j, core::JobPhase::kWaiting, since);
+    }
+    engine::JobState& js = state.MutableJob(j);
+    js.level = level;
+    js.level_since = since;
+    js.level_place = place;
+    js.attained = attained;
+  }
+  const std::vector<JobIndex> jobs = {0, 1, 2, 3, 4, 5};
+  auto ordered = [&](const LasOrder& order) {
+    std::vector<double> keys(jobs.size());
+    order.Keys(state, jobs, 50, keys);
+    std::vector<std::pair<double, char>> by_key;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      by_key.emplace_back(keys[i], static_cast<char>('a' + jobs[i]));
+    }
+    std::sort(by_key.begin(), by_key.end());
+    std::string names;
+    for (const auto& [key, name] : by_key) names += name;
+    return names;
+  };
+  const LasOrder list({100}, 0);
+  EXPECT_TRUE(list.KeepsPlaces());
+  EXPECT_EQ(list.Level(state, 5, 50), 1);
+  EXPECT_EQ(ordered(list), "ecdabf");
+  EXPECT_EQ(ordered(LasOrder({100}, 0, LasOrder::QueueOrder::kEntry)), "edcbaf");
+  // The same with places too large to fold into one key with the level
+  // (the keys are then ranks).
+  for (JobIndex j = 0; j < 6; ++j) {
+    if (state.Job(j).level_place != engine::kNoPlace) state.MutableJob(j).level_place += 1e13;
+  }
+  EXPECT_EQ(ordered(list), "ecdabf");
 }
 
 // Starvation N = 2, thresholds 100 and 300. a (2 GPUs) is pending at level
@@ -113,6 +188,39 @@ TEST(LasOrderTest, AStarvingJobGoesBackToLevelZero) {
   // Not after a promotion until it has run again.
   a.ran_since = core::kNever;
   EXPECT_EQ(starving.Level(state, 0, 1e6), 1);
+}
+
+// A promotion survives the job's start in the same cycle. Starvation N =
+// 2, thresholds 100 and 300: a (2 GPUs) is pending at level 1 with 250
+// GPU-s, first run at 10: it ran 125 s, so it is promoted at 10 + 125 + 250
+// = 385. The cycle at 385 places it (the session places its workers; its
+// phase stays Waiting): it is still promoted, and its service counts
+// afresh, so it next goes down once it has run 100 GPU-s more, 100 / 2 = 50
+// s later, at 435 (not when its 250 GPU-s reach 300, at 410). N x ran is
+// rounded down, as Tiresias' int(): with N = 0.5 and 251 GPU-s (125.5 s
+// run) it is due at 10 + 125.5 + 62 = 197.5, at 198 whole seconds (not 10
+// + 125.5 + 62.75 = 198.25, at 199).
+TEST(LasOrderTest, APromotionSurvivesTheStartInTheSameCycle) {
+  const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
+  std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2)};
+  engine::ClusterState state(cluster);
+  state.AddJob(&specs[0], 0);
+  state.SetPhase(0, core::JobPhase::kWaiting, 300);
+  engine::JobState& a = state.MutableJob(0);
+  a.attained = 250;
+  a.level = 1;
+  a.ran_since = 10;
+  a.attained = 251;
+  const LasOrder half({100, 300}, 0.5);
+  EXPECT_EQ(half.NextLevelChange(state, 0, 100), 198);
+  a.attained = 250;
+  const LasOrder starving({100, 300}, 2);
+  EXPECT_EQ(starving.NextLevelChange(state, 0, 300), 385);
+  EXPECT_EQ(starving.Level(state, 0, 385), 0);
+  state.PlaceTask({0, core::Role::kWorker, 0}, 0);
+  state.PlaceTask({0, core::Role::kWorker, 1}, 0);
+  EXPECT_EQ(starving.Level(state, 0, 385), 0);
+  EXPECT_EQ(starving.NextLevelChange(state, 0, 385), 435);
 }
 
 }  // namespace
