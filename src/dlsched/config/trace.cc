@@ -310,6 +310,14 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
         auto at = m == *gpus ? seconds : model.Seconds(*batch, m);
         if (at) job.throughput.steps_per_s[m] = target / *at;
       }
+      // At its own size, the rate of each placement on Pollux's testbed
+      // that its measurements define (a job spread over more nodes is
+      // slower, or faster, than packed).
+      for (auto& shape : internal::PolluxPlacements(static_cast<int>(*gpus))) {
+        if (auto at = model.Seconds(*batch, shape)) {
+          job.throughput.placements.emplace(std::move(shape), target / *at);
+        }
+      }
       w.min_replicas = job.throughput.steps_per_s.begin()->first;
       w.max_replicas = job.throughput.steps_per_s.rbegin()->first;
       job.launch_delay = internal::kPolluxRestartSeconds;
@@ -663,7 +671,8 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
       const bool own =
           !tp.model.empty() &&
           (tp.steps_per_s.empty() || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
-                                      zoo->locality_sensitivity == tp.locality_sensitivity));
+                                      zoo->locality_sensitivity == tp.locality_sensitivity &&
+                                      zoo->placements == tp.placements));
       if (!own) {
         return refuse(
             tp.model.empty()

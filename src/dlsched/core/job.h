@@ -69,6 +69,12 @@ struct ThroughputProfile {
   std::string model;                  // e.g. "resnet50"; informational
   std::map<int, double> steps_per_s;  // workers -> steps/s, strictly positive keys
   double locality_sensitivity = 0;    // locality factor is 1 - this when spread over nodes
+  // Steps/s at a placement, where the speed depends on how the workers sit
+  // on nodes (Pollux's measurements: a step's time per placement), keyed by
+  // the workers on each node, most first ({4, 2}: 4 workers on one node, 2
+  // on another). A placement listed here runs at this rate; any other at
+  // Rate(workers) times the locality factor.
+  std::map<std::vector<int>, double> placements;
 
   double Rate(int workers) const;
 };

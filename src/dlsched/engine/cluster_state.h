@@ -102,9 +102,10 @@ struct JobState {
             (placed_tasks == 0 || placed_tasks < spec->NumTasks(target_workers)));
   }
   bool IsActive() const { return !core::IsFinal(phase) && placed_tasks > 0 && !IsPending(); }
-  // Training speed of its placement (steps/s): the throughput table at its
-  // placed workers, times 1 - localitySensitivity when its tasks span
-  // nodes. Both backends estimate progress with it.
+  // Training speed of its placement (steps/s): the throughput table's rate
+  // for its placement if it lists one (ThroughputProfile::placements), else
+  // the table at its placed workers, times 1 - localitySensitivity when its
+  // tasks span nodes. Both backends estimate progress with it.
   double PlacedRate() const;
   bool removed = false;  // ClusterState::RemoveJob: gone from every index
   // The engine's memo of the job's last failed admission (kept in the cache
