@@ -707,6 +707,7 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
                             {job.queue != "default", "queue"},
                             {job.steps_done != 0, "stepsDone"},
                             {job.attained != 0, "attainedGpuSeconds"},
+                            {job.launch_attained != 0, "launchGpuSeconds"},
                             {job.level != 0, "level"},
                             {job.level_since.has_value(), "levelSince"},
                             {job.level_base != 0, "levelBaseGpuSeconds"},

@@ -523,7 +523,7 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
                                               "level",      "levelSince",     "levelBaseGpuSeconds",
                                               "ranSince",   "throughput",     "duration",
                                               "scaling",    "launchDelay",    "checkpointDelay",
-                                              "deadline",   "running"});
+                                              "deadline",   "running",        "launchGpuSeconds"});
       !st) {
     return st;
   }
@@ -599,6 +599,12 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   if (auto st = OptionalNumber(r, n, "attainedGpuSeconds", path,
                                NumberRange{0, false, core::kMaxTime * core::kMaxTasksPerJob},
                                job.attained);
+      !st) {
+    return st;
+  }
+  if (auto st = OptionalNumber(r, n, "launchGpuSeconds", path,
+                               NumberRange{0, false, core::kMaxTime * core::kMaxTasksPerJob},
+                               job.launch_attained);
       !st) {
     return st;
   }

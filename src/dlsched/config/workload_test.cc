@@ -243,7 +243,8 @@ TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
             "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, stepsDone, "
             "attainedGpuSeconds, "
             "level, levelSince, levelBaseGpuSeconds, ranSince, "
-            "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running)");
+            "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running, "
+            "launchGpuSeconds)");
 }
 
 TEST(ParseWorkloadTest, DuplicateJobName) {

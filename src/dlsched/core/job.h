@@ -160,6 +160,8 @@ struct JobSpec {
   std::optional<Time> level_since;
   double level_base = 0;
   std::optional<Time> ran_since;
+  // GPU-seconds already spent launching (JobState::launch_attained).
+  double launch_attained = 0;
   ThroughputProfile throughput;
   Time launch_delay = 0;                // seconds from allocation to training
   Time checkpoint_delay = 0;            // seconds to checkpoint before a reallocation

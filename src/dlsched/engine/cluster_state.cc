@@ -195,6 +195,7 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.target_workers = spec->role(core::Role::kWorker).replicas;
   js.steps_done = spec->steps_done;
   js.attained = spec->attained;
+  js.launch_attained = spec->launch_attained;
   js.level = spec->level;
   js.level_since = spec->level_since.value_or(spec->submit_time);
   js.level_base = spec->level_base;

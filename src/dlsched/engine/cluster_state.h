@@ -60,6 +60,11 @@ struct JobState {
   // GPU-seconds the job has run (Running or RunningProtected, times the
   // GPUs it held), kept by the backend like steps_done.
   double attained = 0;
+  // GPU-seconds the job has spent launching (each finished Launching stay,
+  // times the GPUs it held), kept by the life cycle: an order that counts
+  // service from the moment a job is placed (Pollux's Tiresias) adds it to
+  // `attained`.
+  double launch_attained = 0;
   // Its level in an order that keeps levels (Tiresias' queues), and since
   // when: set by kSetLevel actions; 0 since submission at first.
   int level = 0;

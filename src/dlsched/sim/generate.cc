@@ -414,6 +414,9 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
     if (job.attained != 0) {
       fmt::format_to(emit, "    attainedGpuSeconds: {}\n", Num(job.attained));
     }
+    if (job.launch_attained != 0) {
+      fmt::format_to(emit, "    launchGpuSeconds: {}\n", Num(job.launch_attained));
+    }
     if (job.level != 0) fmt::format_to(emit, "    level: {}\n", job.level);
     if (job.level_since) fmt::format_to(emit, "    levelSince: {}\n", Num(*job.level_since));
     if (job.level_base != 0) {
