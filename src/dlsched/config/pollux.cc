@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -71,9 +72,10 @@ std::optional<std::pair<double, double>> Interpolate(const std::vector<P>& point
                              [](const P& p, double v) { return p.local_bsz < v; });
   if (hi->local_bsz == x) return std::pair{hi->step_time, hi->sync_time};
   auto lo = hi - 1;
-  const double t = (x - lo->local_bsz) / (hi->local_bsz - lo->local_bsz);
-  return std::pair{lo->step_time + t * (hi->step_time - lo->step_time),
-                   lo->sync_time + t * (hi->sync_time - lo->sync_time)};
+  // scipy's _call_linear: slope * (x - x_lo) + y_lo.
+  const double dx = hi->local_bsz - lo->local_bsz;
+  return std::pair{(hi->step_time - lo->step_time) / dx * (x - lo->local_bsz) + lo->step_time,
+                   (hi->sync_time - lo->sync_time) / dx * (x - lo->local_bsz) + lo->sync_time};
 }
 
 // Python's math.ceil(a / b - 1e-8), as Pollux rounds batch sizes.
@@ -82,6 +84,26 @@ int64_t CeilDiv(double a, double b) { return static_cast<int64_t>(std::ceil(a / 
 }  // namespace
 
 std::span<const std::string_view> PolluxApplicationNames() { return kAppNames; }
+
+std::vector<std::vector<int>> PolluxPlacements(int replicas) {
+  std::vector<std::vector<int>> out;
+  std::vector<int> parts;
+  // Parts of at most `most`, non-increasing, summing to `left`.
+  auto fill = [&](auto&& self, int left, int most) -> void {
+    if (left == 0) {
+      out.push_back(parts);
+      return;
+    }
+    if (static_cast<int>(parts.size()) == kPolluxNodes) return;
+    for (int g = std::min(left, most); g >= 1; --g) {
+      parts.push_back(g);
+      self(self, left - g, g);
+      parts.pop_back();
+    }
+  };
+  fill(fill, replicas, kPolluxGpusPerNode);
+  return out;
+}
 
 core::Result<PolluxApplication> PolluxApplication::Load(const std::string& traces_dir,
                                                         std::string_view name) {
@@ -116,6 +138,31 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
   }
   auto by_bsz = [](const Point& a, const Point& b) { return a.local_bsz < b.local_bsz; };
   for (auto& [_, points] : app.placements_) std::sort(points.begin(), points.end(), by_bsz);
+  // Up to 4 nodes, the mean of the placements of each (nodes, GPUs) at
+  // each per-GPU batch (Pollux's groupby(["num_nodes", "num_replicas",
+  // "local_bsz"]).mean()): with scalability.csv's, the lines that
+  // placements beyond 4 nodes are interpolated between (Throughput).
+  std::map<std::tuple<int, int, double>, std::pair<Point, int>> sums;
+  for (const auto& [id, points] : app.placements_) {
+    int nodes = 0;
+    int replicas = 0;
+    for (int64_t rest = id; rest > 0; rest /= 10) {
+      ++nodes;
+      replicas += static_cast<int>(rest % 10);
+    }
+    for (const Point& pt : points) {
+      auto& [sum, count] = sums[{nodes, replicas, pt.local_bsz}];
+      sum.local_bsz = pt.local_bsz;
+      sum.step_time += pt.step_time;
+      sum.sync_time += pt.sync_time;
+      ++count;
+    }
+  }
+  for (const auto& [key, entry] : sums) {
+    const auto& [sum, count] = entry;
+    app.at_[{std::get<0>(key), std::get<1>(key)}].push_back(
+        {sum.local_bsz, sum.step_time / count, sum.sync_time / count});
+  }
   for (auto& [_, points] : app.at_) std::sort(points.begin(), points.end(), by_bsz);
 
   std::error_code ec;
@@ -182,23 +229,57 @@ std::expected<std::pair<double, double>, std::string> PolluxApplication::Through
         fmt::format("{} per GPU is outside the batches measured at placement {}", local_bsz, id));
   }
   // Beyond the placements: Pollux interpolates over (nodes, replicas,
-  // per-GPU batch) in scalability.csv (scipy's LinearNDInterpolator). On
-  // a packed placement the point lies on a measured line of fixed nodes and
-  // replicas, where that is interpolation along the line; a line that was
-  // not measured is not interpolated.
-  const int nodes = std::min(static_cast<int>(placement.size()), 16);
-  auto it = at_.find({nodes, replicas});
-  if (it == at_.end()) {
-    return std::unexpected(
-        fmt::format("{} GPUs on {} nodes were not measured (scalability.csv)", replicas, nodes));
+  // per-GPU batch) in the measured lines (scalability.csv beyond 4 nodes,
+  // the placements' means up to 4) with scipy's LinearNDInterpolator, at
+  // no more than 16 nodes. On a line that was measured that is
+  // interpolation along the line. Between two lines of the same replicas
+  // (16 GPUs on 5 nodes: 4 and 6 nodes were measured) dlsched interpolates
+  // along each line, then between them in nodes: Pollux's value wherever
+  // the per-GPU batch was measured on both lines, and close to it (its
+  // triangulation mixes the points around) elsewhere.
+  const int nodes = std::min(static_cast<int>(placement.size()), kPolluxNodes);
+  auto line_at = [&](int n) -> std::optional<std::pair<double, double>> {
+    auto it = at_.find({n, replicas});
+    if (it == at_.end()) return std::nullopt;
+    return Interpolate(it->second, static_cast<double>(local_bsz));
+  };
+  int below = 0;
+  int above = 0;
+  for (const auto& [key, _] : at_) {
+    if (key.second != replicas) continue;
+    if (key.first <= nodes) below = std::max(below, key.first);
+    if (key.first >= nodes && (above == 0 || key.first < above)) above = key.first;
   }
-  if (auto t = Interpolate(it->second, static_cast<double>(local_bsz))) return *t;
-  return std::unexpected(
-      fmt::format("{} per GPU is outside the batches measured at {} GPUs on {} nodes", local_bsz,
-                  replicas, nodes));
+  if (below == 0 || above == 0) {
+    return std::unexpected(fmt::format(
+        "{} GPUs on {} nodes lie on no measured line, nor between two (scalability.csv)", replicas,
+        nodes));
+  }
+  const auto lo = line_at(below);
+  const auto hi = line_at(above);
+  if (!lo || !hi) {
+    return std::unexpected(
+        fmt::format("{} per GPU is outside the batches measured at {} GPUs on {} nodes", local_bsz,
+                    replicas, lo ? above : below));
+  }
+  if (below == above) return *lo;
+  const double t = static_cast<double>(nodes - below) / (above - below);
+  return std::pair{lo->first + t * (hi->first - lo->first),
+                   lo->second + t * (hi->second - lo->second)};
 }
 
 std::expected<double, std::string> PolluxApplication::Seconds(int64_t batch, int replicas) const {
+  std::vector<int> placement;
+  for (int left = replicas; left > 0; left -= kPolluxGpusPerNode) {
+    placement.push_back(std::min(left, kPolluxGpusPerNode));
+  }
+  return Seconds(batch, placement);
+}
+
+std::expected<double, std::string> PolluxApplication::Seconds(
+    int64_t batch, const std::vector<int>& placement) const {
+  int replicas = 0;
+  for (int g : placement) replicas += g;
   // Job.update_local_bsz with a target batch size.
   const int64_t local = CeilDiv(static_cast<double>(batch), replicas);
   if (local < min_local_bsz_) {
@@ -215,10 +296,6 @@ std::expected<double, std::string> PolluxApplication::Seconds(int64_t batch, int
   if (atomic < 1 || effective < init_batch_size_ || effective > max_batch_size_) {
     return std::unexpected(fmt::format("the batch runs as {}, outside {}'s validated {}..{}",
                                        effective, name_, init_batch_size_, max_batch_size_));
-  }
-  std::vector<int> placement;
-  for (int left = replicas; left > 0; left -= kPolluxGpusPerNode) {
-    placement.push_back(std::min(left, kPolluxGpusPerNode));
   }
   auto t = Throughput(placement, atomic);
   if (!t) return std::unexpected(t.error());
@@ -244,7 +321,10 @@ std::expected<double, std::string> PolluxApplication::Seconds(int64_t batch, int
           ((b - lo) * upper->second.grad_var[e] + (hi - b) * lower->second.grad_var[e]) / (hi - lo);
     }
     const double gain = (var + sqr) / (var / scale + sqr);
-    seconds += (progress_[e + 1] - progress_[e]) * total_time / gain;
+    // Job.step: each epoch takes its progress over the goodput, rounded to
+    // whole seconds (Python's round: half to even, as nearbyint).
+    const double goodput = gain / total_time;
+    seconds += std::nearbyint((progress_[e + 1] - progress_[e]) / goodput);
   }
   if (!std::isfinite(seconds) || seconds <= 0) {
     return std::unexpected(fmt::format("the measurements give {} seconds", seconds));

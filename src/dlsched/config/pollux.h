@@ -27,6 +27,12 @@ inline constexpr double kPolluxRestartSeconds = 30;
 // The applications Pollux measured, in name order.
 std::span<const std::string_view> PolluxApplicationNames();
 
+// Every way `replicas` GPUs can sit on Pollux's testbed (at most 16 nodes of
+// 4 GPUs), as the GPUs on each node, most first: 6 gives {4, 2}, {3, 3},
+// {3, 2, 1}, ..., {2, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}.
+std::vector<std::vector<int>> PolluxPlacements(int replicas);
+inline constexpr int kPolluxNodes = 16;
+
 // One application's measurements: traces/<name>/placements.csv (step and
 // sync time per placement and per-GPU batch), scalability.csv (the same at
 // 5 to 16 nodes) and validation-<batch>.csv (progress and gradient
@@ -44,8 +50,13 @@ class PolluxApplication {
   double TargetProgress() const { return progress_[max_epochs_]; }
 
   // Seconds to reach TargetProgress() with a total batch of `batch` over
-  // `replicas` GPUs placed packed on 4-GPU nodes, with no restarts; or why
-  // the measurements do not define it.
+  // the GPUs of `placement` (GPUs on each node, any order), with no
+  // restarts; or why the measurements do not define it. As Pollux's
+  // simulator counts it (Job.step), each epoch takes a whole number of
+  // seconds.
+  std::expected<double, std::string> Seconds(int64_t batch,
+                                             const std::vector<int>& placement) const;
+  // ... over `replicas` GPUs placed packed on 4-GPU nodes (4, 4, ..., the rest).
   std::expected<double, std::string> Seconds(int64_t batch, int replicas) const;
 
  private:
@@ -56,6 +67,8 @@ class PolluxApplication {
     std::vector<double> progress, grad_sqr, grad_var;
   };
   // Step and sync time at a placement (GPUs per node) and per-GPU batch.
+  // Beyond 4 nodes, between the measured lines of (nodes, GPUs) (see the
+  // definition).
   std::expected<std::pair<double, double>, std::string> Throughput(
       const std::vector<int>& placement, int64_t local_bsz) const;
 
@@ -63,10 +76,12 @@ class PolluxApplication {
   int max_epochs_ = 0;
   int64_t init_batch_size_ = 0, max_batch_size_ = 0;
   int64_t min_local_bsz_ = 0, max_local_bsz_ = 0;
-  std::map<int64_t, Validation> validation_;              // by batch size
-  std::vector<double> progress_;                          // at the end of epoch e (0: none)
-  std::map<int64_t, std::vector<Point>> placements_;      // by placement id (e.g. 244)
-  std::map<std::pair<int, int>, std::vector<Point>> at_;  // by (nodes, replicas), 5+ nodes
+  std::map<int64_t, Validation> validation_;          // by batch size
+  std::vector<double> progress_;                      // at the end of epoch e (0: none)
+  std::map<int64_t, std::vector<Point>> placements_;  // by placement id (e.g. 244)
+  // By (nodes, replicas): scalability.csv (5+ nodes), and the mean of the
+  // placements of up to 4 nodes.
+  std::map<std::pair<int, int>, std::vector<Point>> at_;
 };
 
 }  // namespace dlsched::config::internal

@@ -306,6 +306,14 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
         auto at = m == *gpus ? seconds : model.Seconds(*batch, m);
         if (at) job.throughput.steps_per_s[m] = target / *at;
       }
+      // At its own size, the rate of each placement on Pollux's testbed
+      // that its measurements define (a job spread over more nodes is
+      // slower, or faster, than packed).
+      for (auto& shape : internal::PolluxPlacements(static_cast<int>(*gpus))) {
+        if (auto at = model.Seconds(*batch, shape)) {
+          job.throughput.placements.emplace(std::move(shape), target / *at);
+        }
+      }
       w.min_replicas = job.throughput.steps_per_s.begin()->first;
       w.max_replicas = job.throughput.steps_per_s.rbegin()->first;
       job.launch_delay = internal::kPolluxRestartSeconds;
@@ -667,7 +675,8 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
       const bool own =
           !tp.model.empty() &&
           (tp.steps_per_s.empty() || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
-                                      zoo->locality_sensitivity == tp.locality_sensitivity));
+                                      zoo->locality_sensitivity == tp.locality_sensitivity &&
+                                      zoo->placements == tp.placements));
       if (!own) {
         return refuse(
             tp.model.empty()
@@ -702,6 +711,7 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
                             {job.queue != "default", "queue"},
                             {job.steps_done != 0, "stepsDone"},
                             {job.attained != 0, "attainedGpuSeconds"},
+                            {job.launch_attained != 0, "launchGpuSeconds"},
                             {job.level != 0, "level"},
                             {job.level_since.has_value(), "levelSince"},
                             {job.level_base != 0, "levelBaseGpuSeconds"},

@@ -1,6 +1,9 @@
 #include <algorithm>
+#include <charconv>
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -192,9 +195,52 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
   return {};
 }
 
+// `placements: {4+2: 43.5, 2+2+2: 41.8}`: steps/s at a placement, keyed by
+// the workers on each node joined by '+' (any order; kept most first).
+core::Status ParsePlacementRates(const Reader& r, const YAML::Node& n, const std::string& path,
+                                 core::ThroughputProfile& out) {
+  if (!Given(n)) return {};
+  constexpr std::string_view kExpected =
+      "a map of placement (workers per node, e.g. 4+2) to steps/s";
+  if (auto st = r.CheckAnyMap(n, path, kExpected); !st) return st;
+  for (const auto& kv : n) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+    const std::string entry_path = Key(path, key);
+    std::vector<int> shape;
+    int64_t total = 0;
+    bool ok = !key.empty();
+    for (size_t begin = 0; ok && begin <= key.size();) {
+      const size_t end = std::min(key.find('+', begin), key.size());
+      int v = 0;
+      const auto [ptr, ec] = std::from_chars(key.data() + begin, key.data() + end, v);
+      ok = ec == std::errc() && ptr == key.data() + end && v >= 1;
+      total += v;
+      ok = ok && total <= core::kMaxTasksPerJob;
+      shape.push_back(v);
+      begin = end + 1;
+    }
+    if (!ok) {
+      return r.Expected(entry_path,
+                        fmt::format("a placement as key: workers per node (integers >= 1, {} in "
+                                    "all at most) joined by '+', e.g. 4+2",
+                                    core::kMaxTasksPerJob),
+                        kv.first);
+    }
+    auto rate = r.Number(kv.second, entry_path, NumberRange{core::kMinRate, false, core::kMaxRate});
+    if (!rate) return std::unexpected(rate.error());
+    std::sort(shape.begin(), shape.end(), std::greater<>());
+    if (!out.placements.emplace(std::move(shape), *rate).second) {
+      return r.Fail(entry_path, "the same placement as another key");
+    }
+  }
+  return {};
+}
+
 core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::string& path,
                              core::ThroughputProfile& out) {
-  if (auto st = r.CheckMap(n, path, "a map", {"model", "table", "localitySensitivity"}); !st) {
+  if (auto st =
+          r.CheckMap(n, path, "a map", {"model", "table", "localitySensitivity", "placements"});
+      !st) {
     return st;
   }
   const bool has_model = Given(n["model"]);
@@ -206,9 +252,10 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   if (has_model) {
     // The model zoo (sim/) brings the table and the locality sensitivity;
     // overriding one but not the other would be ambiguous.
-    if (Given(n["localitySensitivity"])) {
-      return r.Fail(Key(path, "localitySensitivity"),
-                    "only allowed with 'table' (a model brings its own)");
+    for (const char* key : {"localitySensitivity", "placements"}) {
+      if (Given(n[key])) {
+        return r.Fail(Key(path, key), "only allowed with 'table' (a model brings its own)");
+      }
     }
     auto model = r.String(n["model"], Key(path, "model"));
     if (!model) return std::unexpected(model.error());
@@ -245,6 +292,9 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
     any_positive = any_positive || *rate > 0;
   }
   if (!any_positive) return r.Fail(table_path, "expected at least one rate > 0");
+  if (auto st = ParsePlacementRates(r, n["placements"], Key(path, "placements"), out); !st) {
+    return st;
+  }
   return OptionalNumber(r, n, "localitySensitivity", path, NumberRange{0, false, 1},
                         out.locality_sensitivity);
 }
@@ -466,14 +516,32 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
 
 core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
                       core::JobSpec& job) {
-  if (auto st =
-          r.CheckMap(n, path, "a map",
-                     {"name",           "namespace",       "arrival",    "priority",
-                      "maxWaitMinutes", "queue",           "ps",         "worker",
-                      "chief",          "totalSteps",      "stepsDone",  "attainedGpuSeconds",
-                      "level",          "levelSince",      "levelPlace", "levelBaseGpuSeconds",
-                      "ranSince",       "throughput",      "duration",   "scaling",
-                      "launchDelay",    "checkpointDelay", "deadline",   "running"});
+  if (auto st = r.CheckMap(n, path, "a map",
+                           {"name",
+                            "namespace",
+                            "arrival",
+                            "priority",
+                            "maxWaitMinutes",
+                            "queue",
+                            "ps",
+                            "worker",
+                            "chief",
+                            "totalSteps",
+                            "stepsDone",
+                            "attainedGpuSeconds",
+                            "level",
+                            "levelSince",
+                            "levelPlace",
+                            "levelBaseGpuSeconds",
+                            "ranSince",
+                            "throughput",
+                            "duration",
+                            "scaling",
+                            "launchDelay",
+                            "checkpointDelay",
+                            "deadline",
+                            "running",
+                            "launchGpuSeconds"});
       !st) {
     return st;
   }
@@ -549,6 +617,12 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   if (auto st = OptionalNumber(r, n, "attainedGpuSeconds", path,
                                NumberRange{0, false, core::kMaxTime * core::kMaxTasksPerJob},
                                job.attained);
+      !st) {
+    return st;
+  }
+  if (auto st = OptionalNumber(r, n, "launchGpuSeconds", path,
+                               NumberRange{0, false, core::kMaxTime * core::kMaxTasksPerJob},
+                               job.launch_attained);
       !st) {
     return st;
   }

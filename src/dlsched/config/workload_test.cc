@@ -1,6 +1,9 @@
 #include <cmath>
+#include <map>
 #include <string>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "dlsched/config/specs.h"
@@ -241,8 +244,8 @@ TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
             "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, stepsDone, "
             "attainedGpuSeconds, "
             "level, levelSince, levelPlace, levelBaseGpuSeconds, ranSince, "
-            "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running); "
-            "did you mean 'totalSteps'?");
+            "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running, "
+            "launchGpuSeconds); did you mean 'totalSteps'?");
 }
 
 TEST(ParseWorkloadTest, DuplicateJobName) {
@@ -300,7 +303,33 @@ TEST(ParseWorkloadTest, ThroughputErrors) {
             "got '1.5'");
   EXPECT_EQ(tp("{modle: resnet50}"),
             "workload.yaml: jobs[0].throughput.modle: unknown key (allowed: model, table, "
-            "localitySensitivity); did you mean 'model'?");
+            "localitySensitivity, placements); did you mean 'model'?");
+  EXPECT_EQ(tp("{model: resnet50, placements: {4: 1}}"),
+            "workload.yaml: jobs[0].throughput.placements: only allowed with 'table' (a model "
+            "brings its own)");
+  for (const char* key : {"4+0", "4+", "x", "2 + 2", "100000+1"}) {
+    EXPECT_EQ(tp(fmt::format("{{table: {{4: 1}}, placements: {{'{}': 1}}}}", key)),
+              fmt::format("workload.yaml: jobs[0].throughput.placements.{}: expected a placement "
+                          "as key: workers per node (integers >= 1, 100000 in all at most) "
+                          "joined by '+', e.g. 4+2, got '{}'",
+                          key, key));
+  }
+  EXPECT_EQ(tp("{table: {4: 1}, placements: {2+2: 0}}"),
+            "workload.yaml: jobs[0].throughput.placements.2+2: expected a number in [1e-06, "
+            "1000000000000], got '0'");
+  EXPECT_EQ(tp("{table: {4: 1}, placements: {3+1: 1, 1+3: 2}}"),
+            "workload.yaml: jobs[0].throughput.placements.1+3: the same placement as another key");
+}
+
+// A placement's key is its workers per node in any order, kept most first.
+TEST(ParseWorkloadTest, ThroughputPlacements) {
+  auto w = ParseWorkload(
+      "jobs:\n  - {name: a, arrival: 0, totalSteps: 1, worker: {replicas: 4, resources: {cpu: "
+      "1}}, throughput: {table: {4: 2}, placements: {4: 2, 1+3: 0.5, 2+2: 1}}}\n",
+      "workload.yaml");
+  ASSERT_TRUE(w) << w.error().message;
+  const auto& p = w->jobs[0].throughput.placements;
+  EXPECT_EQ(p, (std::map<std::vector<int>, double>{{{4}, 2}, {{3, 1}, 0.5}, {{2, 2}, 1}}));
 }
 
 TEST(ParseWorkloadTest, SyntaxErrorHasLineAndColumn) {

@@ -69,6 +69,12 @@ struct ThroughputProfile {
   std::string model;                  // e.g. "resnet50"; informational
   std::map<int, double> steps_per_s;  // workers -> steps/s, strictly positive keys
   double locality_sensitivity = 0;    // locality factor is 1 - this when spread over nodes
+  // Steps/s at a placement, where the speed depends on how the workers sit
+  // on nodes (Pollux's measurements: a step's time per placement), keyed by
+  // the workers on each node, most first ({4, 2}: 4 workers on one node, 2
+  // on another). A placement listed here runs at this rate; any other at
+  // Rate(workers) times the locality factor.
+  std::map<std::vector<int>, double> placements;
 
   double Rate(int workers) const;
 };
@@ -157,6 +163,8 @@ struct JobSpec {
   // ... and its place in its level's list (nullopt: none yet; see
   // engine::JobState::level_place).
   std::optional<double> level_place;
+  // GPU-seconds already spent launching (JobState::launch_attained).
+  double launch_attained = 0;
   ThroughputProfile throughput;
   Time launch_delay = 0;                // seconds from allocation to training
   Time checkpoint_delay = 0;            // seconds to checkpoint before a reallocation

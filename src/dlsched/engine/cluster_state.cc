@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 
 namespace dlsched::engine {
 
@@ -194,6 +195,7 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.target_workers = spec->role(core::Role::kWorker).replicas;
   js.steps_done = spec->steps_done;
   js.attained = spec->attained;
+  js.launch_attained = spec->launch_attained;
   js.level = spec->level;
   js.level_since = spec->level_since.value_or(spec->submit_time);
   js.level_base = spec->level_base;
@@ -268,6 +270,24 @@ void ClusterState::DropPendingOrder() {
 }
 
 double JobState::PlacedRate() const {
+  const auto& placements = spec->throughput.placements;
+  if (!placements.empty() && placed_workers > 0) {
+    // The workers on each node, most first.
+    std::vector<NodeIndex> nodes;
+    nodes.reserve(static_cast<size_t>(placed_workers));
+    for (int slot = SlotOf(core::Role::kWorker, 0); slot < static_cast<int>(task_node.size());
+         ++slot) {
+      if (task_node[slot] != kNoNode) nodes.push_back(task_node[slot]);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    std::vector<int> shape;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (i == 0 || nodes[i] != nodes[i - 1]) shape.push_back(0);
+      ++shape.back();
+    }
+    std::sort(shape.begin(), shape.end(), std::greater<>());
+    if (auto it = placements.find(shape); it != placements.end()) return it->second;
+  }
   NodeIndex first = kNoNode;
   double locality = 1.0;
   for (NodeIndex n : task_node) {

@@ -63,6 +63,11 @@ struct JobState {
   // GPU-seconds the job has run (Running or RunningProtected, times the
   // GPUs it held), kept by the backend like steps_done.
   double attained = 0;
+  // GPU-seconds the job has spent launching (each finished Launching stay,
+  // times the GPUs it held), kept by the life cycle: an order that counts
+  // service from the moment a job is placed (Pollux's Tiresias) adds it to
+  // `attained`.
+  double launch_attained = 0;
   // Its level in an order that keeps levels (Tiresias' queues), and since
   // when: set by kSetLevel actions; 0 since submission at first.
   int level = 0;
@@ -117,9 +122,10 @@ struct JobState {
             (placed_tasks == 0 || placed_tasks < spec->NumTasks(target_workers)));
   }
   bool IsActive() const { return !core::IsFinal(phase) && placed_tasks > 0 && !IsPending(); }
-  // Training speed of its placement (steps/s): the throughput table at its
-  // placed workers, times 1 - localitySensitivity when its tasks span
-  // nodes. Both backends estimate progress with it.
+  // Training speed of its placement (steps/s): the throughput table's rate
+  // for its placement if it lists one (ThroughputProfile::placements), else
+  // the table at its placed workers, times 1 - localitySensitivity when its
+  // tasks span nodes. Both backends estimate progress with it.
   double PlacedRate() const;
   bool removed = false;  // ClusterState::RemoveJob: gone from every index
   // The engine's memo of the job's last failed admission (kept in the cache

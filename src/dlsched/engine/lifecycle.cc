@@ -233,6 +233,8 @@ void JobLifecycle::FinishLaunch(JobIndex j) {
   JobHistory& h = jobs_[j];
   const core::Time now = backend_.Now();
   state_.MutableJob(j).last_launch = now - h.launch_started;
+  state_.MutableJob(j).launch_attained +=
+      static_cast<double>(state_.Held(j)[core::kGpu]) * state_.Job(j).last_launch;
   // Protection keeps a job that just paid for a launch from being resized
   // again before the launch paid off; RelaunchOnly spares first launches.
   const core::Time protect = options_.protect_relaunch_only && !h.relaunch

@@ -482,6 +482,8 @@ void Operator::RestoreService(JobIndex j, const json& progress) {
   if (auto v = number("attainedGpuSeconds"))
     js.attained = std::clamp(*v, 0.0, core::kMaxTime * 1e6);
   if (auto v = number("levelBaseGpuSeconds")) js.level_base = std::clamp(*v, 0.0, js.attained);
+  if (auto v = number("launchGpuSeconds"))
+    js.launch_attained = std::clamp(*v, 0.0, core::kMaxTime * 1e6);
   if (auto v = number("ranSince")) js.ran_since = std::clamp(*v, 0.0, core::kMaxTime);
 }
 
@@ -530,6 +532,7 @@ OperatorSnapshot Operator::Snapshot() {
     }
     job.steps_done = std::min(js.steps_done, job.total_steps);
     job.attained = js.attained;
+    job.launch_attained = js.launch_attained;
     job.level = js.level;
     if (js.level_since != tj.job.submit_time) job.level_since = js.level_since;
     job.level_base = js.level_base;
@@ -766,6 +769,8 @@ bool Operator::WriteStatus(JobIndex j) {
                         {"attainedGpuSeconds", js.attained}};
   // What a levelled order (las with starvation) needs after a restart.
   if (js.level_base != 0) status["progress"]["levelBaseGpuSeconds"] = js.level_base;
+  // ... and a Las order with countLaunching (pollux-tiresias).
+  if (js.launch_attained != 0) status["progress"]["launchGpuSeconds"] = js.launch_attained;
   if (js.ran_since != core::kNever) status["progress"]["ranSince"] = js.ran_since;
   if (status == last_status_[j]) return true;
   json condition = {{"type", phase},

@@ -392,7 +392,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"las", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a", "stop d"}},
         Case{"fifo", "cluster-2x4gpu.yaml", "workload-las.yaml"},
         Case{"sjf", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a"}},
-        Case{"srtf", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a"}}),
+        Case{"srtf", "cluster-2x4gpu.yaml", "workload-las.yaml", {"stop a"}},
+        Case{"pollux-tiresias",
+             "cluster-2x4gpu.yaml",
+             "workload-pollux-tiresias.yaml",
+             {"t=1140.000 stop f", "t=17100.000 stop g"}}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = info.param.profile + "_" + info.param.workload;
       for (char& ch : name) {

@@ -285,7 +285,34 @@ preemptor: None
 sizer: Fixed
 )";
 
-constexpr std::array<BuiltinProfile, 11> kBuiltins = {{
+constexpr std::string_view kPolluxTiresias =
+    R"(# Tiresias as Pollux's simulator runs it, the baseline of the Pollux paper
+# (petuum/adaptdl, osdi21-artifact, simulator/tiresias.py): two queues split
+# at 57,600 GPU-seconds (16 GPU-hours) of service, counted from each
+# placement on (launches included); within a queue, jobs strictly in the
+# order they entered it; decisions only every 60 s, when all jobs are
+# re-planned and running jobs that lose their place are preempted (back to
+# the queue, keeping their progress); a job's GPUs taken from the nodes
+# with the most free GPUs first, each filled before the next.
+name: pollux-tiresias
+description: Tiresias as Pollux's simulator ports it - 2 queues at 57,600 GPU-s, entry order, 60 s rounds, most-free nodes first
+admission:
+  name: Replan
+  args: {interval: 60}
+order:
+  name: Las
+  args: {thresholds: [57600], queueOrder: strictEntry, countLaunching: true}
+packer: FewestNodes
+scorers:
+  - name: LeastAllocated
+    weight: 1
+    args:
+      resources: [{name: nvidia.com/gpu, weight: 1}]
+preemptor: None
+sizer: Fixed
+)";
+
+constexpr std::array<BuiltinProfile, 12> kBuiltins = {{
     {"k8s-default", "Kubernetes default: pods one at a time, LeastAllocated spread, no gang",
      kK8sDefault},
     {"gang-binpack", "Gang scheduling, FIFO with backfill, GPUs binpacked", kGangBinpack},
@@ -302,6 +329,9 @@ constexpr std::array<BuiltinProfile, 11> kBuiltins = {{
     {"srtf", "Shortest remaining time first, oracle durations, preemptive (Tiresias shortest)",
      kSrtf},
     {"las", "Tiresias 2D-LAS: queues by attained GPU-seconds, demotion, preemption", kLas},
+    {"pollux-tiresias",
+     "Tiresias as Pollux's simulator ports it: 2 queues, entry order, 60 s rounds",
+     kPolluxTiresias},
 }};
 
 }  // namespace

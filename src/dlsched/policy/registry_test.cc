@@ -111,8 +111,8 @@ TEST(RegistryTest, UnknownProfileNameListsBuiltins) {
   ASSERT_FALSE(spec.has_value());
   EXPECT_EQ(spec.error().message,
             "--profile: 'fastest' is neither a built-in profile (k8s-default, gang-binpack, "
-            "static-n, cps, volcano-priority, fsched, kod2, fifo, sjf, srtf, las) nor a .yaml "
-            "file");
+            "static-n, cps, volcano-priority, fsched, kod2, fifo, sjf, srtf, las, "
+            "pollux-tiresias) nor a .yaml file");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dlsched/core/limits.h"
 #include "dlsched/sim/model_zoo.h"
@@ -255,7 +256,8 @@ std::string ThroughputYaml(const core::ThroughputProfile& tp) {
   const core::ThroughputProfile* zoo = tp.model.empty() ? nullptr : FindModel(tp.model);
   const bool unresolved = tp.steps_per_s.empty();
   if (!tp.model.empty() && (unresolved || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
-                                           zoo->locality_sensitivity == tp.locality_sensitivity))) {
+                                           zoo->locality_sensitivity == tp.locality_sensitivity &&
+                                           zoo->placements == tp.placements))) {
     return fmt::format("{{model: {}}}", Str(tp.model));
   }
   std::string out = "{table: {";
@@ -267,6 +269,16 @@ std::string ThroughputYaml(const core::ThroughputProfile& tp) {
   out += '}';
   if (tp.locality_sensitivity != 0) {
     out += ", localitySensitivity: " + Num(tp.locality_sensitivity);
+  }
+  if (!tp.placements.empty()) {
+    out += ", placements: {";
+    first = true;
+    for (const auto& [shape, rate] : tp.placements) {
+      fmt::format_to(std::back_inserter(out), "{}{}: {}", first ? "" : ", ", fmt::join(shape, "+"),
+                     Num(rate));
+      first = false;
+    }
+    out += '}';
   }
   out += '}';
   return out;
@@ -430,6 +442,9 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
     if (job.steps_done != 0) fmt::format_to(emit, "    stepsDone: {}\n", Num(job.steps_done));
     if (job.attained != 0) {
       fmt::format_to(emit, "    attainedGpuSeconds: {}\n", Num(job.attained));
+    }
+    if (job.launch_attained != 0) {
+      fmt::format_to(emit, "    launchGpuSeconds: {}\n", Num(job.launch_attained));
     }
     if (job.level != 0) fmt::format_to(emit, "    level: {}\n", job.level);
     if (job.level_since) fmt::format_to(emit, "    levelSince: {}\n", Num(*job.level_since));

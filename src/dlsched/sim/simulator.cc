@@ -501,7 +501,8 @@ core::Result<SimResult> Simulation::Run() {
     // that can change anything, however far away it is; with no event left
     // either, the state is a fixed point (a deadlock if jobs are unfinished).
     if (!lifecycle_.AnyPodUntried()) {
-      if (active_events_ == 0) break;
+      // (A cycle the plan asked for, e.g. a scheduling round, still counts.)
+      if (active_events_ == 0 && !(plan.revisit_at > now_)) break;
       continue;
     }
     const core::Time wake = lifecycle_.NextPodRetry(now_);

@@ -19,7 +19,40 @@ namespace dlsched::policy {
 using engine::JobIndex;
 using engine::JobState;
 
+core::Time ReplanAdmission::NextRound(core::Time t) const {
+  if (interval_ <= 0 || t == core::kNever) return t;
+  // (A time computed to fall on a round may come out a hair after it.)
+  return std::max(interval_, std::ceil((t - 1e-6) / interval_) * interval_);
+}
+
+bool ReplanAdmission::AtRound(core::Time now) const {
+  const double k = std::floor((now + 1e-6) / interval_);
+  return k >= 1 && now - k * interval_ <= kRoundSlack;
+}
+
+void ReplanAdmission::WaitForRound(engine::CycleContext& ctx) const {
+  const engine::ClusterState& st = ctx.state();
+  const core::Time next = NextRound(ctx.now);
+  ctx.decisions.RevisitAt(next);
+  // Jobs that became pending in this instant learn when they will be
+  // considered; the others keep the verdict of the last round.
+  std::vector<JobIndex> pending;
+  st.PendingJobs(&pending);
+  int position = 0;
+  for (JobIndex j : pending) {
+    if (st.Job(j).phase_since < ctx.now) continue;
+    std::string reason =
+        fmt::format("waiting: decisions are made every {:g}s, next at {:g}s", interval_, next);
+    if (engine::JobTrace* trace = ctx.BeginTrace(j, position++)) trace->outcome = reason;
+    ctx.decisions.Wait(j, std::move(reason), engine::WaitStatus::kUnschedulable);
+  }
+}
+
 void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
+  if (interval_ > 0 && !AtRound(ctx.now)) {
+    WaitForRound(ctx);
+    return;
+  }
   const engine::ClusterState& st = ctx.state();
   std::vector<JobIndex> jobs;
   st.PendingJobs(&jobs);
@@ -181,7 +214,7 @@ void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& pr
     if (levels[i] != js.level || place != js.level_place) {
       ctx.decisions.SetLevel(j, levels[i], place, fmt::format("level {}", levels[i]));
     }
-    ctx.decisions.RevisitAt(profile.order->NextLevelChange(st, j, ctx.now));
+    ctx.decisions.RevisitAt(NextRound(profile.order->NextLevelChange(st, j, ctx.now)));
   }
 
   int position = 0;
@@ -272,9 +305,23 @@ core::Time LasOrder::StarvedAt(const engine::ClusterState& state, JobIndex j) co
   return WholeSecond(js.ran_since + ran + std::floor(starvation_ * ran + 1e-9));
 }
 
+double LasOrder::Service(const JobState& js, core::Time now) const {
+  double service = js.attained - js.level_base;
+  if (count_launching_) {
+    service += js.launch_attained;
+    if (js.phase == core::JobPhase::kLaunching) {
+      service += static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]) *
+                 std::max(0.0, now - js.phase_since);
+    }
+    // Sums of the backend's steps: a threshold met on the second is met.
+    service += kServiceSlack;
+  }
+  return service;
+}
+
 int LasOrder::Level(const engine::ClusterState& state, JobIndex j, core::Time now) const {
   const JobState& js = state.Job(j);
-  const int level = std::max(ThresholdsReached(thresholds_, js.attained - js.level_base), js.level);
+  const int level = std::max(ThresholdsReached(thresholds_, Service(js, now)), js.level);
   // kNever (no promotion due) is after any `now`.
   if (level > 0 && WaitedAtStart(js) && now >= StarvedAt(state, j)) return 0;
   return level;
@@ -297,12 +344,21 @@ core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex
   // Promoted now: its service counts afresh.
   const double base = level < js.level ? js.attained : js.level_base;
   // Whole seconds, as Tiresias' simulator (and at least 1 s ahead).
-  const double left = thresholds_[level] - (js.attained - base);
+  const double left = thresholds_[level] - (Service(js, now) - (base - js.level_base));
   return now + std::max(1.0, WholeSecond(left / gpus));
 }
 
 void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,
                     core::Time now, std::span<double> keys) const {
+  if (queue_order_ == QueueOrder::kStrictEntry) {
+    // Strictly by when each entered its level (Pollux's queue lists).
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const JobState& js = state.Job(jobs[i]);
+      const int level = Level(state, jobs[i], now);
+      keys[i] = level * 1e13 + (level != js.level ? now : js.level_since);
+    }
+    return;
+  }
   if (queue_order_ == QueueOrder::kEntry) {
     for (size_t i = 0; i < jobs.size(); ++i) {
       const JobState& js = state.Job(jobs[i]);
@@ -357,7 +413,21 @@ void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex>
 }
 
 void RegisterTiresias(PluginTable& t) {
-  t.admissions.emplace("Replan", NoArgs<engine::Admission, ReplanAdmission>());
+  t.admissions.emplace(
+      "Replan",
+      [](const YAML::Node& args,
+         const std::string& where) -> core::Result<std::unique_ptr<engine::Admission>> {
+        ArgReader reader(args, where);
+        auto interval = reader.Double("interval", 0, 0, core::kMaxTime);
+        if (!interval) return std::unexpected(interval.error());
+        if (*interval > 0 && *interval < 1) {
+          return core::Errorf(
+              "{}: expected 0 (decide in every cycle) or at least 1 second, got {:g}",
+              reader.Path("interval"), *interval);
+        }
+        if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+        return std::make_unique<ReplanAdmission>(*interval);
+      });
   t.requirements.push_back({"order",
                             "Las",
                             "admission",
@@ -396,13 +466,24 @@ void RegisterTiresias(PluginTable& t) {
           const std::string s = within.IsScalar() ? within.Scalar() : "";
           if (s == "entry") {
             queue_order = LasOrder::QueueOrder::kEntry;
+          } else if (s == "strictEntry") {
+            queue_order = LasOrder::QueueOrder::kStrictEntry;
           } else if (s != "list") {
-            return core::Errorf("{}: expected list or entry, got '{}'", reader.Path("queueOrder"),
-                                within.IsScalar() ? s : "a non-scalar");
+            return core::Errorf("{}: expected list, entry or strictEntry, got '{}'",
+                                reader.Path("queueOrder"), within.IsScalar() ? s : "a non-scalar");
           }
         }
+        auto count_launching = reader.Bool("countLaunching", false);
+        if (!count_launching) return std::unexpected(count_launching.error());
+        if (*count_launching && *starvation > 0) {
+          return core::Errorf(
+              "{}: not with countLaunching (a promotion restarts the count of the "
+              "GPU-seconds run, not of those spent launching)",
+              reader.Path("starvation"));
+        }
         if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
-        return std::make_unique<LasOrder>(std::move(thresholds), *starvation, queue_order);
+        return std::make_unique<LasOrder>(std::move(thresholds), *starvation, queue_order,
+                                          *count_launching);
       });
 }
 

@@ -20,9 +20,31 @@ namespace dlsched::policy {
 // queue, keeping its progress), and every pending job that makes it starts
 // through the packer. Jobs that are frozen (RunningProtected) or already
 // stopping keep what they hold and are not re-planned.
+//
+// With `interval` > 0 (Pollux's simulator, which schedules every 60 s) it
+// decides only in rounds: cycles at a positive multiple of `interval`
+// seconds, or less than kRoundSlack after one. Any other cycle decides
+// nothing (a job that arrived in it is told when the next round is) and
+// asks the backend for a cycle at the next round; level changes are
+// waited for to the round at or after them.
 class ReplanAdmission final : public engine::Admission {
  public:
+  explicit ReplanAdmission(double interval = 0) : interval_(interval) {}
   void Admit(engine::CycleContext& ctx, const engine::Profile& profile) const override;
+
+  // A cycle this long after a round's time still holds the round: Pollux
+  // counts whole seconds (a job ending within half a second after a round
+  // ended at it), and an operator wakes up for a round a little late.
+  static constexpr double kRoundSlack = 0.5;
+
+ private:
+  // The first round at or after `t` (t itself without rounds).
+  core::Time NextRound(core::Time t) const;
+  bool AtRound(core::Time now) const;
+  // A cycle between rounds.
+  void WaitForRound(engine::CycleContext& ctx) const;
+
+  double interval_ = 0;
 };
 
 // Tiresias' `sjf`: the job asking for the fewest GPUs first (key = GPUs of
@@ -64,6 +86,8 @@ class RemainingTimeOrder final : public engine::JobOrder {
 // - kEntry: the jobs running when the cycle began, then the pending ones,
 //   then those that entered the level at this instant, each group by the
 //   time it entered the level.
+// - kStrictEntry (Pollux's port of Tiresias): strictly by when each job
+//   entered the level, running or not.
 //
 // With `starvation` N > 0 (Tiresias' solve_starvation, its `dlas-gpu-N`
 // schedules; 0, the default, is `dlas-gpu`): a job pending above level 0
@@ -71,12 +95,20 @@ class RemainingTimeOrder final : public engine::JobOrder {
 // GPU-seconds since then over the GPUs of its size) and has been pending
 // for N x e seconds (rounded down to the second) since it first ran after
 // that goes back to level 0, and its service counts afresh.
+//
+// With `count_launching` (Pollux's port of Tiresias), a job's service also
+// counts the GPU-seconds it spent launching (JobState::launch_attained):
+// from each placement on, as Pollux counts a job's time in its RUNNING
+// status.
 class LasOrder final : public engine::JobOrder {
  public:
-  enum class QueueOrder { kList, kEntry };
+  enum class QueueOrder { kList, kEntry, kStrictEntry };
   LasOrder(std::vector<double> thresholds, double starvation,
-           QueueOrder queue_order = QueueOrder::kList)
-      : thresholds_(std::move(thresholds)), starvation_(starvation), queue_order_(queue_order) {}
+           QueueOrder queue_order = QueueOrder::kList, bool count_launching = false)
+      : thresholds_(std::move(thresholds)),
+        starvation_(starvation),
+        queue_order_(queue_order),
+        count_launching_(count_launching) {}
   void Keys(const engine::ClusterState& state, std::span<const engine::JobIndex> jobs,
             core::Time now, std::span<double> keys) const override;
   bool ReadsProgress() const override { return true; }
@@ -89,10 +121,16 @@ class LasOrder final : public engine::JobOrder {
   // When job `j` will have starved long enough to go back to level 0
   // (kNever: it cannot, or starvation is off).
   core::Time StarvedAt(const engine::ClusterState& state, engine::JobIndex j) const;
+  // The service the thresholds are compared with: GPU-seconds attained
+  // since the last promotion, and with count_launching_ those spent
+  // launching (plus a margin for the sums' rounding).
+  double Service(const engine::JobState& js, core::Time now) const;
+  static constexpr double kServiceSlack = 1e-6;
 
   std::vector<double> thresholds_;  // ascending GPU-seconds
   double starvation_ = 0;
   QueueOrder queue_order_ = QueueOrder::kList;
+  bool count_launching_ = false;
 };
 
 }  // namespace dlsched::policy
