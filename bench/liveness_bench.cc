@@ -2,13 +2,14 @@
 // profile on generated cases (50 to 2,000 jobs, offered load 0.3 to 2, 2 to
 // 64 nodes, with and without launch and checkpoint delays), the same checks
 // as src/dlsched/sim/liveness_test.cc. DLSCHED_LIVENESS_CASES cases per
-// profile (default 200; 100,000 runs in all over the 11 profiles:
-// DLSCHED_LIVENESS_CASES=9091), from seed DLSCHED_LIVENESS_FIRST (default
-// 1), sizes up to DLSCHED_LIVENESS_MAX_JOBS (default 2000). Violations are printed to stderr and
-// fail the benchmark; counters give the runs, the jobs and the largest share of a job's scale-event
-// bound used. With DLSCHED_LIVENESS_DUMP=DIR, each case with a violation is
-// written there as <profile>-<seed>-cluster.yaml and -workload.yaml, to
-// replay with `dlsched simulate`.
+// profile (default 200; 100,000 runs in all over the 12 profiles:
+// DLSCHED_LIVENESS_CASES=8334), from seed DLSCHED_LIVENESS_FIRST (default
+// 1), sizes up to DLSCHED_LIVENESS_MAX_JOBS (default 2000). Violations are
+// printed to stderr and fail the benchmark; counters give the runs, the
+// jobs and the largest share of a job's scale-event bound used. With
+// DLSCHED_LIVENESS_DUMP=DIR, each case with a violation is written there as
+// <profile>-<seed>-cluster.yaml and -workload.yaml, to replay with
+// `dlsched simulate`.
 //
 //   build/bench/liveness_bench --benchmark_filter=fsched
 #include <benchmark/benchmark.h>

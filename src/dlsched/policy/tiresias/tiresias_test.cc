@@ -224,110 +224,112 @@ TEST(LasOrderTest, APromotionSurvivesTheStartInTheSameCycle) {
   state.PlaceTask({0, core::Role::kWorker, 1}, 0);
   EXPECT_EQ(starving.Level(state, 0, 385), 0);
   EXPECT_EQ(starving.NextLevelChange(state, 0, 385), 435);
-  // Pollux's port (queueOrder strictEntry, countLaunching), threshold 100
-  // GPU-s, at t = 50.
-  // a: 2 GPUs running, arrived at 20, 60 GPU-s trained and 40 spent
-  // launching; b: pending since its arrival at 5.
-  // - By entry (queueOrder entry): a has 60 < 100: level 0, key 20 (running
-  //   first); b 1e12 + 5. a goes first.
-  // - strictEntry: a 20, b 5: b, which entered the queue first, goes first.
-  // - strictEntry + countLaunching: a has 60 + 40 = 100: level 1 from now, key
-  //   1e13 + 50; no threshold after it. With 20 trained instead (service 60)
-  //   it is at level 0 and reaches 100 in (100 - 60) / 2 = 20 s: at 70.
-  // - A job launching since 45 with 2 GPUs has 2 x 5 = 10 GPU-s at 50.
-  TEST(LasOrderTest, StrictEntryAndCountingLaunches) {
-    const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
-    std::vector<core::JobSpec> specs = {Job("a", 20, 0, 2, 2, 2), Job("b", 5, 0, 1, 1, 1),
-                                        Job("c", 0, 0, 2, 2, 2)};
+}
+
+// Pollux's port (queueOrder strictEntry, countLaunching), threshold 100
+// GPU-s, at t = 50.
+// a: 2 GPUs running, arrived at 20, 60 GPU-s trained and 40 spent
+// launching; b: pending since its arrival at 5.
+// - By entry (queueOrder entry): a has 60 < 100: level 0, key 20 (running
+//   first); b 1e12 + 5. a goes first.
+// - strictEntry: a 20, b 5: b, which entered the queue first, goes first.
+// - strictEntry + countLaunching: a has 60 + 40 = 100: level 1 from now, key
+//   1e13 + 50; no threshold after it. With 20 trained instead (service 60)
+//   it is at level 0 and reaches 100 in (100 - 60) / 2 = 20 s: at 70.
+// - A job launching since 45 with 2 GPUs has 2 x 5 = 10 GPU-s at 50.
+TEST(LasOrderTest, StrictEntryAndCountingLaunches) {
+  const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
+  std::vector<core::JobSpec> specs = {Job("a", 20, 0, 2, 2, 2), Job("b", 5, 0, 1, 1, 1),
+                                      Job("c", 0, 0, 2, 2, 2)};
+  engine::ClusterState state(cluster);
+  for (const auto& s : specs) state.AddJob(&s, s.submit_time);
+  state.SetPhase(0, core::JobPhase::kRunning, 20);
+  state.PlaceTask({0, core::Role::kWorker, 0}, 0);
+  state.PlaceTask({0, core::Role::kWorker, 1}, 0);
+  state.MutableJob(0).attained = 60;
+  state.MutableJob(0).launch_attained = 40;
+  state.SetPhase(1, core::JobPhase::kWaiting, 5);
+  const std::vector<JobIndex> jobs = {0, 1};
+  std::vector<double> keys(2);
+
+  const LasOrder plain({100}, 0, LasOrder::QueueOrder::kEntry);
+  EXPECT_EQ(plain.Level(state, 0, 50), 0);
+  plain.Keys(state, jobs, 50, keys);
+  EXPECT_LT(keys[0], keys[1]);
+
+  const LasOrder by_entry({100}, 0, LasOrder::QueueOrder::kStrictEntry, false);
+  EXPECT_EQ(by_entry.Level(state, 0, 50), 0);
+  by_entry.Keys(state, jobs, 50, keys);
+  EXPECT_EQ(keys, (std::vector<double>{20, 5}));
+
+  const LasOrder pollux({100}, 0, LasOrder::QueueOrder::kStrictEntry, true);
+  EXPECT_EQ(pollux.Level(state, 0, 50), 1);
+  EXPECT_EQ(pollux.NextLevelChange(state, 0, 50), core::kNever);
+  pollux.Keys(state, jobs, 50, keys);
+  EXPECT_EQ(keys, (std::vector<double>{1e13 + 50, 5}));
+  state.MutableJob(0).attained = 20;
+  EXPECT_EQ(pollux.Level(state, 0, 50), 0);
+  EXPECT_DOUBLE_EQ(pollux.NextLevelChange(state, 0, 50), 70);
+
+  state.SetPhase(2, core::JobPhase::kLaunching, 45);
+  state.PlaceTask({2, core::Role::kWorker, 0}, 1);
+  state.PlaceTask({2, core::Role::kWorker, 1}, 1);
+  EXPECT_DOUBLE_EQ(pollux.NextLevelChange(state, 2, 50), 50 + 45);  // (100 - 10) / 2
+}
+
+// Replan with interval 60 (pollux-tiresias) on one node of 4 GPUs; x (2
+// GPUs) has been waiting since 107. A cycle at 107 decides nothing: x is
+// told the next round (120), and the plan asks for a cycle then. At 110
+// nothing is said (x keeps its verdict). At 120, and at 120.4 (within half
+// a second of it), x starts; at 120.6 it does not, and 180 is asked for.
+// A job waiting at 30 waits for the first round, at 60 (none at 0).
+TEST(ReplanAdmissionTest, DecidesOnlyInRounds) {
+  const engine::Engine engine(
+      testing::MakeProfile("name: p\nadmission: {name: Replan, args: {interval: 60}}\n"
+                           "order: {name: Las, args: {thresholds: [57600], queueOrder: "
+                           "strictEntry, countLaunching: true}}\n"));
+  const core::ClusterSpec cluster = Nodes(1, 64, 256, 4);
+  const core::JobSpec x = Job("x", 107, 0, 2, 2, 2);
+  auto verdicts = [&](core::Time waiting_since, core::Time now) {
     engine::ClusterState state(cluster);
-    for (const auto& s : specs) state.AddJob(&s, s.submit_time);
-    state.SetPhase(0, core::JobPhase::kRunning, 20);
-    state.PlaceTask({0, core::Role::kWorker, 0}, 0);
-    state.PlaceTask({0, core::Role::kWorker, 1}, 0);
-    state.MutableJob(0).attained = 60;
-    state.MutableJob(0).launch_attained = 40;
-    state.SetPhase(1, core::JobPhase::kWaiting, 5);
-    const std::vector<JobIndex> jobs = {0, 1};
-    std::vector<double> keys(2);
-
-    const LasOrder plain({100}, 0, LasOrder::QueueOrder::kEntry);
-    EXPECT_EQ(plain.Level(state, 0, 50), 0);
-    plain.Keys(state, jobs, 50, keys);
-    EXPECT_LT(keys[0], keys[1]);
-
-    const LasOrder by_entry({100}, 0, LasOrder::QueueOrder::kStrictEntry, false);
-    EXPECT_EQ(by_entry.Level(state, 0, 50), 0);
-    by_entry.Keys(state, jobs, 50, keys);
-    EXPECT_EQ(keys, (std::vector<double>{20, 5}));
-
-    const LasOrder pollux({100}, 0, LasOrder::QueueOrder::kStrictEntry, true);
-    EXPECT_EQ(pollux.Level(state, 0, 50), 1);
-    EXPECT_EQ(pollux.NextLevelChange(state, 0, 50), core::kNever);
-    pollux.Keys(state, jobs, 50, keys);
-    EXPECT_EQ(keys, (std::vector<double>{1e13 + 50, 5}));
-    state.MutableJob(0).attained = 20;
-    EXPECT_EQ(pollux.Level(state, 0, 50), 0);
-    EXPECT_DOUBLE_EQ(pollux.NextLevelChange(state, 0, 50), 70);
-
-    state.SetPhase(2, core::JobPhase::kLaunching, 45);
-    state.PlaceTask({2, core::Role::kWorker, 0}, 1);
-    state.PlaceTask({2, core::Role::kWorker, 1}, 1);
-    EXPECT_DOUBLE_EQ(pollux.NextLevelChange(state, 2, 50), 50 + 45);  // (100 - 10) / 2
-  }
-
-  // Replan with interval 60 (pollux-tiresias) on one node of 4 GPUs; x (2
-  // GPUs) has been waiting since 107. A cycle at 107 decides nothing: x is
-  // told the next round (120), and the plan asks for a cycle then. At 110
-  // nothing is said (x keeps its verdict). At 120, and at 120.4 (within half
-  // a second of it), x starts; at 120.6 it does not, and 180 is asked for.
-  // A job waiting at 30 waits for the first round, at 60 (none at 0).
-  TEST(ReplanAdmissionTest, DecidesOnlyInRounds) {
-    const engine::Engine engine(
-        testing::MakeProfile("name: p\nadmission: {name: Replan, args: {interval: 60}}\n"
-                             "order: {name: Las, args: {thresholds: [57600], queueOrder: "
-                             "strictEntry, countLaunching: true}}\n"));
-    const core::ClusterSpec cluster = Nodes(1, 64, 256, 4);
-    const core::JobSpec x = Job("x", 107, 0, 2, 2, 2);
-    auto verdicts = [&](core::Time waiting_since, core::Time now) {
-      engine::ClusterState state(cluster);
-      state.AddJob(&x, x.submit_time);
-      state.SetPhase(0, core::JobPhase::kWaiting, waiting_since);
-      const engine::Plan plan = engine.Cycle(state, now);
-      std::vector<std::string> out;
-      for (const auto& a : plan.actions) {
-        if (a.kind == engine::ActionKind::kStart) out.push_back("start");
-        if (a.kind == engine::ActionKind::kWait) out.push_back(a.reason);
-      }
-      out.push_back(fmt::format("revisit {:g}", plan.revisit_at));
-      return out;
-    };
-    using V = std::vector<std::string>;
-    EXPECT_EQ(verdicts(107, 107),
-              (V{"waiting: decisions are made every 60s, next at 120s", "revisit 120"}));
-    EXPECT_EQ(verdicts(107, 110), (V{"revisit 120"}));
-    // (The next change of level: x's 57,600 GPU-s, 28,800 s of running away.)
-    EXPECT_EQ(verdicts(107, 120), (V{"start", "revisit 28920"}));
-    EXPECT_EQ(verdicts(107, 120.4), (V{"start", "revisit 28980"}));
-    EXPECT_EQ(verdicts(107, 120.6), (V{"revisit 180"}));
-    EXPECT_EQ(verdicts(30, 30),
-              (V{"waiting: decisions are made every 60s, next at 60s", "revisit 60"}));
-  }
-
-  TEST(ReplanAdmissionTest, ArgumentsAreChecked) {
-    for (const auto& [yaml, error] : std::vector<std::pair<std::string, std::string>>{
-             {"admission: {name: Replan, args: {interval: 0.5}}",
-              "p.yaml: admission.args.interval: expected 0 (decide in every cycle) or at least 1 "
-              "second, got 0.5"},
-             {"admission: Replan\norder: {name: Las, args: {countLaunching: true, starvation: 2}}",
-              "p.yaml: order.args.starvation: not with countLaunching (a promotion restarts the "
-              "count of the GPU-seconds run, not of those spent launching)"}}) {
-      auto spec = config::ParseProfile("name: p\n" + yaml + "\n", "p.yaml");
-      ASSERT_TRUE(spec.has_value()) << spec.error().message;
-      auto built = BuildProfile(*spec);
-      ASSERT_FALSE(built.has_value()) << yaml;
-      EXPECT_EQ(built.error().message, error);
+    state.AddJob(&x, x.submit_time);
+    state.SetPhase(0, core::JobPhase::kWaiting, waiting_since);
+    const engine::Plan plan = engine.Cycle(state, now);
+    std::vector<std::string> out;
+    for (const auto& a : plan.actions) {
+      if (a.kind == engine::ActionKind::kStart) out.push_back("start");
+      if (a.kind == engine::ActionKind::kWait) out.push_back(a.reason);
     }
+    out.push_back(fmt::format("revisit {:g}", plan.revisit_at));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(verdicts(107, 107),
+            (V{"waiting: decisions are made every 60s, next at 120s", "revisit 120"}));
+  EXPECT_EQ(verdicts(107, 110), (V{"revisit 120"}));
+  // (The next change of level: x's 57,600 GPU-s, 28,800 s of running away.)
+  EXPECT_EQ(verdicts(107, 120), (V{"start", "revisit 28920"}));
+  EXPECT_EQ(verdicts(107, 120.4), (V{"start", "revisit 28980"}));
+  EXPECT_EQ(verdicts(107, 120.6), (V{"revisit 180"}));
+  EXPECT_EQ(verdicts(30, 30),
+            (V{"waiting: decisions are made every 60s, next at 60s", "revisit 60"}));
+}
+
+TEST(ReplanAdmissionTest, ArgumentsAreChecked) {
+  for (const auto& [yaml, error] : std::vector<std::pair<std::string, std::string>>{
+           {"admission: {name: Replan, args: {interval: 0.5}}",
+            "p.yaml: admission.args.interval: expected 0 (decide in every cycle) or at least 1 "
+            "second, got 0.5"},
+           {"admission: Replan\norder: {name: Las, args: {countLaunching: true, starvation: 2}}",
+            "p.yaml: order.args.starvation: not with countLaunching (a promotion restarts the "
+            "count of the GPU-seconds run, not of those spent launching)"}}) {
+    auto spec = config::ParseProfile("name: p\n" + yaml + "\n", "p.yaml");
+    ASSERT_TRUE(spec.has_value()) << spec.error().message;
+    auto built = BuildProfile(*spec);
+    ASSERT_FALSE(built.has_value()) << yaml;
+    EXPECT_EQ(built.error().message, error);
   }
+}
 
 }  // namespace
 }  // namespace dlsched::policy
