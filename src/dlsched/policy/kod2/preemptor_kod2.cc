@@ -34,13 +34,15 @@ bool Kod2ScaleIn::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
     wj = -keys[std::find(pending.begin(), pending.end(), j) - pending.begin()];
   }
 
-  // Victims: running, above minReplicas, ranked below J.
+  // Victims: running, above minReplicas, ranked below J, not sized at this
+  // instant (a scale-out is not undone by a scale-in at once).
   std::vector<JobIndex> jobs;
   ActiveJobs(st, &jobs);
   std::erase_if(jobs, [&](JobIndex v) {
     const JobState& vs = st.Job(v);
     const core::RoleSpec& w = vs.spec->role(core::Role::kWorker);
     return v == j || vs.phase != core::JobPhase::kRunning || vs.placed_workers <= w.min_replicas ||
+           vs.SizedAt(ctx.now) ||
            w.resources.IsZero();  // removing such a worker frees nothing
   });
   std::vector<double> keys(jobs.size());

@@ -26,7 +26,10 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
   std::vector<JobIndex> active;
   ActiveJobs(st, &active);
   for (JobIndex j : active) {
-    if (st.Job(j).phase == core::JobPhase::kRunning) jobs.push_back(j);
+    // A job sized at this instant keeps its size for the rest of it (a
+    // scale-in for another job is not undone by a scale-out at once).
+    const JobState& js = st.Job(j);
+    if (js.phase == core::JobPhase::kRunning && !js.SizedAt(ctx.now)) jobs.push_back(j);
   }
   std::erase_if(jobs, [&](JobIndex j) {
     return st.Job(j).placed_workers >= st.Job(j).spec->role(core::Role::kWorker).max_replicas ||
