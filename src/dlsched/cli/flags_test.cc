@@ -56,7 +56,7 @@ TEST_F(FlagsTest, SimulateJobsPointsToJobTable) {
 TEST_F(FlagsTest, QuietIsTheSameOnEveryCommand) {
   const std::vector<std::string> commands = {
       "simulate", "compare", "sweep",  "validate", "explain",  "profiles", "models",
-      "generate", "convert", "report", "rerun",    "operator", "snapshot"};
+      "generate", "convert", "report", "rerun",    "operator", "snapshot", "size"};
   std::vector<std::string> with_quiet;
   for (const auto& c : commands) {
     const Ran help = Dlsched(c + " --help");
