@@ -76,6 +76,8 @@ core::Result<int64_t> NodesFor(const core::JobSpec& job, const core::Resources& 
       }
       per_node = std::min(per_node, node[id] / asked);
     }
+    // A task that asks for nothing fits anywhere.
+    if (per_node == std::numeric_limits<int64_t>::max()) continue;
     nodes = std::max(nodes, (tasks + per_node - 1) / per_node);
   }
   const core::Resources total = job.MinDemand();

@@ -87,6 +87,17 @@ TEST_F(SizeTest, FewestNodesWithinTheRangeWorkedByHand) {
       fmt::format("simulate -q -c {} -w {} -p fifo -o {}", Path("c.txt"), W(), Path("out")));
   EXPECT_EQ(r.code, 0) << r.err;
 
+  // A parameter server that asks for nothing needs no room (job d adds 1
+  // GPU-second: 601 / 200 on 4 GPUs is 0.751).
+  WriteFile(tmp_ / "ps.yaml",
+            std::string(kWorkload) +
+                "  - {name: d, arrival: 200, duration: 1, ps: {replicas: 1, resources: {}},\n"
+                "     worker: {replicas: 1, resources: {nvidia.com/gpu: 1}}}\n");
+  r = Dlsched(fmt::format("size -w {} --gpus-per-node 1 --to tiresias", Path("ps.yaml")));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n1,4,1,8,64\n");
+
   // The range's top decides: at most 0.5 needs 6 GPUs (load 0.5).
   r = Size("--gpus-per-node 1 --load 0.4:0.5 --to tiresias");
   ASSERT_EQ(r.code, 0) << r.err;
