@@ -32,9 +32,11 @@
 #include "dlsched/cli/report_command.h"
 #include "dlsched/cli/rerun.h"
 #include "dlsched/cli/runs.h"
+#include "dlsched/cli/size.h"
 #include "dlsched/cli/sweep.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/trace.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/metrics/summary.h"
@@ -970,6 +972,45 @@ int Convert(const JobSource& source, const std::string& out, std::string to) {
   return kOk;
 }
 
+// `dlsched size`: the fewest nodes of one shape that the jobs load to
+// --load, as cluster YAML or a Tiresias cluster CSV (docs/traces.md,
+// "Sizing a cluster for a trace").
+int Size(const JobSource& source, const NodeShape& shape, const std::string& load,
+         const std::string& out, std::string to) {
+  auto range = ParseLoadRange(load);
+  if (!range) return BadInput(range.error());
+  if (to.empty()) to = IsCsvName(out) ? "tiresias" : "yaml";
+  auto workload = LoadJobs(source);
+  if (!workload) return BadInput(workload.error());
+  auto c = SizeCluster(*workload, DefaultShape(source.trace, shape), *range);
+  if (!c) return BadInput(c.error());
+  const std::string offered = fmt::format("{} jobs offer a load of {:.3g} (--load {:g}:{:g})",
+                                          workload->jobs.size(), c->load, range->lo, range->hi);
+  std::string text;
+  if (to == "tiresias") {
+    text = TiresiasClusterCsv(*c);
+  } else {
+    auto yaml = SizedClusterYaml(
+        *c, fmt::format("For {}: {}.", core::EscapeText(workload->source, 512), offered));
+    if (!yaml) return BadInput(yaml.error());
+    text = std::move(*yaml);
+  }
+  std::string wrote;
+  if (out.empty() || out == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  } else {
+    const report::FileContent file{out, text};
+    if (auto st = report::ReplaceFiles({&file, 1}); !st) return RunFailed(st.error());
+    wrote = fmt::format("; wrote {} ({})", core::EscapeText(out, kMaxMessageBytes), to);
+  }
+  const auto plural = [](int n) { return n == 1 ? "" : "s"; };
+  std::fprintf(stderr, "dlsched: %d node%s of %d GPU%s (%lld in all; %d cpu, %dGi a node): %s%s\n",
+               c->nodes, plural(c->nodes), c->node.gpus, plural(c->node.gpus),
+               static_cast<long long>(c->gpus()), c->node.cpus, c->node.memory_gi, offered.c_str(),
+               wrote.c_str());
+  return kOk;
+}
+
 // The shape of a generated workload: generate's options, which sweep
 // shares (its --jobs and --seeds are its own).
 std::vector<CLI::Option*> AddWorkloadShapeOptions(CLI::App* cmd, sim::GenerateOptions* gen) {
@@ -1272,8 +1313,9 @@ int Run(int argc, char** argv) {
       "Example:\n"
       "  dlsched simulate --cluster examples/cluster-3node.yaml \\\n"
       "                   --workload examples/workload-small.yaml --profile gang-binpack\n"
-      "  dlsched simulate --cluster tiresias:data/tiresias/n32g4.csv \\\n"
-      "                   --trace tiresias:data/tiresias/60_job.csv --profile fifo\n\n"
+      "  dlsched simulate --cluster tiresias:examples/tiresias-n4g4.csv \\\n"
+      "                   --trace tiresias:data/tiresias/60_job.csv --profile fifo\n"
+      "  dlsched size --trace tiresias:data/tiresias/60_job.csv   # a cluster it keeps busy\n\n"
       "Exit codes: 0 success, 1 the run failed (stuck or failed jobs, cannot write\n"
       "results), 2 bad input (the message names the file and field), 130 interrupted\n"
       "(Ctrl-C: simulate, compare and sweep write what they computed, marked partial).",
@@ -1542,6 +1584,51 @@ int Run(int argc, char** argv) {
       ->add_option("--to", convert_to, "native or yaml (default: yaml for .yaml/.yml, else native)")
       ->check(CLI::IsMember({"native", "yaml"}));
 
+  JobSource size_source;
+  NodeShape size_shape;
+  std::string size_load = "0.7:0.95";
+  std::string size_out;
+  std::string size_to;
+  auto* size = app.add_subcommand(
+      "size",
+      "Suggest a cluster for a workload or trace: the fewest nodes of one shape on which its "
+      "offered load (the GPU-seconds its jobs ask for, each at its size, over the cluster's "
+      "GPUs times the span of the arrivals) is within --load, and enough for its largest "
+      "job; written as cluster YAML, or as a Tiresias cluster CSV (-c tiresias:FILE), with a "
+      "line on stderr saying the nodes, GPUs and load");
+  size->footer(
+      "Scheduling policies differ only where jobs wait: on a cluster a trace loads to 0.5 or "
+      "less jobs seldom queue and every policy gives about the same numbers; near 1 they "
+      "queue at times, and above 1 the queue grows while jobs arrive (and drains after). The "
+      "default range, 0.7:0.95, is a busy cluster that keeps up.\n\n"
+      "Examples:\n"
+      "  dlsched size -t tiresias:data/tiresias/60_job.csv           # 4 nodes of 4 GPUs: 0.935\n"
+      "  dlsched size -t tiresias:data/tiresias/60_job.csv -o c.csv  # for -c tiresias:c.csv\n"
+      "  dlsched size -t pollux:data/pollux/workloads/workload-1.csv --load 0.5:0.9\n"
+      "  dlsched size -w w.yaml --gpus-per-node 8 --cpus-per-node 96 -o c.yaml\n"
+      "Exit codes: 0 written; 1 the file cannot be written; 2 bad input (one line: a "
+      "malformed or empty --load, jobs that ask for no GPU time or all arrive at once, a task "
+      "larger than a node, no node count in the range).");
+  AddJobSourceOptions(size, &size_source);
+  size->add_option("--load,-l", size_load,
+                   "The offered load's range LO:HI, 0 < LO <= HI: the fewest nodes loaded to at "
+                   "most HI, refused when that is below LO")
+      ->capture_default_str();
+  size->add_option("--gpus-per-node", size_shape.gpus,
+                   "GPUs per node (default: 4 for tiresias: and pollux: traces, as their "
+                   "papers' clusters; else 8)")
+      ->check(CLI::Range(1, static_cast<int>(core::kMaxGpusPerNode)));
+  size->add_option("--cpus-per-node", size_shape.cpus, "cpus per node (default: 8 per GPU)")
+      ->check(CLI::Range(1, 1'000'000));
+  size->add_option("--memory-gi-per-node", size_shape.memory_gi,
+                   "Memory per node in GiB (default: 64 per GPU)")
+      ->check(CLI::Range(1, 1'000'000));
+  size->add_option("--out,-o", size_out,
+                   "File to write (default: stdout); a .csv is a Tiresias cluster CSV, anything "
+                   "else cluster YAML; replaced only once completely written");
+  size->add_option("--to", size_to, "yaml or tiresias (default: tiresias for .csv, else yaml)")
+      ->check(CLI::IsMember({"yaml", "tiresias"}));
+
   OperatorArgs operator_args;
   CLI::App* operate = AddOperatorCommand(app, &operator_args);
   SnapshotArgs snapshot_args;
@@ -1615,6 +1702,7 @@ int Run(int argc, char** argv) {
   if (models->parsed()) return Models();
   if (generate->parsed()) return Generate(gen, gen_cluster, gen_out, gen_cluster_out);
   if (convert->parsed()) return Convert(convert_source, convert_out, convert_to);
+  if (size->parsed()) return Size(size_source, size_shape, size_load, size_out, size_to);
   if (operate->parsed()) return Operate(operator_args, argc, argv);
   if (snapshot->parsed()) return TakeSnapshot(snapshot_args, argc, argv);
   if (report_cmd->parsed()) return RunReport(report_args);

@@ -4,7 +4,6 @@
 // to --trace, and the progress line's ETA counts runs not yet started.
 #include <filesystem>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -56,7 +55,7 @@ TEST_F(FlagsTest, SimulateJobsPointsToJobTable) {
 TEST_F(FlagsTest, QuietIsTheSameOnEveryCommand) {
   const std::vector<std::string> commands = {
       "simulate", "compare", "sweep",  "validate", "explain",  "profiles", "models",
-      "generate", "convert", "report", "rerun",    "operator", "snapshot"};
+      "generate", "convert", "report", "rerun",    "operator", "snapshot", "size"};
   std::vector<std::string> with_quiet;
   for (const auto& c : commands) {
     const Ran help = Dlsched(c + " --help");
@@ -177,34 +176,6 @@ TEST_F(FlagsTest, CsvGivenAsWorkloadPointsToTrace) {
         << cmd;
     EXPECT_FALSE(fs::exists(tmp_ / "out")) << cmd;
   }
-}
-
-// The README's sweep lines run as written, with files for C and W and a
-// count for N, with their optional [parts] and without.
-TEST_F(FlagsTest, ReadmeSweepLinesRunAsWritten) {
-  const std::string readme = report::testing::ReadFile(fs::path(DLSCHED_SOURCE_DIR) / "README.md");
-  int runs = 0;
-  for (size_t at = 0; (at = readme.find("\n    dlsched sweep    -c C ", at)) != std::string::npos;
-       ++at) {
-    std::string line = readme.substr(at + 5, readme.find('\n', at + 1) - at - 5);
-    line = line.substr(0, line.find('#'));
-    for (const std::string& form : {std::regex_replace(line, std::regex("\\[[^\\]]*\\]"), ""),
-                                    std::regex_replace(line, std::regex("[\\[\\]]"), "")}) {
-      std::string command;
-      std::istringstream words(form);
-      for (std::string word; words >> word;) {
-        if (word == "dlsched") continue;
-        command += " " + (word == "C"               ? std::string("examples/cluster-3node.yaml")
-                          : word == "W"             ? std::string("examples/workload-small.yaml")
-                          : word == "N"             ? std::string("12")
-                          : word.ends_with(".html") ? Path(word)
-                                                    : word);
-      }
-      const Ran r = Dlsched(fmt::format("{} -q -o {}", command, Path(std::to_string(runs++))));
-      EXPECT_EQ(r.code, 0) << command << "\n" << r.err;
-    }
-  }
-  EXPECT_EQ(runs, 4);
 }
 
 // The ETA counts the jobs of runs not started yet at the rate jobs were

@@ -70,6 +70,8 @@ struct ClusterOptions {
   int nodes_per_rack = 32;
   int racks_per_zone = 8;
   std::string gpu_model = "v100";
+  // The command named in the file's first line.
+  std::string generator = "dlsched generate";
 };
 
 // A homogeneous cluster in the YAML format config::ParseCluster reads: one
