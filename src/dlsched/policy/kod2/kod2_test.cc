@@ -452,6 +452,36 @@ TEST_F(Kod2Test, ScaleInTakesLightestFirstPsNodeLastAndStopsAtMinimum) {
   EXPECT_EQ(state_->Job(h).placed_workers, 4);
 }
 
+// The same cluster, with l sized earlier at this instant (t = 30): l is no
+// victim for the rest of it, so v gives all three GPUs: node-1 first (no PS
+// there), w3 and w2, then node-2, w5; j then fits on node-1 (PS, w0, w1) and
+// node-2 (w2).
+TEST_F(Kod2Test, ScaleInLeavesAJobSizedAtThisInstant) {
+  Cluster(3, 8, 32, 4);
+  AddRunning(Spec("h", 0, 1, 3, 6, 1000, 2, 1), {1}, {0, 0, 1, 2});
+  const JobIndex l = AddRunning(Spec("l", 5, 0, 1, 4, 1000, 16, 1), {}, {1, 2});
+  AddRunning(Spec("v", 10, 1, 1, 6, 2000, 4, 1), {0}, {0, 0, 1, 1, 2, 2});
+  const JobIndex j = Add(Spec("j", 20, 1, 3, 6, 1000, 2, 1));
+  state_->MutableJob(l).sized_at = 30;
+  const engine::Profile profile = Kod2Profile();
+  engine::CycleState plan;
+  engine::Session session(*state_);
+  engine::CycleContext ctx{session, plan, profile, 30};
+  std::string reason;
+  ASSERT_TRUE(profile.preemptor->Preempt(ctx, j, 3, *profile.packer, &reason)) << reason;
+  std::vector<std::string> steps;
+  for (const auto& st : session.Steps()) {
+    steps.push_back(fmt::format("{} {} {}[{}] node-{}", st.assigned ? "+" : "-",
+                                state_->Job(st.task.job).spec->name, core::RoleName(st.task.role),
+                                st.task.index, st.node));
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"- v Worker[3] node-1", "- v Worker[2] node-1",
+                                             "- v Worker[5] node-2", "+ j PS[0] node-1",
+                                             "+ j Worker[0] node-1", "+ j Worker[1] node-1",
+                                             "+ j Worker[2] node-2"}));
+  EXPECT_EQ(JobActions(plan), (std::vector<std::string>{"resize v 3"}));
+}
+
 // Three nodes of 8 cpu, 32 GiB, 4 GPUs.
 //   v: 1 PS + 4 workers of 4 cpu / 16 GiB / 1 GPU, min 3
 //      (13/24 + 50/96 + 3/12) x 3 = 3.9375, w' = 0.5 * 3 / 3.9375 = 0.381.
@@ -558,6 +588,30 @@ TEST_F(Kod2Test, ScaleOutHeaviestFirstOnOwnNodesUpToMax) {
   EXPECT_EQ(NodeOf(w, Role::kWorker, 2), 1);
   EXPECT_EQ(state_->TotalFree()[core::kGpu], 0);
   EXPECT_EQ(profile.sizer->StartWorkers(*state_, w), 1);
+}
+
+// The same cluster at t = 10, where x was sized (started or resized) earlier
+// in this instant: x keeps its 2 workers for the rest of it, and w, next by
+// weight, takes the room x would have: node-1's 3 free GPUs, but w stops at
+// its max 3 (2 new workers on its own node-1). At t = 11 x grows again.
+TEST_F(Kod2Test, ScaleOutLeavesAJobSizedAtThisInstant) {
+  Cluster(3, 8, 32, 4);
+  const JobIndex x = AddRunning(Spec("x", 0, 1, 1, 6, 1000, 2, 1), {2}, {2, 0});
+  AddRunning(Spec("z", 0, 0, 3, 3, 1000, 2, 1), {}, {2, 2, 0});
+  AddRunning(Spec("w", 0, 0, 1, 3, 2000, 8, 1), {}, {1});
+  state_->MutableJob(x).sized_at = 10;
+  const engine::Profile profile = Kod2Profile();
+  for (const core::Time now : {10.0, 11.0}) {
+    engine::CycleState plan;
+    engine::Session session(*state_);
+    engine::CycleContext ctx{session, plan, profile, now};
+    profile.sizer->Resize(ctx, *profile.packer);
+    const std::vector<std::string> expected =
+        now == 10 ? std::vector<std::string>{"resize w 3"}
+                  : std::vector<std::string>{"resize x 6", "resize w 3"};
+    EXPECT_EQ(JobActions(plan), expected) << now;
+    session.RollbackTo(0);
+  }
 }
 
 // ---------------------------------------------------------------------------
