@@ -4,6 +4,7 @@
 #include <charconv>
 #include <functional>
 #include <map>
+#include <new>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -76,6 +77,8 @@ core::Result<std::unique_ptr<T>> Build(const Map& m, const config::PluginSpec& p
   // plugin's arguments are user input, so that is an error about them.
   try {
     return it->second(p.args, p.where);
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory is not an error in the arguments
   } catch (const std::exception& e) {
     return core::Errorf("{}: {}", p.where, e.what());
   }
