@@ -66,7 +66,7 @@ constexpr size_t kMaxMessageBytes = 4096;
 
 void PrintError(std::string_view message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "dlsched: %s\n", core::EscapeText(message, kMaxMessageBytes).c_str());
+  std::fprintf(stderr, "dlsched: %s\n", core::EscapeMessage(message, kMaxMessageBytes).c_str());
 }
 
 int BadInput(const core::Error& e) {

@@ -46,7 +46,7 @@ void Log(std::string_view msg, nlohmann::json fields) {
 }
 
 void Fail(std::string_view message) {
-  std::fprintf(stderr, "dlsched: %s\n", core::EscapeText(message, 4096).c_str());
+  std::fprintf(stderr, "dlsched: %s\n", core::EscapeMessage(message).c_str());
 }
 
 // As kubectl and client-go: --kubeconfig, else $KUBECONFIG, else the

@@ -31,7 +31,7 @@ constexpr int kInterrupted = 130;
 
 int Fail(int code, std::string_view message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "dlsched: rerun: %s\n", core::EscapeText(message, 4096).c_str());
+  std::fprintf(stderr, "dlsched: rerun: %s\n", core::EscapeMessage(message).c_str());
   return code;
 }
 
