@@ -277,6 +277,10 @@ const std::map<std::string, std::string>& KnownFailing() {
       // Connection refused at once here; with a server that accepts and
       // never answers, NaN seconds wait for ever.
       {"snapshot-timeout-nan", "the crash/hang work refuses snapshot --timeout nan"},
+      // Stack overflow (SIGSEGV) emitting or loading the profile.
+      {"set-path-60000-deep-simulate", "the crash/hang work bounds --set's path"},
+      // Accepted: arrival 315537811200 s; the YAML refuses over 1e9 s.
+      {"philly-span-over-limit-simulate", "the importers' limits check arrivals"},
   };
   return known;
 }
@@ -442,6 +446,11 @@ void AddSurfaceCases(std::vector<Case>& cases) {
         {"simulate", "-c", "c.yaml", "-t", "philly:bad.csv", "-o", "out"}, files);
     if (i % 2 == 1) add("philly-" + name + "-convert", {"convert", "-t", "philly:bad.csv"}, files);
   }
+  // Arrivals 10,000 years apart: beyond the 1e9 s an arrival may be.
+  add("philly-span-over-limit-simulate",
+      {"simulate", "-c", "c.yaml", "-t", "philly:bad.csv", "-o", "out"},
+      {{"bad.csv", philly_header + philly_row("0001-01-01 00:00:00", "5", "1") +
+                       philly_row("9999-12-31 00:00:00", "5", "1")}});
   const std::map<std::string, std::string> philly_ok = {
       {"p.csv", philly_header + philly_row("2017-10-09 07:01:55", "66", "1", "6214e9")}};
   for (const auto& [name, flags] : std::vector<std::pair<std::string, std::vector<std::string>>>{
@@ -1013,6 +1022,9 @@ void AddSurfaceCases(std::vector<Case>& cases) {
   add("set-long-key-compare-variant",
       {"compare", "-c", "c.yaml", "-w", "w.yaml", "-p", "kod2:" + long_key + "=1", "-o", "out"}, {},
       2, "unknown key (allowed: ");
+  // A path 60,000 keys deep (yaml-cpp recurses once per level).
+  add("set-path-60000-deep-simulate", {"simulate", "-c", "c.yaml", "-w", "w.yaml", "-p", "fifo",
+                                       "--set", Repeat("a.", 60000) + "b=1", "-o", "out"});
   add("set-variant-empty-override",
       {"compare", "-c", "c.yaml", "-w", "w.yaml", "-p", "kod2:", "-o", "out"});
   add("set-sweep", {"sweep", "-c", "c.yaml", "-w", "w.yaml", "-p", "kod2", "--set",
