@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -266,6 +267,7 @@ core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& s
 }
 
 core::Error FromException(const std::string& source, const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) throw;  // the one being handled
   if (const auto* ye = dynamic_cast<const YAML::Exception*>(&e)) {
     if (!ye->mark.is_null()) {
       return core::Error{
