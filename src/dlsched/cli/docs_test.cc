@@ -592,5 +592,87 @@ TEST(DocsScriptTest, AFailingCommandFailsTheDoc) {
   fs::remove_all(tmp);
 }
 
+// The lines of `text`, without their '\n'.
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
+// Docs that stand alone: the repository cites no document its readers do
+// not have. The project was specified in a specification and design notes
+// kept outside it; what the docs rely on from them is stated in docs/
+// (design.md, policies/ and the papers they cite), so a citation of them
+// ("SPEC section 4", "SPEC's choice", SPEC.md, DESIGN.md) is a fact left
+// unstated. The numbers, from 1, of the lines of `text` that hold one.
+std::vector<int> CitationsOfAbsentDocs(std::string_view text) {
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  const std::vector<std::string_view> lines = SplitLines(text);
+  std::vector<int> found;
+  for (size_t n = 0; n < lines.size(); ++n) {
+    const std::string_view line = lines[n];
+    bool cites = line.find("DESIGN.md") != std::string_view::npos;
+    // SPEC as a word of its own, in capitals: not JobSpec, not SPECIAL.
+    for (size_t i = line.find("SPEC"); !cites && i != std::string_view::npos;
+         i = line.find("SPEC", i + 1)) {
+      cites = (i == 0 || !word(line[i - 1])) && (i + 4 == line.size() || !word(line[i + 4]));
+    }
+    if (cites) found.push_back(static_cast<int>(n + 1));
+  }
+  return found;
+}
+
+TEST(DocsStandAloneTest, FindsCitationsOfAbsentDocs) {
+  EXPECT_EQ(CitationsOfAbsentDocs("# KOD2 (SPEC sections 2-3)\n"
+                                  "as DESIGN.md asks\n"
+                                  "JobSpec, SPECIAL, INSPECT and spec are words of ours\n"
+                                  "(SPEC's choice)\n"
+                                  "see SPEC.md\n"
+                                  "SPEC"),
+            (std::vector<int>{1, 2, 4, 5, 6}));
+  EXPECT_EQ(CitationsOfAbsentDocs(""), std::vector<int>{});
+}
+
+// The docs (README.md, docs/), and the comments, examples and scripts
+// beside the code, which point readers to the docs.
+TEST(DocsStandAloneTest, NothingCitesDocumentsTheRepositoryLacks) {
+  const fs::path root(DLSCHED_SOURCE_DIR);
+  std::vector<fs::path> files;
+  for (const char* f : {"README.md", "CMakeLists.txt", "CMakePresets.json"}) {
+    files.push_back(root / f);
+  }
+  for (const std::string_view dir :
+       {"docs", "src", "scripts", "bench", "testing", "examples", "fuzz", "deploy", "data"}) {
+    for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
+      if (!e.is_regular_file()) continue;
+      // data/ holds public traces, copied unchanged: only its notes are ours.
+      if (dir == "data" && e.path().extension() != ".md") continue;
+      // This file names what it looks for.
+      if (e.path().filename() == "docs_test.cc") continue;
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::string found;
+  int scanned = 0;
+  for (const fs::path& f : files) {
+    const std::string text = report::testing::ReadFile(f);
+    if (text.find('\0') != std::string::npos) continue;  // a binary fuzz input
+    ++scanned;
+    const std::vector<std::string_view> lines = SplitLines(text);
+    for (int n : CitationsOfAbsentDocs(text)) {
+      found += fmt::format("{}:{}: {}\n", fs::relative(f, root).string(), n, lines[n - 1]);
+    }
+  }
+  EXPECT_GT(scanned, 100);
+  EXPECT_EQ(found, "") << "these lines cite documents a reader of the repository does not have; "
+                          "state what they stand for in docs/ (docs/design.md, docs/policies/, "
+                          "the papers in docs/policies.md#references) and cite that instead";
+}
+
 }  // namespace
 }  // namespace dlsched::cli

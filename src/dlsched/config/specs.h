@@ -23,8 +23,8 @@ struct PluginSpec {
   std::string where;
 };
 
-// A scheduler profile: one implementation per extension point (DESIGN.md),
-// like a KubeSchedulerConfiguration profile.
+// A scheduler profile: one implementation per extension point
+// (docs/design.md), like a KubeSchedulerConfiguration profile.
 struct ProfileSpec {
   std::string name;
   std::string description;

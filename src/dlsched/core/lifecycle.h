@@ -7,7 +7,7 @@
 
 namespace dlsched::core {
 
-// The job life cycle of SPEC section 1:
+// The job life cycle (docs/formats.md, "Phases and figures"):
 //
 //   Submitted -> Waiting -> (Starving) -> Launching -> RunningProtected -> Running
 //   Running -> Checkpointing -> Stopping -> Standby -> Launching  (reallocation)

@@ -138,10 +138,11 @@ struct JobHistory {
   std::string timeline_wait;
 };
 
-// Applies the engine's Plans and drives every job through SPEC's life cycle
-// against a Backend, keeping the ClusterState (the cache) and the counts of
-// preemptions and scale events. One of these serves the simulator and the
-// operator alike, so a policy means the same on both.
+// Applies the engine's Plans and drives every job through its life cycle
+// (docs/formats.md, "Phases and figures") against a Backend, keeping the
+// ClusterState (the cache) and the counts of preemptions and scale events. One
+// of these serves the simulator and the operator alike, so a policy means the
+// same on both.
 //
 //   Submitted -> Waiting -> (Starving) -> Launching -> RunningProtected -> Running
 //   Running -> Checkpointing -> Stopping -> Standby -> Launching   (reallocation, Stop)

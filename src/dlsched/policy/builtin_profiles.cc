@@ -131,14 +131,14 @@ sizer: Fixed
 )";
 
 constexpr std::string_view kFsched =
-    R"(# F-scheduling (SPEC section 4): jobs start at minReplicas (gang, FIFO with
-# backfill); every cycle the GPUs are re-divided greedily, one worker at a
-# time, to the job that adds the most throughput while the variance of the
-# slowdowns f(n)/f_best stays under vBound. A running job that is resized
-# checkpoints and relaunches (restart), so a reallocation must add minGain
-# steps/s or start a waiting job, and a job restarted to grow must finish
-# sooner for it (payBack); GPUs a shrinking job gives up reach their new
-# owner when its checkpoint is done (holdUntilCheckpoint); after each
+    R"(# F-scheduling (docs/policies/fsched.md): jobs start at minReplicas (gang,
+# FIFO with backfill); every cycle the GPUs are re-divided greedily, one
+# worker at a time, to the job that adds the most throughput while the
+# variance of the slowdowns f(n)/f_best stays under vBound. A running job that
+# is resized checkpoints and relaunches (restart), so a reallocation must add
+# minGain steps/s or start a waiting job, and a job restarted to grow must
+# finish sooner for it (payBack); GPUs a shrinking job gives up reach their
+# new owner when its checkpoint is done (holdUntilCheckpoint); after each
 # launch a job is frozen (RunningProtected) for protectFactor x its launch
 # time (protect: RelaunchOnly spares first launches).
 name: fsched
@@ -162,11 +162,11 @@ sizer:
 )";
 
 constexpr std::string_view kKod2 =
-    R"(# KOD2 (SPEC sections 2-3): jobs are weighed by w = sigmoid(kappa * minWorkers /
-# sum of resource shares), so jobs that train with many workers on few
-# resources go first; a job that waits past starveLimit seconds is raised
-# above every waiting job. The heaviest waiting job, if at least as heavy as
-# every running job, may shrink lighter running jobs (never below
+    R"(# KOD2 (docs/policies/kod2.md): jobs are weighed by w = sigmoid(kappa *
+# minWorkers / sum of resource shares), so jobs that train with many workers
+# on few resources go first; a job that waits past starveLimit seconds is
+# raised above every waiting job. The heaviest waiting job, if at least as
+# heavy as every running job, may shrink lighter running jobs (never below
 # minReplicas) to fit; lighter jobs only take idle room. Jobs start at
 # minReplicas and idle room goes to running jobs as extra workers, heaviest
 # first, up to maxReplicas. A gang goes on one node if one has room, else on

@@ -317,10 +317,10 @@ TEST(ResourceScorerTest, ExtendedResourceNotRequestedIsSkipped) {
   EXPECT_EQ(MostAllocated(gpu).Score(state, Ps(j), 0), 0);
 }
 
-// SPEC section 7, binpack demo: 2 nodes x (32 cores, 128Gi, 4 gpu); a job of
-// 1 PS (2 cores, 4Gi, no gpu) and 4 workers (4 cores, 16Gi, 1 gpu). Tasks are
-// placed one by one on the feasible node with the highest score, ties to the
-// lower index, as a task-by-task packer does.
+// The binpack demo (docs/experiments.md): 2 nodes x (32 cores, 128Gi, 4 gpu); a
+// job of 1 PS (2 cores, 4Gi, no gpu) and 4 workers (4 cores, 16Gi, 1 gpu).
+// Tasks are placed one by one on the feasible node with the highest score, ties
+// to the lower index, as a task-by-task packer does.
 struct Demo {
   core::ClusterSpec cluster;
   core::JobSpec spec;

@@ -1,5 +1,5 @@
 // Combined priority (CPS) against the Volcano-like baseline, end to end
-// (SPEC section 7, third experiment): the order in which gangs start.
+// (docs/experiments.md, the CPS experiment): the order in which gangs start.
 
 #include <gtest/gtest.h>
 

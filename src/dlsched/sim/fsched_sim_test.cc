@@ -1,6 +1,6 @@
 // F-scheduling (profile `fsched`) end to end in the simulator: reallocation
-// costs, RunningProtected, the minGain rule, and the SPEC section 7
-// experiment against static partitioning.
+// costs, RunningProtected, the minGain rule, and the F-scheduling
+// experiment against static partitioning (docs/experiments.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -276,10 +276,10 @@ TEST(FschedSimTest, ProtectedJobKeepsItsGpusForThreeTimesItsLaunch) {
   EXPECT_EQ(a_running, (std::vector<std::string>{"10 ", "35 protected for 30 s"}));
 }
 
-// SPEC section 7, F-scheduling vs static partitioning: one machine with 6
-// GPUs; ResNet-50 at 0 s, InceptionV3 at 100 s, ResNet-50 at 200 s,
-// InceptionV3 at 300 s; 2000 steps each; vBound 0.5 against static slots
-// of 1, 2, 3 and 6 GPUs.
+// The F-scheduling experiment (docs/experiments.md), F-scheduling vs static
+// partitioning: one machine with 6 GPUs; ResNet-50 at 0 s, InceptionV3 at
+// 100 s, ResNet-50 at 200 s, InceptionV3 at 300 s; 2000 steps each; vBound
+// 0.5 against static slots of 1, 2, 3 and 6 GPUs.
 //
 // Stand-ins (the model zoo has no InceptionV3 and no fixed-global-batch
 // tables): ResNet-50 is the zoo's `resnet50` (Gavel, v100, batch 64 per
@@ -289,7 +289,7 @@ TEST(FschedSimTest, ProtectedJobKeepsItsGpusForThreeTimesItsLaunch) {
 // different scaling curve. Workers are 1 GPU, elastic in [1, 6]; static-n
 // sizes every job to n.
 //
-// SPEC gives no launch or checkpoint delays for this experiment, so the
+// The thesis gives no launch or checkpoint delays for this experiment, so the
 // assertion is on the experiment as specified (no delays). The same
 // workload is also run with delays (launch / checkpoint 5 / 2, 10 / 5,
 // 30 / 10 s) and printed: each reallocation then costs a checkpoint, a

@@ -1,6 +1,6 @@
 // End-to-end runs of the `kod2` profile in the simulator: an elastic job
 // that grows into idle room, shrinks for a heavier job and grows back, with
-// exact times; and the SPEC section 7 comparison of KOD2 with tf-operator on
+// exact times; and the KOD2 paper's comparison of KOD2 with tf-operator on
 // the Kubernetes default scheduler (k8s-default).
 #include <gtest/gtest.h>
 
@@ -98,19 +98,19 @@ TEST(Kod2SimTest, ElasticJobGrowsShrinksForAHeavierJobAndGrowsBack) {
   }
 }
 
-// SPEC section 7: KOD2 against tf-operator on the default scheduler. The
-// cluster is examples/cluster-3node.yaml (3 nodes of 10 cores, 32 GiB, 1
-// GPU), the workload examples/workload-kod2-seed.yaml (10 jobs of 1 PS +
-// several workers, one every 30 s). Per-pod scheduling binds whatever pods
-// fit while the rest back off: jobs hold parts of the cluster that they
-// cannot use until others finish. Gang scheduling (gang-binpack) holds
-// nothing it cannot use; KOD2 also starts jobs at minReplicas, lets idle
-// cores go to running jobs and scales them in for heavier jobs, so it
-// finishes sooner than both. (The paper's baseline deadlocked; ours did
-// too while a failed pod was retried at every arrival, which pushed it
-// into long backoffs when room was freed. With kube-scheduler's parking,
-// a failed pod is retried only once room is freed, and the shipped
-// workload completes, 2.3x slower than KOD2: docs/policies/kod2.md.)
+// The KOD2 paper's experiment (docs/experiments.md): KOD2 against tf-operator
+// on the default scheduler. The cluster is examples/cluster-3node.yaml (3 nodes
+// of 10 cores, 32 GiB, 1 GPU), the workload examples/workload-kod2-seed.yaml
+// (10 jobs of 1 PS + several workers, one every 30 s). Per-pod scheduling binds
+// whatever pods fit while the rest back off: jobs hold parts of the cluster
+// that they cannot use until others finish. Gang scheduling (gang-binpack)
+// holds nothing it cannot use; KOD2 also starts jobs at minReplicas, lets idle
+// cores go to running jobs and scales them in for heavier jobs, so it finishes
+// sooner than both. (The paper's baseline deadlocked; ours did too while a
+// failed pod was retried at every arrival, which pushed it into long backoffs
+// when room was freed. With kube-scheduler's parking, a failed pod is retried
+// only once room is freed, and the shipped workload completes, 2.3x slower than
+// KOD2: docs/policies/kod2.md.)
 TEST(Kod2SimTest, SeedExperimentKod2BeatsTheDefaultScheduler) {
   auto cluster =
       config::LoadCluster(std::string(DLSCHED_SOURCE_DIR) + "/examples/cluster-3node.yaml");

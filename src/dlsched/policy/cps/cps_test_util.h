@@ -1,6 +1,6 @@
 #pragma once
 
-// Test data for the combined-priority experiments of SPEC section 7, shared
+// Test data for the combined-priority experiments (docs/experiments.md), shared
 // by the policy unit tests and the simulation tests (header only).
 
 #include <array>
@@ -44,7 +44,8 @@ inline void AddCpsUserWeights(CpsParams* p) {
   for (int u = 1; u <= 10; ++u) p->namespace_weights["u" + std::to_string(u)] = u;
 }
 
-// The parameter table of SPEC section 7.
+// The parameter table of the CPS paper's scenarios
+// (docs/policies/cps-volcano-affinity.md).
 //   row 1 user priority 5 5 5 5 5         row 2 user priority 9 7 5 3 1
 //   row 3 normal x5                       row 4 normal normal high high low
 //   row 5 parallelism 6 6 6 6 6           row 6 parallelism 8 6 4 3 2

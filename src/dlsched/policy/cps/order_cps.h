@@ -1,9 +1,10 @@
 #pragma once
 
-// Combined priority scheduling (CPS), SPEC section 3: one number per job
-// that mixes who submitted it (namespace weight), how important it is
-// (priority class), how long it may wait (maxWaitMinutes) and how parallel
-// it is (workers), so that neither user rank nor job size alone decides.
+// Combined priority scheduling (CPS), docs/policies/cps-volcano-affinity.md:
+// one number per job that mixes who submitted it (namespace weight), how
+// important it is (priority class), how long it may wait (maxWaitMinutes) and
+// how parallel it is (workers), so that neither user rank nor job size alone
+// decides.
 //
 //   u = weight of the job's namespace, 1..10 (defaultUserPriority if unlisted)
 //   b = priorityValues[priority class]           (default high 10, normal 5, low 1)

@@ -1,10 +1,11 @@
 #pragma once
 
 // Soft placement preferences between the tasks of one parameter-server job
-// (SPEC section 2): workers near their PS, PS apart from each other. Both
-// only rank feasible nodes, so they never make a job unschedulable. Each
-// Score visits the slots of the task's own job only (JobState::task_node),
-// never other jobs or other nodes: O(tasks of the job) per node scored.
+// (docs/policies/cps-volcano-affinity.md): workers near their PS, PS apart from
+// each other. Both only rank feasible nodes, so they never make a job
+// unschedulable. Each Score visits the slots of the task's own job only
+// (JobState::task_node), never other jobs or other nodes: O(tasks of the job)
+// per node scored.
 //
 // The task being scored is not placed yet (the NodeScorer contract); its own
 // slot is skipped anyway, so scoring an already placed task gives the same

@@ -7,12 +7,13 @@
 
 namespace dlsched::policy {
 
-// The F-scheduling allocation of SPEC section 4 as a pure function of plain
-// numbers, so it can be tested (and reasoned about) without a cluster.
+// The F-scheduling allocation (docs/policies/fsched.md) as a pure function of
+// plain numbers, so it can be tested (and reasoned about) without a cluster.
 //
 // Units: a job grows by whole workers; a worker costs `gpus_per_worker` GPUs
 // and the job's PS/Chief replicas cost `fixed_gpus` while it holds anything.
-// SPEC counts "GPUs (or workers)"; with one GPU per worker the two agree.
+// F-scheduling counts "GPUs (or workers)"; with one GPU per worker the two
+// agree.
 
 // One job as the allocation sees it.
 struct FschedJob {

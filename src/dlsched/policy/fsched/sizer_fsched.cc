@@ -520,10 +520,10 @@ void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& p
   }
   if (!has_elastic) return;
 
-  // SPEC: a reallocation (it restarts running jobs) must raise the total
-  // throughput by min_gain or give resources to a job that had none. A plan
-  // that only sizes jobs starting in this cycle restarts nobody. A running
-  // job whose restart would not pay back is kept at its size and the
+  // F-scheduling's rule: a reallocation (it restarts running jobs) must raise
+  // the total throughput by min_gain or give resources to a job that had none.
+  // A plan that only sizes jobs starting in this cycle restarts nobody. A
+  // running job whose restart would not pay back is kept at its size and the
   // allocation made again (at most once per job).
   std::vector<char> refused(entries.size(), 0);
   std::vector<JobIndex> waits_for_held;

@@ -5,8 +5,8 @@
 
 namespace dlsched::policy {
 
-// F-scheduling (SPEC section 4): elastic allocation of GPUs by throughput
-// with a bound on the variance of the jobs' slowdowns.
+// F-scheduling (docs/policies/fsched.md): elastic allocation of GPUs by
+// throughput with a bound on the variance of the jobs' slowdowns.
 //
 // Jobs start at minReplicas (admission places them). Then, every cycle, the
 // sizer recomputes the allocation (AllocateFsched) over:

@@ -7,11 +7,11 @@
 
 namespace dlsched::policy {
 
-// KOD2's admission (SPEC section 3, steps 1-4 of the cycle). Pending jobs go
-// heaviest first (the profile's JobOrder: weight = -key, starvation aging
-// included); "running" jobs are those that hold resources and are not
-// pending (frozen phases included), weighed by the same JobOrder without
-// aging. For each pending job J in turn:
+// KOD2's admission (docs/policies/kod2.md, steps 1-4 of the cycle). Pending
+// jobs go heaviest first (the profile's JobOrder: weight = -key, starvation
+// aging included); "running" jobs are those that hold resources and are not
+// pending (frozen phases included), weighed by the same JobOrder without aging.
+// For each pending job J in turn:
 //
 //   - step 2, when w(J) >= the heaviest running job's weight (or nothing
 //     runs): place J's minimum gang (Sizer::StartWorkers) with the packer;

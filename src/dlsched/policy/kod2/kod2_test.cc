@@ -1,5 +1,5 @@
-// Unit tests of the KOD2 policies (SPEC sections 2-3): the weight order with
-// starvation aging, the admission cycle, scale-in, scale-out and the
+// Unit tests of the KOD2 policies (docs/policies/kod2.md): the weight order
+// with starvation aging, the admission cycle, scale-in, scale-out and the
 // fewest-nodes packer. Every expected weight, node and worker count is worked
 // out by hand in the comments.
 //

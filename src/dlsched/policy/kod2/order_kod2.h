@@ -35,7 +35,7 @@ struct Kod2WeightOptions {
   std::vector<core::ResourceId> resources = {core::kCpu, core::kMemory, core::kGpu};
 };
 
-// KOD2's job weight (SPEC section 3):
+// KOD2's job weight (docs/policies/kod2.md):
 //   w' = kappa * minWorkers / sum_r share_r,   w = 1 / (1 + exp(-w'))
 // over the job's minimum gang (PS + Chief + minReplicas workers): jobs that
 // train with many workers on few resources come first. Key = -w (heavier

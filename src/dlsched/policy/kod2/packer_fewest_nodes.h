@@ -50,13 +50,13 @@ class MostIdleNodes {
   };
 };
 
-// KOD2's job-level packing (SPEC section 2): the whole gang on one node if
-// any node has room for it (chosen by the profile's scorers, exactly as
-// SingleNodePacker does); otherwise PS, Chief and workers together, filling
-// the most idle nodes first (MostIdleNodes), each node with as many of the
-// gang's tasks as fit (PS first, then Chief, then workers), so the job spans
-// as few nodes as this greedy order finds. All or nothing: on failure the
-// session is rolled back.
+// KOD2's job-level packing (docs/policies/kod2.md): the whole gang on one node
+// if any node has room for it (chosen by the profile's scorers, exactly as
+// SingleNodePacker does); otherwise PS, Chief and workers together, filling the
+// most idle nodes first (MostIdleNodes), each node with as many of the gang's
+// tasks as fit (PS first, then Chief, then workers), so the job spans as few
+// nodes as this greedy order finds. All or nothing: on failure the session is
+// rolled back.
 class FewestNodesPacker final : public engine::Packer {
  public:
   bool PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,

@@ -11,8 +11,8 @@
 
 namespace dlsched::policy {
 
-// KOD2 scale-in (SPEC section 3): frees room for job J by shrinking lighter
-// running jobs, never below their minReplicas.
+// KOD2 scale-in (docs/policies/kod2.md): frees room for job J by shrinking
+// lighter running jobs, never below their minReplicas.
 //
 // Victims: jobs in phase Running (frozen phases - Launching,
 // RunningProtected, Checkpointing, Stopping, Standby - are left alone, as
@@ -30,7 +30,7 @@ namespace dlsched::policy {
 // the victim's PS first, in ascending node index, the node(s) holding a PS
 // last (the workers there talk to their PS locally, so they are worth the
 // most); on one node the highest worker slot goes first. After each removal
-// J's gang is tried with the profile's packer: SPEC's generalisation of the
+// J's gang is tried with the profile's packer: our generalisation of the
 // paper's "one node has room for J's minimum" to "J's minimum gang is
 // placeable with the freed room". On success the removals and J's placement
 // stay in the session and each victim gets one kResize action ("scaled in 2

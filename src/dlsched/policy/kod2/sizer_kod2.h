@@ -13,7 +13,7 @@
 
 namespace dlsched::policy {
 
-// KOD2 scale-out (SPEC section 3). A job starts with its minReplicas
+// KOD2 scale-out (docs/policies/kod2.md). A job starts with its minReplicas
 // workers; after admission, idle room goes to running jobs as extra
 // workers, heaviest job first (the profile's JobOrder), each grown one
 // worker at a time up to maxReplicas before the next job is considered.
@@ -26,7 +26,7 @@ namespace dlsched::policy {
 // cycle: it would only move workers around.
 //
 // Where a worker goes: nodes already holding the job's tasks first - the
-// node(s) of its PS first, then its other nodes by ascending index (SPEC
+// node(s) of its PS first, then its other nodes by ascending index (our
 // choice: workers near their PS and siblings) - then the other nodes most
 // idle first (MostIdleNodes: most free GPUs, then cpu, then memory, then
 // index). A node takes as many workers as fit before the next one is tried.

@@ -8,9 +8,9 @@
 
 namespace dlsched::policy {
 
-// Volcano-like priority preemption (SPEC section 3 baseline): a job whose
-// gang does not fit may evict whole running jobs of strictly lower priority
-// class.
+// Volcano-like priority preemption (the baseline of the CPS experiment,
+// docs/policies/cps-volcano-affinity.md): a job whose gang does not fit may
+// evict whole running jobs of strictly lower priority class.
 //
 // Victims are tried lowest priority first; among equals the most recently
 // (re)started first (latest JobState::phase_since, i.e. the one that loses
