@@ -34,6 +34,7 @@ void BM_Liveness(benchmark::State& state, std::string profile) {
   auto spec = dlsched::policy::ResolveProfile(profile);
   auto built = dlsched::policy::BuildProfile(*spec);
   const dlsched::engine::Engine engine(std::move(*built));
+  const double min_gain = dlsched::testing::GainRuleOf(profile);
   const int cases = EnvInt("DLSCHED_LIVENESS_CASES", 200);
   const int first = EnvInt("DLSCHED_LIVENESS_FIRST", 1);
   const int max_jobs = EnvInt("DLSCHED_LIVENESS_MAX_JOBS", 2000);
@@ -56,7 +57,8 @@ void BM_Liveness(benchmark::State& state, std::string profile) {
         ++violations;
         continue;
       }
-      const auto bad = dlsched::testing::CheckLiveness(*input, engine, *run, resizes, &stats);
+      const auto bad =
+          dlsched::testing::CheckLiveness(*input, engine, *run, resizes, min_gain, &stats);
       for (const std::string& v : bad) {
         std::fprintf(stderr, "%s, %s: %s\n", profile.c_str(), c.Describe().c_str(), v.c_str());
         ++violations;
@@ -75,6 +77,7 @@ void BM_Liveness(benchmark::State& state, std::string profile) {
   state.counters["violations"] = static_cast<double>(violations);
   state.counters["max_scale_events"] = stats.max_scale_events;
   state.counters["max_bound_use"] = stats.max_bound_use;
+  state.counters["max_stretch_use"] = stats.max_stretch_use;
   if (violations > 0) state.SkipWithError("liveness violations (see stderr)");
 }
 

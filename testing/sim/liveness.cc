@@ -96,23 +96,70 @@ bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,
   return r.has_value() && r->run.jobs[0].first_start != core::kNever;
 }
 
-std::vector<int> ScaleEventBounds(const sim::SimResult& run) {
-  const auto& jobs = run.run.jobs;
-  std::vector<core::Time> changes;  // arrivals and completions
-  for (const auto& j : jobs) {
+double GainRuleOf(const std::string& profile) {
+  auto spec = policy::ResolveProfile(profile);
+  if (!spec || spec->sizer.name != "FScheduling") return 0;
+  const YAML::Node gain = spec->sizer.args["minGain"];
+  return gain ? gain.as<double>() : 1;  // the sizer's default
+}
+
+namespace {
+
+// Arrivals and completions of a run, sorted, each once.
+std::vector<core::Time> Changes(const sim::SimResult& run) {
+  std::vector<core::Time> changes;
+  for (const auto& j : run.run.jobs) {
     changes.push_back(j.submit);
     if (j.completion != core::kNever) changes.push_back(j.completion);
   }
   std::sort(changes.begin(), changes.end());
+  changes.erase(std::unique(changes.begin(), changes.end()), changes.end());
+  return changes;
+}
+
+// The instants of `instants` in [from, to] that are not in `changes`.
+int QuietIn(const std::vector<core::Time>& instants, const std::vector<core::Time>& changes,
+            core::Time from, core::Time to) {
+  int n = 0;
+  for (auto it = std::lower_bound(instants.begin(), instants.end(), from);
+       it != instants.end() && *it <= to; ++it) {
+    if (!std::binary_search(changes.begin(), changes.end(), *it)) ++n;
+  }
+  return n;
+}
+
+double BestRate(const core::JobSpec& spec) {
+  const core::RoleSpec& w = spec.role(core::Role::kWorker);
+  double best = 0;
+  for (int n = std::max(1, w.min_replicas); n <= std::max(1, w.max_replicas); ++n) {
+    best = std::max(best, spec.throughput.Rate(n));
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<int> ScaleEventBounds(const sim::SimResult& run, const ResizeCounter& resizes,
+                                  double min_gain) {
+  const auto& jobs = run.run.jobs;
+  std::vector<core::Time> all;  // arrivals and completions, with repeats
+  for (const auto& j : jobs) {
+    all.push_back(j.submit);
+    if (j.completion != core::kNever) all.push_back(j.completion);
+  }
+  std::sort(all.begin(), all.end());
+  const std::vector<core::Time> changes = Changes(run);
   std::vector<int> bounds;
   bounds.reserve(jobs.size());
   for (const auto& j : jobs) {
     const core::Time end = j.completion != core::kNever ? j.completion : run.run.end_time;
-    const auto lo = std::lower_bound(changes.begin(), changes.end(), j.submit);
-    const auto hi = std::upper_bound(changes.begin(), changes.end(), end);
+    const auto lo = std::lower_bound(all.begin(), all.end(), j.submit);
+    const auto hi = std::upper_bound(all.begin(), all.end(), end);
     // Its own arrival and completion are among them.
     const int own = 1 + (j.completion != core::kNever ? 1 : 0);
-    bounds.push_back(2 + 2 * (static_cast<int>(hi - lo) - own));
+    int bound = 2 + 2 * (static_cast<int>(hi - lo) - own);
+    if (min_gain > 0) bound += QuietIn(resizes.Instants(), changes, j.submit, end);
+    bounds.push_back(bound);
   }
   return bounds;
 }
@@ -126,6 +173,7 @@ void ResizeCounter::Hook(sim::SimOptions& options) {
     for (const engine::Action& a : plan.actions) {
       if (a.kind != engine::ActionKind::kResize) continue;
       const int32_t j = a.task.job;
+      if (instants_.empty() || instants_.back() != now) instants_.push_back(now);
       if (std::find(resized_now_.begin(), resized_now_.end(), j) != resized_now_.end()) {
         twice_.emplace_back(j, now);
       } else {
@@ -137,7 +185,7 @@ void ResizeCounter::Hook(sim::SimOptions& options) {
 
 std::vector<std::string> CheckLiveness(const CaseInput& input, const engine::Engine& engine,
                                        const sim::SimResult& run, const ResizeCounter& resizes,
-                                       LivenessStats* stats) {
+                                       double min_gain, LivenessStats* stats) {
   std::vector<std::string> out;
   const auto& jobs = run.run.jobs;
   const bool per_pod = engine.profile().admission->UsesPodQueue();
@@ -155,7 +203,7 @@ std::vector<std::string> CheckLiveness(const CaseInput& input, const engine::Eng
   for (const auto& [j, t] : resizes.Twice()) {
     out.push_back(fmt::format("job {} resized twice at {:g} s", jobs[j].name, t));
   }
-  const std::vector<int> bounds = ScaleEventBounds(run);
+  const std::vector<int> bounds = ScaleEventBounds(run, resizes, min_gain);
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (stats != nullptr) {
       stats->max_scale_events = std::max(stats->max_scale_events, jobs[i].scale_events);
@@ -165,6 +213,34 @@ std::vector<std::string> CheckLiveness(const CaseInput& input, const engine::Eng
     if (jobs[i].scale_events > bounds[i]) {
       out.push_back(fmt::format("job {}: {} scale events, more than its bound {}", jobs[i].name,
                                 jobs[i].scale_events, bounds[i]));
+    }
+  }
+  if (min_gain > 0) {
+    const std::vector<core::Time> changes = Changes(run);
+    for (size_t k = 0; k < changes.size(); ++k) {
+      const core::Time from = changes[k];
+      const core::Time to = k + 1 < changes.size() ? changes[k + 1] : run.run.end_time;
+      const int quiet = QuietIn(resizes.Instants(), changes, from, to);
+      if (quiet == 0) continue;
+      int present = 0;
+      double best = 0;
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        if (jobs[i].submit > from ||
+            (jobs[i].completion != core::kNever && jobs[i].completion <= from)) {
+          continue;
+        }
+        ++present;
+        best += BestRate(input.workload.jobs[i]);
+      }
+      const double bound = 2.0 * (present + 1) * (1 + std::ceil(best / min_gain));
+      if (stats != nullptr)
+        stats->max_stretch_use = std::max(stats->max_stretch_use, quiet / bound);
+      if (quiet > bound) {
+        out.push_back(
+            fmt::format("{} quiet instants with a resize between {:g} s and {:g} s, more "
+                        "than the bound {:g} ({} jobs, best throughputs {:g} steps/s)",
+                        quiet, from, to, bound, present, best));
+      }
     }
   }
   return out;

@@ -47,14 +47,15 @@ std::vector<std::string> BuiltinProfileRuns();
 bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,
                   const engine::Engine& engine);
 
-// The bound on a job's scale events in a run (docs/architecture.md,
-// "Liveness"): 2 + 2 x the arrivals and completions of other jobs while it
-// was in the system (between its submission and its own end).
-std::vector<int> ScaleEventBounds(const sim::SimResult& run);
+// The gain a reallocation of running jobs must bring under `profile`'s
+// sizer (F-scheduling's minGain, steps/s), or 0 for a profile whose sizer
+// has no such rule.
+double GainRuleOf(const std::string& profile);
 
 struct LivenessStats {
-  int max_scale_events = 0;  // of any job
-  double max_bound_use = 0;  // max over jobs of scale events / bound
+  int max_scale_events = 0;    // of any job
+  double max_bound_use = 0;    // max over jobs of scale events / bound
+  double max_stretch_use = 0;  // max over stretches of quiet resize instants / bound
 };
 
 // Counts the resizes of each job at each instant, from the plans of a run
@@ -64,22 +65,44 @@ class ResizeCounter {
   void Hook(sim::SimOptions& options);
   // (job, time) of every resize of a job already resized at that instant.
   const std::vector<std::pair<int32_t, core::Time>>& Twice() const { return twice_; }
+  // Every instant at which some job was resized, in time order.
+  const std::vector<core::Time>& Instants() const { return instants_; }
 
  private:
   core::Time now_ = -1;
   std::vector<int32_t> resized_now_;  // jobs resized at now_
   std::vector<std::pair<int32_t, core::Time>> twice_;
+  std::vector<core::Time> instants_;
 };
+
+// The bound on each job's scale events in a run (docs/architecture.md,
+// "Liveness"): 2 + 2 x the arrivals and completions of other jobs while it
+// was in the system (between its submission and its own end); under a
+// sizer with a gain rule (min_gain > 0), plus the quiet instants (no
+// arrival, no completion) at which some job was resized while it was in
+// the system, whose number CheckLiveness bounds per stretch.
+std::vector<int> ScaleEventBounds(const sim::SimResult& run, const ResizeCounter& resizes,
+                                  double min_gain);
 
 // The violations of `run` (of `input` under `engine`), one line each:
 //   - a job that could start alone on the empty cluster did not complete
 //     (under per-pod admission: unless the run says it deadlocked and the
 //     job is stuck in that deadlock, not a livelock);
 //   - a job was resized twice at one instant;
-//   - a job's scale events exceed ScaleEventBounds.
+//   - a job's scale events exceed ScaleEventBounds;
+//   - under a gain rule (min_gain > 0): between two consecutive arrivals or
+//     completions (a stretch, in which the same n jobs are in the system),
+//     more than 2 (n + 1) (1 + ceil(F / min_gain)) quiet instants with a
+//     resize, F being the sum of those jobs' best throughputs. Each
+//     reallocation either gives workers to a job that held none (at most n:
+//     F-scheduling never shrinks a running job to nothing) or raises the
+//     total throughput by min_gain, and the total never exceeds F; an
+//     admission may lower it, so at most 1 + ceil(F / min_gain) gains
+//     between two admissions; and a decision shows at two instants at most
+//     (the shrink, then at the checkpoint's end the growth it pays for).
 // `resizes` counted them during the run.
 std::vector<std::string> CheckLiveness(const CaseInput& input, const engine::Engine& engine,
                                        const sim::SimResult& run, const ResizeCounter& resizes,
-                                       LivenessStats* stats = nullptr);
+                                       double min_gain, LivenessStats* stats = nullptr);
 
 }  // namespace dlsched::testing
