@@ -29,6 +29,7 @@
 #include "dlsched/k8s/rest_config.h"
 #include "dlsched/report/output_dir.h"
 #include "dlsched/sim/generate.h"
+#include "dlsched/sim/simulator.h"
 
 namespace dlsched::cli {
 namespace {
@@ -260,6 +261,13 @@ int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
   const std::string cluster_file = a.out + "/cluster.yaml";
   const std::string workload_file = a.out + "/workload.yaml";
   // What is written must read back: the replay starts from these files.
+  for (auto [file, text] :
+       {std::pair{&cluster_file, &cluster_yaml}, {&workload_file, &workload_yaml}}) {
+    if (auto st = config::CheckYamlReadable(*text, *file); !st) {
+      Fail(st.error().message);
+      return 1;
+    }
+  }
   auto cluster = config::ParseCluster(cluster_yaml, cluster_file);
   if (!cluster) {
     Fail(cluster.error().message);
@@ -273,6 +281,21 @@ int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
   auto workload = config::ParseWorkload(workload_yaml, workload_file);
   if (!workload) {
     Fail(workload.error().message);
+    return 1;
+  }
+  // ... and a run must start from them as `simulate` starts it: its models
+  // known, its jobs able to finish, each placed job where there is room.
+  if (auto st = sim::ResolveWorkload(*workload); !st) {
+    Fail(st.error().message);
+    return 1;
+  }
+  auto engine = LoadEngine("gang-binpack");
+  if (!engine) {
+    Fail(engine.error().message);
+    return 1;
+  }
+  if (auto st = sim::CheckStart(*cluster, *workload, **engine); !st) {
+    Fail(st.error().message);
     return 1;
   }
   auto out = report::OutputDir::Open(a.out);

@@ -737,10 +737,10 @@ TEST(NativeTraceTest, WideBadRowsAndSkipping) {
       {"a,0,1,1,1,1,,,100,,-1,,,,", ":2: ps: expected an integer in [0, 100000], got '-1'"},
       {"a,0,1,1,1,1,,,,,,,,,", ":2: duration: expected a number in (0, 1000000000], got ''"},
       {"a,0,1,1,99999,1,,,100,,2,1,,,",
-       ":2: max_workers: the job would have 100001 tasks (ps and max_workers workers); at most "
-       "100000 are supported"},
+       ":2: max_workers: the job would have 100001 tasks (PS, Chief and maxReplicas workers); at "
+       "most 100000 are supported"},
       {"a,0,1,1,4097,,,1Pi,100,,,,,,",
-       ":2: memory: the job's total memory at max_workers (and its PS) exceeds the limit of 4Ei"},
+       ":2: the job's total memory at maxReplicas exceeds the limit of 4Ei"},
       {"a,0,1,1,1,1,,,,,,,,5,res\tnet", ":2: model: 'res\\x09net' contains a control character"},
   };
   for (const auto& [row, message] : cases) {

@@ -1,0 +1,82 @@
+// What a command writes, dlsched reads: a command that would write a file
+// (or run a workload) beyond the limits every load keeps refuses in one
+// line with exit 2 and writes nothing. (The writers' round trips over
+// generated inputs are sim/roundtrip_test.cc.)
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "dlsched/cli/test_util.h"
+#include "dlsched/report/test_util.h"
+
+namespace dlsched::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using report::testing::WriteFile;
+using testing::Ran;
+
+class LoadsBackTest : public testing::CommandTest {
+ protected:
+  LoadsBackTest() : CommandTest("loads-back") {}
+  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
+};
+
+// Philly rows 10,000 years apart: `convert` used to write arrivals of
+// 2.5e11 s (exit 0), which `simulate -t native:` then refused.
+TEST_F(LoadsBackTest, ConvertRefusesArrivalsPastTheLimit) {
+  WriteFile(tmp_ / "philly.csv",
+            "timestamp,duration,num_gpus,cluster\n"
+            "2017-10-03 14:00:00,100,1,vc\n"
+            "9999-12-31 00:00:00,100,1,vc\n");
+  for (const char* out : {"w.csv", "w.yaml"}) {
+    Ran r = Dlsched(fmt::format("convert -t philly:{} --out {}", Path("philly.csv"), Path(out)));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "dlsched: " + Path("philly.csv") +
+                         ": job 'philly-3': arrival (its timestamp less the earliest kept "
+                         "row's): 251895175200 s is more than the limit of 1000000000 s (31.7 "
+                         "years); keep a shorter span of the trace with --from and --until\n");
+    EXPECT_FALSE(fs::exists(tmp_ / out));
+  }
+  // What convert writes of a carried trace loads back.
+  for (const char* out : {"t.csv", "t.yaml"}) {
+    Ran r =
+        Dlsched(fmt::format("convert -t tiresias:data/tiresias/60_job.csv --out {}", Path(out)));
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  Ran r = Dlsched(fmt::format("validate {}", Path("t.yaml")));
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = Dlsched(fmt::format("simulate -c examples/cluster-2x4gpu.yaml -t native:{} -q --out {}",
+                          Path("t.csv"), Path("run")));
+  EXPECT_NE(r.code, 2) << r.err;
+}
+
+// A load factor divides every arrival: one that spreads them past the
+// limit is refused before anything runs.
+TEST_F(LoadsBackTest, SweepRefusesLoadsThatSpreadArrivalsPastTheLimit) {
+  WriteFile(tmp_ / "w.yaml",
+            "jobs:\n"
+            "  - {name: a, arrival: 0, duration: 10, worker: {replicas: 1, resources: "
+            "{nvidia.com/gpu: 1}}}\n"
+            "  - {name: b, arrival: 10000000, duration: 10, worker: {replicas: 1, resources: "
+            "{nvidia.com/gpu: 1}}}\n");
+  Ran r = Dlsched(fmt::format(
+      "sweep -c examples/cluster-2x4gpu.yaml -w {} --profiles gang-binpack --load 1,0.001 "
+      "--out {} -q",
+      Path("w.yaml"), Path("sweep")));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err, "dlsched: --load 0.001: " + Path("w.yaml") +
+                       ": job 'b': arrival: 10000000000 s is more than the limit of 1000000000 s "
+                       "(31.7 years) (the factor divides every arrival)\n");
+  EXPECT_FALSE(fs::exists(tmp_ / "sweep"));
+  r = Dlsched(fmt::format(
+      "sweep -c examples/cluster-2x4gpu.yaml -w {} --profiles gang-binpack --load 1,0.01 "
+      "--out {} -q",
+      Path("w.yaml"), Path("sweep")));
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+}  // namespace
+}  // namespace dlsched::cli
