@@ -1,14 +1,46 @@
 #pragma once
 
 // Options several subcommands share, so that each means one thing
-// everywhere (cli/ internal).
+// everywhere, and the checks every number and list flag goes through
+// (cli/ internal).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "dlsched/core/error.h"
 
 namespace dlsched::cli {
 
 // -q/--quiet, on every command that takes it: no tables and no progress
 // line; the line saying where the results went, and errors, still print.
 CLI::Option* AddQuietOption(CLI::App* cmd, bool* quiet);
+
+// The check of a number flag, as CLI11 reads it: a finite number (NaN and
+// the infinities are refused; CLI::Range let NaN through) from `min` to
+// `max`, which the error states as people write them, e.g. "--resync:
+// expected a number from 0.1 to 3600, got 'nan'" (CLI::NonNegativeNumber
+// printed its bound, DBL_MAX, in 300 digits).
+CLI::Validator NumberIn(double min, double max);
+// The same for a whole number: "--k8s-parallelism: expected an integer from
+// 0 to 1000000, got '-1'".
+CLI::Validator IntegerIn(int64_t min, int64_t max);
+
+// A comma-separated list as a list flag takes it ("fifo,las"): its items,
+// each non-empty. Errors read "<flag>: expected a comma-separated list
+// without empty items, got ',,,'".
+core::Result<std::vector<std::string>> SplitList(std::string_view flag, std::string_view text);
+
+// A list flag: comma-separated items, the flag repeatable (-p a,b -p c, or
+// -p a b). Every item must be there: CLI11's own delimiter dropped empty
+// items, so `-p ,,,` had no value and took the next option (-o) as one.
+// Items convert to T (std::string, double or uint64_t), with errors that
+// name the flag and the item.
+template <typename T>
+CLI::Option* AddListOption(CLI::App* cmd, const std::string& names, std::vector<T>* items,
+                           const std::string& description);
 
 }  // namespace dlsched::cli

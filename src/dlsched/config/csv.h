@@ -11,6 +11,7 @@
 #include <expected>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -99,15 +100,39 @@ class CsvReader {
     return {};
   }
 
-  // The next line, without its line ending; false at the end of the file.
-  // Blank lines are skipped.
+  // The next line, without its line ending; false at the end of the file
+  // (or on a read error: ReadError). Blank lines are skipped. A line longer
+  // than kMaxLineBytes is read as its first kMaxLineBytes + 1 bytes (so
+  // TooLong() holds) and the rest skipped unread: memory stays bounded
+  // whatever the file holds (a 3 GB line used to be read whole, failing as
+  // "I/O error" when memory ran out).
   bool Next() {
-    while (std::getline(in_, line_)) {
+    if (buf_.empty()) buf_.resize(kMaxLineBytes + 2);
+    while (true) {
+      in_.getline(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+      const auto got = static_cast<size_t>(in_.gcount());
+      if (in_.bad()) return false;
+      size_t len = got;
+      if (in_.fail()) {
+        // Nothing read: the end of the file. Else the buffer filled before
+        // the line ended: skip to its end.
+        if (got == 0) return false;
+        in_.clear();
+        in_.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+        if (in_.bad()) return false;
+      } else if (!in_.eof()) {
+        --len;  // the line break, counted by gcount
+      }
       ++line_no_;
+      line_.assign(buf_.data(), len);
       if (!line_.empty() && line_.back() == '\r') line_.pop_back();
       if (!line_.empty()) return true;
     }
-    return false;
+  }
+  // The line read is longer than kMaxLineBytes (and cut).
+  bool TooLong() const { return line_.size() > kMaxLineBytes; }
+  core::Error TooLongError() const {
+    return At(fmt::format("the line is longer than {} bytes", kMaxLineBytes));
   }
   core::Status ReadError() const {
     if (in_.bad()) return core::Errorf("{}: cannot read file: I/O error", path_);
@@ -135,6 +160,10 @@ class CsvReader {
       return core::Errorf("{}: the file is empty, expected a header: {}", path_,
                           fmt::join(columns, ","));
     }
+    if (TooLong()) return std::unexpected(TooLongError());
+    // A byte order mark, as spreadsheets save CSV (the report's reader
+    // skips it too): not part of the first column's name.
+    if (line_no_ == 1 && line_.starts_with("\xEF\xBB\xBF")) line_.erase(0, 3);
     std::vector<std::string_view> fields;
     SplitCsv(line_, fields);
     std::vector<int> pos;
@@ -158,6 +187,7 @@ class CsvReader {
  private:
   std::string path_;
   std::ifstream in_;
+  std::vector<char> buf_;
   std::string line_;
   int64_t line_no_ = 0;
   size_t width_ = 0;

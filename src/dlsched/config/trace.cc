@@ -99,7 +99,7 @@ class Importer {
         return false;
       }
       ++out_.rows;
-      if (csv_.line().size() > kMaxLineBytes) {
+      if (csv_.TooLong()) {
         if (auto st = Skip(fmt::format("the line is longer than {} bytes", kMaxLineBytes)); !st) {
           return std::unexpected(st.error());
         }
@@ -717,6 +717,7 @@ core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
   }
   const int64_t row_line = csv.line_no();
   std::vector<std::string_view> f;
+  if (csv.TooLong()) return std::unexpected(csv.TooLongError());
   if (!SplitCsv(csv.line(), f) || f.size() != csv.width()) {
     return std::unexpected(csv.At(fmt::format("expected {} comma-separated fields", csv.width())));
   }

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -290,6 +291,7 @@ core::Status CheckYamlReadable(const std::string& text, const std::string& sourc
 namespace dlsched::config::internal {
 
 core::Error FromException(const std::string& source, const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) throw;  // the one being handled
   if (const auto* ye = dynamic_cast<const YAML::Exception*>(&e)) {
     if (!ye->mark.is_null()) {
       return core::Error{

@@ -129,7 +129,11 @@ class Reader {
 };
 
 // Converts the YAML exceptions that escape the parsers (there should be none,
-// but yaml-cpp throws from unexpected places) into one-line errors.
+// but yaml-cpp throws from unexpected places) into one-line errors. Called
+// only in a catch block: out of memory (std::bad_alloc) is not an error in
+// the input, and is rethrown for the process's edge to report (cli::Main:
+// "out of memory", exit 1) rather than returned as "<source>:
+// std::bad_alloc" (exit 2, bad input).
 core::Error FromException(const std::string& source, const std::exception& e);
 
 // Parses YAML `text` and hands the root to `parse(reader, root)`; any
