@@ -9,7 +9,6 @@
 
 #include "dlsched/core/error.h"
 #include "dlsched/core/job.h"
-#include "dlsched/core/limits.h"
 #include "dlsched/core/node.h"
 
 namespace dlsched::config {
@@ -80,16 +79,6 @@ core::Result<ProfileSpec> ParseProfile(const std::string& text, const std::strin
 // ParseProfile like any profile. Errors name the override.
 core::Result<std::string> ApplyProfileOverrides(const std::string& text, const std::string& source,
                                                 std::span<const std::string> overrides);
-
-// Whether dlsched reads `text` back as a YAML file: at most
-// core::kMaxInputBytes and within the YAML node budget, the checks every
-// load makes of a file's bytes before it parses them (a writer of YAML,
-// e.g. generate, convert, snapshot, checks what it writes). Errors read
-// "<source>: ...". (Tests pass smaller limits.)
-core::Status CheckYamlReadable(const std::string& text, const std::string& source,
-                               size_t max_bytes = core::kMaxInputBytes,
-                               int64_t max_nodes = core::kMaxYamlNodes,
-                               size_t scan_above = core::kYamlScanBytes);
 
 enum class FileKind { kCluster, kWorkload, kProfile };
 // Fields of a Pod spec read with the workload's rules, for the Kubernetes

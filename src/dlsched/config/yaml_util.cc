@@ -17,7 +17,6 @@
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
-#include "dlsched/config/specs.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
 
@@ -253,6 +252,12 @@ bool NeedsNodeScan(std::string_view text, int64_t max_nodes, size_t scan_above) 
 
 core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source,
                                    int64_t max_nodes, size_t scan_above) {
+  // As ReadFile keeps a file: text from elsewhere (an operator's snapshot)
+  // is held to what a file may hold.
+  if (text.size() > core::kMaxInputBytes) {
+    return core::Errorf("{}: has {} bytes; YAML inputs are limited to {} MiB", source, text.size(),
+                        core::kMaxInputBytes >> 20);
+  }
   try {
     // A syntax error stops the count early; YAML::Load reports it below.
     if (NeedsNodeScan(text, max_nodes, scan_above) && CountYamlNodes(text, max_nodes) > max_nodes) {
@@ -266,29 +271,6 @@ core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& s
     return core::MakeError(FromException(source, e).message);
   }
 }
-
-}  // namespace dlsched::config::internal
-
-namespace dlsched::config {
-
-core::Status CheckYamlReadable(const std::string& text, const std::string& source, size_t max_bytes,
-                               int64_t max_nodes, size_t scan_above) {
-  // ReadFile's and ParseYaml's checks, in their order.
-  if (text.size() > max_bytes) {
-    return core::Errorf("{}: it would have {} bytes; dlsched reads files of at most {} MiB", source,
-                        text.size(), max_bytes >> 20);
-  }
-  if (internal::NeedsNodeScan(text, max_nodes, scan_above) &&
-      internal::CountYamlNodes(text, max_nodes) > max_nodes) {
-    return core::Errorf("{}: it would have more than {} YAML nodes, more than dlsched reads",
-                        source, max_nodes);
-  }
-  return {};
-}
-
-}  // namespace dlsched::config
-
-namespace dlsched::config::internal {
 
 core::Error FromException(const std::string& source, const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) throw;  // the one being handled
