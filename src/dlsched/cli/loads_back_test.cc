@@ -3,13 +3,20 @@
 // line with exit 2 and writes nothing. (The writers' round trips over
 // generated inputs are sim/roundtrip_test.cc.)
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "dlsched/cli/test_util.h"
+#include "dlsched/report/format.h"
+#include "dlsched/report/run_data.h"
+#include "dlsched/report/sweep.h"
 #include "dlsched/report/test_util.h"
+#include "dlsched/sim/simulator.h"
 
 namespace dlsched::cli {
 namespace {
@@ -21,7 +28,6 @@ using testing::Ran;
 class LoadsBackTest : public testing::CommandTest {
  protected:
   LoadsBackTest() : CommandTest("loads-back") {}
-  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
 };
 
 // Philly rows 10,000 years apart: `convert` used to write arrivals of
@@ -76,6 +82,61 @@ TEST_F(LoadsBackTest, SweepRefusesLoadsThatSpreadArrivalsPastTheLimit) {
       "--out {} -q",
       Path("w.yaml"), Path("sweep")));
   EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A sweep's cells (with --keep-runs: a run directory each) load back as
+// `report` reads them, each with the jobs of its generated workload at its
+// load (every arrival divided by the factor); and `sweep --merge` of them
+// is the sweep.csv the sweep wrote.
+TEST_F(LoadsBackTest, SweepCellsLoadBackWithTheirJobs) {
+  WriteFile(tmp_ / "c.yaml",
+            "nodes:\n  - {name: n, count: 3, resources: {cpu: 64, memory: 256Gi, "
+            "nvidia.com/gpu: 8}}\n");
+  const std::string gen = "--jobs 12 --mean-interarrival 40 --max-steps 20000";
+  Ran r =
+      Dlsched(fmt::format("sweep -c {} {} --seeds 1,2,3 -p gang-binpack,kod2 --load 0.5,2 "
+                          "--keep-runs -q -o {}",
+                          Path("c.yaml"), gen, Path("sweep")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto whole = report::LoadReportDir(Path("sweep"));
+  ASSERT_TRUE(whole.has_value()) << whole.error().message;
+  ASSERT_TRUE(whole->sweep.has_value());
+  int cells = 0;
+  for (const char* seed : {"1", "2", "3"}) {
+    const std::string w = Path(fmt::format("g{}.yaml", seed));
+    ASSERT_EQ(Dlsched(fmt::format("generate {} --seed {} -o {}", gen, seed, w)).code, 0);
+    auto workload = sim::LoadWorkload(w);
+    ASSERT_TRUE(workload.has_value()) << workload.error().message;
+    for (const char* profile : {"gang-binpack", "kod2"}) {
+      for (const double load : {0.5, 2.0}) {
+        SCOPED_TRACE(fmt::format("seed {} {} load {}", seed, profile, load));
+        const fs::path cell = tmp_ / "sweep/cells" / profile /
+                              fmt::format("load-{}", report::FormatNumber(load)) /
+                              fmt::format("seed-{}", seed);
+        auto back = report::LoadReportDir(cell.string());
+        ASSERT_TRUE(back.has_value()) << back.error().message;
+        ASSERT_EQ(back->runs.size(), 1u);
+        const report::RunData& run = back->runs[0];
+        ASSERT_TRUE(run.summary && run.jobs && run.utilization && run.events && run.allocations);
+        std::map<std::string, double> want;
+        for (const auto& job : workload->jobs) {
+          want[job.name] = report::RoundForOutput(job.submit_time / load);
+        }
+        std::map<std::string, double> got;
+        for (const report::JobRow& row : *run.jobs) got[row.name] = row.submit;
+        EXPECT_EQ(got, want);
+        EXPECT_EQ(run.summary->figures.total_jobs, static_cast<int>(want.size()));
+        ++cells;
+      }
+    }
+  }
+  EXPECT_EQ(cells, 12);
+  std::ifstream in(tmp_ / "sweep/sweep.csv");
+  std::stringstream csv;
+  csv << in.rdbuf();
+  auto merged = report::MergeSweepCells(Path("sweep"));
+  ASSERT_TRUE(merged.has_value()) << merged.error().message;
+  EXPECT_EQ(*merged, csv.str());
 }
 
 }  // namespace

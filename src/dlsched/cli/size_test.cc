@@ -43,7 +43,6 @@ class SizeTest : public testing::CommandTest {
     CommandTest::SetUp();
     WriteFile(tmp_ / "w.yaml", kWorkload);
   }
-  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
   // `dlsched size -w w.yaml` with `args`.
   Ran Size(const std::string& args) { return Dlsched(fmt::format("size -w {} {}", W(), args)); }
   std::string W() const { return Path("w.yaml"); }
