@@ -336,6 +336,31 @@ TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
                 "compare.out"),
             0)
       << ReadAll((dir / "compare.out").string());
+  // Pods of other owners asking for more than node-a has (cpu 2 + 20 of
+  // 8): `reserved` is capped at what the workload's pods leave of the
+  // node, so the snapshot still loads (a `reserved` over its node is
+  // refused) and replays with no cpu left there.
+  ASSERT_TRUE(
+      server
+          .Create(
+              "pods", "kube-system",
+              {{"metadata", {{"name", "hog"}, {"namespace", "kube-system"}}},
+               {"spec",
+                {{"nodeName", "node-a"},
+                 {"containers", json::array({{{"name", "hog"},
+                                              {"image", "h"},
+                                              {"resources", {{"requests", {{"cpu", "20"}}}}}}})}}},
+               {"status", {{"phase", "Running"}}}})
+          .has_value());
+  const std::string later = (dir / "later").string();
+  ASSERT_TRUE(WaitFor([&] {
+    return run(fmt::format("snapshot --from 127.0.0.1:{} --out {}", MetricsPortOf(log), later),
+               "later.out") == 0 &&
+           ReadAll(later + "/cluster.yaml").find("    reserved: {cpu: \"8\"}\n") !=
+               std::string::npos;
+  })) << ReadAll((dir / "later.out").string())
+      << ReadAll(later + "/cluster.yaml");
+
   // No operator there: one line, exit 1, nothing written.
   EXPECT_EQ(run(fmt::format("snapshot --from 127.0.0.1:1 --timeout 2 --out {}/none", dir.string()),
                 "none.out"),
