@@ -201,6 +201,7 @@ void Operator::SyncNode(const std::string& name) {
   dirty_ = true;
   if (!object) {
     if (known != engine::kNoNode) {
+      node_limits_.RemoveNode(name);
       lifecycle_.NodeRemoved(known, "removed");
       Log("info", "node removed", {{"node", name}});
     }
@@ -209,6 +210,21 @@ void Operator::SyncNode(const std::string& name) {
   auto spec = DecodeNode(*object);
   if (!spec) {
     Log("error", "node ignored", {{"node", name}, {"error", spec.error().message}});
+    return;
+  }
+  // Within the limits of a node and of the cluster (more than 1,024 GPUs
+  // would break the free-GPU index, a total past 2^62 the engine's sums):
+  // else the Node is left out, or keeps what it had.
+  const core::LimitCheck broken = known == engine::kNoNode
+                                      ? node_limits_.AddNode(*spec)
+                                      : node_limits_.UpdateNode(name, spec->allocatable);
+  if (broken) {
+    std::string field = broken->field;
+    if (field.starts_with("resources.")) field = "status.allocatable" + field.substr(9);
+    Log("error", "node ignored",
+        {{"node", name},
+         {"error", fmt::format("Node {}: {}{}{}", core::EscapeText(name, 80), field,
+                               field.empty() ? "" : ": ", broken->what)}});
     return;
   }
   if (known == engine::kNoNode) {
