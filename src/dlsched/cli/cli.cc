@@ -1755,15 +1755,6 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
-core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg,
-                                                         std::span<const std::string> overrides) {
-  auto spec = policy::ResolveProfile(profile_arg, overrides);
-  if (!spec) return std::unexpected(spec.error());
-  auto profile = policy::BuildProfile(*spec);
-  if (!profile) return std::unexpected(profile.error());
-  return std::make_unique<engine::Engine>(std::move(*profile));
-}
-
 int Main(int argc, char** argv) {
   // A closed pipe or a full file-size limit is a write error we report,
   // not a signal that kills the process half-way.
