@@ -197,12 +197,6 @@ TEST_F(SizeTest, BadInputIsOneLineAndExitTwo) {
   EXPECT_FALSE(fs::exists(tmp_ / "c.csv"));
 }
 
-}  // namespace
-}  // namespace dlsched::cli
-
-namespace dlsched::cli {
-namespace {
-
 // What `size` writes loads back: a cluster whose total memory is over the
 // limit every cluster keeps (5,000 nodes of 1,000,000 GiB: 4.8 EiB) is
 // refused, as `--cluster tiresias:FILE` would refuse the file, not written.
