@@ -25,7 +25,6 @@ using testing::Ran;
 class FlagsTest : public testing::CommandTest {
  protected:
   FlagsTest() : CommandTest("flags") {}
-  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
 };
 
 constexpr const char* kRun = "-c examples/cluster-3node.yaml -w examples/workload-small.yaml";

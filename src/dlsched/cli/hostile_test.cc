@@ -279,8 +279,6 @@ const std::map<std::string, std::string>& KnownFailing() {
       {"snapshot-timeout-nan", "the crash/hang work refuses snapshot --timeout nan"},
       // Stack overflow (SIGSEGV) emitting or loading the profile.
       {"set-path-60000-deep-simulate", "the crash/hang work bounds --set's path"},
-      // Accepted: arrival 315537811200 s; the YAML refuses over 1e9 s.
-      {"philly-span-over-limit-simulate", "the importers' limits check arrivals"},
   };
   return known;
 }
@@ -673,6 +671,44 @@ void AddSurfaceCases(std::vector<Case>& cases) {
   }
   add("tiresias-cluster-missing",
       {"simulate", "-c", "tiresias:nope.csv", "-w", "w.yaml", "-o", "out"});
+
+  // --- The limits every way a cluster or a job enters keeps (issue 23):
+  // a Tiresias spec's memory, each node's and the cluster's total; update
+  // events; `reserved`; philly arrivals through convert.
+  for (const auto& [name, row, message] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"memory-2^60-bytes", "1,8,4,40,1073741824",
+            "mem_p_node: expected an integer in [1, 1048576], got '1073741824'"},
+           {"memory-total-over-4Ei", "1000,200,4,40,1048576",
+            "mem_p_node: the cluster's total memory would exceed the limit of 4Ei"},
+       }) {
+    add("tiresias-cluster-" + name,
+        {"simulate", "-c", "tiresias:bad.csv", "-w", "w.yaml", "-o", "out"},
+        {{"bad.csv", cluster_header + row + "\n"}}, 2, message);
+  }
+  // 4,095 nodes of 1 PiB and two of 1 GiB; one updated to 1 PiB is over.
+  const std::string updates =
+      "nodes:\n  - {name: a, count: 4095, resources: {memory: 1Pi}}\n"
+      "  - {name: s, count: 2, resources: {memory: 1Gi}}\nevents:\n"
+      "  - {time: 5, update: {name: s-0, resources: {memory: 1Pi}}}\n";
+  add("cluster-update-over-total", {"simulate", "-c", "bad.yaml", "-w", "w.yaml", "-o", "out"},
+      {{"bad.yaml", updates}}, 2,
+      "events[0].update.resources.memory: the cluster's total memory would exceed the limit of "
+      "4Ei");
+  add("cluster-reserved-over-node", {"simulate", "-c", "bad.yaml", "-w", "w.yaml", "-o", "out"},
+      {{"bad.yaml",
+        "nodes:\n  - {name: n, resources: {cpu: 8, nvidia.com/gpu: 4}, reserved: "
+        "{cpu: 8, nvidia.com/gpu: 32768}}\n"}},
+      2, "nodes[0].reserved.nvidia.com/gpu: 32768 is more than the node has (4)");
+  add("cluster-update-under-reserved", {"simulate", "-c", "bad.yaml", "-w", "w.yaml", "-o", "out"},
+      {{"bad.yaml",
+        "nodes:\n  - {name: n, resources: {cpu: 8}, reserved: {cpu: 4}}\nevents:\n"
+        "  - {time: 5, update: {name: n, resources: {cpu: 1}}}\n"}},
+      2, "events[0].update.resources.cpu: 1 is less than the node's `reserved` (4)");
+  add("philly-span-over-limit-convert", {"convert", "-t", "philly:bad.csv", "-o", "w.yaml"},
+      {{"bad.csv", philly_header + philly_row("0001-01-01 00:00:00", "5", "1") +
+                       philly_row("9999-12-31 00:00:00", "5", "1")}},
+      2, "is more than the limit of 1000000000 s (31.7 years)");
 
   // --- convert.
   const std::map<std::string, std::string> trace_ok = {

@@ -71,8 +71,6 @@ class RerunTest : public testing::CommandTest {
  protected:
   RerunTest() : CommandTest("rerun") {}
 
-  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
-
   // Copies of the examples, so that a test may change them.
   void CopyInputs() {
     for (const char* f : {"cluster-3node.yaml", "workload-small.yaml", "cluster-kod2-elastic.yaml",

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/config/trace.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/quantity.h"
 #include "dlsched/core/text.h"
@@ -203,10 +204,14 @@ core::Result<SizedCluster> SizeCluster(const config::WorkloadSpec& workload, con
       source, node.gpus, range.lo, range.hi, nodes - 1, Load(load(nodes - 1)), nodes, Load(c.load));
 }
 
-std::string TiresiasClusterCsv(const SizedCluster& c) {
-  return fmt::format(
-      "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n1,{},{},{},{}\n",
-      c.nodes, c.node.gpus, c.node.cpus, c.node.memory_gi);
+core::Result<std::string> TiresiasClusterCsv(const SizedCluster& c) {
+  const config::TiresiasShape shape{1, c.nodes, c.node.gpus, c.node.cpus, c.node.memory_gi};
+  // What `--cluster tiresias:FILE` would refuse is not written.
+  if (auto cluster = config::TiresiasCluster(shape); !cluster) {
+    return core::Errorf("a Tiresias cluster spec: {} (write cluster YAML instead)",
+                        cluster.error().message);
+  }
+  return config::TiresiasClusterCsv(shape);
 }
 
 core::Result<std::string> SizedClusterYaml(const SizedCluster& c, std::string_view comment) {

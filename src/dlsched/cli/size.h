@@ -59,8 +59,9 @@ core::Result<SizedCluster> SizeCluster(const config::WorkloadSpec& workload, con
                                        const LoadRange& range);
 
 // The cluster in the format `--cluster tiresias:FILE` reads: one switch of
-// `nodes` nodes.
-std::string TiresiasClusterCsv(const SizedCluster& cluster);
+// `nodes` nodes; an error when that format cannot hold it (its columns'
+// ranges, config::TiresiasCluster), reading "a Tiresias cluster spec: ...".
+core::Result<std::string> TiresiasClusterCsv(const SizedCluster& cluster);
 
 // The cluster as cluster YAML (sim::ClusterYaml), `comment` as its first
 // line (prefixed with "# ").

@@ -43,7 +43,6 @@ class SizeTest : public testing::CommandTest {
     CommandTest::SetUp();
     WriteFile(tmp_ / "w.yaml", kWorkload);
   }
-  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
   // `dlsched size -w w.yaml` with `args`.
   Ran Size(const std::string& args) { return Dlsched(fmt::format("size -w {} {}", W(), args)); }
   std::string W() const { return Path("w.yaml"); }
@@ -196,6 +195,26 @@ TEST_F(SizeTest, BadInputIsOneLineAndExitTwo) {
   r = Size("--to csv");
   EXPECT_EQ(r.code, 2);
   EXPECT_FALSE(fs::exists(tmp_ / "c.csv"));
+}
+
+// What `size` writes loads back: a cluster whose total memory is over the
+// limit every cluster keeps (5,000 nodes of 1,000,000 GiB: 4.8 EiB) is
+// refused, as `--cluster tiresias:FILE` would refuse the file, not written.
+TEST(SizeWritesTest, ATiresiasSpecItWritesLoads) {
+  SizedCluster c;
+  c.node = {.gpus = 1, .cpus = 8, .memory_gi = 1'000'000};
+  c.nodes = 4000;
+  auto ok = TiresiasClusterCsv(c);
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_EQ(*ok,
+            "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n"
+            "1,4000,1,8,1000000\n");
+  c.nodes = 5000;
+  auto over = TiresiasClusterCsv(c);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().message,
+            "a Tiresias cluster spec: mem_p_node: the cluster's total memory would exceed the "
+            "limit of 4Ei (1 x 5000 nodes) (write cluster YAML instead)");
 }
 
 }  // namespace

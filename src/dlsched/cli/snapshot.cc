@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/cli/operator_command.h"
+#include "dlsched/sim/simulator.h"
+
 namespace dlsched::cli {
 
 core::Result<DecodedSnapshot> DecodeSnapshot(std::string_view body, const std::string& from,
@@ -35,6 +38,15 @@ core::Result<DecodedSnapshot> DecodeSnapshot(std::string_view body, const std::s
   auto workload = config::ParseWorkload(d.workload_yaml, out + "/workload.yaml");
   if (!workload) return std::unexpected(workload.error());
   d.workload = std::move(*workload);
+  // ... and a run starts from them as `simulate` starts it: its models
+  // known, its jobs able to finish, each placed job on a node with room.
+  // (Their messages name OUT/workload.yaml, the workload's source.)
+  if (auto st = sim::ResolveWorkload(d.workload); !st) return std::unexpected(st.error());
+  auto engine = LoadEngine("gang-binpack");
+  if (!engine) return std::unexpected(engine.error());
+  if (auto st = sim::CheckStart(d.cluster, d.workload, **engine); !st) {
+    return std::unexpected(st.error());
+  }
   if (const auto it = root.find("withoutProgress"); it != root.end() && it->is_array()) {
     d.without_progress = it->size();
     if (!it->empty()) {

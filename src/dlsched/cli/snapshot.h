@@ -26,12 +26,15 @@ struct DecodedSnapshot {
   std::string without_progress_example;
 };
 
-// The body {"start", "cluster", "workload", "withoutProgress"} checked and
-// its YAML parsed. `from` (the --from address) and `out` (the directory the
+// The body {"start", "cluster", "workload", "withoutProgress"} checked, its
+// YAML parsed, and its run set up as `simulate` sets it up (the model zoo,
+// sim::CheckStart: every placed job on a node with room for it), so that
+// what `snapshot` writes runs. `from` (the --from address) and `out` (the directory the
 // files go to) name the answer and the files in errors, which are one line:
 // "--from X: /snapshot: expected a JSON object with cluster and workload
 // YAML; ...", "--from X: the operator has no unfinished TrainingJob: ...",
-// or the YAML's own error naming OUT/cluster.yaml or OUT/workload.yaml.
+// or the YAML's or the run's own error naming OUT/cluster.yaml or
+// OUT/workload.yaml.
 core::Result<DecodedSnapshot> DecodeSnapshot(std::string_view body, const std::string& from,
                                              const std::string& out);
 

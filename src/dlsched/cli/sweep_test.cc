@@ -99,8 +99,6 @@ class SweepTest : public testing::CommandTest {
  protected:
   SweepTest() : CommandTest("sweep") {}
 
-  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
-
   // A generated workload (seed 3) and a cluster of 2 nodes x 8 GPUs, as
   // files: tmp/w.yaml, tmp/c.yaml.
   void WriteInputs() {

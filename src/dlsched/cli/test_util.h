@@ -65,6 +65,8 @@ class CommandTest : public ::testing::Test {
   Ran Dlsched(const std::string& args) {
     return Shell(std::string(DLSCHED_BINARY) + " " + args, tmp_);
   }
+  // `name` in the scratch directory.
+  std::string Path(const std::string& name) const { return (tmp_ / name).string(); }
 
   std::string prefix_;
   std::filesystem::path tmp_;

@@ -9,6 +9,7 @@
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
+#include "dlsched/core/spec_limits.h"
 #include "dlsched/core/text.h"
 
 namespace dlsched::config {
@@ -19,14 +20,11 @@ using internal::Index;
 using internal::Key;
 using internal::Reader;
 
-// What the entries parsed so far add up to, to keep the cluster within
-// core::kMaxNodes and core::kMaxTotalAmount.
-struct Totals {
-  int64_t nodes = 0;
-  // Each amount <= kMaxAmount (2^50) times at most kMaxNodes copies: 128
-  // bits cannot overflow.
-  __int128 amount[core::kMaxResources] = {};
-};
+// A broken limit of the entry at `path`.
+std::unexpected<core::Error> Broken(const Reader& r, const std::string& path,
+                                    const core::LimitProblem& p) {
+  return r.Fail(core::JoinField(path, p.field), p.what);
+}
 
 core::Status ParseLabels(const Reader& r, const YAML::Node& labels, const std::string& labels_path,
                          core::Labels& out) {
@@ -49,10 +47,10 @@ core::Status ParseLabels(const Reader& r, const YAML::Node& labels, const std::s
 
 // Parses one entry of `nodes` and appends its expansion (count copies) to
 // `out`. `owner` remembers which entry produced each name, for the duplicate
-// message.
+// message; `limits` holds the cluster's limits (core/spec_limits.h).
 core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::string& path,
                             std::vector<core::NodeSpec>& out,
-                            std::map<std::string, std::string>& owner, Totals& totals,
+                            std::map<std::string, std::string>& owner, core::ClusterLimits& limits,
                             std::map<std::string, core::Resources>* reserved_out = nullptr) {
   if (auto st =
           r.CheckMap(n, path, "a map",
@@ -74,33 +72,15 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
     if (!c) return std::unexpected(c.error());
     count = *c;
   }
-  if (totals.nodes + count > core::kMaxNodes) {
-    return r.Fail(Given(n["count"]) ? count_path : path,
-                  fmt::format("the cluster would have {} nodes; at most {} are supported",
-                              totals.nodes + count, core::kMaxNodes));
+  if (auto problem = core::NodeCountProblem(limits.nodes_ever() + count)) {
+    return r.Fail(Given(n["count"]) ? count_path : path, *problem);
   }
-  totals.nodes += count;
 
   std::string res_path = Key(path, "resources");
   if (!Given(n["resources"])) return r.Missing(res_path, "a map of resource name to quantity");
   auto res = r.Resources(n["resources"], res_path);
   if (!res) return std::unexpected(res.error());
   node.allocatable = *res;
-  if (node.allocatable[core::kGpu] > core::kMaxGpusPerNode) {
-    return r.Fail(Key(res_path, core::ResourceName(core::kGpu)),
-                  fmt::format("{} GPUs on one node is more than the limit of {}",
-                              node.allocatable[core::kGpu], core::kMaxGpusPerNode));
-  }
-  for (int i = 0; i < core::kMaxResources; ++i) {
-    const auto id = static_cast<core::ResourceId>(i);
-    totals.amount[i] += static_cast<__int128>(node.allocatable[id]) * count;
-    if (totals.amount[i] > core::kMaxTotalAmount) {
-      return r.Fail(
-          Key(res_path, core::ResourceName(id)),
-          fmt::format("the cluster's total {} would exceed the limit of {}", core::ResourceName(id),
-                      core::FormatResourceAmount(id, core::kMaxTotalAmount)));
-    }
-  }
 
   core::Resources reserved;
   if (Given(n["reserved"])) {
@@ -136,8 +116,12 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
       return r.Fail(name_path,
                     fmt::format("node name '{}' is already used by {}", node.name, it->second));
     }
+    if (auto p = limits.AddNode(node)) return Broken(r, path, *p);
+    if (!reserved.IsZero()) {
+      if (auto p = limits.Reserve(node.name, reserved)) return Broken(r, path, *p);
+      (*reserved_out)[node.name] = reserved;
+    }
     out.push_back(node);
-    if (!reserved.IsZero()) (*reserved_out)[node.name] = reserved;
   }
   return {};
 }
@@ -146,7 +130,8 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
 // `present` holds the names of the nodes present just before it.
 core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string& path,
                         std::map<std::string, std::string>& owner, std::set<std::string>& present,
-                        Totals& totals, core::Time& last, std::vector<core::NodeEvent>& out) {
+                        core::ClusterLimits& limits, core::Time& last,
+                        std::vector<core::NodeEvent>& out) {
   if (auto st = r.CheckMap(n, path, "a map with time and one of add, remove, fail, update",
                            {"time", "add", "remove", "fail", "update"});
       !st) {
@@ -180,7 +165,7 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
       if (nm.IsScalar() && !present.contains(nm.Scalar())) owner.erase(nm.Scalar());
     }
     std::vector<core::NodeSpec> added;
-    if (auto st = ParseNodeEntry(r, n["add"], add_path, added, owner, totals); !st) return st;
+    if (auto st = ParseNodeEntry(r, n["add"], add_path, added, owner, limits); !st) return st;
     e.node = added.front();
     present.insert(e.node.name);
     out.push_back(std::move(e));
@@ -205,11 +190,6 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
     if (Given(v["resources"])) {
       auto res = r.Resources(v["resources"], Key(key_path, "resources"));
       if (!res) return std::unexpected(res.error());
-      if ((*res)[core::kGpu] > core::kMaxGpusPerNode) {
-        return r.Fail(Key(Key(key_path, "resources"), core::ResourceName(core::kGpu)),
-                      fmt::format("{} GPUs on one node is more than the limit of {}",
-                                  (*res)[core::kGpu], core::kMaxGpusPerNode));
-      }
       e.allocatable = *res;
     }
     if (Given(v["labels"])) {
@@ -237,7 +217,12 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
   if (!present.contains(*name)) {
     return r.Fail(name_path, fmt::format("no node '{}' is present at {:g}s", *name, e.time));
   }
-  if (e.kind != core::NodeEvent::Kind::kUpdate) present.erase(*name);
+  if (e.kind != core::NodeEvent::Kind::kUpdate) {
+    present.erase(*name);
+    limits.RemoveNode(*name);
+  } else if (e.allocatable) {
+    if (auto p = limits.UpdateNode(*name, *e.allocatable)) return Broken(r, key_path, *p);
+  }
   e.node.name = *name;
   out.push_back(std::move(e));
   return {};
@@ -254,9 +239,9 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
   }
   core::ClusterSpec cluster;
   std::map<std::string, std::string> owner;
-  Totals totals;
+  core::ClusterLimits limits;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (auto st = ParseNodeEntry(r, nodes[i], Index("nodes", i), cluster.nodes, owner, totals,
+    if (auto st = ParseNodeEntry(r, nodes[i], Index("nodes", i), cluster.nodes, owner, limits,
                                  &cluster.reserved);
         !st) {
       return std::unexpected(st.error());
@@ -269,13 +254,16 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
     for (const auto& node : cluster.nodes) present.insert(node.name);
     core::Time last = 0;
     for (size_t i = 0; i < events.size(); ++i) {
-      if (auto st = ParseEvent(r, events[i], Index("events", i), owner, present, totals, last,
+      if (auto st = ParseEvent(r, events[i], Index("events", i), owner, present, limits, last,
                                cluster.events);
           !st) {
         return std::unexpected(st.error());
       }
     }
   }
+  // What the entries checked one by one add up to, checked as a whole as
+  // every other source of clusters is (nothing here should be new).
+  if (auto p = core::CheckClusterLimits(cluster)) return r.Fail(p->field, p->what);
   return cluster;
 }
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/config/trace.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
 
@@ -105,6 +106,149 @@ TEST(ClusterLimitsTest, NamesAndLabels) {
   EXPECT_TRUE(
       ParseCluster("nodes:\n  - {name: n, resources: {cpu: 1}, labels: {zone: \"\"}}\n", "c.yaml")
           .has_value());
+}
+
+// A node update replaces its allocatable: the cluster's total is checked
+// at that instant too. Updates used to skip it: 4,095 nodes of 1 PiB and
+// 4,105 small ones updated to 1 PiB each (8,200 PiB, past int64) ran with
+// exit 0 and no memory in the results.
+TEST(ClusterLimitsTest, UpdatesKeepTheTotal) {
+  std::string text =
+      "nodes:\n  - {name: a, count: 4094, resources: {memory: 1Pi}}\n"
+      "  - {name: s, count: 3, resources: {memory: 1Gi}}\nevents:\n";
+  for (int i = 0; i < 3; ++i) {
+    text +=
+        "  - {time: 1, update: {name: s-" + std::to_string(i) + ", resources: {memory: 1Pi}}}\n";
+  }
+  EXPECT_EQ(ClusterError(text),
+            "c.yaml: events[1].update.resources.memory: the cluster's total memory would exceed "
+            "the limit of 4Ei");
+  // A node removed first makes room: the total is the nodes present.
+  std::string removed = text;
+  removed.insert(removed.find("  - {time: 1, update"), "  - {time: 1, remove: a-0}\n");
+  auto ok = ParseCluster(removed, "c.yaml");
+  EXPECT_TRUE(ok.has_value()) << ok.error().message;
+  // So is an added node's.
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, count: 4096, resources: {memory: 1Pi}}\n"
+                         "events:\n  - {time: 5, add: {name: b, resources: {memory: 1}}}\n"),
+            "c.yaml: events[0].add.resources.memory: the cluster's total memory would exceed the "
+            "limit of 4Ei");
+}
+
+// `reserved` is what other pods hold on the node: more than the node has
+// gave negative free room and utilisations of thousands (a fraction of
+// capacity, documented as 0..1).
+TEST(ClusterLimitsTest, ReservedWithinTheNode) {
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: n, count: 2, resources: {cpu: 48, memory: 192Gi}, "
+                         "reserved: {cpu: 8, memory: 1Pi}}\n"),
+            "c.yaml: nodes[0].reserved.memory: 1Pi is more than the node has (192Gi)");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: n, resources: {cpu: 4}, reserved: "
+                         "{nvidia.com/gpu: 1}}\n"),
+            "c.yaml: nodes[0].reserved.nvidia.com/gpu: 1 is more than the node has (0)");
+  // An update may not shrink the node below what is reserved there.
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: n, resources: {cpu: 48}, reserved: {cpu: 8}}\n"
+                         "events:\n  - {time: 5, update: {name: n, resources: {cpu: 4}}}\n"),
+            "c.yaml: events[0].update.resources.cpu: 4 is less than the node's `reserved` (8)");
+  // All of the node is fine.
+  EXPECT_TRUE(
+      ParseCluster("nodes:\n  - {name: n, resources: {cpu: 48}, reserved: {cpu: 48}}\n", "c.yaml")
+          .has_value());
+}
+
+// --- The same limits for every trace and Tiresias cluster spec.
+
+class TraceLimitsTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path =
+        ::testing::TempDir() + "dlsched_limits_" + std::to_string(getpid()) + "_" + name;
+    std::ofstream(path) << text;
+    paths_.push_back(path);
+    return path;
+  }
+  void TearDown() override {
+    for (const auto& p : paths_) unlink(p.c_str());
+  }
+  std::string TraceError(TraceFormat format, const std::string& path) {
+    TraceOptions o;
+    o.format = format;
+    o.path = path;
+    auto t = LoadTrace(o);
+    EXPECT_FALSE(t.has_value()) << path;
+    return t ? std::string() : t.error().message;
+  }
+  std::string ClusterCsvError(const std::string& path) {
+    auto c = LoadTiresiasCluster(path);
+    EXPECT_FALSE(c.has_value()) << path;
+    return c ? std::string() : c.error().message;
+  }
+  std::vector<std::string> paths_;
+};
+
+constexpr char kTiresiasClusterHeader[] =
+    "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n";
+
+// mem_p_node is GiB: 2^30 GiB (2^60 bytes, over the 2^50 a node may have)
+// was accepted; eight such nodes reported "-8Ei" and every job stuck, and
+// 200,000 dropped memory from the results (its total overflowed).
+TEST_F(TraceLimitsTest, TiresiasClusterMemory) {
+  const std::string eight =
+      Write("c8.csv", std::string(kTiresiasClusterHeader) + "1,8,4,40,1073741824\n");
+  EXPECT_EQ(ClusterCsvError(eight),
+            eight + ":2: mem_p_node: expected an integer in [1, 1048576], got '1073741824'");
+  // 1 PiB a node is the limit; 200,000 of them are over the cluster's.
+  const std::string many =
+      Write("c200k.csv", std::string(kTiresiasClusterHeader) + "1000,200,4,40,1048576\n");
+  EXPECT_EQ(ClusterCsvError(many),
+            many +
+                ":2: mem_p_node: the cluster's total memory would exceed the limit of 4Ei "
+                "(1000 x 200 nodes)");
+  const std::string ok =
+      Write("c4096.csv", std::string(kTiresiasClusterHeader) + "1,4096,4,40,1048576\n");
+  auto c = LoadTiresiasCluster(ok);
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->nodes.size(), 4096u);
+}
+
+// Philly arrivals are seconds after the earliest kept row: rows 10,000
+// years apart gave arrivals of 3.2e11 s (the limit is 1e9), which `convert`
+// then wrote to a file dlsched refuses.
+TEST_F(TraceLimitsTest, PhillyArrivals) {
+  const std::string path = Write("philly.csv",
+                                 "timestamp,duration,num_gpus,cluster\n"
+                                 "2017-10-03 14:00:00,100,1,vc\n"
+                                 "9999-12-31 00:00:00,100,1,vc\n");
+  EXPECT_EQ(TraceError(TraceFormat::kPhilly, path),
+            path +
+                ": job 'philly-3': arrival (its timestamp less the earliest kept row's): "
+                "251895175200 s is more than the limit of 1000000000 s (31.7 years); keep a "
+                "shorter "
+                "span of the trace with --from and --until");
+  // Rows 31 years apart are fine.
+  const std::string near = Write("philly-near.csv",
+                                 "timestamp,duration,num_gpus,cluster\n"
+                                 "2017-10-03 14:00:00,100,1,vc\n"
+                                 "2048-01-01 00:00:00,100,1,vc\n");
+  TraceOptions o;
+  o.format = TraceFormat::kPhilly;
+  o.path = near;
+  auto t = LoadTrace(o);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_LE(t->workload.jobs.back().submit_time, core::kMaxTime);
+}
+
+// Every importer checks a row's job as a workload file's job is checked,
+// naming the row's column where the format has one.
+TEST_F(TraceLimitsTest, RowsAreCheckedAsJobs) {
+  const std::string header(kNativeWideHeader);
+  const std::string tasks = Write("tasks.csv", header + "\na,0,1,1,99999,1,,,100,,2,,,,\n");
+  EXPECT_EQ(TraceError(TraceFormat::kNative, tasks),
+            tasks +
+                ":2: max_workers: the job would have 100001 tasks (PS, Chief and maxReplicas "
+                "workers); at most 100000 are supported");
+  const std::string total = Write("total.csv", header + "\na,0,1,1,4097,,,1Pi,100,,,,,,\n");
+  EXPECT_EQ(TraceError(TraceFormat::kNative, total),
+            total + ":2: the job's total memory at maxReplicas exceeds the limit of 4Ei");
 }
 
 // `maxReplicas: 2147483647` used to allocate gigabytes for one job.
@@ -267,6 +411,21 @@ TEST(ParseYamlTest, NodeBudget) {
   EXPECT_TRUE(internal::ParseYaml(text, "big.yaml", 2000, 100).has_value());
   // Small texts are not scanned at all.
   EXPECT_TRUE(internal::ParseYaml(text, "big.yaml", 500, text.size()).has_value());
+}
+
+// Text parsed without a file (an operator's snapshot, which `snapshot`
+// writes as files) is held to a file's size cap too.
+TEST(ParseYamlTest, TextOverTheFileSizeCap) {
+  std::string text(core::kMaxInputBytes + 1, '#');
+  auto over = ParseCluster(text, "now/cluster.yaml");
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().message,
+            "now/cluster.yaml: has 67108865 bytes; YAML inputs are limited to 64 MiB");
+  // At the cap it is parsed (and, all comment, has no nodes).
+  text.resize(core::kMaxInputBytes);
+  auto at = ParseCluster(text, "now/cluster.yaml");
+  ASSERT_FALSE(at.has_value());
+  EXPECT_EQ(at.error().message.find("bytes"), std::string::npos) << at.error().message;
 }
 
 // The nodes yaml-cpp's event pass counts in `text`, as ParseYaml's scan

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "dlsched/config/csv.h"
+#include "dlsched/core/limits.h"
 
 namespace dlsched::config::internal {
 namespace {
@@ -31,23 +32,25 @@ constexpr std::array<AppConstants, 6> kApps = {{{"bert", 2, 0},
 constexpr std::array<std::string_view, 6> kAppNames = {"bert",     "cifar10", "deepspeech2",
                                                        "imagenet", "ncf",     "yolov3"};
 
-// A column of a measurement file and the values it may hold.
+// A column of a measurement file and the numbers it may hold. Counts and
+// batch sizes become integers (an id, a per-GPU batch, nodes and GPUs),
+// so they are bounded where they are read: a local_bsz of 0 used to
+// divide by zero into an overflow, 1e300 to overflow the cast.
 struct Column {
   std::string_view name;
-  NumberRange range;
+  NumberRange range = kNonNegative;
 };
-// Counts (placement ids, nodes, GPUs, per-GPU batches) are positive and
-// small enough to convert to integers; times and statistics are >= 0.
-constexpr NumberRange kCount{0, true, 1e15};
-constexpr NumberRange kMeasured{0, false, std::nullopt};
+constexpr double kMaxBatch = double(int64_t{1} << 40);  // as validation-<N>.csv's N
+constexpr NumberRange kBatch{1, false, kMaxBatch};
+constexpr NumberRange kCount{1, false, double(core::kMaxTasksPerJob)};
 
 // Reads every row of `path` with `columns` as numbers in their ranges.
 core::Result<std::vector<std::vector<double>>> ReadNumbers(const std::string& path,
                                                            std::span<const Column> columns) {
-  std::vector<std::string_view> names;
-  for (const Column& c : columns) names.push_back(c.name);
   CsvReader csv(path);
   if (auto st = csv.Open(); !st) return std::unexpected(st.error());
+  std::vector<std::string_view> names;
+  for (const Column& c : columns) names.push_back(c.name);
   auto pos = csv.Header(names);
   if (!pos) return std::unexpected(pos.error());
   std::vector<std::vector<double>> rows;
@@ -127,10 +130,9 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
   app.max_epochs_ = c->max_epochs;
   const std::filesystem::path dir = std::filesystem::path(traces_dir) / app.name_;
 
-  constexpr Column kPlacementColumns[] = {{"placement", kCount},
-                                          {"local_bsz", kCount},
-                                          {"step_time", kMeasured},
-                                          {"sync_time", kMeasured}};
+  // A placement is its GPUs per node as digits ("44": 2 nodes of 4).
+  constexpr Column kPlacementColumns[] = {
+      {"placement", {1, false, 1e15}}, {"local_bsz", kBatch}, {"step_time"}, {"sync_time"}};
   const std::string placements_path = (dir / "placements.csv").string();
   auto placements = ReadNumbers(placements_path, kPlacementColumns);
   if (!placements) return std::unexpected(placements.error());
@@ -141,12 +143,11 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
     min_local = std::min(min_local, static_cast<int64_t>(r[1]));
     max_local = std::max(max_local, static_cast<int64_t>(r[1]));
   }
-  constexpr NumberRange kSmallCount{0, true, kMaxInt};
-  constexpr Column kScalabilityColumns[] = {{"num_nodes", kSmallCount},
-                                            {"num_replicas", kSmallCount},
-                                            {"local_bsz", kCount},
-                                            {"step_time", kMeasured},
-                                            {"sync_time", kMeasured}};
+  constexpr Column kScalabilityColumns[] = {{"num_nodes", kCount},
+                                            {"num_replicas", kCount},
+                                            {"local_bsz", kBatch},
+                                            {"step_time"},
+                                            {"sync_time"}};
   auto scalability = ReadNumbers((dir / "scalability.csv").string(), kScalabilityColumns);
   if (!scalability) return std::unexpected(scalability.error());
   for (const auto& r : *scalability) {
@@ -182,14 +183,13 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
   for (auto& [_, points] : app.at_) std::sort(points.begin(), points.end(), by_bsz);
 
   std::error_code ec;
-  constexpr Column kValidationColumns[] = {
-      {"progress", kMeasured}, {"grad_sqr", kMeasured}, {"grad_var", kMeasured}};
+  constexpr Column kValidationColumns[] = {{"progress"}, {"grad_sqr"}, {"grad_var"}};
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string file = entry.path().filename().string();
     if (!file.starts_with("validation-") || !file.ends_with(".csv")) continue;
     const std::string_view digits =
         std::string_view(file).substr(11, file.size() - 11 - 4);  // validation-<N>.csv
-    auto bsz = IntField(digits, "batch size", 1, int64_t{1} << 40);
+    auto bsz = IntField(digits, "batch size", 1, static_cast<int64_t>(kMaxBatch));
     if (!bsz)
       return core::Errorf("{}: expected validation-<batch size>.csv", entry.path().string());
     auto rows = ReadNumbers(entry.path().string(), kValidationColumns);

@@ -23,6 +23,7 @@
 #include "dlsched/core/limits.h"
 #include "dlsched/core/quantity.h"
 #include "dlsched/core/resources.h"
+#include "dlsched/core/spec_limits.h"
 #include "dlsched/core/text.h"
 
 namespace dlsched::config {
@@ -61,10 +62,16 @@ core::JobSpec GangJob(std::string name, core::Time submit, int gpus, core::Time 
   return job;
 }
 
+// A field of a job (as the workload YAML names it) and the column of a
+// trace format that gives it, for messages.
+using Columns = std::span<const std::pair<std::string_view, std::string_view>>;
+
 // What every importer shares: reading rows, counting, skipping, limits.
 class Importer {
  public:
-  explicit Importer(const TraceOptions& o) : o_(o), csv_(o.path) {}
+  // `columns` name the fields of a job's limits (core::CheckJobLimits) by
+  // this format's columns where it has them.
+  Importer(const TraceOptions& o, Columns columns) : o_(o), csv_(o.path), columns_(columns) {}
 
   // `optional` columns may be missing from the header: their fields are
   // then empty in every row.
@@ -123,8 +130,15 @@ class Importer {
   }
   core::Status Skip(const RowError& e) { return Skip(e.what); }
 
-  // Adds a job; its name must be new.
-  core::Status Add(core::JobSpec job) {
+  // Adds a job, within every limit a job has (core::CheckJobLimits, as a
+  // job of a workload file; a bad row otherwise); its name must be new.
+  // `later_arrival`: its submit time is not its arrival yet (philly's epoch
+  // seconds), which the caller checks once it is.
+  core::Status Add(core::JobSpec job, bool later_arrival = false) {
+    const core::Time submit = job.submit_time;
+    if (later_arrival) job.submit_time = 0;
+    if (auto p = core::CheckJobLimits(job)) return Skip(Named(*p));
+    job.submit_time = submit;
     if (!names_.insert(job.name).second) {
       return Skip(fmt::format("job '{}' appears twice", job.name));
     }
@@ -160,9 +174,19 @@ class Importer {
   int64_t line_no() const { return csv_.line_no(); }
   core::Error At(std::string_view what) const { return csv_.At(what); }
 
+  // "<column or field>: <what>".
+  std::string Named(const core::LimitProblem& p) const {
+    std::string_view field = p.field;
+    for (const auto& [key, column] : columns_) {
+      if (key == field) field = column;
+    }
+    return field.empty() ? p.what : fmt::format("{}: {}", field, p.what);
+  }
+
  private:
   const TraceOptions& o_;
   CsvReader csv_;
+  Columns columns_;
   std::vector<int> pos_;
   std::vector<std::string_view> all_;
   std::vector<std::string_view> fields_;
@@ -177,7 +201,9 @@ const NumberRange kPositiveSeconds{0, true, core::kMaxTime};
 // Tiresias (SymbioticLab/Tiresias, simulator/): 60_job.csv and its kin.
 core::Result<TraceLoad> LoadTiresias(const TraceOptions& o) {
   constexpr std::string_view kColumns[] = {"job_id", "num_gpu", "submit_time", "duration"};
-  Importer in(o);
+  constexpr std::pair<std::string_view, std::string_view> kFields[] = {
+      {"arrival", "submit_time"}, {"worker.replicas", "num_gpu"}, {"duration", "duration"}};
+  Importer in(o, kFields);
   if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
   while (true) {
     auto more = in.Next();
@@ -208,7 +234,9 @@ core::Result<TraceLoad> LoadTiresias(const TraceOptions& o) {
 // philly.csv (petuum/adaptdl osdi21-artifact, from Microsoft's Philly trace).
 core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
   constexpr std::string_view kColumns[] = {"timestamp", "duration", "num_gpus", "cluster"};
-  Importer in(o);
+  constexpr std::pair<std::string_view, std::string_view> kFields[] = {
+      {"worker.replicas", "num_gpus"}, {"duration", "duration"}};
+  Importer in(o, kFields);
   if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
   const std::set<std::string, std::less<>> vcs(o.virtual_clusters.begin(),
                                                o.virtual_clusters.end());
@@ -236,13 +264,22 @@ core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
       earliest = std::min(earliest, *ts);
       // Named by the file line, which finds the row again.
       st = in.Add(GangJob(fmt::format("philly-{}", in.line_no()), static_cast<core::Time>(*ts),
-                          static_cast<int>(*gpus), *duration, o));
+                          static_cast<int>(*gpus), *duration, o),
+                  /*later_arrival=*/true);
     }
     if (!st) return std::unexpected(st.error());
   }
   auto out = in.Finish();
   if (!out) return out;
-  for (auto& job : out->workload.jobs) job.submit_time -= static_cast<core::Time>(earliest);
+  for (auto& job : out->workload.jobs) {
+    job.submit_time -= static_cast<core::Time>(earliest);
+    if (auto problem = core::TimeProblem(job.submit_time)) {
+      return core::Errorf(
+          "{}: job '{}': arrival (its timestamp less the earliest kept row's): {}; keep a "
+          "shorter span of the trace with --from and --until",
+          o.path, job.name, *problem);
+    }
+  }
   return out;
 }
 
@@ -252,7 +289,9 @@ core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
 core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
   constexpr std::string_view kColumns[] = {"name", "time", "application", "num_replicas",
                                            "batch_size"};
-  Importer in(o);
+  constexpr std::pair<std::string_view, std::string_view> kFields[] = {
+      {"arrival", "time"}, {"worker.replicas", "num_replicas"}};
+  Importer in(o, kFields);
   if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
   const std::string traces = PolluxTracesDir(o);
   std::map<std::string, internal::PolluxApplication, std::less<>> apps;
@@ -339,32 +378,6 @@ RowResult<void> NativeQuantity(std::string_view s, std::string_view column, core
   return {};
 }
 
-// What the workload YAML's CheckJobSize checks: at most core::kMaxTasksPerJob
-// tasks, and each resource's request at max_workers within
-// core::kMaxTotalAmount.
-RowResult<void> CheckNativeJobSize(const core::JobSpec& job) {
-  const core::RoleSpec& w = job.role(core::Role::kWorker);
-  const core::RoleSpec& ps = job.role(core::Role::kPS);
-  const int64_t tasks = int64_t{ps.replicas} + w.max_replicas;
-  if (tasks > core::kMaxTasksPerJob) {
-    return std::unexpected(RowError{
-        fmt::format("max_workers: the job would have {} tasks (ps and max_workers workers); at "
-                    "most {} are supported",
-                    tasks, core::kMaxTasksPerJob)});
-  }
-  for (auto [id, column] : {std::pair{core::kGpu, "gpus"}, std::pair{core::kCpu, "cpu"},
-                            std::pair{core::kMemory, "memory"}}) {
-    const __int128 total = static_cast<__int128>(ps.resources[id]) * ps.replicas +
-                           static_cast<__int128>(w.resources[id]) * w.max_replicas;
-    if (total > core::kMaxTotalAmount) {
-      return std::unexpected(RowError{fmt::format(
-          "{}: the job's total {} at max_workers (and its PS) exceeds the limit of {}", column,
-          core::ResourceName(id), core::FormatResourceAmount(id, core::kMaxTotalAmount))});
-    }
-  }
-  return {};
-}
-
 // The native format: kNativeHeader, one job a line, and optionally the
 // columns of kNativeWideHeader beyond it (empty when absent).
 core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
@@ -392,7 +405,21 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
   const NumberRange steps_range{0, true, core::kMaxSteps};
   constexpr std::string_view kEither =
       "give either duration (seconds at the job's size) or steps and model, not both";
-  Importer in(o);
+  constexpr std::pair<std::string_view, std::string_view> kFields[] = {
+      {"arrival", "submit"},
+      {"worker.replicas", "workers"},
+      {"worker.minReplicas", "min_workers"},
+      {"worker.maxReplicas", "max_workers"},
+      {"worker.resources.nvidia.com/gpu", "gpus"},
+      {"worker.resources.cpu", "cpu"},
+      {"worker.resources.memory", "memory"},
+      {"ps.replicas", "ps"},
+      {"ps.resources.cpu", "ps_cpu"},
+      {"ps.resources.memory", "ps_memory"},
+      {"duration", "duration"},
+      {"totalSteps", "steps"},
+  };
+  Importer in(o, kFields);
   if (auto st = in.Open(kColumns, kOptional); !st) return std::unexpected(st.error());
   while (true) {
     auto more = in.Next();
@@ -440,7 +467,6 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
         }
         if (auto r = NativeQuantity(in.field(f), column, id, ps.resources[id]); !r) return r;
       }
-      if (auto r = CheckNativeJobSize(job); !r) return r;
 
       // The work: a duration (and scaling), or steps and a model.
       const std::string_view duration_field = in.field(kDuration);
@@ -589,50 +615,63 @@ core::Result<int64_t> ParseTimestamp(std::string_view text) {
 }
 
 core::Result<TraceLoad> LoadTrace(const TraceOptions& options) {
-  switch (options.format) {
-    case TraceFormat::kTiresias:
-      return LoadTiresias(options);
-    case TraceFormat::kPhilly:
-      return LoadPhilly(options);
-    case TraceFormat::kPollux:
-      return LoadPollux(options);
-    case TraceFormat::kNative:
-      return LoadNative(options);
+  auto load = [&] {
+    switch (options.format) {
+      case TraceFormat::kTiresias:
+        return LoadTiresias(options);
+      case TraceFormat::kPhilly:
+        return LoadPhilly(options);
+      case TraceFormat::kPollux:
+        return LoadPollux(options);
+      case TraceFormat::kNative:
+        break;
+    }
+    return LoadNative(options);
+  }();
+  if (!load) return load;
+  // As every workload, whatever read it (each row was checked as it was
+  // read; nothing here should be new).
+  if (auto p = core::CheckJobsLimits(load->workload.jobs, load->workload.start)) {
+    return core::Errorf("{}: {}: {}", options.path, p->field, p->what);
   }
-  return LoadNative(options);
+  return load;
 }
 
-core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
-  constexpr std::string_view kColumns[] = {"num_switch", "num_node_p_switch", "num_gpu_p_node",
-                                           "num_cpu_p_node", "mem_p_node"};
-  CsvReader csv(path);
-  if (auto st = csv.Open(); !st) return std::unexpected(st.error());
-  auto pos = csv.Header(kColumns);
-  if (!pos) return std::unexpected(pos.error());
-  if (!csv.Next()) {
-    if (auto st = csv.ReadError(); !st) return std::unexpected(st.error());
-    return core::Errorf("{}: expected a row after the header", path);
-  }
-  std::vector<std::string_view> f;
-  if (csv.TooLong()) return std::unexpected(csv.TooLongError());
-  if (!SplitCsv(csv.line(), f) || f.size() != csv.width()) {
-    return std::unexpected(csv.At(fmt::format("expected {} comma-separated fields", csv.width())));
-  }
-  int64_t v[5];
-  for (int i = 0; i < 5; ++i) {
-    const int64_t max = i == 2 ? core::kMaxGpusPerNode : (i == 4 ? int64_t{1} << 30 : 1'000'000);
-    auto x = IntField(f[(*pos)[i]], kColumns[i], i == 2 ? 0 : 1, max);
-    if (!x) return std::unexpected(csv.At(x.error().what));
-    v[i] = *x;
+namespace {
+
+// A Tiresias cluster spec's columns, in TiresiasShape's order, with the
+// range of each: GPUs as the free-GPU index allows, memory (GiB) within
+// core::kMaxAmount a node.
+struct TiresiasColumn {
+  std::string_view name;
+  int64_t min;
+  int64_t max;
+};
+constexpr TiresiasColumn kTiresiasColumns[] = {
+    {"num_switch", 1, 1'000'000},
+    {"num_node_p_switch", 1, 1'000'000},
+    {"num_gpu_p_node", 0, core::kMaxGpusPerNode},
+    {"num_cpu_p_node", 1, 1'000'000},
+    {"mem_p_node", 1, core::kMaxAmount >> 30},
+};
+
+}  // namespace
+
+core::Result<core::ClusterSpec> TiresiasCluster(const TiresiasShape& shape) {
+  const int64_t v[] = {shape.switches, shape.nodes_per_switch, shape.gpus, shape.cpus,
+                       shape.memory_gi};
+  for (size_t i = 0; i < std::size(kTiresiasColumns); ++i) {
+    const TiresiasColumn& c = kTiresiasColumns[i];
+    if (v[i] < c.min || v[i] > c.max) {
+      return core::Errorf("{}: expected an integer in [{}, {}], got {}", c.name, c.min, c.max,
+                          v[i]);
+    }
   }
   if (v[0] * v[1] > core::kMaxNodes) {
-    return std::unexpected(csv.At(
-        fmt::format("{} x {} nodes is more than the limit of {}", v[0], v[1], core::kMaxNodes)));
-  }
-  if (csv.Next()) {
-    return std::unexpected(csv.At("expected one row (one cluster shape), got more"));
+    return core::Errorf("{} x {} nodes is more than the limit of {}", v[0], v[1], core::kMaxNodes);
   }
   core::ClusterSpec cluster;
+  cluster.nodes.reserve(static_cast<size_t>(v[0] * v[1]));
   for (int64_t s = 0; s < v[0]; ++s) {
     for (int64_t n = 0; n < v[1]; ++n) {
       core::NodeSpec node;
@@ -644,6 +683,56 @@ core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
       cluster.nodes.push_back(std::move(node));
     }
   }
+  // As every cluster (core/spec_limits.h): e.g. its total memory.
+  if (auto p = core::CheckClusterLimits(cluster)) {
+    constexpr std::pair<std::string_view, std::string_view> kResourceColumns[] = {
+        {"resources.nvidia.com/gpu", "num_gpu_p_node"},
+        {"resources.cpu", "num_cpu_p_node"},
+        {"resources.memory", "mem_p_node"}};
+    std::string column = p->field;
+    for (const auto& [suffix, name] : kResourceColumns) {
+      if (column.ends_with(suffix)) column = name;
+    }
+    return core::Errorf("{}: {} ({} x {} nodes)", column, p->what, v[0], v[1]);
+  }
+  return cluster;
+}
+
+std::string TiresiasClusterCsv(const TiresiasShape& shape) {
+  return fmt::format(
+      "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n{},{},{},{},{}\n",
+      shape.switches, shape.nodes_per_switch, shape.gpus, shape.cpus, shape.memory_gi);
+}
+
+core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
+  std::vector<std::string_view> columns;
+  for (const TiresiasColumn& c : kTiresiasColumns) columns.push_back(c.name);
+  CsvReader csv(path);
+  if (auto st = csv.Open(); !st) return std::unexpected(st.error());
+  auto pos = csv.Header(columns);
+  if (!pos) return std::unexpected(pos.error());
+  if (!csv.Next()) {
+    if (auto st = csv.ReadError(); !st) return std::unexpected(st.error());
+    return core::Errorf("{}: expected a row after the header", path);
+  }
+  const int64_t row_line = csv.line_no();
+  std::vector<std::string_view> f;
+  if (csv.TooLong()) return std::unexpected(csv.TooLongError());
+  if (!SplitCsv(csv.line(), f) || f.size() != csv.width()) {
+    return std::unexpected(csv.At(fmt::format("expected {} comma-separated fields", csv.width())));
+  }
+  int64_t v[std::size(kTiresiasColumns)];
+  for (size_t i = 0; i < std::size(kTiresiasColumns); ++i) {
+    const TiresiasColumn& c = kTiresiasColumns[i];
+    auto x = IntField(f[(*pos)[i]], c.name, c.min, c.max);
+    if (!x) return std::unexpected(csv.At(x.error().what));
+    v[i] = *x;
+  }
+  if (csv.Next()) {
+    return std::unexpected(csv.At("expected one row (one cluster shape), got more"));
+  }
+  auto cluster = TiresiasCluster({v[0], v[1], v[2], v[3], v[4]});
+  if (!cluster) return core::Errorf("{}:{}: {}", path, row_line, cluster.error().message);
   return cluster;
 }
 

@@ -82,6 +82,21 @@ core::Result<int64_t> ParseTimestamp(std::string_view text);
 // (`dlsched.io/switch`).
 core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path);
 
+// The row of a Tiresias cluster spec.
+struct TiresiasShape {
+  int64_t switches = 1;          // num_switch
+  int64_t nodes_per_switch = 1;  // num_node_p_switch
+  int64_t gpus = 0;              // num_gpu_p_node
+  int64_t cpus = 1;              // num_cpu_p_node
+  int64_t memory_gi = 1;         // mem_p_node
+};
+// The cluster of `shape`, checked as LoadTiresiasCluster checks a file's
+// row (each column's range, the node count, the cluster's limits); errors
+// read "<column>: <what>".
+core::Result<core::ClusterSpec> TiresiasCluster(const TiresiasShape& shape);
+// `shape` as a Tiresias cluster spec (header and row).
+std::string TiresiasClusterCsv(const TiresiasShape& shape);
+
 // The native format (docs/traces.md): one job a line,
 //   name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling
 // with gpus/cpu/memory per worker as quantities (cpu and memory may be

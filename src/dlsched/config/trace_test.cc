@@ -517,6 +517,40 @@ TEST(PolluxTraceTest, BadRows) {
                 "(Pollux's measurements; give their directory with --pollux-traces DIR)");
 }
 
+// Pollux's measurement files hold counts and batch sizes that become
+// integers: each is bounded where it is read (a local_bsz of 0 divided by
+// zero into a signed overflow, UBSan's report).
+TEST(PolluxTraceTest, MeasurementsAreBounded) {
+  const std::string dir = testing::TempDir() + "dlsched_pollux_measurements";
+  const std::string bert = dir + "/m/bert";
+  std::filesystem::create_directories(bert);
+  std::ofstream(bert + "/validation-12.csv") << "progress,grad_sqr,grad_var\n1,1,1\n2,1,1\n";
+  TraceOptions o;
+  o.format = TraceFormat::kPollux;
+  o.path = dir + "/w.csv";
+  o.pollux_traces = dir + "/m";
+  std::ofstream(o.path) << "name,time,application,num_replicas,batch_size\na,0,bert,1,12\n";
+  const std::pair<std::string, std::string> cases[][2] = {
+      {{"placements.csv", "placement,local_bsz,step_time,sync_time\n1,0,0.5,0.1\n"},
+       {"placements.csv:2", "local_bsz: expected a number in [1, 1099511627776], got '0'"}},
+      {{"placements.csv", "placement,local_bsz,step_time,sync_time\n1e300,4,0.5,0.1\n"},
+       {"placements.csv:2", "placement: expected a number in [1, 1000000000000000], got '1e300'"}},
+      {{"scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n5,1e9,4,1,1\n"},
+       {"scalability.csv:2", "num_replicas: expected a number in [1, 100000], got '1e9'"}},
+  };
+  for (const auto& [file, want] : cases) {
+    std::ofstream(bert + "/placements.csv") << "placement,local_bsz,step_time,sync_time\n1,4,1,1\n";
+    std::ofstream(bert + "/scalability.csv")
+        << "num_nodes,num_replicas,local_bsz,step_time,sync_time\n5,5,4,1,1\n";
+    std::ofstream(bert + "/" + file.first) << file.second;
+    auto r = LoadTrace(o);
+    ASSERT_FALSE(r) << file.second;
+    EXPECT_NE(r.error().message.find(bert + "/" + want.first + ": " + want.second),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
 TEST(NativeTraceTest, RoundTripsTheTiresiasTrace) {
   TraceOptions o;
   o.format = TraceFormat::kTiresias;
@@ -819,10 +853,10 @@ TEST(NativeTraceTest, WideBadRowsAndSkipping) {
       {"a,0,1,1,1,1,,,100,,-1,,,,", ":2: ps: expected an integer in [0, 100000], got '-1'"},
       {"a,0,1,1,1,1,,,,,,,,,", ":2: duration: expected a number in (0, 1000000000], got ''"},
       {"a,0,1,1,99999,1,,,100,,2,1,,,",
-       ":2: max_workers: the job would have 100001 tasks (ps and max_workers workers); at most "
-       "100000 are supported"},
+       ":2: max_workers: the job would have 100001 tasks (PS, Chief and maxReplicas workers); at "
+       "most 100000 are supported"},
       {"a,0,1,1,4097,,,1Pi,100,,,,,,",
-       ":2: memory: the job's total memory at max_workers (and its PS) exceeds the limit of 4Ei"},
+       ":2: the job's total memory at maxReplicas exceeds the limit of 4Ei"},
       {"a,0,1,1,1,1,,,,,,,,5,res\tnet", ":2: model: 'res\\x09net' contains a control character"},
   };
   for (const auto& [row, message] : cases) {

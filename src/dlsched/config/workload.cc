@@ -11,6 +11,7 @@
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
+#include "dlsched/core/spec_limits.h"
 
 namespace dlsched::config {
 namespace {
@@ -299,35 +300,6 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
                         out.locality_sensitivity);
 }
 
-// Keeps a job within core::kMaxTasksPerJob tasks and its request of every
-// resource at maxReplicas within core::kMaxTotalAmount.
-core::Status CheckJobSize(const Reader& r, const core::JobSpec& job, const std::string& path) {
-  const core::RoleSpec& worker = job.role(core::Role::kWorker);
-  const int64_t tasks = int64_t{job.role(core::Role::kPS).replicas} +
-                        job.role(core::Role::kChief).replicas + worker.max_replicas;
-  if (tasks > core::kMaxTasksPerJob) {
-    return r.Fail(Key(path, "worker.maxReplicas"),
-                  fmt::format("the job would have {} tasks (PS, Chief and maxReplicas workers); "
-                              "at most {} are supported",
-                              tasks, core::kMaxTasksPerJob));
-  }
-  for (int i = 0; i < core::kMaxResources; ++i) {
-    const auto id = static_cast<core::ResourceId>(i);
-    __int128 total = 0;
-    for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
-      const core::RoleSpec& spec = job.role(role);
-      const int64_t count = role == core::Role::kWorker ? spec.max_replicas : spec.replicas;
-      total += static_cast<__int128>(spec.resources[id]) * count;
-    }
-    if (total > core::kMaxTotalAmount) {
-      return r.Fail(path, fmt::format("the job's total {} at maxReplicas exceeds the limit of {}",
-                                      core::ResourceName(id),
-                                      core::FormatResourceAmount(id, core::kMaxTotalAmount)));
-    }
-  }
-  return {};
-}
-
 // `running`: where the job is when the run begins (times are checked
 // against the workload's `start` once it is read).
 core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::string& path,
@@ -577,7 +549,8 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
 
   if (Given(n["maxWaitMinutes"])) {
-    auto v = r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"), NumberRange{0, true, 1e7});
+    auto v = r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"),
+                      NumberRange{0, true, core::kMaxWaitMinutes});
     if (!v) return std::unexpected(v.error());
     job.max_wait_minutes = *v;
   }
@@ -610,24 +583,20 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
       return st;
     }
   }
-  if (auto st = CheckJobSize(r, job, path); !st) return st;
-
   if (auto st = ParseWork(r, n, path, job); !st) return st;
 
   if (auto st = OptionalNumber(r, n, "attainedGpuSeconds", path,
-                               NumberRange{0, false, core::kMaxTime * core::kMaxTasksPerJob},
-                               job.attained);
+                               NumberRange{0, false, core::kMaxAttained}, job.attained);
       !st) {
     return st;
   }
   if (auto st = OptionalNumber(r, n, "launchGpuSeconds", path,
-                               NumberRange{0, false, core::kMaxTime * core::kMaxTasksPerJob},
-                               job.launch_attained);
+                               NumberRange{0, false, core::kMaxAttained}, job.launch_attained);
       !st) {
     return st;
   }
   if (Given(n["level"])) {
-    auto v = r.Int(n["level"], Key(path, "level"), 0, 1000);
+    auto v = r.Int(n["level"], Key(path, "level"), 0, core::kMaxLevel);
     if (!v) return std::unexpected(v.error());
     job.level = static_cast<int>(*v);
   }
@@ -640,7 +609,8 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
   if (auto st = OptionalNumber(r, n, "ranSince", path, internal::kTime, job.ran_since); !st)
     return st;
-  if (auto st = OptionalNumber(r, n, "levelPlace", path, NumberRange{-1e15, false, 1e15},
+  if (auto st = OptionalNumber(r, n, "levelPlace", path,
+                               NumberRange{-core::kMaxLevelPlace, false, core::kMaxLevelPlace},
                                job.level_place);
       !st) {
     return st;
@@ -710,6 +680,11 @@ core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& 
                                       job.submit_time, in.first_start, in.since, w.start));
       }
     }
+    // The job's limits as a whole (core/spec_limits.h): its tasks, its
+    // total request at maxReplicas, and again every field read above.
+    if (auto p = core::CheckJobLimits(job)) {
+      return r.Fail(core::JoinField(path, p->field), p->what);
+    }
     auto [it, inserted] = owner.emplace(job.name, path);
     if (!inserted) {
       return r.Fail(Key(path, "name"),
@@ -719,6 +694,8 @@ core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& 
   }
   std::stable_sort(w.jobs.begin(), w.jobs.end(),
                    [](const auto& a, const auto& b) { return a.submit_time < b.submit_time; });
+  // As every workload, whatever read it (nothing here should be new).
+  if (auto p = core::CheckJobsLimits(w.jobs, w.start)) return r.Fail(p->field, p->what);
   return w;
 }
 

@@ -252,6 +252,12 @@ bool NeedsNodeScan(std::string_view text, int64_t max_nodes, size_t scan_above) 
 
 core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source,
                                    int64_t max_nodes, size_t scan_above) {
+  // As ReadFile keeps a file: text from elsewhere (an operator's snapshot)
+  // is held to what a file may hold.
+  if (text.size() > core::kMaxInputBytes) {
+    return core::Errorf("{}: has {} bytes; YAML inputs are limited to {} MiB", source, text.size(),
+                        core::kMaxInputBytes >> 20);
+  }
   try {
     // A syntax error stops the count early; YAML::Load reports it below.
     if (NeedsNodeScan(text, max_nodes, scan_above) && CountYamlNodes(text, max_nodes) > max_nodes) {

@@ -37,6 +37,7 @@ inline bool Given(const YAML::Node& node) { return node.IsDefined() && !node.IsN
 core::Result<std::string> ReadFile(const std::string& path);
 
 // Parses YAML text; syntax errors become "<source>:<line>:<col>: <message>".
+// Text over core::kMaxInputBytes is refused, as ReadFile refuses a file.
 // Text over core::kYamlScanBytes is refused when it has more than
 // core::kMaxYamlNodes nodes, so memory stays bounded: unless YamlNodeBound
 // already keeps it within the limit, it is first scanned (a yaml-cpp event

@@ -30,8 +30,17 @@ inline constexpr int64_t kMaxWorkloadTasks = 100'000'000;
 // needs at its minimum size, in seconds: about 31.7 years. The simulator's
 // "never" (kNever, 1e300) stays out of reach of any sum of these.
 inline constexpr double kMaxTime = 1e9;
+// A job's maxWaitMinutes.
+inline constexpr double kMaxWaitMinutes = 1e7;
 // totalSteps of one job.
 inline constexpr double kMaxSteps = 1e15;
+// GPU-seconds a job has attained or spent launching (a snapshot's
+// attainedGpuSeconds, launchGpuSeconds): every task for kMaxTime.
+inline constexpr double kMaxAttained = kMaxTime * kMaxTasksPerJob;
+// A job's level in a levelled order (a Tiresias queue), and its place in
+// that level's list (a snapshot's level, levelPlace).
+inline constexpr int kMaxLevel = 1000;
+inline constexpr double kMaxLevelPlace = 1e15;
 // A throughput table's rates in steps/s: 0 (cannot run at that size) or
 // within [kMinRate, kMaxRate].
 inline constexpr double kMinRate = 1e-6;

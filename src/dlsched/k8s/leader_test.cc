@@ -256,19 +256,19 @@ TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
                    {"status",
                     {{"allocatable", {{"cpu", "8"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "4"}}}}}})
           .has_value());
-  // A pod of another owner, bound and running on node-a.
-  ASSERT_TRUE(
-      server
-          .Create(
-              "pods", "kube-system",
-              {{"metadata", {{"name", "dns"}, {"namespace", "kube-system"}}},
-               {"spec",
-                {{"nodeName", "node-a"},
-                 {"containers", json::array({{{"name", "dns"},
-                                              {"image", "d"},
-                                              {"resources", {{"requests", {{"cpu", "2"}}}}}}})}}},
-               {"status", {{"phase", "Running"}}}})
-          .has_value());
+  // A pod of another owner (kube-system), bound and running on node-a.
+  const auto foreign_pod = [&](const std::string& name, const std::string& cpu) {
+    return server.Create(
+        "pods", "kube-system",
+        {{"metadata", {{"name", name}, {"namespace", "kube-system"}}},
+         {"spec",
+          {{"nodeName", "node-a"},
+           {"containers", json::array({{{"name", name},
+                                        {"image", "i"},
+                                        {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}},
+         {"status", {{"phase", "Running"}}}});
+  };
+  ASSERT_TRUE(foreign_pod("dns", "2").has_value());
   auto job = [](const std::string& name, int gpus, double steps) {
     json j = TrainingJobOf(name);
     j["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
@@ -336,6 +336,20 @@ TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
                 "compare.out"),
             0)
       << ReadAll((dir / "compare.out").string());
+  // Pods of other owners asking for more than node-a has (cpu 2 + 20 of
+  // 8): `reserved` is capped at what the workload's pods leave of the
+  // node, so the snapshot still loads (a `reserved` over its node is
+  // refused) and replays with no cpu left there.
+  ASSERT_TRUE(foreign_pod("hog", "20").has_value());
+  const std::string later = (dir / "later").string();
+  ASSERT_TRUE(WaitFor([&] {
+    return run(fmt::format("snapshot --from 127.0.0.1:{} --out {}", MetricsPortOf(log), later),
+               "later.out") == 0 &&
+           ReadAll(later + "/cluster.yaml").find("    reserved: {cpu: \"8\"}\n") !=
+               std::string::npos;
+  })) << ReadAll((dir / "later.out").string())
+      << ReadAll(later + "/cluster.yaml");
+
   // No operator there: one line, exit 1, nothing written.
   EXPECT_EQ(run(fmt::format("snapshot --from 127.0.0.1:1 --timeout 2 --out {}/none", dir.string()),
                 "none.out"),

@@ -201,6 +201,7 @@ void Operator::SyncNode(const std::string& name) {
   dirty_ = true;
   if (!object) {
     if (known != engine::kNoNode) {
+      node_limits_.RemoveNode(name);
       lifecycle_.NodeRemoved(known, "removed");
       Log("info", "node removed", {{"node", name}});
     }
@@ -209,6 +210,21 @@ void Operator::SyncNode(const std::string& name) {
   auto spec = DecodeNode(*object);
   if (!spec) {
     Log("error", "node ignored", {{"node", name}, {"error", spec.error().message}});
+    return;
+  }
+  // Within the limits of a node and of the cluster (more than 1,024 GPUs
+  // would break the free-GPU index, a total past 2^62 the engine's sums):
+  // else the Node is left out, or keeps what it had.
+  const core::LimitCheck broken = known == engine::kNoNode
+                                      ? node_limits_.AddNode(*spec)
+                                      : node_limits_.UpdateNode(name, spec->allocatable);
+  if (broken) {
+    std::string field = broken->field;
+    if (field.starts_with("resources.")) field = "status.allocatable" + field.substr(9);
+    Log("error", "node ignored",
+        {{"node", name},
+         {"error", fmt::format("Node {}: {}{}{}", core::EscapeText(name, 80), field,
+                               field.empty() ? "" : ": ", broken->what)}});
     return;
   }
   if (known == engine::kNoNode) {
@@ -479,11 +495,10 @@ void Operator::RestoreService(JobIndex j, const json& progress) {
     return v.get<double>();
   };
   if (auto v = number("steps")) js.steps_done = std::clamp(*v, 0.0, js.spec->total_steps);
-  if (auto v = number("attainedGpuSeconds"))
-    js.attained = std::clamp(*v, 0.0, core::kMaxTime * 1e6);
+  if (auto v = number("attainedGpuSeconds")) js.attained = std::clamp(*v, 0.0, core::kMaxAttained);
   if (auto v = number("levelBaseGpuSeconds")) js.level_base = std::clamp(*v, 0.0, js.attained);
   if (auto v = number("launchGpuSeconds"))
-    js.launch_attained = std::clamp(*v, 0.0, core::kMaxTime * 1e6);
+    js.launch_attained = std::clamp(*v, 0.0, core::kMaxAttained);
   if (auto v = number("ranSince")) js.ran_since = std::clamp(*v, 0.0, core::kMaxTime);
 }
 
@@ -504,15 +519,9 @@ OperatorSnapshot Operator::Snapshot() {
     if (!pod) continue;
     if (auto request = DecodePodRequest(*pod)) reserved[node] += request->request;
   }
-  for (NodeIndex n = 0; n < state_.NumNodes(); ++n) {
-    if (!state_.Present(n)) continue;
-    const core::NodeSpec& spec = state_.NodeSpecOf(n);
-    if (auto it = reserved.find(spec.name); it != reserved.end()) {
-      snap.cluster.reserved[spec.name] = it->second;
-    }
-    snap.cluster.nodes.push_back(spec);
-  }
   const core::Time now = Now();
+  // What the workload's placed tasks request on each node.
+  std::map<NodeIndex, core::Resources> ours;
   snap.workload.source = "snapshot";
   snap.workload.start = now;
   std::map<std::string, int> uses;  // names are unique per namespace only
@@ -531,11 +540,11 @@ OperatorSnapshot Operator::Snapshot() {
       job.total_steps = core::kMaxTime;
     }
     job.steps_done = std::min(js.steps_done, job.total_steps);
-    job.attained = js.attained;
-    job.launch_attained = js.launch_attained;
+    job.attained = std::min(js.attained, core::kMaxAttained);
+    job.launch_attained = std::min(js.launch_attained, core::kMaxAttained);
+    job.level_base = std::min(js.level_base, job.attained);
     job.level = js.level;
     if (js.level_since != tj.job.submit_time) job.level_since = js.level_since;
-    job.level_base = js.level_base;
     if (js.ran_since != core::kNever) job.ran_since = js.ran_since;
     if (js.level_place != engine::kNoPlace) job.level_place = js.level_place;
     if (js.placed_tasks > 0) {
@@ -558,12 +567,34 @@ OperatorSnapshot Operator::Snapshot() {
         if (js.task_node[slot] == engine::kNoNode) continue;
         const TaskRef t = js.TaskAt(j, slot);
         in.tasks.push_back({t.role, t.index, state_.NodeName(js.task_node[slot])});
+        ours[js.task_node[slot]] += job.role(t.role).resources;
       }
       if (js.phase == JobPhase::kCheckpointing) {
-        for (const auto& [t, n] : h.held) in.held.push_back({t.role, t.index, state_.NodeName(n)});
+        for (const auto& [t, n] : h.held) {
+          in.held.push_back({t.role, t.index, state_.NodeName(n)});
+          ours[n] += job.role(t.role).resources;
+        }
       }
     }
     snap.workload.jobs.push_back(std::move(job));
+  }
+  // Other owners' pods hold at most what is left of the node beside ours:
+  // pods that ask for more than a node has (static pods, allocatable
+  // lowered under running pods) leave it no room, and so does the replay,
+  // which could not start from a node whose `reserved` is over its size.
+  for (NodeIndex n = 0; n < state_.NumNodes(); ++n) {
+    if (!state_.Present(n)) continue;
+    const core::NodeSpec& spec = state_.NodeSpecOf(n);
+    if (auto it = reserved.find(spec.name); it != reserved.end()) {
+      const core::Resources left = Max(spec.allocatable - ours[n], core::Resources());
+      core::Resources& r = snap.cluster.reserved[spec.name];
+      for (int i = 0; i < core::kMaxResources; ++i) {
+        const auto id = static_cast<core::ResourceId>(i);
+        r[id] = std::min(it->second[id], left[id]);
+      }
+      if (r.IsZero()) snap.cluster.reserved.erase(spec.name);
+    }
+    snap.cluster.nodes.push_back(spec);
   }
   return snap;
 }

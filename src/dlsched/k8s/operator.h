@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/core/spec_limits.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/lifecycle.h"
 #include "dlsched/k8s/informer.h"
@@ -205,6 +206,9 @@ class Operator final : public engine::Backend {
   std::unique_ptr<Informer> nodes_, pods_, jobs_;
   core::ClusterSpec empty_cluster_;
   engine::ClusterState state_;
+  // The limits every cluster keeps (core/spec_limits.h) as Nodes come, change
+  // and go: a Node that would break one is ignored, as one that does not decode.
+  core::ClusterLimits node_limits_;
   engine::JobLifecycle lifecycle_;
   std::chrono::steady_clock::time_point start_;
   std::deque<TrainingJob> tjs_;                               // by JobIndex

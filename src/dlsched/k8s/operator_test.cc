@@ -542,6 +542,33 @@ TEST_F(OperatorTest, InvalidAndNeverFittingJobsAreToldWhyAndDisturbNoOne) {
   EXPECT_TRUE(PodsOf("huge").empty());
 }
 
+// A Node beyond the limits every cluster keeps is left out, as one that
+// does not decode, and the others run: 2^31 GPUs on one node used to reach
+// the free-GPU index (its narrowing cast crashed at 2^31).
+TEST_F(OperatorTest, NodesBeyondTheLimitsAreIgnored) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-huge", 1 << 30)).has_value());
+  json huge = Node("node-huge-2", 4);
+  huge["status"]["allocatable"]["nvidia.com/gpu"] = "2147483648";
+  ASSERT_TRUE(server_.Create("nodes", "", huge).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("fine", 0, 2, 100)).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("fine") == "Completed"; })) << Phase("fine");
+  EXPECT_EQ(op_->State().FindNode("node-huge"), engine::kNoNode);
+  EXPECT_EQ(op_->State().FindNode("node-huge-2"), engine::kNoNode);
+  for (const auto& [pod, node] : chosen_) EXPECT_EQ(node, "node-a") << pod;
+  int ignored = 0;
+  for (const std::string& line : logs_) {
+    if (line.find("\"node ignored\"") == std::string::npos) continue;
+    ++ignored;
+    EXPECT_NE(line.find("status.allocatable.nvidia.com/gpu: "), std::string::npos) << line;
+    EXPECT_NE(line.find("GPUs on one node is more than the limit of 1024"), std::string::npos)
+        << line;
+  }
+  EXPECT_GE(ignored, 2);
+}
+
 }  // namespace
 }  // namespace dlsched::k8s
 

@@ -10,6 +10,7 @@
 
 #include "dlsched/config/specs.h"
 #include "dlsched/core/limits.h"
+#include "dlsched/core/spec_limits.h"
 #include "dlsched/core/text.h"
 
 namespace dlsched::k8s {
@@ -337,7 +338,7 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
     }
     if (s.contains("maxWaitMinutes")) {
       auto m = e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes", 0, true,
-                        core::kMaxTime / 60);
+                        core::kMaxWaitMinutes);
       if (!m) return std::unexpected(m.error());
       job.max_wait_minutes = *m;
     }
@@ -394,6 +395,25 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
       if (!s) return std::unexpected(s.error());
       job.throughput.locality_sensitivity = *s;
     }
+  }
+  // The limits every job keeps, as a workload file's job does
+  // (core/spec_limits.h): what is read above, and the job as a whole (its
+  // request of each resource at maxReplicas within 2^62). A job without
+  // totalSteps (no progress model) is checked as one with.
+  core::JobSpec whole = job;
+  if (whole.total_steps == 0) whole.total_steps = 1;
+  if (auto p = core::CheckJobLimits(whole)) {
+    std::string field = p->field;
+    for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+      const std::string key(core::RoleKey(role));
+      if (field == key || field.starts_with(key + ".")) {
+        field = Key(rs_path, std::string(core::RoleName(role))) + field.substr(key.size());
+      }
+    }
+    return e.Fail(field.empty()               ? rs_path
+                  : field.starts_with("spec") ? field
+                                              : Key("spec", field),
+                  p->what);
   }
   return out;
 }

@@ -230,6 +230,18 @@ TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
                   R"(}}, "throughput": {"table": {"zero": 1}}}})"),
             "TrainingJob ns/j: spec.throughput.table.zero: the key must be a worker count in "
             "1..100000");
+  // The job as a whole keeps the limits of a workload file's job: its
+  // request at maxReplicas (4,097 workers of 1 PiB) overflowed the sums
+  // the engine keeps of it.
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {"replicas": 1, "maxReplicas": 4097,
+      "template": {"spec": {"containers": [{"name": "c", "resources": {"requests":
+      {"memory": "1Pi"}}}]}}}}}})"),
+            "TrainingJob ns/j: spec.replicaSpecs: the job's total memory at maxReplicas exceeds "
+            "the limit of 4Ei");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {)" + worker_tmpl +
+                  R"(}}, "scheduling": {"maxWaitMinutes": 1.5e7}}})"),
+            "TrainingJob ns/j: spec.scheduling.maxWaitMinutes: expected a number in (0, 1e+07], "
+            "got 15000000.0");
   // A name is escaped in the message, and checked.
   EXPECT_EQ(Error(R"({"metadata": {"name": "a\u0001b"}, "spec": {}})").substr(0, 41),
             "TrainingJob default/a\\x01b: metadata.name");

@@ -1,12 +1,11 @@
 #include "dlsched/report/output_dir.h"
 
 #include <fcntl.h>
-#include <signal.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -49,14 +48,18 @@ bool IsOutputFile(std::string_view name) {
 // The first entry of `dir` that dlsched did not write, "" if none;
 // subdirectories count as dlsched's when `depth` > 0 and they hold only
 // output files.
+// What vanishes while it is read (another writer of the same output
+// directory swapped it out and deletes it) held only dlsched's files.
 core::Result<std::string> ForeignEntry(const fs::path& dir, int depth) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
+  if (ec == std::errc::no_such_file_or_directory) return std::string();
   if (ec) return core::Errorf("{}: cannot read directory: {}", dir.string(), ec.message());
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     const fs::directory_entry& e = *it;
     const std::string name = e.path().filename().string();
     const fs::file_status st = e.symlink_status(ec);
+    if (ec == std::errc::no_such_file_or_directory) continue;
     if (ec) return core::Errorf("{}: cannot read: {}", e.path().string(), ec.message());
     if (fs::is_regular_file(st) && IsOutputFile(name)) continue;
     if (fs::is_directory(st) && depth > 0) {
@@ -112,26 +115,156 @@ int SyncDirectory(const std::string& path) {
   return err;
 }
 
-bool ProcessAlive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+// 128 random bits as 32 hex digits: a temporary's name, unique across
+// processes, PID namespaces and hosts sharing a volume (a pid is not: two
+// containers are both PID 1).
+core::Result<std::string> RandomHex() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    got += static_cast<size_t>(n);
+  }
+  if (got < sizeof bytes) {
+    // No getrandom(2) (ENOSYS): the device.
+    const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return core::Errorf("cannot read /dev/urandom: {}", std::strerror(errno));
+    got = 0;
+    while (got < sizeof bytes) {
+      const ssize_t n = ::read(fd, bytes + got, sizeof bytes - got);
+      if (n <= 0 && !(n < 0 && errno == EINTR)) break;
+      if (n > 0) got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (got < sizeof bytes) return core::MakeError("cannot read /dev/urandom");
+  }
+  std::string out;
+  for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
 
-// Deletes ".<leaf>.dlsched-tmp-<pid>" directories of processes that are gone:
-// a run killed while writing, or after the swap but before deleting the old
-// contents.
+constexpr size_t kRandomHexDigits = 32;
+constexpr std::string_view kLockSuffix = ".lock";
+constexpr std::string_view kOldSuffix = "-old";
+
+// Takes an exclusive open-file-description lock on all of `fd`'s file
+// without waiting: 0, or the errno (EAGAIN when someone holds it).
+// Such a lock belongs to the open file, not the process, so it conflicts
+// with any other open of the file (this process's too), and a network file
+// system's server keeps it for every host.
+int LockFile(int fd) {
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  return ::fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : errno;
+}
+
+bool SameFile(int fd, const std::string& path) {
+  struct stat a {};
+  struct stat b {};
+  return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
+}
+
+}  // namespace
+
+namespace internal {
+
+TempClaim::TempClaim(TempClaim&& other) noexcept
+    : path_(std::exchange(other.path_, std::string())),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+
+TempClaim& TempClaim::operator=(TempClaim&& other) noexcept {
+  if (this != &other) {
+    Release();
+    path_ = std::exchange(other.path_, std::string());
+    lock_fd_ = std::exchange(other.lock_fd_, -1);
+  }
+  return *this;
+}
+
+core::Result<TempClaim> TempClaim::Claim(const fs::path& parent, const std::string& leaf) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    auto hex = RandomHex();
+    if (!hex) return std::unexpected(hex.error());
+    TempClaim claim;
+    claim.path_ = (parent / fmt::format(".{}{}{}", leaf, kTmpMarker, *hex)).string();
+    const std::string lock = claim.path_ + std::string(kLockSuffix);
+    claim.lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (claim.lock_fd_ < 0) {
+      const int err = errno;
+      claim.path_.clear();
+      if (err == EEXIST) continue;
+      return core::MakeError(std::strerror(err));
+    }
+    const int err = LockFile(claim.lock_fd_);
+    // A sweeper that saw the lock file unlocked took the lock first and
+    // deletes it: another name. On a file system without locks (EINVAL,
+    // ENOLCK) there is none, and no sweeper deletes this temporary either.
+    if (err == EAGAIN || err == EACCES || !SameFile(claim.lock_fd_, lock)) {
+      ::close(std::exchange(claim.lock_fd_, -1));
+      claim.path_.clear();
+      continue;
+    }
+    return claim;
+  }
+  return core::MakeError("cannot find a free temporary name");
+}
+
+void TempClaim::Release() {
+  if (path_.empty()) return;
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+  fs::remove_all(old_path(), ignored);
+  ::unlink((path_ + std::string(kLockSuffix)).c_str());
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
+  path_.clear();
+}
+
+std::string TempClaim::old_path() const { return path_ + std::string(kOldSuffix); }
+
+}  // namespace internal
+
+namespace {
+
+// Deletes the temporaries beside `parent`/`leaf` whose writers are gone: a
+// run killed while writing, or after the swap but before deleting the old
+// results. A temporary is its writer's while the writer holds its lock
+// file's lock (TempClaim); one whose lock this process can take is
+// abandoned. Temporaries named after a pid (earlier versions) are left
+// alone: a pid says nothing about a process of another PID namespace or host.
 void SweepStale(const fs::path& parent, const std::string& leaf) {
   const std::string prefix = "." + leaf + std::string(kTmpMarker);
   std::error_code ec;
   for (fs::directory_iterator it(parent, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const std::string_view digits = std::string_view(name).substr(prefix.size());
-    pid_t pid = 0;
-    auto [end, perr] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-    const std::string_view rest(end, digits.data() + digits.size() - end);
-    if (perr != std::errc() || pid <= 0 || !(rest.empty() || rest == "-old")) continue;
-    if (pid == ::getpid() || ProcessAlive(pid)) continue;
+    if (!name.starts_with(prefix) || !name.ends_with(kLockSuffix)) continue;
+    const std::string_view hex = std::string_view(name).substr(
+        prefix.size(), name.size() - prefix.size() - kLockSuffix.size());
+    if (hex.size() != kRandomHexDigits ||
+        hex.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+      continue;
+    }
+    const std::string lock = it->path().string();
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) continue;  // gone already, or not ours to open
+    // Locked by its live writer, or deleted since it was listed: not ours.
+    if (LockFile(fd) != 0 || !SameFile(fd, lock)) {
+      ::close(fd);
+      continue;
+    }
+    const std::string tmp = lock.substr(0, lock.size() - kLockSuffix.size());
     std::error_code ignored;
-    fs::remove_all(it->path(), ignored);
+    fs::remove_all(tmp, ignored);
+    fs::remove_all(tmp + std::string(kOldSuffix), ignored);
+    ::unlink(lock.c_str());
+    ::close(fd);
   }
 }
 
@@ -177,25 +310,22 @@ core::Result<OutputDir> OutputDir::Open(const std::string& dir_arg) {
   SweepStale(parent, leaf);
   if (auto st = CheckOutputDir(path.string()); !st) return std::unexpected(st.error());
 
-  const fs::path tmp = parent / fmt::format(".{}{}{}", leaf, kTmpMarker, ::getpid());
-  fs::remove_all(tmp, ec);  // ours from an earlier OutputDir that failed
-  if (::mkdir(tmp.c_str(), 0755) != 0) return CannotWrite(dir_arg, errno);
-  return OutputDir(path.string(), tmp.string());
+  auto tmp = internal::TempClaim::Claim(parent, leaf);
+  if (!tmp) return CannotWrite(dir_arg, tmp.error().message);
+  if (::mkdir(tmp->path().c_str(), 0755) != 0) return CannotWrite(dir_arg, errno);
+  return OutputDir(path.string(), std::move(*tmp));
 }
 
 OutputDir::OutputDir(OutputDir&& other) noexcept
     : dir_(std::move(other.dir_)),
       tmp_(std::move(other.tmp_)),
       unsynced_(std::move(other.unsynced_)) {
-  other.tmp_.clear();
   other.unsynced_.clear();
 }
 
+// tmp_ then deletes the temporary directory, if it is still there.
 OutputDir::~OutputDir() {
   for (const Unsynced& f : unsynced_) ::close(f.fd);
-  if (tmp_.empty()) return;
-  std::error_code ignored;
-  fs::remove_all(tmp_, ignored);
 }
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
@@ -251,7 +381,7 @@ core::Status OutputDir::SyncFiles() {
 core::Result<OutputFile> OutputDir::Create(std::string_view relative) {
   std::string target = (fs::path(dir_) / relative).string();
   if (tmp_.empty()) return CannotWrite(target, "the output directory is already committed");
-  const fs::path file = fs::path(tmp_) / relative;
+  const fs::path file = fs::path(tmp_.path()) / relative;
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
   if (ec) return CannotWrite(target, ec.message());
@@ -273,64 +403,64 @@ core::Status OutputDir::Commit() {
   // everything is on disk before the swap makes it visible.
   if (auto st = SyncFiles(); !st) return st;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(tmp_, ec); !ec && it != fs::end(it); it.increment(ec)) {
+  const std::string& tmp = tmp_.path();
+  for (fs::recursive_directory_iterator it(tmp, ec); !ec && it != fs::end(it); it.increment(ec)) {
     if (it->is_directory(ec)) {
       if (int err = SyncDirectory(it->path().string()); err != 0) return CannotWrite(dir_, err);
     }
   }
   if (ec) return CannotWrite(dir_, ec.message());
-  if (int err = SyncDirectory(tmp_); err != 0) return CannotWrite(dir_, err);
+  if (int err = SyncDirectory(tmp); err != 0) return CannotWrite(dir_, err);
   // The directory may have changed since Open.
   if (auto st = CheckOutputDir(dir_); !st) return st;
 
   const std::string parent = fs::path(dir_).parent_path().empty()
                                  ? std::string(".")
                                  : fs::path(dir_).parent_path().string();
-  bool swapped = false;
-  if (::rename(tmp_.c_str(), dir_.c_str()) == 0) {
-    // `dir` did not exist (or was empty): nothing old to delete.
-    tmp_.clear();
-  } else if (errno == EEXIST || errno == ENOTEMPTY) {
-    if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) == 0) {
-      swapped = true;
-    } else if (errno == EINVAL || errno == ENOSYS) {
-      // No atomic exchange on this file system: move the old directory
-      // aside, then the new one in. Never a mix, but briefly no directory.
-      const std::string old = tmp_ + "-old";
-      if (::rename(dir_.c_str(), old.c_str()) != 0) return CannotWrite(dir_, errno);
-      if (::rename(tmp_.c_str(), dir_.c_str()) != 0) {
-        const int err = errno;
-        ::rename(old.c_str(), dir_.c_str());
-        return CannotWrite(dir_, err);
-      }
-      tmp_ = old;
-      swapped = true;
-    } else {
-      return CannotWrite(dir_, errno);
+  // Another writer of `dir` (the same run twice, two pods on one volume)
+  // only ever swaps a whole set of its own in: whichever swaps last wins,
+  // and each deletes what it swapped out. Three tries, for a `dir` deleted
+  // between the rename and the exchange.
+  int err = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    // `dir` absent (or empty): nothing old to delete.
+    if (::rename(tmp.c_str(), dir_.c_str()) == 0) break;
+    err = errno;
+    if (err != EEXIST && err != ENOTEMPTY) return CannotWrite(dir_, err);
+    // Now `tmp` holds the previous results.
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) == 0) {
+      err = 0;
+      break;
     }
-  } else {
-    return CannotWrite(dir_, errno);
+    err = errno;
+    if (err == ENOENT) continue;
+    if (err != EINVAL && err != ENOSYS) return CannotWrite(dir_, err);
+    // No atomic exchange on this file system: move the old directory
+    // aside, then the new one in. Never a mix, but briefly no directory;
+    // a writer that finds it taken in between fails and says so.
+    const std::string old = tmp_.old_path();
+    if (::rename(dir_.c_str(), old.c_str()) != 0) return CannotWrite(dir_, errno);
+    if (::rename(tmp.c_str(), dir_.c_str()) != 0) {
+      err = errno;
+      ::rename(old.c_str(), dir_.c_str());
+      if (err == EEXIST || err == ENOTEMPTY) {
+        return CannotWrite(dir_,
+                           "another process wrote it at the same time; its results are there");
+      }
+      return CannotWrite(dir_, err);
+    }
+    break;
   }
+  if (err != 0) return CannotWrite(dir_, err);
   SyncDirectory(parent);
-  if (swapped) {
-    // tmp_ now holds the previous results.
-    fs::remove_all(tmp_, ec);
-    tmp_.clear();
-  }
+  // The previous results (if any), then the lock.
+  tmp_.Release();
   return {};
 }
 
 core::Status ReplaceFiles(std::span<const FileContent> files) {
-  std::vector<std::string> tmps;
-  // Deletes the temporaries not renamed yet, whatever happens.
-  struct Cleanup {
-    std::vector<std::string>& tmps;
-    ~Cleanup() {
-      for (const auto& t : tmps) {
-        if (!t.empty()) ::unlink(t.c_str());
-      }
-    }
-  } cleanup{tmps};
+  // Each deletes its temporary if not renamed yet, whatever happens.
+  std::vector<internal::TempClaim> tmps;
   for (const FileContent& f : files) {
     const fs::path target(f.path);
     const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -344,19 +474,18 @@ core::Status ReplaceFiles(std::span<const FileContent> files) {
       return CannotWrite(f.path, "it exists and is not a regular file");
     }
     SweepStale(parent, leaf);
-    const std::string tmp =
-        (parent / fmt::format(".{}{}{}", leaf, kTmpMarker, ::getpid())).string();
-    ::unlink(tmp.c_str());
-    tmps.push_back(tmp);
-    if (int err = WriteAndSync(tmp, f.content); err != 0) return CannotWrite(f.path, err);
+    auto tmp = internal::TempClaim::Claim(parent, leaf);
+    if (!tmp) return CannotWrite(f.path, tmp.error().message);
+    tmps.push_back(std::move(*tmp));
+    if (int err = WriteAndSync(tmps.back().path(), f.content); err != 0) {
+      return CannotWrite(f.path, err);
+    }
   }
   for (size_t i = 0; i < files.size(); ++i) {
-    if (::rename(tmps[i].c_str(), files[i].path.c_str()) != 0) {
+    if (::rename(tmps[i].path().c_str(), files[i].path.c_str()) != 0) {
       return CannotWrite(files[i].path, errno);
     }
-    tmps[i].clear();
   }
-  tmps.clear();
   return {};
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,43 @@ namespace dlsched::report {
 core::Status CheckOutputDir(const std::string& dir);
 
 class OutputDir;
+
+namespace internal {
+
+// One writer's temporary beside its target (the directory or file being
+// written): ".<name>.dlsched-tmp-<32 random hex digits>", a name no other
+// process picks, whatever its pid, PID namespace or host; "<that>-old"
+// while earlier results move out on a file system without
+// RENAME_EXCHANGE; and its lock file "<that>.lock", which the writer holds
+// locked (an open file description lock, kept by an NFS server for every
+// host) while it lives. Others sweep a temporary only once they hold its
+// lock: its writer is gone. Release (and the destructor) deletes the
+// temporary, then the lock file, then lets the lock go.
+class TempClaim {
+ public:
+  TempClaim() = default;
+  TempClaim(TempClaim&& other) noexcept;
+  TempClaim& operator=(TempClaim&& other) noexcept;
+  TempClaim(const TempClaim&) = delete;
+  TempClaim& operator=(const TempClaim&) = delete;
+  ~TempClaim() { Release(); }
+
+  // A fresh name beside `parent`/`leaf`, its lock file created and locked;
+  // the temporary itself is the caller's to create. Errors are the reason.
+  static core::Result<TempClaim> Claim(const std::filesystem::path& parent,
+                                       const std::string& leaf);
+
+  void Release();
+  bool empty() const { return path_.empty(); }
+  const std::string& path() const { return path_; }
+  std::string old_path() const;
+
+ private:
+  std::string path_;
+  int lock_fd_ = -1;
+};
+
+}  // namespace internal
 
 // A file of an OutputDir being written a chunk at a time
 // (OutputDir::Create), so that a large file never has to be whole in
@@ -54,15 +92,17 @@ class OutputFile {
 };
 
 // A run's output files, written as one unit: they go to a temporary
-// directory beside `dir` (".<name>.dlsched-tmp-<pid>"), and Commit()
-// flushes them to disk (fsync), then swaps that directory with `dir` in one
-// atomic rename (renameat2 RENAME_EXCHANGE) before deleting the old
-// contents. A reader
-// sees all the old files or all the new ones, never a mix, whatever
-// happens: a full disk fails the write and leaves `dir` as it was; a kill
-// leaves a temporary directory, which the next OutputDir for the same `dir`
-// deletes (its process is gone). On a file system without RENAME_EXCHANGE,
-// `dir` is briefly absent between two renames instead.
+// directory beside `dir` (internal::TempClaim: ".<name>.dlsched-tmp-<random>"),
+// and Commit() flushes them to disk (fsync), then swaps that directory with
+// `dir` in one atomic rename (renameat2 RENAME_EXCHANGE) before deleting
+// the old contents. A reader sees all the old files or all the new ones,
+// never a mix, whatever happens: a full disk fails the write and leaves
+// `dir` as it was; a kill leaves a temporary directory, which the next
+// OutputDir for the same `dir` deletes (its writer no longer holds its
+// lock). Writers of one `dir` at once (two runs, two pods on one volume)
+// each swap in a whole set: the last to swap wins. On a file system
+// without RENAME_EXCHANGE, `dir` is briefly absent between two renames
+// instead, and a writer that finds it gone or taken in between fails.
 class OutputDir {
  public:
   // Sweeps temporaries left by dead processes, checks `dir`
@@ -95,7 +135,8 @@ class OutputDir {
 
  private:
   friend class OutputFile;
-  OutputDir(std::string dir, std::string tmp) : dir_(std::move(dir)), tmp_(std::move(tmp)) {}
+  OutputDir(std::string dir, internal::TempClaim tmp)
+      : dir_(std::move(dir)), tmp_(std::move(tmp)) {}
 
   // A closed file whose writeback has started but may not have finished.
   struct Unsynced {
@@ -110,7 +151,7 @@ class OutputDir {
   core::Status SyncFiles();
 
   std::string dir_;
-  std::string tmp_;  // empty once committed or moved from
+  internal::TempClaim tmp_;  // empty once committed or moved from
   std::vector<Unsynced> unsynced_;
 };
 
@@ -121,11 +162,10 @@ struct FileContent {
 };
 
 // Replaces single files (not a run directory), e.g. what `dlsched generate`
-// writes: each goes to a temporary beside its target
-// (".<name>.dlsched-tmp-<pid>") and is flushed; only when all are written
-// are they renamed into place, so after an error no target has changed.
-// Temporaries of dead processes are swept. Errors read
-// "<path>: cannot write: <reason>".
+// writes: each goes to a temporary beside its target (internal::TempClaim)
+// and is flushed; only when all are written are they renamed into place, so
+// after an error no target has changed. Temporaries of writers that are
+// gone are swept. Errors read "<path>: cannot write: <reason>".
 core::Status ReplaceFiles(std::span<const FileContent> files);
 
 }  // namespace dlsched::report

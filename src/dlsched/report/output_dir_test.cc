@@ -3,6 +3,7 @@
 // single files.
 #include "dlsched/report/output_dir.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -223,27 +224,83 @@ TEST(OutputDirTest, ManyFiles) {
   }
 }
 
-// A run killed mid-way leaves ".<name>.dlsched-tmp-<pid>"; the next run for
-// the same directory deletes it once that process is gone, and leaves those
-// of live processes alone.
-TEST(OutputDirTest, SweepsTemporariesOfDeadProcesses) {
+// The temporaries beside `parent`: every entry whose name starts with
+// ".out." (OutputDir's temporary directories and their lock files).
+std::set<std::string> Temporaries(const fs::path& parent) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(parent)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(".out.")) out.insert(name);
+  }
+  return out;
+}
+
+// A run killed mid-way leaves ".<name>.dlsched-tmp-<random>" and its lock
+// file; the next run for the same directory deletes them once no one holds
+// the lock, and leaves alone those whose writer lives (it holds the lock)
+// and those named after a pid by earlier versions (a pid says nothing of a
+// process in another PID namespace or on another host).
+TEST(OutputDirTest, SweepsTemporariesWhoseWriterIsGone) {
   TempDir tmp;
-  // A pid that is certainly not running: a child that has exited.
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
-  ASSERT_GT(child, 0);
-  ::waitpid(child, nullptr, 0);
-  const std::string dead = ".out.dlsched-tmp-" + std::to_string(child);
-  const std::string dead_old = dead + "-old";
-  const std::string live = ".out.dlsched-tmp-1";  // init is always there
+  const std::string dead = ".out.dlsched-tmp-0123456789abcdef0123456789abcdef";
+  const std::string live = ".out.dlsched-tmp-fedcba9876543210fedcba9876543210";
+  const std::string pid = ".out.dlsched-tmp-1";
   Write(tmp.path() / dead / "summary.json", "half\n");
-  Write(tmp.path() / dead_old / "summary.json", "old\n");
+  Write(tmp.path() / (dead + "-old") / "summary.json", "old\n");
+  Write(tmp.path() / (dead + ".lock"), "");
   Write(tmp.path() / live / "summary.json", "busy\n");
+  Write(tmp.path() / (live + ".lock"), "");
+  Write(tmp.path() / pid / "summary.json", "old version\n");
+  // The live writer's lock (as TempClaim takes it).
+  const int fd = ::open((tmp.path() / (live + ".lock")).c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  ASSERT_EQ(::fcntl(fd, F_OFD_SETLK, &fl), 0);
+  {
+    auto out = OutputDir::Open((tmp.path() / "out").string());
+    ASSERT_TRUE(out.has_value()) << out.error().message;
+    const std::set<std::string> during = Temporaries(tmp.path());
+    EXPECT_FALSE(during.contains(dead));
+    EXPECT_FALSE(during.contains(dead + "-old"));
+    EXPECT_FALSE(during.contains(dead + ".lock"));
+    EXPECT_TRUE(during.contains(live));
+    EXPECT_TRUE(during.contains(live + ".lock"));
+    EXPECT_TRUE(during.contains(pid));
+    // Its own temporary and lock, besides.
+    EXPECT_EQ(during.size(), 5u);
+  }
+  ::close(fd);
+  // The writer has gone now: the next run sweeps its temporary.
   auto out = OutputDir::Open((tmp.path() / "out").string());
   ASSERT_TRUE(out.has_value()) << out.error().message;
-  EXPECT_FALSE(fs::exists(tmp.path() / dead));
-  EXPECT_FALSE(fs::exists(tmp.path() / dead_old));
-  EXPECT_TRUE(fs::exists(tmp.path() / live));
+  EXPECT_FALSE(fs::exists(tmp.path() / live));
+  EXPECT_FALSE(fs::exists(tmp.path() / (live + ".lock")));
+  EXPECT_TRUE(fs::exists(tmp.path() / pid));
+}
+
+// Two writers of one directory at once (in one process here, so with one
+// pid): neither deletes the other's temporary, each commit swaps in a
+// whole set, the last one wins, and nothing is left beside it.
+TEST(OutputDirTest, TwoWritersOfOneDirectoryEachCommitAWholeSet) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  Write(dir / "summary.json", "old\n");
+  auto a = OutputDir::Open(dir.string());
+  ASSERT_TRUE(a.has_value()) << a.error().message;
+  auto b = OutputDir::Open(dir.string());
+  ASSERT_TRUE(b.has_value()) << b.error().message;
+  ASSERT_TRUE(a->Add("summary.json", "a\n").has_value());
+  ASSERT_TRUE(b->Add("summary.json", "b\n").has_value());
+  ASSERT_TRUE(a->Add("jobs.csv", "a\n").has_value());
+  ASSERT_TRUE(b->Add("utilization.csv", "b\n").has_value());
+  ASSERT_TRUE(a->Commit().has_value());
+  EXPECT_EQ(Entries(dir), (std::set<std::string>{"summary.json", "jobs.csv"}));
+  EXPECT_EQ(ReadFile(dir / "summary.json"), "a\n");
+  ASSERT_TRUE(b->Commit().has_value());
+  EXPECT_EQ(Entries(dir), (std::set<std::string>{"summary.json", "utilization.csv"}));
+  EXPECT_EQ(ReadFile(dir / "summary.json"), "b\n");
+  EXPECT_EQ(Temporaries(tmp.path()), std::set<std::string>{});
 }
 
 TEST(OutputDirTest, AbandonedWithoutCommitLeavesNothing) {

@@ -497,6 +497,73 @@ std::string ClusterToYaml(const core::ClusterSpec& cluster) {
   return out;
 }
 
+int64_t WrittenYamlNodes(std::string_view yaml) {
+  // yaml-cpp emits one node for the root, two for each map entry (its key
+  // and value) and one for each list entry (yaml_util.cc, YamlNodeBound).
+  int64_t nodes = 1;
+  std::vector<char> flow;  // the open '[' and '{'
+  bool line_start = true;
+  for (size_t i = 0; i < yaml.size(); ++i) {
+    const char c = yaml[i];
+    if (line_start) {
+      const size_t content = yaml.find_first_not_of(' ', i);
+      if (content == std::string_view::npos) break;
+      if (yaml[content] == '#') {  // a comment line
+        i = yaml.find('\n', content);
+        if (i == std::string_view::npos) break;
+        continue;
+      }
+      if (yaml[content] == '-' && content + 1 < yaml.size() && yaml[content + 1] == ' ') {
+        ++nodes;  // a block list entry
+      }
+      line_start = false;
+    }
+    switch (c) {
+      case '\n':
+        line_start = true;
+        break;
+      case '"':
+        // A double-quoted scalar, escapes and all.
+        for (++i; i < yaml.size() && yaml[i] != '"'; ++i) {
+          if (yaml[i] == '\\') ++i;
+        }
+        break;
+      case ':':
+        if (i + 1 == yaml.size() || yaml[i + 1] == ' ' || yaml[i + 1] == '\n') nodes += 2;
+        break;
+      case '[':
+        flow.push_back(c);
+        if (i + 1 < yaml.size() && yaml[i + 1] != ']') ++nodes;
+        break;
+      case '{':
+        flow.push_back(c);
+        break;
+      case ']':
+      case '}':
+        if (!flow.empty()) flow.pop_back();
+        break;
+      case ',':
+        if (!flow.empty() && flow.back() == '[') ++nodes;
+        break;
+      default:
+        break;
+    }
+  }
+  return nodes;
+}
+
+core::Status CheckWrittenYaml(std::string_view yaml, std::string_view source) {
+  if (yaml.size() > core::kMaxInputBytes) {
+    return core::Errorf("{}: it would have {} bytes; dlsched reads files of at most {} MiB", source,
+                        yaml.size(), core::kMaxInputBytes >> 20);
+  }
+  if (const int64_t nodes = WrittenYamlNodes(yaml); nodes > core::kMaxYamlNodes) {
+    return core::Errorf("{}: it would have {} YAML nodes; dlsched reads at most {}", source, nodes,
+                        core::kMaxYamlNodes);
+  }
+  return {};
+}
+
 core::Result<std::string> ClusterYaml(const ClusterOptions& o) {
   if (o.nodes < 1 || o.nodes > core::kMaxNodes) {
     return core::Errorf("--nodes: expected an integer between 1 and {}, got {}", core::kMaxNodes,

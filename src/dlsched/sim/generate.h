@@ -62,6 +62,20 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload);
 // node (no `count:` groups), `reserved` where set; events are not written.
 std::string ClusterToYaml(const core::ClusterSpec& cluster);
 
+// The nodes yaml-cpp counts in YAML these writers made (WorkloadToYaml,
+// ClusterToYaml, ClusterYaml, with comment lines before them): one pass
+// over the bytes, where config::internal::CountYamlNodes runs yaml-cpp's
+// event parser (1.7 s per million nodes). Exact for what they write only:
+// whole-line comments, plain scalars without ": ", ",", "[" or "]",
+// double-quoted scalars, flow maps of key: value, flow lists
+// (roundtrip_test.cc checks it against CountYamlNodes).
+int64_t WrittenYamlNodes(std::string_view yaml);
+
+// Whether dlsched reads back YAML these writers made: at most
+// core::kMaxInputBytes, at most core::kMaxYamlNodes nodes (as every load
+// checks a file). Errors read "<source>: ...".
+core::Status CheckWrittenYaml(std::string_view yaml, std::string_view source);
+
 struct ClusterOptions {
   int nodes = 16;
   int gpus_per_node = 8;

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/config/yaml_util.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/sim/model_zoo.h"
 #include "dlsched/sim/simulator.h"
 
@@ -265,6 +267,41 @@ TEST(GenerateTest, ClusterYamlParses) {
   ASSERT_FALSE(ClusterYaml(o).has_value());
   EXPECT_EQ(ClusterYaml(o).error().message,
             "--nodes: expected an integer between 1 and 200000, got 0");
+}
+
+// The writers' own count of the YAML nodes they write is yaml-cpp's.
+TEST(WrittenYamlTest, CountsAsYamlCpp) {
+  GenerateOptions o;
+  o.jobs = 300;
+  o.elastic_fraction = 0.5;
+  const std::string yaml = WorkloadToYaml(Generate(o));
+  EXPECT_EQ(WrittenYamlNodes(yaml), config::internal::CountYamlNodes(yaml, int64_t{1} << 40));
+  ClusterOptions c;
+  c.nodes = 100;
+  auto cluster = ClusterYaml(c);
+  ASSERT_TRUE(cluster.has_value());
+  EXPECT_EQ(WrittenYamlNodes(*cluster),
+            config::internal::CountYamlNodes(*cluster, int64_t{1} << 40));
+}
+
+// What a writer would write past the budget a load keeps is refused:
+// `generate --jobs 200000` used to write 47 MB of YAML (over 5,000,000
+// nodes) that every load then refused.
+TEST(WrittenYamlTest, RefusedPastWhatALoadReads) {
+  std::string list = "a: [";
+  for (int64_t i = 0; i < core::kMaxYamlNodes - 4; ++i) list += "1,";
+  list += "1]\n";
+  EXPECT_EQ(WrittenYamlNodes(list), core::kMaxYamlNodes);
+  EXPECT_TRUE(CheckWrittenYaml(list, "w.yaml").has_value());
+  list.insert(4, "1,");
+  auto over = CheckWrittenYaml(list, "w.yaml");
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().message,
+            "w.yaml: it would have 5000001 YAML nodes; dlsched reads at most 5000000");
+  auto big = CheckWrittenYaml(std::string(core::kMaxInputBytes + 1, '#'), "w.yaml");
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.error().message,
+            "w.yaml: it would have 67108865 bytes; dlsched reads files of at most 64 MiB");
 }
 
 }  // namespace

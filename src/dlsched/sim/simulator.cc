@@ -614,4 +614,16 @@ core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
   return sim.Run();
 }
 
+core::Status CheckStart(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload,
+                        const engine::Engine& engine) {
+  // Stopped before its first cycle: only the setup runs.
+  const std::atomic<bool> stop{true};
+  SimOptions options;
+  options.timeline = false;
+  options.stop = &stop;
+  auto run = Simulate(cluster, workload, engine, options);
+  if (!run) return std::unexpected(run.error());
+  return {};
+}
+
 }  // namespace dlsched::sim

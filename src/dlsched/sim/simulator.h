@@ -60,6 +60,13 @@ core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
                                  const config::WorkloadSpec& workload, const engine::Engine& engine,
                                  const SimOptions& options);
 
+// Whether a run of `workload` on `cluster` can begin, as Simulate checks it
+// before its first cycle (CheckRunnable; every job placed at the start on a
+// node that exists and has room for it), without running a cycle: what
+// `dlsched snapshot` asks of the files it writes.
+core::Status CheckStart(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload,
+                        const engine::Engine& engine);
+
 // Fails when a job's throughput table is missing or gives rate 0 at the
 // job's minimum size (it could never finish).
 core::Status CheckRunnable(const config::WorkloadSpec& workload);
