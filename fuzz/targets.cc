@@ -131,8 +131,12 @@ fs::path FreshDir(const std::string& name) {
   return d;
 }
 
+// A file whose place is taken (an earlier file of the input is named as
+// its directory, or a directory as it) is dropped, as a bad name is.
 void WriteFile(const fs::path& path, std::string_view text) {
-  fs::create_directories(path.parent_path());
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec || fs::is_directory(path, ec)) return;
   std::ofstream(path, std::ios::binary)
       .write(text.data(), static_cast<std::streamsize>(text.size()));
 }
