@@ -1,5 +1,7 @@
 #include "dlsched/cli/operator_command.h"
 
+#include "dlsched/cli/options.h"
+
 namespace dlsched::cli {
 
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
@@ -34,13 +36,16 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
       ->capture_default_str();
   cmd->add_option("--leader-elect-lease-duration", a->lease_duration,
                   "Seconds a standby waits after the last renewal it saw before taking over")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(FiniteIn(0.001, 86400));
   cmd->add_option("--leader-elect-renew-deadline", a->renew_deadline,
                   "Seconds the leader keeps acting without a successful renewal, then exits")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(FiniteIn(0.001, 86400));
   cmd->add_option("--leader-elect-retry-period", a->retry_period,
                   "Seconds between attempts to acquire or renew the lease")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(FiniteIn(0.001, 86400));
   cmd->add_option("--leader-elect-resource-namespace", a->lease_namespace,
                   "Namespace of the Lease (default: the kubeconfig context's, or the pod's)");
   cmd->add_option("--leader-elect-resource-name", a->lease_name, "Name of the Lease")
@@ -56,12 +61,12 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
   cmd->add_option("--resync", a->resync,
                   "Seconds between scheduling cycles while jobs wait and nothing changes")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(FiniteIn(0.1, 3600));
   cmd->add_option("--release-wait", a->release_wait,
                   "Seconds a due cycle waits for the pods the operator deleted to be gone, so "
                   "the resources they free are placed as free (0: place around them at once)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(FiniteIn(0, 3600));
   return cmd;
 }
 
@@ -87,7 +92,7 @@ CLI::App* AddSnapshotCommand(CLI::App& app, SnapshotArgs* a) {
       ->required();
   cmd->add_option("--timeout", a->timeout, "Seconds to wait for the operator's answer")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(FiniteIn(1, 600));
   return cmd;
 }
 

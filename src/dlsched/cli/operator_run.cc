@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
 #include "dlsched/k8s/http_endpoints.h"
 #include "dlsched/k8s/leader.h"
@@ -235,6 +236,7 @@ int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
   if (config.server.find("://") == std::string::npos) config.server = "http://" + config.server;
   while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
   config.timeout_seconds = a.timeout;
+  config.max_response_bytes = a.max_response_bytes;
   k8s::RestClient client(config);
   auto response = client.Request("GET", "/snapshot");
   if (!response) {
@@ -259,6 +261,16 @@ int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
   const std::string workload_yaml = body["workload"].get<std::string>();
   const std::string cluster_file = a.out + "/cluster.yaml";
   const std::string workload_file = a.out + "/workload.yaml";
+  // Files dlsched would refuse to read are not written.
+  for (auto [name, text] : {std::pair{"cluster", &cluster_yaml}, {"workload", &workload_yaml}}) {
+    if (text->size() > core::kMaxInputBytes) {
+      Fail(
+          fmt::format("--from {}: /snapshot: its {} YAML has {} bytes; dlsched reads input files "
+                      "of at most {} MiB",
+                      a.from, name, text->size(), core::kMaxInputBytes >> 20));
+      return 1;
+    }
+  }
   // What is written must read back: the replay starts from these files.
   auto cluster = config::ParseCluster(cluster_yaml, cluster_file);
   if (!cluster) {

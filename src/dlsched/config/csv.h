@@ -3,14 +3,16 @@
 // found by column names, then one row at a time, with errors that name the
 // file, the line and the column. Internal to config/.
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <expected>
-#include <filesystem>
-#include <fstream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +23,7 @@
 
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/error.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/core/quantity.h"
 
 namespace dlsched::config::internal {
@@ -80,37 +83,43 @@ inline bool SplitCsv(std::string_view line, std::vector<std::string_view>& out) 
   }
 }
 
-// Reads a CSV file line by line: the header, then one row at a time.
+// Reads a CSV file line by line: the header, then one row at a time. The
+// file is streamed a block at a time: memory holds one line, at most
+// kMaxLineBytes + 1 bytes of it (the rest of a longer line is skipped, and
+// the line, cut, fails the callers' length check), and a file over
+// core::kMaxCsvBytes is refused before a byte is read (or when it grows
+// past it while being read). A 1.5 GB line used to cost 2-3 GB before the
+// error.
 class CsvReader {
  public:
   explicit CsvReader(std::string path) : path_(std::move(path)) {}
+  ~CsvReader() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  CsvReader(const CsvReader&) = delete;
+  CsvReader& operator=(const CsvReader&) = delete;
 
   core::Status Open() {
-    std::error_code ec;
-    const auto st = std::filesystem::status(path_, ec);
-    if (ec || !std::filesystem::is_regular_file(st)) {
-      return core::Errorf(
-          "{}: cannot read file: {}", path_,
-          ec ? ec.message()
-             : (std::filesystem::exists(st) ? "not a regular file" : "No such file or directory"));
-    }
-    in_.open(path_, std::ios::binary);
-    if (!in_) return core::Errorf("{}: cannot read file: {}", path_, std::strerror(errno));
+    auto fd = OpenInputFile(path_, core::kMaxCsvBytes, kLimited);
+    if (!fd) return std::unexpected(fd.error());
+    fd_ = *fd;
     return {};
   }
 
-  // The next line, without its line ending; false at the end of the file.
-  // Blank lines are skipped.
+  // The next line, without its line ending; false at the end of the file
+  // or on an error (ReadError tells). Blank lines are skipped.
   bool Next() {
-    while (std::getline(in_, line_)) {
+    while (ReadLine()) {
       ++line_no_;
-      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+      if (!line_.empty() && line_.back() == '\r' && line_.size() <= kMaxLineBytes) {
+        line_.pop_back();
+      }
       if (!line_.empty()) return true;
     }
     return false;
   }
   core::Status ReadError() const {
-    if (in_.bad()) return core::Errorf("{}: cannot read file: I/O error", path_);
+    if (error_) return std::unexpected(*error_);
     return {};
   }
 
@@ -135,6 +144,10 @@ class CsvReader {
       return core::Errorf("{}: the file is empty, expected a header: {}", path_,
                           fmt::join(columns, ","));
     }
+    if (line_.size() > kMaxLineBytes) {
+      return std::unexpected(
+          At(fmt::format("header: the line is longer than {} bytes", kMaxLineBytes)));
+    }
     std::vector<std::string_view> fields;
     SplitCsv(line_, fields);
     std::vector<int> pos;
@@ -156,8 +169,66 @@ class CsvReader {
   size_t width() const { return width_; }
 
  private:
+  static constexpr size_t kBlock = 64 * 1024;
+
+  static constexpr std::string_view kLimited = "CSV inputs";
+
+  // Reads up to the next line break (or the end) into line_, keeping at
+  // most kMaxLineBytes + 1 bytes; false at the end or on an error.
+  bool ReadLine() {
+    if (fd_ < 0 || error_) return false;
+    line_.clear();
+    bool any = false;
+    while (true) {
+      if (pos_ == end_) {
+        if (eof_) return any;
+        if (!Fill()) return false;
+        continue;
+      }
+      any = true;
+      const char* begin = block_.data() + pos_;
+      const char* stop = static_cast<const char*>(std::memchr(begin, '\n', end_ - pos_));
+      const size_t n = stop == nullptr ? end_ - pos_ : static_cast<size_t>(stop - begin);
+      if (line_.size() <= kMaxLineBytes) {
+        line_.append(begin, std::min(n, kMaxLineBytes + 1 - line_.size()));
+      }
+      pos_ += n;
+      if (stop != nullptr) {
+        ++pos_;
+        return true;
+      }
+    }
+  }
+
+  bool Fill() {
+    if (block_.empty()) block_.resize(kBlock);
+    while (true) {
+      const ssize_t n = ::read(fd_, block_.data(), block_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        error_ = core::Error{fmt::format("{}: cannot read file: {}", path_, std::strerror(errno))};
+        return false;
+      }
+      pos_ = 0;
+      end_ = static_cast<size_t>(n);
+      eof_ = n == 0;
+      read_ += end_;
+      if (read_ > core::kMaxCsvBytes) {
+        error_ = TooLargeFile(path_, read_, core::kMaxCsvBytes, kLimited).error();
+        return false;
+      }
+      return true;
+    }
+  }
+
   std::string path_;
-  std::ifstream in_;
+  int fd_ = -1;
+  std::string block_;
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  bool eof_ = false;
+  uint64_t read_ = 0;
+  std::optional<core::Error> error_;
   std::string line_;
   int64_t line_no_ = 0;
   size_t width_ = 0;

@@ -602,7 +602,7 @@ TEST(NativeTraceTest, WideHeaderHoldsPsStepsAndModels) {
 }
 
 const core::ThroughputProfile& Resnet50() {
-  static const core::ThroughputProfile p{"resnet50", {{1, 2.5}, {2, 4.5}}, 0.2, {}};
+  static const core::ThroughputProfile p{"resnet50", {{1, 2.5}, {2, 4.5}}, 0.2, {}, {}};
   return p;
 }
 const core::ThroughputProfile* FakeZoo(std::string_view name) {
@@ -776,14 +776,18 @@ TEST(NativeTraceTest, WideBadRowsAndSkipping) {
 }
 
 // Hand-worked: linear at size 4 gives m/4 at m workers; amdahl:0.5 at size
-// 1 gives 1 / (0.5 + 0.5 / m): 4/3 at 2, 1.6 at 4; none keeps 1.
+// 1 gives 1 / (0.5 + 0.5 / m): 4/3 at 2, 1.6 at 4; none keeps 1. The rates
+// come from the curve, sizes 2..8 (no table: config/cost_test.cc).
 TEST(ScalingCurveTest, DurationThroughputTables) {
   const auto linear = core::DurationThroughput(4, 2, 8, {});
-  EXPECT_EQ(linear.steps_per_s.size(), 7u);
+  EXPECT_TRUE(linear.steps_per_s.empty());
+  ASSERT_TRUE(linear.HasRates());
+  EXPECT_EQ(linear.FirstSize(), 2);
   EXPECT_DOUBLE_EQ(linear.Rate(2), 0.5);
   EXPECT_DOUBLE_EQ(linear.Rate(4), 1);
   EXPECT_DOUBLE_EQ(linear.Rate(8), 2);
   EXPECT_DOUBLE_EQ(linear.Rate(1), 0);  // below minReplicas: cannot run
+  EXPECT_DOUBLE_EQ(linear.Rate(9), 2);  // above maxReplicas: flat
 
   const auto amdahl = core::DurationThroughput(1, 1, 4, *core::ScalingCurve::Parse("amdahl:0.5"));
   EXPECT_DOUBLE_EQ(amdahl.Rate(2), 4.0 / 3);
