@@ -23,6 +23,31 @@ void Workload(const uint8_t* data, size_t size);
 // Profile YAML; a profile that builds runs the fixed workload and cluster.
 void Profile(const uint8_t* data, size_t size);
 
+// The trace importers (config/trace.h), each on a file of the input's
+// bytes. A trace that loads is resolved, written in the native format and
+// loaded again (the same number of jobs), and when small simulated on the
+// fixed cluster, invariants checked.
+void TiresiasTrace(const uint8_t* data, size_t size);    // as is, then elastic
+void TiresiasCluster(const uint8_t* data, size_t size);  // a cluster spec CSV
+void PhillyTrace(const uint8_t* data, size_t size);      // as is, then filtered
+// A pollux workload against the measurements in data/pollux/traces.
+void PolluxTrace(const uint8_t* data, size_t size);
+// Pollux's measurement CSVs of one application (bert), from an input of
+// several files ("#file scalability.csv" lines; the bytes before the first
+// are placements.csv), read by a fixed workload of bert jobs.
+void PolluxMeasurements(const uint8_t* data, size_t size);
+void NativeTrace(const uint8_t* data, size_t size);
+// A result directory of files from the input ("#file utilization.csv"
+// lines; before the first: jobs.csv): loaded as `dlsched report` loads it
+// and rendered, whole and in a window; sweep cells merged.
+void ReportCsv(const uint8_t* data, size_t size);
+// summary.json: loaded and rendered; and as provenance.json and
+// compare.json, the provenance `dlsched rerun` reads.
+void ReportJson(const uint8_t* data, size_t size);
+// The body of an operator's GET /snapshot through `dlsched snapshot`'s
+// decoder; a snapshot that decodes is simulated when small.
+void Snapshot(const uint8_t* data, size_t size);
+
 struct NamedTarget {
   std::string_view name;
   Target run;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -66,7 +67,7 @@ constexpr size_t kMaxMessageBytes = 4096;
 
 void PrintError(std::string_view message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "dlsched: %s\n", core::EscapeText(message, kMaxMessageBytes).c_str());
+  std::fprintf(stderr, "dlsched: %s\n", core::EscapeMessage(message, kMaxMessageBytes).c_str());
 }
 
 int BadInput(const core::Error& e) {
@@ -145,6 +146,7 @@ void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
   cmd->add_option("--until", s->until, "philly: keep jobs submitted before this UTC time")
       ->needs(trace);
   cmd->add_option("--limit", s->limit, "Keep only the first N jobs of the trace (file order)")
+      ->check(IntegerIn(1, std::numeric_limits<int64_t>::max()))
       ->needs(trace);
   cmd->add_option("--elastic", s->elastic,
                   "Make trace jobs elastic: MIN:MAX factors of each job's GPU count, e.g. 0.5:2 "
@@ -186,6 +188,10 @@ void AddRunOptions(CLI::App* cmd, RunArgs* a) {
 }
 
 constexpr std::string_view kTiresiasPrefix = "tiresias:";
+
+// The most the counts of --emit-k8s-job's Job may be (int32, as Kubernetes
+// keeps them).
+constexpr int64_t kMaxK8sCount = std::numeric_limits<int32_t>::max();
 
 core::Result<core::ClusterSpec> LoadClusterArg(const std::string& arg) {
   if (arg.starts_with(kTiresiasPrefix)) {
@@ -237,9 +243,9 @@ core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
     if (o->format != config::TraceFormat::kPhilly) {
       return core::MakeError("--vc: applies to philly traces only");
     }
-    for (auto part : std::views::split(std::string_view(s.vcs), ',')) {
-      o->virtual_clusters.emplace_back(part.begin(), part.end());
-    }
+    auto vcs = SplitList("--vc", s.vcs);
+    if (!vcs) return std::unexpected(vcs.error());
+    o->virtual_clusters = std::move(*vcs);
   }
   for (auto [flag, text, out] :
        {std::tuple{"--from", &s.from, &o->from}, std::tuple{"--until", &s.until, &o->until}}) {
@@ -503,6 +509,11 @@ core::Result<LoadedProfiles> LoadProfiles(const std::vector<std::string>& profil
     std::vector<std::string> overrides = common_overrides;
     std::string name = profile;
     if (const size_t colon = profile.find(':'); colon != std::string::npos) {
+      if (colon + 1 == profile.size()) {
+        return core::Errorf(
+            "--profiles: '{}': expected NAME:PATH=VALUE[:PATH=VALUE...], got nothing after ':'",
+            profile);
+      }
       name = profile.substr(0, colon);
       for (auto part : std::views::split(std::string_view(profile).substr(colon + 1), ':')) {
         overrides.emplace_back(part.begin(), part.end());
@@ -913,19 +924,26 @@ int Models() {
   return kOk;
 }
 
+// A file to write (generate's, convert's and size's --out): a device or a
+// directory is never replaced by a file. Checked before anything runs: bad
+// input, not a run that cannot write at its end. "" and "-" are stdout.
+core::Status CheckOutFile(std::string_view flag, const std::string& path) {
+  if (path.empty() || path == "-") return {};
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    return core::Errorf("{}: {} exists and is not a regular file", flag, path);
+  }
+  return {};
+}
+
 // `dlsched generate`: a synthetic workload (and optionally a cluster) for
 // scale tests and benchmarks. The same options give the same bytes.
 int Generate(const sim::GenerateOptions& options, const sim::ClusterOptions& cluster,
              const std::string& out, const std::string& cluster_out) {
-  // A device or a directory is never replaced by a file.
   for (const auto& [flag, path] :
        {std::pair{"--out", out}, std::pair{"--cluster-out", cluster_out}}) {
-    std::error_code ec;
-    const auto st = std::filesystem::symlink_status(path, ec);
-    if (!path.empty() && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-      return BadInput(
-          core::Error{fmt::format("{}: {} exists and is not a regular file", flag, path)});
-    }
+    if (auto st = CheckOutFile(flag, path); !st) return BadInput(st.error());
   }
   auto workload = sim::GenerateWorkload(options);
   if (!workload) return BadInput(workload.error());
@@ -965,6 +983,7 @@ int Generate(const sim::GenerateOptions& options, const sim::ClusterOptions& clu
 // `dlsched convert`: a trace (or workload) written as the native format or
 // as workload YAML.
 int Convert(const JobSource& source, const std::string& out, std::string to) {
+  if (auto st = CheckOutFile("--out", out); !st) return BadInput(st.error());
   if (to.empty()) to = out.ends_with(".yaml") || out.ends_with(".yml") ? "yaml" : "native";
   auto workload = LoadJobs(source);
   if (!workload) return BadInput(workload.error());
@@ -994,6 +1013,7 @@ int Size(const JobSource& source, const NodeShape& shape, const std::string& loa
          const std::string& out, std::string to) {
   auto range = ParseLoadRange(load);
   if (!range) return BadInput(range.error());
+  if (auto st = CheckOutFile("--out", out); !st) return BadInput(st.error());
   if (to.empty()) to = IsCsvName(out) ? "tiresias" : "yaml";
   auto workload = LoadJobs(source);
   if (!workload) return BadInput(workload.error());
@@ -1033,19 +1053,19 @@ std::vector<CLI::Option*> AddWorkloadShapeOptions(CLI::App* cmd, sim::GenerateOp
       cmd->add_option("--mean-interarrival", gen->mean_interarrival,
                       "Mean seconds between arrivals (exponential); 0 puts every job at time 0")
           ->capture_default_str()
-          ->check(FiniteIn(0, core::kMaxTime)),
+          ->check(NumberIn(0, core::kMaxTime)),
       cmd->add_option("--max-workers", gen->max_workers, "Most workers (GPUs) a job asks for")
           ->capture_default_str(),
       cmd->add_option("--elastic-fraction", gen->elastic_fraction,
                       "Share of jobs with minReplicas < maxReplicas")
           ->capture_default_str()
-          ->check(FiniteIn(0, 1)),
+          ->check(NumberIn(0, 1)),
       cmd->add_option("--min-steps", gen->min_steps, "Smallest totalSteps (log-uniform)")
           ->capture_default_str()
-          ->check(FiniteIn(1, core::kMaxSteps)),
+          ->check(NumberIn(1, core::kMaxSteps)),
       cmd->add_option("--max-steps", gen->max_steps, "Largest totalSteps")
           ->capture_default_str()
-          ->check(FiniteIn(1, core::kMaxSteps)),
+          ->check(NumberIn(1, core::kMaxSteps)),
   };
 }
 
@@ -1392,13 +1412,11 @@ int Run(int argc, char** argv) {
                    "Cluster YAML (nodes and their resources), or tiresias:FILE")
       ->required();
   AddJobSourceOptions(compare, &compare_args.jobs);
-  compare
-      ->add_option("--profiles,-p", compare_profiles,
-                   "Profiles to compare, comma-separated built-in names or YAML files, e.g. "
-                   "k8s-default,gang-binpack,kod2; NAME:PATH=VALUE[:PATH=VALUE] is a variant of "
-                   "NAME with its own overrides (see --set), e.g. kod2,kod2:order.args.kappa=2")
-      ->required()
-      ->delimiter(',');
+  AddListOption(compare, "--profiles,-p", &compare_profiles,
+                "Profiles to compare, comma-separated built-in names or YAML files, e.g. "
+                "k8s-default,gang-binpack,kod2; NAME:PATH=VALUE[:PATH=VALUE] is a variant of "
+                "NAME with its own overrides (see --set), e.g. kod2,kod2:order.args.kappa=2")
+      ->required();
   AddSetOption(compare, &compare_args.overrides);
   compare->footer(
       "Examples:\n"
@@ -1450,24 +1468,17 @@ int Run(int argc, char** argv) {
       "Generate the workload instead (as `dlsched generate`): this many jobs, one workload per "
       "--seeds");
   sweep_jobs->excludes("--workload")->excludes("--trace");
-  sweep
-      ->add_option("--seeds", sweep_args.seeds,
-                   "Seeds of the generated workload, comma-separated (default: 1)")
-      ->delimiter(',')
+  AddListOption(sweep, "--seeds", &sweep_args.seeds,
+                "Seeds of the generated workload, comma-separated (default: 1)")
       ->needs(sweep_jobs);
   for (CLI::Option* o : AddWorkloadShapeOptions(sweep, &sweep_args.gen)) o->needs(sweep_jobs);
-  auto* sweep_profiles = sweep->add_option(
-      "--profiles,-p", sweep_args.profiles,
+  auto* sweep_profiles = AddListOption(
+      sweep, "--profiles,-p", &sweep_args.profiles,
       "Profiles, comma-separated, as compare takes them (NAME:PATH=VALUE is a variant)");
-  sweep_profiles->delimiter(',');
   AddSetOption(sweep, &sweep_args.run.overrides);
-  sweep
-      ->add_option("--load,-l", sweep_args.loads,
-                   "Load factors, comma-separated (0.001 to 1e6): submit times are divided by "
-                   "each")
-      ->delimiter(',')
-      ->default_str("1")
-      ->check(FiniteIn(kMinSweepLoad, kMaxSweepLoad));
+  AddListOption(sweep, "--load,-l", &sweep_args.loads,
+                "Load factors, comma-separated (0.001 to 1e6): submit times are divided by each")
+      ->default_str("1");
   auto* sweep_out = sweep->add_option(
       "--out,-o", sweep_args.out,
       "Output directory, written as one unit and replaced as a whole (new, empty or an earlier "
@@ -1516,19 +1527,19 @@ int Run(int argc, char** argv) {
   sweep
       ->add_option("--k8s-parallelism", sweep_args.k8s.parallelism,
                    "Pods at once (default 0: as many as cells, at most 10)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(IntegerIn(0, kMaxK8sCount))
       ->needs(sweep_emit);
   sweep
       ->add_option("--k8s-backoff-limit", sweep_args.k8s.backoff_limit,
                    "Pod failures the Job tolerates in all (spec.backoffLimit)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber)
+      ->check(IntegerIn(0, kMaxK8sCount))
       ->needs(sweep_emit);
   sweep
       ->add_option("--k8s-backoff-limit-per-index", sweep_args.k8s.backoff_limit_per_index,
                    "Retries of each cell (spec.backoffLimitPerIndex: Kubernetes 1.29 or later, "
                    "beta there, GA in 1.33); not set by default")
-      ->check(CLI::NonNegativeNumber)
+      ->check(IntegerIn(0, kMaxK8sCount))
       ->needs(sweep_emit);
 
   std::string show;
@@ -1624,12 +1635,12 @@ int Run(int argc, char** argv) {
   size->add_option("--gpus-per-node", size_shape.gpus,
                    "GPUs per node (default: 4 for tiresias: and pollux: traces, as their "
                    "papers' clusters; else 8)")
-      ->check(CLI::Range(1, static_cast<int>(core::kMaxGpusPerNode)));
+      ->check(IntegerIn(1, core::kMaxGpusPerNode));
   size->add_option("--cpus-per-node", size_shape.cpus, "cpus per node (default: 8 per GPU)")
-      ->check(CLI::Range(1, 1'000'000));
+      ->check(IntegerIn(1, 1'000'000));
   size->add_option("--memory-gi-per-node", size_shape.memory_gi,
                    "Memory per node in GiB (default: 64 per GPU)")
-      ->check(CLI::Range(1, 1'000'000));
+      ->check(IntegerIn(1, 1'000'000));
   size->add_option("--out,-o", size_out,
                    "File to write (default: stdout); a .csv is a Tiresias cluster CSV, anything "
                    "else cluster YAML; replaced only once completely written");

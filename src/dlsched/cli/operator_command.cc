@@ -3,6 +3,15 @@
 #include "dlsched/cli/options.h"
 
 namespace dlsched::cli {
+namespace {
+
+// The leader election's durations, in seconds: NaN, negative and zero
+// durations were taken (NaN passes every comparison, so the check that the
+// lease outlasts the renew deadline let it through).
+constexpr double kMinLeaseSeconds = 0.01;
+constexpr double kMaxLeaseSeconds = 86400;
+
+}  // namespace
 
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
   CLI::App* cmd = app.add_subcommand(
@@ -37,15 +46,15 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
   cmd->add_option("--leader-elect-lease-duration", a->lease_duration,
                   "Seconds a standby waits after the last renewal it saw before taking over")
       ->capture_default_str()
-      ->check(FiniteIn(0.001, 86400));
+      ->check(NumberIn(kMinLeaseSeconds, kMaxLeaseSeconds));
   cmd->add_option("--leader-elect-renew-deadline", a->renew_deadline,
                   "Seconds the leader keeps acting without a successful renewal, then exits")
       ->capture_default_str()
-      ->check(FiniteIn(0.001, 86400));
+      ->check(NumberIn(kMinLeaseSeconds, kMaxLeaseSeconds));
   cmd->add_option("--leader-elect-retry-period", a->retry_period,
                   "Seconds between attempts to acquire or renew the lease")
       ->capture_default_str()
-      ->check(FiniteIn(0.001, 86400));
+      ->check(NumberIn(kMinLeaseSeconds, kMaxLeaseSeconds));
   cmd->add_option("--leader-elect-resource-namespace", a->lease_namespace,
                   "Namespace of the Lease (default: the kubeconfig context's, or the pod's)");
   cmd->add_option("--leader-elect-resource-name", a->lease_name, "Name of the Lease")
@@ -61,12 +70,12 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
   cmd->add_option("--resync", a->resync,
                   "Seconds between scheduling cycles while jobs wait and nothing changes")
       ->capture_default_str()
-      ->check(FiniteIn(0.1, 3600));
+      ->check(NumberIn(0.1, 3600));
   cmd->add_option("--release-wait", a->release_wait,
                   "Seconds a due cycle waits for the pods the operator deleted to be gone, so "
                   "the resources they free are placed as free (0: place around them at once)")
       ->capture_default_str()
-      ->check(FiniteIn(0, 3600));
+      ->check(NumberIn(0, 3600));
   return cmd;
 }
 
@@ -92,7 +101,7 @@ CLI::App* AddSnapshotCommand(CLI::App& app, SnapshotArgs* a) {
       ->required();
   cmd->add_option("--timeout", a->timeout, "Seconds to wait for the operator's answer")
       ->capture_default_str()
-      ->check(FiniteIn(1, 600));
+      ->check(NumberIn(1, 600));
   return cmd;
 }
 

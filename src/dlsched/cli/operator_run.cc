@@ -19,8 +19,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/cli/snapshot.h"
 #include "dlsched/config/specs.h"
-#include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
 #include "dlsched/k8s/http_endpoints.h"
 #include "dlsched/k8s/leader.h"
@@ -47,7 +47,7 @@ void Log(std::string_view msg, nlohmann::json fields) {
 }
 
 void Fail(std::string_view message) {
-  std::fprintf(stderr, "dlsched: %s\n", core::EscapeText(message, 4096).c_str());
+  std::fprintf(stderr, "dlsched: %s\n", core::EscapeMessage(message).c_str());
 }
 
 // As kubectl and client-go: --kubeconfig, else $KUBECONFIG, else the
@@ -248,52 +248,20 @@ int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
                      core::EscapeText(response->body, 200)));
     return 1;
   }
-  const nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
-  if (!body.is_object() || !body.value("cluster", nlohmann::json()).is_string() ||
-      !body.value("workload", nlohmann::json()).is_string()) {
-    Fail(
-        fmt::format("--from {}: /snapshot: expected a JSON object with cluster and workload "
-                    "YAML; is this a dlsched operator?",
-                    a.from));
+  auto snap = DecodeSnapshot(response->body, a.from, a.out);
+  if (!snap) {
+    Fail(snap.error().message);
     return 1;
   }
-  const std::string cluster_yaml = body["cluster"].get<std::string>();
-  const std::string workload_yaml = body["workload"].get<std::string>();
   const std::string cluster_file = a.out + "/cluster.yaml";
   const std::string workload_file = a.out + "/workload.yaml";
-  // Files dlsched would refuse to read are not written.
-  for (auto [name, text] : {std::pair{"cluster", &cluster_yaml}, {"workload", &workload_yaml}}) {
-    if (text->size() > core::kMaxInputBytes) {
-      Fail(
-          fmt::format("--from {}: /snapshot: its {} YAML has {} bytes; dlsched reads input files "
-                      "of at most {} MiB",
-                      a.from, name, text->size(), core::kMaxInputBytes >> 20));
-      return 1;
-    }
-  }
-  // What is written must read back: the replay starts from these files.
-  auto cluster = config::ParseCluster(cluster_yaml, cluster_file);
-  if (!cluster) {
-    Fail(cluster.error().message);
-    return 1;
-  }
-  if (workload_yaml == "jobs:\n" || workload_yaml.ends_with("\njobs:\n")) {
-    Fail(fmt::format("--from {}: the operator has no unfinished TrainingJob: nothing to replay",
-                     a.from));
-    return 1;
-  }
-  auto workload = config::ParseWorkload(workload_yaml, workload_file);
-  if (!workload) {
-    Fail(workload.error().message);
-    return 1;
-  }
   auto out = report::OutputDir::Open(a.out);
   if (!out) {
     Fail(out.error().message);
     return 2;
   }
   for (auto [name, text] :
-       {std::pair{"cluster.yaml", &cluster_yaml}, {"workload.yaml", &workload_yaml}}) {
+       {std::pair{"cluster.yaml", &snap->cluster_yaml}, {"workload.yaml", &snap->workload_yaml}}) {
     if (auto st = out->Add(name, *text); !st) {
       Fail(st.error().message);
       return 1;
@@ -304,17 +272,17 @@ int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
     return 1;
   }
   int running = 0;
-  for (const core::JobSpec& job : workload->jobs) running += job.initial ? 1 : 0;
+  for (const core::JobSpec& job : snap->workload.jobs) running += job.initial ? 1 : 0;
   std::printf("%s: %zu nodes\n%s: %zu jobs (%d placed, %zu waiting), continuing at t=%s s\n",
-              cluster_file.c_str(), cluster->nodes.size(), workload_file.c_str(),
-              workload->jobs.size(), running, workload->jobs.size() - running,
-              fmt::format("{:g}", workload->start).c_str());
-  const auto& without = body.value("withoutProgress", nlohmann::json::array());
-  if (without.is_array() && !without.empty()) {
+              cluster_file.c_str(), snap->cluster.nodes.size(), workload_file.c_str(),
+              snap->workload.jobs.size(), running, snap->workload.jobs.size() - running,
+              fmt::format("{:g}", snap->workload.start).c_str());
+  if (snap->without_progress > 0) {
     std::fprintf(stderr,
                  "dlsched: note: %zu job(s) give no totalSteps or throughput table (e.g. %s): "
                  "written to train 1 step/s for 1e9 steps, so they never finish in a replay\n",
-                 without.size(), core::EscapeText(without[0].dump(), 200).c_str());
+                 snap->without_progress,
+                 core::EscapeText(snap->without_progress_example, 200).c_str());
   }
   return 0;
 }

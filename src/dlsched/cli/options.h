@@ -1,11 +1,19 @@
 #pragma once
 
 // Options several subcommands share, so that each means one thing
-// everywhere (cli/ internal).
+// everywhere, and the checks every number and list flag goes through
+// (cli/ internal).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "dlsched/core/error.h"
 
 namespace dlsched::cli {
 
@@ -13,14 +21,32 @@ namespace dlsched::cli {
 // line; the line saying where the results went, and errors, still print.
 CLI::Option* AddQuietOption(CLI::App* cmd, bool* quiet);
 
-// The check of every flag that takes a number with a fraction (a double):
-// a finite number in [min, max]. CLI11's own Range lets NaN through (it
-// compares, and every comparison with NaN is false): `snapshot --timeout
-// nan` passed it and then never timed out.
-CLI::Validator FiniteIn(double min, double max);
+// The check of a number flag, as CLI11 reads it: a finite number (NaN and
+// the infinities are refused; CLI::Range let NaN through) from `min` to
+// `max`, which the error states as people write them, e.g. "--resync:
+// expected a number from 0.1 to 3600, got 'nan'" (CLI::NonNegativeNumber
+// printed its bound, DBL_MAX, in 300 digits).
+CLI::Validator NumberIn(double min, double max);
+// The same for a whole number: "--k8s-parallelism: expected an integer from
+// 0 to 1000000, got '-1'".
+CLI::Validator IntegerIn(int64_t min, int64_t max);
 
 // --threads/-j of compare, sweep and rerun: runs at once, 0 (one per core)
-// to kMaxThreads.
+// to kMaxThreads (cli/runs.h).
 CLI::Option* AddThreadsOption(CLI::App* cmd, int* threads, const std::string& help);
+
+// A comma-separated list as a list flag takes it ("fifo,las"): its items,
+// each non-empty. Errors read "<flag>: expected a comma-separated list
+// without empty items, got ',,,'".
+core::Result<std::vector<std::string>> SplitList(std::string_view flag, std::string_view text);
+
+// A list flag: comma-separated items, the flag repeatable (-p a,b -p c, or
+// -p a b). Every item must be there: CLI11's own delimiter dropped empty
+// items, so `-p ,,,` had no value and took the next option (-o) as one.
+// Items convert to T (std::string, double or uint64_t), with errors that
+// name the flag and the item.
+template <typename T>
+CLI::Option* AddListOption(CLI::App* cmd, const std::string& names, std::vector<T>* items,
+                           const std::string& description);
 
 }  // namespace dlsched::cli

@@ -23,7 +23,7 @@ constexpr int kBadInput = 2;
 
 void PrintError(std::string_view message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "dlsched: %s\n", core::EscapeText(message, 4096).c_str());
+  std::fprintf(stderr, "dlsched: %s\n", core::EscapeMessage(message).c_str());
 }
 
 core::Status Write(const std::string& file, const std::string& html) {

@@ -31,7 +31,7 @@ constexpr int kInterrupted = 130;
 
 int Fail(int code, std::string_view message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "dlsched: rerun: %s\n", core::EscapeText(message, 4096).c_str());
+  std::fprintf(stderr, "dlsched: rerun: %s\n", core::EscapeMessage(message).c_str());
   return code;
 }
 
@@ -86,6 +86,30 @@ std::optional<std::string> PartialRun(const std::string& dir) {
     if (text && text->find("\n  \"partial\": true,\n") != std::string::npos) return p.string();
   }
   return std::nullopt;
+}
+
+// Options no recorded command holds: those that run something other than
+// the computation (a merge, one cell, a Job manifest, help), beside those
+// RecordedCommand drops (where the results go, how the run shows itself).
+constexpr std::string_view kNeverRecorded[] = {"--merge", "--cell", "--emit-k8s-job",
+                                               "--help",  "-h",     "--version"};
+
+// Why `command` (provenance.command) is not one dlsched recorded, or "".
+// Run as it stands, an edited one could write anywhere (--report FILE,
+// --merge DIR) or do anything but reproduce the results.
+std::string NotRecorded(const std::vector<std::string>& command) {
+  if (RecordedCommand(command) != command) {
+    return "holds an option that says where results go (--out, --report, --threads, --quiet), "
+           "which dlsched never records";
+  }
+  for (const std::string& word : command) {
+    if (word == "--") break;
+    const std::string_view name = std::string_view(word).substr(0, word.find('='));
+    for (std::string_view never : kNeverRecorded) {
+      if (name == never) return fmt::format("holds {}, which dlsched never records", never);
+    }
+  }
+  return "";
 }
 
 int FirstDifferingLine(std::string_view a, std::string_view b) {
@@ -157,6 +181,10 @@ int Rerun(const RerunArgs& a, const RunCommand& run) {
     return Fail(kBadInput, fmt::format("{}: provenance.command: expected a simulate, compare or "
                                        "sweep command, got '{}'",
                                        (*found)->file, command));
+  }
+  if (const std::string why = NotRecorded(p.command); !why.empty()) {
+    return Fail(kBadInput, fmt::format("{}: provenance.command: {} (was the file edited?)",
+                                       (*found)->file, why));
   }
   if (auto partial = PartialRun(a.dir)) {
     return Fail(kBadInput, fmt::format("{}: the run was interrupted (\"partial\": true); partial "

@@ -43,8 +43,8 @@ core::Result<std::vector<std::vector<double>>> ReadNumbers(
   std::vector<std::vector<double>> rows;
   std::vector<std::string_view> fields;
   while (csv.Next()) {
-    if (csv.line().size() > kMaxLineBytes || !SplitCsv(csv.line(), fields) ||
-        fields.size() != csv.width()) {
+    if (csv.TooLong()) return std::unexpected(csv.TooLongError());
+    if (!SplitCsv(csv.line(), fields) || fields.size() != csv.width()) {
       return std::unexpected(
           csv.At(fmt::format("expected {} comma-separated fields (no quotes)", csv.width())));
     }

@@ -95,7 +95,7 @@ class Importer {
         return false;
       }
       if (++out_.rows % kStopCheckRows == 0 && Stopped()) return Interrupted();
-      if (csv_.line().size() > kMaxLineBytes) {
+      if (csv_.TooLong()) {
         if (auto st = Skip(fmt::format("the line is longer than {} bytes", kMaxLineBytes)); !st) {
           return std::unexpected(st.error());
         }
@@ -622,6 +622,7 @@ core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
     return core::Errorf("{}: expected a row after the header", path);
   }
   std::vector<std::string_view> f;
+  if (csv.TooLong()) return std::unexpected(csv.TooLongError());
   if (!SplitCsv(csv.line(), f) || f.size() != csv.width()) {
     return std::unexpected(csv.At(fmt::format("expected {} comma-separated fields", csv.width())));
   }

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dlsched/config/csv.h"
 #include "dlsched/config/pollux.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/resources.h"
@@ -267,6 +268,87 @@ TEST(TraceTest, BadRowsFailWithFileAndLineOrAreSkippedAndCounted) {
   EXPECT_EQ(r.error().message, philly +
                                    ":3: timestamp: expected a UTC time YYYY-MM-DD[ HH:MM:SS], got "
                                    "'2017-02-30 00:00:00'");
+}
+
+// A line longer than internal::kMaxLineBytes is a bad row, read without
+// holding it: the reader keeps at most kMaxLineBytes + 1 bytes of any line
+// (a 3 GB line used to be read whole, and fail as "cannot read file: I/O
+// error" when memory ran out).
+TEST(CsvReaderTest, LongLinesAreCutAndSkippedInBoundedMemory) {
+  constexpr size_t kMax = internal::kMaxLineBytes;
+  const std::string long_line(4 * kMax + 17, 'x');
+  const std::string exact(kMax, 'y');
+  const std::string path =
+      WriteTemp("long.csv", "a,b\n" + long_line + "\n1,2\r\n" + exact + "\n\n" +
+                                std::string("z\0z", 3) + "\n" + long_line);
+  internal::CsvReader csv(path);
+  ASSERT_TRUE(csv.Open());
+  ASSERT_TRUE(csv.Next());
+  EXPECT_EQ(csv.line(), "a,b");
+  ASSERT_TRUE(csv.Next());
+  EXPECT_EQ(csv.line_no(), 2);
+  EXPECT_TRUE(csv.TooLong());
+  EXPECT_EQ(csv.line(), std::string(kMax + 1, 'x'));
+  EXPECT_LE(csv.line().capacity(), 2 * kMax);
+  EXPECT_EQ(csv.TooLongError().message,
+            path + ":2: the line is longer than " + std::to_string(kMax) + " bytes");
+  ASSERT_TRUE(csv.Next());
+  EXPECT_EQ(csv.line(), "1,2");
+  EXPECT_EQ(csv.line_no(), 3);
+  ASSERT_TRUE(csv.Next());
+  EXPECT_EQ(csv.line(), exact);  // exactly the limit: not too long
+  EXPECT_FALSE(csv.TooLong());
+  EXPECT_EQ(csv.line_no(), 4);
+  ASSERT_TRUE(csv.Next());  // the blank line 5 is skipped
+  EXPECT_EQ(csv.line(), std::string("z\0z", 3));
+  EXPECT_EQ(csv.line_no(), 6);
+  ASSERT_TRUE(csv.Next());  // the last line, without a line break
+  EXPECT_TRUE(csv.TooLong());
+  EXPECT_EQ(csv.line_no(), 7);
+  EXPECT_LE(csv.line().capacity(), 2 * kMax);
+  EXPECT_FALSE(csv.Next());
+  EXPECT_TRUE(csv.ReadError());
+
+  // In every importer: the row, or the header, is refused by its line.
+  const std::string trace = WriteTemp(
+      "long-trace.csv", "job_id,num_gpu,submit_time,duration\n" + long_line + "\n0,1,0,5\n");
+  auto r = Load(TraceFormat::kTiresias, trace);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            trace + ":2: the line is longer than " + std::to_string(kMax) + " bytes");
+  r = Load(TraceFormat::kTiresias, trace, /*skip=*/true);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->skipped, 1);
+  const std::string header = WriteTemp("long-header.csv", long_line + "\n0,1,0,5\n");
+  for (auto f :
+       {TraceFormat::kTiresias, TraceFormat::kPhilly, TraceFormat::kPollux, TraceFormat::kNative}) {
+    r = Load(f, header);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message,
+              header + ":1: the line is longer than " + std::to_string(kMax) + " bytes");
+  }
+  auto cluster = LoadTiresiasCluster(header);
+  ASSERT_FALSE(cluster);
+  EXPECT_EQ(cluster.error().message,
+            header + ":1: the line is longer than " + std::to_string(kMax) + " bytes");
+}
+
+// A CSV saved by a spreadsheet starts with a UTF-8 byte order mark: it is
+// not part of the first column's name ("no column 'job_id'" before).
+TEST(CsvReaderTest, ByteOrderMarkBeforeTheHeader) {
+  const std::string path =
+      WriteTemp("bom.csv", "\xEF\xBB\xBFjob_id,num_gpu,submit_time,duration\n0,1,0,50\n1,2,5,x\n");
+  auto r = Load(TraceFormat::kTiresias, path, /*skip=*/true);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->workload.jobs.size(), 1u);
+  EXPECT_EQ(r->first_skipped, path + ":3: duration: expected a number in (0, 1000000000], got 'x'");
+  const std::string cluster = WriteTemp(
+      "bom-cluster.csv",
+      "\xEF\xBB\xBFnum_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n"
+      "1,2,4,8,64\n");
+  auto c = LoadTiresiasCluster(cluster);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->nodes.size(), 2u);
 }
 
 // Every job of Pollux's workload-1 takes, at its own size and batch, the

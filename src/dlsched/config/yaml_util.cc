@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -60,14 +61,14 @@ std::string Describe(const YAML::Node& node) {
   return fmt::format("'{}'", core::EscapeText(node.Scalar(), 60));
 }
 
-core::Result<int> OpenInputFile(const std::string& path, uint64_t max_bytes,
-                                std::string_view limited) {
+core::Result<InputFile> OpenInputFile(const std::string& path, uint64_t max_bytes,
+                                      std::string_view limited) {
   // Non-blocking, so opening a FIFO with no writer returns at once instead
   // of waiting for one; anything but a regular file is refused before a
   // byte is read (a FIFO could block, /dev/zero never ends).
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
-  auto fail = [&](core::Result<int> e) {
+  auto fail = [&](std::unexpected<core::Error> e) -> core::Result<InputFile> {
     ::close(fd);
     return e;
   };
@@ -88,7 +89,7 @@ core::Result<int> OpenInputFile(const std::string& path, uint64_t max_bytes,
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return fail(TooLargeFile(path, st.st_size, max_bytes, limited));
   }
-  return fd;
+  return InputFile{fd, static_cast<uint64_t>(st.st_size)};
 }
 
 std::unexpected<core::Error> TooLargeFile(const std::string& path, uint64_t size,
@@ -99,21 +100,17 @@ std::unexpected<core::Error> TooLargeFile(const std::string& path, uint64_t size
 
 core::Result<std::string> ReadFile(const std::string& path) {
   constexpr std::string_view kLimited = "input files";
-  auto fd = OpenInputFile(path, core::kMaxInputBytes, kLimited);
-  if (!fd) return std::unexpected(fd.error());
+  auto file = OpenInputFile(path, core::kMaxInputBytes, kLimited);
+  if (!file) return std::unexpected(file.error());
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
-  } closer{*fd};
-  struct stat st {};
-  if (::fstat(*fd, &st) != 0) {
-    return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
-  }
+  } closer{file->fd};
   auto too_large = [&](uint64_t size) {
     return TooLargeFile(path, size, core::kMaxInputBytes, kLimited);
   };
   std::string text;
-  text.resize(static_cast<size_t>(st.st_size));
+  text.resize(static_cast<size_t>(file->size));
   size_t got = 0;
   // Read one byte past the size seen, so a file that grew is noticed.
   for (;;) {
@@ -121,7 +118,7 @@ core::Result<std::string> ReadFile(const std::string& path) {
       if (text.size() > core::kMaxInputBytes) return too_large(text.size());
       text.resize(std::max<size_t>(text.size() * 2, 4096));
     }
-    const ssize_t n = ::read(*fd, text.data() + got, text.size() - got);
+    const ssize_t n = ::read(file->fd, text.data() + got, text.size() - got);
     if (n < 0) {
       if (errno == EINTR) continue;
       return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
@@ -332,8 +329,9 @@ core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& s
   try {
     // A syntax error stops the count early; YAML::Load reports it below.
     const bool count_nodes = NeedsNodeScan(text, max_nodes, scan_above);
-    // An alias needs an anchor, and an anchor a '&'.
-    const bool count_aliases = text.find('&') != std::string::npos;
+    // An alias (`*name`) needs an anchor (`&name`).
+    const bool count_aliases =
+        text.find('&') != std::string::npos && text.find('*') != std::string::npos;
     if (count_nodes || count_aliases) {
       const YamlCount c = CountYamlExpansion(
           text, count_nodes ? max_nodes : std::numeric_limits<int64_t>::max(), max_nodes);
@@ -363,6 +361,7 @@ core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& s
 }
 
 core::Error FromException(const std::string& source, const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) throw;  // the one being handled
   if (const auto* ye = dynamic_cast<const YAML::Exception*>(&e)) {
     if (!ye->mark.is_null()) {
       return core::Error{

@@ -38,11 +38,15 @@ core::Result<std::string> ReadFile(const std::string& path);
 
 // What ReadFile checks before it reads: `path` opened without blocking (a
 // FIFO without a writer), a regular file of at most `max_bytes`. The file
-// descriptor (the caller closes it), or "<path>: cannot read file: <why>";
-// a larger file is TooLargeFile's error, `limited` naming what is limited
-// ("input files", "CSV inputs").
-core::Result<int> OpenInputFile(const std::string& path, uint64_t max_bytes,
-                                std::string_view limited);
+// descriptor (the caller closes it) and the file's size, or "<path>: cannot
+// read file: <why>"; a larger file is TooLargeFile's error, `limited`
+// naming what is limited ("input files", "CSV inputs").
+struct InputFile {
+  int fd = -1;
+  uint64_t size = 0;
+};
+core::Result<InputFile> OpenInputFile(const std::string& path, uint64_t max_bytes,
+                                      std::string_view limited);
 std::unexpected<core::Error> TooLargeFile(const std::string& path, uint64_t size,
                                           uint64_t max_bytes, std::string_view limited);
 
@@ -165,7 +169,11 @@ class Reader {
 };
 
 // Converts the YAML exceptions that escape the parsers (there should be none,
-// but yaml-cpp throws from unexpected places) into one-line errors.
+// but yaml-cpp throws from unexpected places) into one-line errors. Called
+// only in a catch block: out of memory (std::bad_alloc) is not an error in
+// the input, and is rethrown for the process's edge to report (cli::Main:
+// "out of memory", exit 1) rather than returned as "<source>:
+// std::bad_alloc" (exit 2, bad input).
 core::Error FromException(const std::string& source, const std::exception& e);
 
 // Parses YAML `text` and hands the root to `parse(reader, root)`; any

@@ -74,6 +74,22 @@ std::string EscapeText(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string EscapeMessage(std::string_view text, size_t max_bytes) {
+  std::string all = EscapeText(text, std::string::npos);
+  if (all.size() <= max_bytes) return all;
+  constexpr std::string_view kGap = " ... ";
+  const size_t keep = max_bytes > kGap.size() ? max_bytes - kGap.size() : 0;
+  // Escaped text is valid UTF-8: cut where no character continues.
+  const auto continues = [&](size_t i) {
+    return i < all.size() && (static_cast<unsigned char>(all[i]) & 0xC0) == 0x80;
+  };
+  size_t head = keep / 2;
+  while (head > 0 && continues(head)) --head;
+  size_t tail = all.size() - (keep - keep / 2);
+  while (continues(tail)) ++tail;
+  return all.substr(0, head) + std::string(kGap) + all.substr(tail);
+}
+
 bool IsValidUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const size_t len = SequenceLength(text, i);

@@ -15,6 +15,13 @@ namespace dlsched::core {
 // longer than `max_bytes` is cut at a character boundary and ends in "...".
 std::string EscapeText(std::string_view text, size_t max_bytes = 200);
 
+// A message for one line of stderr: escaped as EscapeText escapes, and,
+// when longer than `max_bytes`, shortened in the middle: its start (which
+// names the file or flag and the field) and its end (which says what was
+// wrong) are kept, joined by " ... ". (Cutting the end lost the reason of a
+// message echoing a long --set.)
+std::string EscapeMessage(std::string_view text, size_t max_bytes = 4096);
+
 // True when `text` is well-formed UTF-8 (no overlong forms, surrogates or
 // code points above U+10FFFF).
 bool IsValidUtf8(std::string_view text);

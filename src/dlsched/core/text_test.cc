@@ -39,6 +39,26 @@ TEST(EscapeTextTest, EscapesInvalidUtf8ByteByByte) {
   EXPECT_EQ(EscapeText("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
 }
 
+// A long message keeps its start and its end (the reason), escaped.
+TEST(EscapeMessageTest, ShortensTheMiddleKeepingTheReason) {
+  EXPECT_EQ(EscapeMessage("f.yaml: x: bad\n"), "f.yaml: x: bad\\x0a");
+  const std::string message =
+      "--set: '" + std::string(10000, 'a') + "=1': 'order' is not a map (it is FIFO)";
+  const std::string shown = EscapeMessage(message, 200);
+  EXPECT_EQ(shown.size(), 200u);
+  EXPECT_TRUE(shown.starts_with("--set: 'aaa")) << shown;
+  EXPECT_TRUE(shown.ends_with("=1': 'order' is not a map (it is FIFO)")) << shown;
+  EXPECT_NE(shown.find("aaa ... aaa"), std::string::npos) << shown;
+  // Never a character cut in half, on either side of the gap.
+  std::string accents;
+  for (int i = 0; i < 200; ++i) accents += "\u00e9";
+  const std::string cut = EscapeMessage(accents, 102);
+  EXPECT_TRUE(IsValidUtf8(cut)) << cut;
+  EXPECT_EQ(cut.size(), 101u);
+  EXPECT_EQ(EscapeMessage(std::string(4096, 'z')), std::string(4096, 'z'));
+  EXPECT_EQ(EscapeMessage(std::string(4097, 'z')).size(), 4096u);
+}
+
 TEST(EscapeTextTest, CutsAtACharacterBoundary) {
   EXPECT_EQ(EscapeText("abcdef", 4), "abcd...");
   // "é" is two bytes: never cut in half.

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -80,6 +81,8 @@ core::Result<RestConfig> ReadKubeconfig(const std::string& path, std::string_vie
   YAML::Node root;
   try {
     root = YAML::Load(*text);
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory is not an error in the file
   } catch (const std::exception& e) {
     return core::Errorf("{}: not YAML: {}", where, core::EscapeText(e.what()));
   }
@@ -171,6 +174,8 @@ core::Result<RestConfig> LoadKubeconfig(const std::string& path, std::string_vie
   // yaml-cpp reports some malformed input by throwing.
   try {
     return ReadKubeconfig(path, context);
+  } catch (const std::bad_alloc&) {
+    throw;
   } catch (const std::exception& e) {
     return core::Errorf("{}: {}", core::EscapeText(path), core::EscapeText(e.what()));
   }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <functional>
 #include <map>
+#include <new>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -76,6 +77,8 @@ core::Result<std::unique_ptr<T>> Build(const Map& m, const config::PluginSpec& p
   // plugin's arguments are user input, so that is an error about them.
   try {
     return it->second(p.args, p.where);
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory is not an error in the arguments
   } catch (const std::exception& e) {
     return core::Errorf("{}: {}", p.where, e.what());
   }
@@ -308,7 +311,10 @@ core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path
   if (!before) return std::unexpected(before.error());
   auto changed = config::ApplyProfileOverrides(text, source, overrides);
   if (!changed) return std::unexpected(changed.error());
-  source = fmt::format("{} with --set {}", name_or_path, fmt::join(overrides, ","));
+  // Each override shortened: the source opens every error about the result.
+  std::vector<std::string> shown;
+  for (const std::string& o : overrides) shown.push_back(core::EscapeText(o, 100));
+  source = fmt::format("{} with --set {}", name_or_path, fmt::join(shown, ","));
   auto spec = config::ParseProfile(*changed, source);
   if (!spec) return spec;
   const bool named = std::any_of(overrides.begin(), overrides.end(),

@@ -1,5 +1,6 @@
 #include "dlsched/report/provenance.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -203,6 +204,40 @@ core::Result<Provenance> ParseProvenance(const json& v) {
   return p;
 }
 
+core::Result<json> ParseJsonFile(const std::string& text, const std::string& path, bool skip_jobs) {
+  const json::parser_callback_t skip = [](int depth, json::parse_event_t event, json& parsed) {
+    return !(event == json::parse_event_t::key && depth == 1 && parsed == "jobs");
+  };
+  const auto line_at = [&](size_t byte) {
+    const auto end = text.begin() + static_cast<std::ptrdiff_t>(std::min(byte, text.size()));
+    return 1 + static_cast<int>(std::count(text.begin(), end, '\n'));
+  };
+  // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
+  // without its prefix.
+  const auto reason = [](std::string what, std::string_view after) {
+    if (const size_t at = what.find(after); at != std::string::npos) {
+      what.erase(0, at + after.size());
+    }
+    return what;
+  };
+  try {
+    return json::parse(text, skip_jobs ? skip : nullptr);
+  } catch (const json::parse_error& e) {
+    return core::Errorf("{}:{}: invalid JSON: {}", path, line_at(e.byte > 0 ? e.byte - 1 : 0),
+                        reason(e.what(), ": "));
+  } catch (const json::exception& e) {
+    // out_of_range.406, "number overflow parsing '1e400'": a number beyond
+    // the range of a double, found on the line of its first occurrence.
+    const std::string what = reason(e.what(), "] ");
+    size_t at = 0;
+    if (const size_t open = what.find('\''), close = what.rfind('\'');
+        open != std::string::npos && close > open + 1) {
+      at = std::min(text.find(what.substr(open + 1, close - open - 1)), text.size());
+    }
+    return core::Errorf("{}:{}: invalid JSON: {}", path, line_at(at), what);
+  }
+}
+
 core::Result<std::optional<FoundProvenance>> ReadProvenance(const std::string& dir) {
   for (std::string_view name :
        {kProvenanceFile, std::string_view("compare.json"), std::string_view("summary.json")}) {
@@ -212,16 +247,11 @@ core::Result<std::optional<FoundProvenance>> ReadProvenance(const std::string& d
     auto text = ReadText(file);
     if (!text) return std::unexpected(text.error());
     // summary.json's per-job array can be most of the file: dropped unbuilt.
-    const json::parser_callback_t skip_jobs = [](int depth, json::parse_event_t event,
-                                                 json& parsed) {
-      return !(event == json::parse_event_t::key && depth == 1 && parsed == "jobs");
-    };
-    json root = json::parse(*text, skip_jobs, /*allow_exceptions=*/false);
-    if (root.is_discarded() || !root.is_object()) {
-      return core::Errorf("{}: not a JSON object", file.string());
-    }
-    const auto it = root.find("provenance");
-    if (it == root.end()) return std::nullopt;
+    auto root = ParseJsonFile(*text, file.string(), /*skip_jobs=*/true);
+    if (!root) return std::unexpected(root.error());
+    if (!root->is_object()) return core::Errorf("{}: not a JSON object", file.string());
+    const auto it = root->find("provenance");
+    if (it == root->end()) return std::nullopt;
     auto p = ParseProvenance(*it);
     if (!p) return core::Errorf("{}: {}", file.string(), p.error().message);
     return FoundProvenance{file.string(), std::move(*p)};

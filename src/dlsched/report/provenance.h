@@ -67,6 +67,14 @@ std::string ProvenanceFileText(const Provenance& p);
 // "provenance.<key>: expected <what>".
 core::Result<Provenance> ParseProvenance(const nlohmann::json& value);
 
+// Parses the JSON text of the file `path` (summary.json, compare.json,
+// provenance.json); with `skip_jobs`, summary.json's per-job array (most of
+// a large run's file) is dropped unbuilt. Malformed text, a number beyond
+// the range of a double included, is one line "<path>:<line>: invalid
+// JSON: <why>"; no exception of the JSON library escapes.
+core::Result<nlohmann::json> ParseJsonFile(const std::string& text, const std::string& path,
+                                           bool skip_jobs);
+
 // The provenance of a result directory and the file holding it.
 struct FoundProvenance {
   std::string file;  // DIR/provenance.json, DIR/compare.json or DIR/summary.json

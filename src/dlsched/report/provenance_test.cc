@@ -81,6 +81,17 @@ TEST(ProvenanceTest, ReadFromTheDirectorysTopFile) {
   WriteFile(dir / "provenance.json", "{\"provenance\": {\"dlsched_version\": 1}}\n");
   EXPECT_EQ(ReadProvenance(dir.string()).error().message,
             (dir / "provenance.json").string() + ": provenance.dlsched_version: expected a string");
+  // Malformed JSON says where and why, as the report's reader does.
+  WriteFile(dir / "provenance.json", "{\"provenance\":\n  {\"seeds\": [1e400]}}\n");
+  EXPECT_EQ(
+      ReadProvenance(dir.string()).error().message,
+      (dir / "provenance.json").string() + ":2: invalid JSON: number overflow parsing '1e400'");
+  WriteFile(dir / "provenance.json", "{\"provenance\": \n\n tru}\n");
+  EXPECT_TRUE(ReadProvenance(dir.string())
+                  .error()
+                  .message.starts_with((dir / "provenance.json").string() +
+                                       ":3: invalid JSON: syntax error while parsing value"))
+      << ReadProvenance(dir.string()).error().message;
 }
 
 TEST(ProvenanceTest, ShellCommandQuotesOnlyWhatNeedsIt) {

@@ -399,24 +399,9 @@ class SummaryReader {
 core::Result<SummaryData> ParseSummary(const std::string& path, const std::string& text) {
   // The per-job array can be most of the file (100,000 jobs); the report
   // reads jobs.csv instead, so the parser drops it unbuilt.
-  const nlohmann::json::parser_callback_t skip_jobs =
-      [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        return !(event == nlohmann::json::parse_event_t::key && depth == 1 && parsed == "jobs");
-      };
-  nlohmann::json root;
-  // nlohmann tells where the text is malformed only by its exception.
-  try {
-    root = nlohmann::json::parse(text, skip_jobs);
-  } catch (const nlohmann::json::parse_error& e) {
-    const size_t at = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
-    if (const size_t colon = what.find(": "); colon != std::string::npos) {
-      what = what.substr(colon + 2);
-    }
-    return At(path, line, "invalid JSON: " + what);
-  }
+  auto parsed = ParseJsonFile(text, path, /*skip_jobs=*/true);
+  if (!parsed) return std::unexpected(parsed.error());
+  const nlohmann::json& root = *parsed;
   if (!root.is_object()) return At(path, 1, "expected a JSON object");
   SummaryReader r(root, text, path);
   SummaryData d;

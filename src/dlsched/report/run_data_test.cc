@@ -311,6 +311,12 @@ TEST(LoadReportDirTest, BadFilesNameFileLineAndField) {
        "{\n  \"counts\": {\"stuck\": 9223372036854775807, \"failed\": 9223372036854775807}\n}\n",
        dir + "/summary.json:2: counts.stuck: expected an integer from 0 to 10^15"},
       {"summary.json", "[1, 2]\n", dir + "/summary.json:1: expected a JSON object"},
+      // A number beyond double's range: nlohmann throws out_of_range, not
+      // parse_error (it was "internal error: [json.exception...]").
+      {"summary.json", "{\n  \"profile\": \"x\",\n  \"end_time\": 1e400\n}\n",
+       dir + "/summary.json:3: invalid JSON: number overflow parsing '1e400'"},
+      {"summary.json", "{\"counts\": {\"total\": -1e999}}",
+       dir + "/summary.json:1: invalid JSON: number overflow parsing '-1e999'"},
   };
   for (const auto& c : cases) {
     fs::remove_all(run);

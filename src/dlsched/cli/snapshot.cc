@@ -1,0 +1,59 @@
+#include "dlsched/cli/snapshot.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "dlsched/core/limits.h"
+
+namespace dlsched::cli {
+
+core::Result<DecodedSnapshot> DecodeSnapshot(std::string_view body, const std::string& from,
+                                             const std::string& out) {
+  using nlohmann::json;
+  // No exceptions: a malformed body (or a number beyond a double's range)
+  // is a discarded value.
+  const json root = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  const auto string_at = [&](const char* key) {
+    const auto it = root.find(key);
+    return it != root.end() && it->is_string();
+  };
+  if (!root.is_object() || !string_at("cluster") || !string_at("workload")) {
+    return core::Errorf(
+        "--from {}: /snapshot: expected a JSON object with cluster and workload YAML; is this a "
+        "dlsched operator?",
+        from);
+  }
+  DecodedSnapshot d;
+  d.cluster_yaml = root["cluster"].get<std::string>();
+  d.workload_yaml = root["workload"].get<std::string>();
+  // Files dlsched would refuse to read are not written.
+  for (const auto& [name, text] :
+       {std::pair{"cluster", &d.cluster_yaml}, {"workload", &d.workload_yaml}}) {
+    if (text->size() > core::kMaxInputBytes) {
+      return core::Errorf(
+          "--from {}: /snapshot: its {} YAML has {} bytes; dlsched reads input files of at most "
+          "{} MiB",
+          from, name, text->size(), core::kMaxInputBytes >> 20);
+    }
+  }
+  // What is written must read back: the replay starts from these files.
+  auto cluster = config::ParseCluster(d.cluster_yaml, out + "/cluster.yaml");
+  if (!cluster) return std::unexpected(cluster.error());
+  d.cluster = std::move(*cluster);
+  if (d.workload_yaml == "jobs:\n" || d.workload_yaml.ends_with("\njobs:\n")) {
+    return core::Errorf("--from {}: the operator has no unfinished TrainingJob: nothing to replay",
+                        from);
+  }
+  auto workload = config::ParseWorkload(d.workload_yaml, out + "/workload.yaml");
+  if (!workload) return std::unexpected(workload.error());
+  d.workload = std::move(*workload);
+  if (const auto it = root.find("withoutProgress"); it != root.end() && it->is_array()) {
+    d.without_progress = it->size();
+    if (!it->empty()) {
+      d.without_progress_example = (*it)[0].dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  return d;
+}
+
+}  // namespace dlsched::cli
