@@ -31,14 +31,24 @@ constexpr std::array<AppConstants, 6> kApps = {{{"bert", 2, 0},
 constexpr std::array<std::string_view, 6> kAppNames = {"bert",     "cifar10", "deepspeech2",
                                                        "imagenet", "ncf",     "yolov3"};
 
-const NumberRange kAnyNonNegative{0, false, std::nullopt};
+// A column of a measurement file and the values it may hold.
+struct Column {
+  std::string_view name;
+  NumberRange range;
+};
+// Counts (placement ids, nodes, GPUs, per-GPU batches) are positive and
+// small enough to convert to integers; times and statistics are >= 0.
+constexpr NumberRange kCount{0, true, 1e15};
+constexpr NumberRange kMeasured{0, false, std::nullopt};
 
-// Reads every row of `path` with `columns` as numbers (>= 0).
-core::Result<std::vector<std::vector<double>>> ReadNumbers(
-    const std::string& path, std::span<const std::string_view> columns) {
+// Reads every row of `path` with `columns` as numbers in their ranges.
+core::Result<std::vector<std::vector<double>>> ReadNumbers(const std::string& path,
+                                                           std::span<const Column> columns) {
+  std::vector<std::string_view> names;
+  for (const Column& c : columns) names.push_back(c.name);
   CsvReader csv(path);
   if (auto st = csv.Open(); !st) return std::unexpected(st.error());
-  auto pos = csv.Header(columns);
+  auto pos = csv.Header(names);
   if (!pos) return std::unexpected(pos.error());
   std::vector<std::vector<double>> rows;
   std::vector<std::string_view> fields;
@@ -50,7 +60,7 @@ core::Result<std::vector<std::vector<double>>> ReadNumbers(
     }
     std::vector<double> row;
     for (size_t i = 0; i < columns.size(); ++i) {
-      auto v = NumberField(fields[(*pos)[i]], columns[i], kAnyNonNegative);
+      auto v = NumberField(fields[(*pos)[i]], columns[i].name, columns[i].range);
       if (!v) return std::unexpected(csv.At(v.error().what));
       row.push_back(*v);
     }
@@ -117,8 +127,10 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
   app.max_epochs_ = c->max_epochs;
   const std::filesystem::path dir = std::filesystem::path(traces_dir) / app.name_;
 
-  constexpr std::string_view kPlacementColumns[] = {"placement", "local_bsz", "step_time",
-                                                    "sync_time"};
+  constexpr Column kPlacementColumns[] = {{"placement", kCount},
+                                          {"local_bsz", kCount},
+                                          {"step_time", kMeasured},
+                                          {"sync_time", kMeasured}};
   const std::string placements_path = (dir / "placements.csv").string();
   auto placements = ReadNumbers(placements_path, kPlacementColumns);
   if (!placements) return std::unexpected(placements.error());
@@ -129,8 +141,12 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
     min_local = std::min(min_local, static_cast<int64_t>(r[1]));
     max_local = std::max(max_local, static_cast<int64_t>(r[1]));
   }
-  constexpr std::string_view kScalabilityColumns[] = {"num_nodes", "num_replicas", "local_bsz",
-                                                      "step_time", "sync_time"};
+  constexpr NumberRange kSmallCount{0, true, kMaxInt};
+  constexpr Column kScalabilityColumns[] = {{"num_nodes", kSmallCount},
+                                            {"num_replicas", kSmallCount},
+                                            {"local_bsz", kCount},
+                                            {"step_time", kMeasured},
+                                            {"sync_time", kMeasured}};
   auto scalability = ReadNumbers((dir / "scalability.csv").string(), kScalabilityColumns);
   if (!scalability) return std::unexpected(scalability.error());
   for (const auto& r : *scalability) {
@@ -166,7 +182,8 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
   for (auto& [_, points] : app.at_) std::sort(points.begin(), points.end(), by_bsz);
 
   std::error_code ec;
-  constexpr std::string_view kValidationColumns[] = {"progress", "grad_sqr", "grad_var"};
+  constexpr Column kValidationColumns[] = {
+      {"progress", kMeasured}, {"grad_sqr", kMeasured}, {"grad_var", kMeasured}};
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string file = entry.path().filename().string();
     if (!file.starts_with("validation-") || !file.ends_with(".csv")) continue;
