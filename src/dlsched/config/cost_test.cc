@@ -3,12 +3,7 @@
 // cannot make a small file stand for a huge one. Memory is measured as the
 // bytes the allocator holds (glibc's mallinfo2, or AddressSanitizer's own
 // count under the sanitize preset), never as time.
-#include <fcntl.h>
 #include <malloc.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <fstream>
 
 #include <cmath>
 #include <string>
@@ -17,14 +12,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "dlsched/config/csv.h"
 #include "dlsched/config/specs.h"
-#include "dlsched/config/trace.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// AddressSanitizer's count of the bytes its allocator holds (GCC ships no
+// header for it).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 namespace dlsched::config {
@@ -99,16 +94,20 @@ TEST(CostTest, DurationJobsHoldNoTablePerSize) {
 }
 
 // Ten aliases of ten aliases of ... ("billion laughs"): 8 levels stand for
-// 10^8 nodes in 300 bytes. The scan stops past the limit, after a few
-// hundred events.
-TEST(CostTest, AliasesCannotStandForMoreNodesThanTheLimit) {
+// 10^8 nodes in 300 bytes.
+std::string Laughs() {
   std::string text = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
   for (int level = 1; level < 8; ++level) {
     text += fmt::format("l{}: &l{} [", level, level);
     for (int i = 0; i < 10; ++i) text += fmt::format("{}*l{}", i ? ", " : "", level - 1);
     text += "]\n";
   }
-  auto parsed = internal::ParseYaml(text, "laughs.yaml");
+  return text;
+}
+
+// The scan stops past the limit, after a few hundred events.
+TEST(CostTest, AliasesCannotStandForMoreNodesThanTheLimit) {
+  auto parsed = internal::ParseYaml(Laughs(), "laughs.yaml");
   ASSERT_FALSE(parsed.has_value());
   EXPECT_EQ(parsed.error().message,
             "laughs.yaml: its aliases (*name) repeat nodes to more than 5000000 in all; YAML "
@@ -149,112 +148,39 @@ TEST(CostTest, AliasesMayNotMultiplyAWorkload) {
   EXPECT_EQ(few->jobs[4].role(core::Role::kWorker).constraints.required_terms.size(), 3u);
 }
 
-// --- CSV inputs are streamed: a line at most kMaxLineBytes + 1 bytes in
-// memory, a file at most core::kMaxCsvBytes long, a load that stops when
-// asked.
-
-std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "dlsched_cost_" + std::to_string(getpid()) + "_" + name;
+// An alias counts as every node it repeats: what reads the tree (the
+// loaders, then the simulator, per task and node) meets each of them.
+TEST(CostTest, AliasesCountTheNodesTheyRepeat) {
+  // The root map, keys a, b, c; a list of 3; an alias of it under b and
+  // two in c's list: 12 nodes built, 21 read, 12 of those through aliases.
+  const internal::YamlCount c =
+      internal::CountYamlExpansion("a: &x [1, 2, 3]\nb: *x\nc: [*x, *x]\n", 100, 100);
+  EXPECT_EQ(c.nodes, 12);
+  EXPECT_EQ(c.expanded, 21);
+  EXPECT_EQ(c.aliased, 12);
+  // An alias inside what it names (a cycle) counts as one.
+  const internal::YamlCount loop = internal::CountYamlExpansion("a: &x [*x]\n", 100, 100);
+  EXPECT_EQ(loop.expanded, 4);
+  // The refused documents above, as the scan counts them.
+  const internal::YamlCount laughs =
+      internal::CountYamlExpansion(Laughs(), 1000, core::kMaxYamlNodes);
+  EXPECT_LT(laughs.nodes, 100);
+  EXPECT_GT(laughs.expanded, core::kMaxYamlNodes);
+  const internal::YamlCount w = internal::CountYamlExpansion(
+      AliasedAffinity(1000, 100), core::kMaxYamlNodes, core::kMaxYamlNodes);
+  EXPECT_LT(w.nodes, 20'000);
+  EXPECT_GT(w.expanded, 900'000);
+  EXPECT_TRUE(internal::ExcessiveAliasing(w));
 }
 
-// A 1.5 GB line used to be read whole (2-3 GB of memory) before it was
-// found too long; here 8 MiB, of which 64 KiB + 1 are kept.
-TEST(CostTest, CsvLinesAreKeptToTheLineCap) {
-  const std::string path = TempPath("long.csv");
-  {
-    std::ofstream out(path, std::ios::binary);
-    out << "job_id,num_gpu,submit_time,duration\n"
-        << std::string(8 << 20, 'x') << "\n"
-        << "7,1,0,10\r\n";
-  }
-  internal::CsvReader csv(path);
-  ASSERT_TRUE(csv.Open());
-  ASSERT_TRUE(csv.Next());
-  ASSERT_TRUE(csv.Next());
-  EXPECT_EQ(csv.line().size(), internal::kMaxLineBytes + 1);
-  EXPECT_LT(csv.line().capacity(), 4 * internal::kMaxLineBytes);
-  ASSERT_TRUE(csv.Next());
-  EXPECT_EQ(csv.line(), "7,1,0,10");
-  EXPECT_EQ(csv.line_no(), 3);
-  EXPECT_FALSE(csv.Next());
-  EXPECT_TRUE(csv.ReadError());
-
-  TraceOptions o;
-  o.format = TraceFormat::kTiresias;
-  o.path = path;
-  o.skip_bad_rows = true;
-  auto load = LoadTrace(o);
-  ASSERT_TRUE(load) << load.error().message;
-  EXPECT_EQ(load->workload.jobs.size(), 1u);
-  EXPECT_EQ(load->skipped, 1);
-  EXPECT_EQ(load->first_skipped, path + ":2: the line is longer than 65536 bytes");
-  o.skip_bad_rows = false;
-  EXPECT_EQ(LoadTrace(o).error().message, path + ":2: the line is longer than 65536 bytes");
-  // The header too.
-  std::ofstream(path, std::ios::binary) << std::string(100'000, 'h') << "\n1,1,0,10\n";
-  EXPECT_EQ(LoadTrace(o).error().message, path + ":1: header: the line is longer than 65536 bytes");
-  unlink(path.c_str());
-}
-
-// A file over the cap is refused before a byte is read (a sparse file: no
-// disk, no memory).
-TEST(CostTest, CsvFilesOverTheCapAreRefusedUnread) {
-  const std::string path = TempPath("big.csv");
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(core::kMaxCsvBytes) + 1), 0);
-  close(fd);
-  for (TraceFormat f : {TraceFormat::kTiresias, TraceFormat::kNative}) {
-    TraceOptions o;
-    o.format = f;
-    o.path = path;
-    auto load = LoadTrace(o);
-    ASSERT_FALSE(load.has_value());
-    EXPECT_EQ(load.error().message,
-              path +
-                  ": cannot read file: it has 268435457 bytes; CSV inputs are limited to 256 "
-                  "MiB");
-  }
-  auto cluster = LoadTiresiasCluster(path);
-  ASSERT_FALSE(cluster.has_value());
-  EXPECT_NE(cluster.error().message.find("CSV inputs are limited to 256 MiB"), std::string::npos);
-  unlink(path.c_str());
-  // Not a regular file: refused without blocking, as YAML inputs.
-  auto fifo = LoadTiresiasCluster("/dev/zero");
-  ASSERT_FALSE(fifo.has_value());
-  EXPECT_EQ(fifo.error().message,
-            "/dev/zero: cannot read file: it is a character device; dlsched reads regular files "
-            "only");
-}
-
-// Ctrl-C while a trace loads: the load looks at the flag every 1,024 rows
-// and stops (a 10^6-row trace took 7.5 s, Ctrl-C waiting for its end).
-TEST(CostTest, TraceLoadsStopWhenAsked) {
-  const std::string path = TempPath("rows.csv");
-  {
-    std::ofstream out(path, std::ios::binary);
-    out << "job_id,num_gpu,submit_time,duration\n";
-    for (int i = 0; i < 5000; ++i) out << i << ",1," << i << ",10\n";
-  }
-  std::atomic<bool> stop{false};
-  TraceOptions o;
-  o.format = TraceFormat::kTiresias;
-  o.path = path;
-  o.stop = &stop;
-  auto all = LoadTrace(o);
-  ASSERT_TRUE(all) << all.error().message;
-  EXPECT_EQ(all->workload.jobs.size(), 5000u);
-  stop = true;
-  auto stopped = LoadTrace(o);
-  ASSERT_FALSE(stopped.has_value());
-  EXPECT_EQ(stopped.error().message, path + ":1025: interrupted while reading");
-  // Past --limit, the rows counted but not parsed stop too.
-  o.limit = 1;
-  stop = false;
-  ASSERT_TRUE(LoadTrace(o));
-  stop = true;
-  EXPECT_EQ(LoadTrace(o).error().message, path + ":1026: interrupted while reading");
-  unlink(path.c_str());
+// Kubernetes' decoder's shares, at and between its bounds.
+TEST(CostTest, AllowedAliasShare) {
+  EXPECT_EQ(internal::AllowedAliasShare(1000), 0.99);
+  EXPECT_EQ(internal::AllowedAliasShare(400'000), 0.99);
+  EXPECT_NEAR(internal::AllowedAliasShare(2'200'000), 0.545, 1e-9);
+  EXPECT_EQ(internal::AllowedAliasShare(4'000'000), 0.10);
+  EXPECT_FALSE(internal::ExcessiveAliasing({.nodes = 10, .expanded = 1000, .aliased = 990}));
+  EXPECT_TRUE(internal::ExcessiveAliasing({.nodes = 10, .expanded = 1001, .aliased = 998}));
 }
 
 }  // namespace
