@@ -1,12 +1,10 @@
 // What a command holds at once: a sweep the workloads of the cells running,
 // not of its grid; `snapshot` an answer of at most kMaxSnapshotBytes.
-#include <httplib.h>
+#include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,8 +13,11 @@
 
 #include "dlsched/cli/operator_command.h"
 #include "dlsched/cli/runs.h"
+#include "dlsched/cli/snapshot.h"
+#include "dlsched/cli/snapshot_server.h"
 #include "dlsched/cli/sweep.h"
 #include "dlsched/config/specs.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/sim/generate.h"
 #include "dlsched/sim/simulator.h"
 
@@ -127,30 +128,6 @@ TEST(SweepBoundsTest, MadeWorkloadsLiveOnlyWhileTheirRunRuns) {
   EXPECT_GE(most.load(), 1);
 }
 
-// A loopback "operator" answering /snapshot with `body`.
-class FakeOperator {
- public:
-  explicit FakeOperator(std::string body) : body_(std::move(body)) {
-    server_.Get("/snapshot", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(body_, "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~FakeOperator() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string Address() const { return fmt::format("127.0.0.1:{}", port_); }
-
- private:
-  std::string body_;
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-};
-
 // The answer is read to kMaxSnapshotBytes at most (a test lowers it); it
 // used to be read whole, whatever its size.
 TEST(SnapshotBoundsTest, TheAnswerIsCutAtTheLimit) {
@@ -160,10 +137,10 @@ TEST(SnapshotBoundsTest, TheAnswerIsCutAtTheLimit) {
       {"workload",
        std::string(5000, '#') +
            "\njobs:\n"}}.dump();
-  FakeOperator op(body);
+  const std::string from = testing::SnapshotServer::Get().Serve("bounds", 200, body);
   const fs::path out = fs::path(::testing::TempDir()) / fmt::format("snap-{}", ::getpid());
   SnapshotArgs args;
-  args.from = op.Address();
+  args.from = from;
   args.out = out.string();
   args.timeout = 10;
   EXPECT_EQ(args.max_response_bytes, kMaxSnapshotBytes);
@@ -173,7 +150,7 @@ TEST(SnapshotBoundsTest, TheAnswerIsCutAtTheLimit) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(err, fmt::format("dlsched: --from {0}: GET http://{0}/snapshot: the answer is longer "
                              "than 1000 bytes, the limit\n",
-                             op.Address()));
+                             from));
   EXPECT_FALSE(fs::exists(out));
   // Under the limit it is read (and this one has no job to replay).
   args.max_response_bytes = body.size();
@@ -181,6 +158,27 @@ TEST(SnapshotBoundsTest, TheAnswerIsCutAtTheLimit) {
   EXPECT_EQ(TakeSnapshot(args, 0, nullptr), 1);
   EXPECT_NE(::testing::internal::GetCapturedStderr().find("no unfinished TrainingJob"),
             std::string::npos);
+}
+
+// The YAML `snapshot` writes must read back as input files: each of its
+// cluster and workload at most core::kMaxInputBytes.
+TEST(SnapshotBoundsTest, YamlThatWouldNotReadBackIsNotWritten) {
+  const std::string cluster = "nodes:\n  - {name: n, resources: {cpu: 1}}\n";
+  std::string workload(core::kMaxInputBytes - 6, '#');
+  workload += "\njobs:\n";  // one byte over
+  const std::string body = nlohmann::json{{"cluster", cluster}, {"workload", workload}}.dump();
+  auto decoded = DecodeSnapshot(body, "x", "out");
+  ASSERT_FALSE(decoded.has_value());
+  EXPECT_EQ(decoded.error().message,
+            fmt::format("--from x: /snapshot: its workload YAML has {} bytes; dlsched reads input "
+                        "files of at most 64 MiB",
+                        core::kMaxInputBytes + 1));
+  workload.erase(0, 1);  // at the limit: read (and it has no job)
+  auto at_limit = DecodeSnapshot(
+      nlohmann::json{{"cluster", cluster}, {"workload", workload}}.dump(), "x", "out");
+  ASSERT_FALSE(at_limit.has_value());
+  EXPECT_NE(at_limit.error().message.find("no unfinished TrainingJob"), std::string::npos)
+      << at_limit.error().message;
 }
 
 }  // namespace
