@@ -109,7 +109,7 @@ class Informer {
   std::condition_variable stop_cv_;  // wakes a backoff when stopping
   std::atomic<bool> synced_{false};
   std::thread thread_;
-  std::exception_ptr failure_;          // under mu_
+  std::exception_ptr failure_;  // under mu_
   std::atomic<bool> failed_{false};
   class RestClient* client_ = nullptr;  // Run's, while it runs (under mu_)
 };
