@@ -10,6 +10,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -150,11 +151,14 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
   // in the memory the loading left free.
   if (threads > 1 || options.show_progress) {
     pool.reserve(static_cast<size_t>(threads));
-    // A thread that cannot be created (no memory for its stack, a limit on
-    // threads) leaves its runs to the others.
+    // A thread that cannot be created (no memory for its stack or its
+    // state, a limit on threads: std::system_error or std::bad_alloc)
+    // leaves its runs to the others; escaping here, it would end the
+    // process with the threads already started unjoined.
     try {
       for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
     } catch (const std::system_error&) {
+    } catch (const std::bad_alloc&) {
     }
   }
   if (pool.empty()) {
