@@ -1053,14 +1053,24 @@ void AddSurfaceCases(std::vector<Case>& cases) {
   }
 
   // --- Out of memory on a run's thread is the same one line and exit code
-  // as on the main thread (it used to abort: std::terminate, exit 134):
-  // each cell generates its 1,000,000 jobs on its thread, under a 512 MiB
-  // address space.
+  // as on the main thread. `compare` of two profiles on two threads: the
+  // trace (80,000 one-GPU jobs of 100,000 s, one a second, on 64 nodes of 8
+  // GPUs) loads under a 512 MiB address space, its runs do not, on their
+  // threads: this aborted (std::terminate, exit 134).
+  std::string cluster64 = "nodes:\n";
+  for (int i = 0; i < 64; ++i) {
+    cluster64 += "  - {name: n" + std::to_string(i) +
+                 ", resources: {cpu: \"64\", memory: 512Gi, nvidia.com/gpu: 8}}\n";
+  }
+  std::string queue =
+      "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling\n";
+  for (int i = 0; i < 80'000; ++i) {
+    queue += "j" + std::to_string(i) + "," + std::to_string(i) + ",1,1,1,1,,,100000,linear\n";
+  }
   cases.push_back(Case{
-      "run-thread-out-of-memory-sweep",
-      {"sweep", "-c", "c.yaml", "--jobs", "1000000", "--seeds", "1,2", "-p", "gang-binpack", "-j",
-       "2", "-o", "out"},
-      {},
+      "run-thread-out-of-memory-compare",
+      {"compare", "-c", "c64.yaml", "-t", "native:q.csv", "-p", "fifo,las", "-j", "2", "-o", "out"},
+      {{"c64.yaml", cluster64}, {"q.csv", queue}},
       1,
       "out of memory",
       {.stdout_path = "", .max_file_size = RLIM_INFINITY, .max_address_space = rlim_t{512} << 20},
