@@ -1054,8 +1054,8 @@ void AddSurfaceCases(std::vector<Case>& cases) {
 
   // --- Out of memory on a run's thread is the same one line and exit code
   // as on the main thread. `compare` of two profiles on two threads: the
-  // trace (80,000 one-GPU jobs of 100,000 s, one a second, on 64 nodes of 8
-  // GPUs) loads under a 512 MiB address space, its runs do not, on their
+  // trace (40,000 one-GPU jobs of 100,000 s, one a second, on 64 nodes of 8
+  // GPUs) loads under a 256 MiB address space, its runs do not, on their
   // threads: this aborted (std::terminate, exit 134).
   std::string cluster64 = "nodes:\n";
   for (int i = 0; i < 64; ++i) {
@@ -1064,7 +1064,7 @@ void AddSurfaceCases(std::vector<Case>& cases) {
   }
   std::string queue =
       "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling\n";
-  for (int i = 0; i < 80'000; ++i) {
+  for (int i = 0; i < 40'000; ++i) {
     queue += "j" + std::to_string(i) + "," + std::to_string(i) + ",1,1,1,1,,,100000,linear\n";
   }
   cases.push_back(Case{
@@ -1073,7 +1073,7 @@ void AddSurfaceCases(std::vector<Case>& cases) {
       {{"c64.yaml", cluster64}, {"q.csv", queue}},
       1,
       "out of memory",
-      {.stdout_path = "", .max_file_size = RLIM_INFINITY, .max_address_space = rlim_t{512} << 20},
+      {.stdout_path = "", .max_file_size = RLIM_INFINITY, .max_address_space = rlim_t{256} << 20},
       "",
       "",
       200});
