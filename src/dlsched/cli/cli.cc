@@ -81,6 +81,14 @@ int RunFailed(const core::Error& e) {
   return kRunFailed;
 }
 
+// The inputs did not load: bad input, or a Ctrl-C that stopped a trace's
+// load (exit 130, as a run interrupted).
+int LoadFailed(const core::Error& e) {
+  if (!StopSignals::Stopped()) return BadInput(e);
+  PrintError(e.message + "; nothing was run or written");
+  return kInterrupted;
+}
+
 // `--out` must name a directory dlsched may replace; checked before a run,
 // so a long simulation does not end in a refusal.
 core::Status CheckOut(const std::string& dir) {
@@ -229,6 +237,7 @@ core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
   }
   auto o = config::ParseTraceArg(s.trace);
   if (!o) return std::unexpected(o.error());
+  o->stop = StopSignals::Flag();
   o->skip_bad_rows = s.skip_bad_rows;
   o->limit = s.limit;
   if (!s.vcs.empty()) {
@@ -352,7 +361,7 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
   auto window = ParseWindow(a.window);
   if (!window) return BadInput(window.error());
   auto loaded = Load(a);
-  if (!loaded) return BadInput(loaded.error());
+  if (!loaded) return LoadFailed(loaded.error());
   const std::string profile = loaded->engine->profile().name;
   if (auto st = CheckBaseline(a.page.baseline, {&profile, 1}); !st) return BadInput(st.error());
   const std::string dir =
@@ -364,7 +373,10 @@ int Simulate(const RunArgs& a, const std::string& out_dir, bool quiet, bool job_
       !st) {
     return BadInput(st.error());
   }
-  RunRequest run{&loaded->inputs.cluster, &loaded->inputs.workload, loaded->engine.get(), {}};
+  RunRequest run;
+  run.cluster = &loaded->inputs.cluster;
+  run.workload = &loaded->inputs.workload;
+  run.engine = loaded->engine.get();
   bool interrupted = false;
   auto results =
       RunAll({&run, 1}, {.threads = 1, .show_progress = !quiet && ::isatty(2) == 1}, &interrupted);
@@ -564,7 +576,7 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   auto window = ParseWindow(a.window);
   if (!window) return BadInput(window.error());
   auto inputs = LoadInputs(a);
-  if (!inputs) return BadInput(inputs.error());
+  if (!inputs) return LoadFailed(inputs.error());
   auto loaded = LoadProfiles(profiles, a.overrides);
   if (!loaded) return BadInput(loaded.error());
   const std::vector<std::unique_ptr<engine::Engine>>& engines = loaded->engines;
@@ -590,7 +602,10 @@ int Compare(const RunArgs& a, const std::vector<std::string>& profiles, const st
   if (!out) return RunFailed(out.error());
   std::vector<RunRequest> runs;
   for (const auto& engine : engines) {
-    runs.push_back({&inputs->cluster, &inputs->workload, engine.get(), {}});
+    RunRequest& r = runs.emplace_back();
+    r.cluster = &inputs->cluster;
+    r.workload = &inputs->workload;
+    r.engine = engine.get();
   }
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool interrupted = false;
@@ -1050,15 +1065,20 @@ std::vector<CLI::Option*> AddWorkloadShapeOptions(CLI::App* cmd, sim::GenerateOp
   return {
       cmd->add_option("--mean-interarrival", gen->mean_interarrival,
                       "Mean seconds between arrivals (exponential); 0 puts every job at time 0")
-          ->capture_default_str(),
+          ->capture_default_str()
+          ->check(NumberIn(0, core::kMaxTime)),
       cmd->add_option("--max-workers", gen->max_workers, "Most workers (GPUs) a job asks for")
           ->capture_default_str(),
       cmd->add_option("--elastic-fraction", gen->elastic_fraction,
                       "Share of jobs with minReplicas < maxReplicas")
-          ->capture_default_str(),
+          ->capture_default_str()
+          ->check(NumberIn(0, 1)),
       cmd->add_option("--min-steps", gen->min_steps, "Smallest totalSteps (log-uniform)")
-          ->capture_default_str(),
-      cmd->add_option("--max-steps", gen->max_steps, "Largest totalSteps")->capture_default_str(),
+          ->capture_default_str()
+          ->check(NumberIn(1, core::kMaxSteps)),
+      cmd->add_option("--max-steps", gen->max_steps, "Largest totalSteps")
+          ->capture_default_str()
+          ->check(NumberIn(1, core::kMaxSteps)),
   };
 }
 
@@ -1217,23 +1237,21 @@ int Sweep(const SweepArgs& a) {
   } else {
     for (size_t i = 0; i < grid.size(); ++i) cells.push_back(grid.At(i));
   }
-  // The jobs: the file once, or a workload per seed that a cell to run
-  // needs (--emit-k8s-job checks the first).
-  std::map<size_t, config::WorkloadSpec> bases;
-  for (const auto& c : cells) {
-    if (bases.contains(c.seed)) continue;
-    core::Result<config::WorkloadSpec> w = core::MakeError("");
-    if (a.generated) {
-      sim::GenerateOptions gen = a.gen;
-      gen.seed = grid.seeds[c.seed];
-      w = sim::GenerateWorkload(gen);
-    } else {
-      w = LoadJobs(a.run.jobs);
-    }
-    if (!w) return BadInput(w.error());
-    bases.emplace(c.seed, std::move(*w));
-    if (a.emit_k8s_job) return EmitK8sJob(a, grid);
+  // The jobs: a workload file or trace is loaded once, here, and each cell
+  // runs on its own copy with scaled arrivals, made on the thread that runs
+  // it and freed after (the file's own at load 1); a generated workload is
+  // made for each cell on its thread, only its options checked here. So
+  // memory holds the workloads of the cells running, not of the grid (a
+  // sweep of 1,000,000 generated jobs used to build every one first).
+  std::optional<config::WorkloadSpec> base;
+  if (a.generated) {
+    if (auto st = sim::CheckGenerateOptions(a.gen); !st) return BadInput(st.error());
+  } else {
+    auto w = LoadJobs(a.run.jobs);
+    if (!w) return LoadFailed(w.error());
+    base = std::move(*w);
   }
+  if (a.emit_k8s_job) return EmitK8sJob(a, grid);
   // One run directory: the sweep's, or the one cell's inside it.
   const std::string dir =
       a.cell ? (std::filesystem::path(a.out) / grid.CellDir(cells[0])).string() : a.out;
@@ -1248,26 +1266,21 @@ int Sweep(const SweepArgs& a) {
     if (a.generated) p->seeds = grid.seeds;
     provenance = std::move(*p);
   }
-  std::map<std::pair<size_t, size_t>, config::WorkloadSpec> workloads;
-  for (const auto& c : cells) {
-    if (!workloads.contains({c.load, c.seed})) {
-      config::WorkloadSpec scaled = ScaleArrivals(bases.at(c.seed), grid.loads[c.load]);
-      // A load factor below 1 spreads the arrivals out, maybe past the
-      // limit every workload keeps (core/spec_limits.h).
-      if (auto p = core::CheckJobsLimits(scaled.jobs, scaled.start)) {
-        return BadInput(core::Errorf("--load {}: {}: {}: {} (the factor divides every arrival)",
-                                     report::FormatNumber(grid.loads[c.load]), scaled.source,
-                                     p->field, p->what)
-                            .error());
+  // A load factor below 1 spreads the arrivals out, maybe past the limit
+  // every workload keeps (core/spec_limits.h): a file's is checked at each
+  // load before anything runs (one scaled copy at a time), a generated
+  // one's as each cell makes it.
+  if (base) {
+    for (double load : grid.loads) {
+      if (auto st = CheckScaledArrivals(ScaleArrivals(*base, load), load); !st) {
+        return BadInput(st.error());
       }
-      workloads.emplace(std::pair{c.load, c.seed}, std::move(scaled));
     }
   }
-  std::vector<RunRequest> runs;
-  for (const auto& c : cells) {
-    runs.push_back(
-        {&*cluster, &workloads.at({c.load, c.seed}), profiles->engines[c.profile].get(), {}});
-  }
+  std::vector<const engine::Engine*> engines;
+  for (const auto& e : profiles->engines) engines.push_back(e.get());
+  std::vector<RunRequest> runs =
+      CellRuns(grid, cells, *cluster, engines, base ? &*base : nullptr, a.gen);
   auto out = report::OutputDir::Open(dir);
   if (!out) return RunFailed(out.error());
 
@@ -1438,11 +1451,9 @@ int Run(int argc, char** argv) {
       "(JCT / ideal) count a job that did not finish at the run's end and read >= then.");
   int compare_threads = 0;
   bool compare_quiet = false;
-  compare
-      ->add_option("--threads,-j", compare_threads,
+  AddThreadsOption(compare, &compare_threads,
                    "Profiles run at once (default 0: one per core); the results do not depend "
-                   "on it")
-      ->capture_default_str();
+                   "on it");
   AddQuietOption(compare, &compare_quiet);
   AddWindowOption(compare, &compare_args.window, std::string(kRunWindowHelp) + " and compare.json");
   AddReportOption(compare, &compare_args.report, &compare_args.page);
@@ -1498,10 +1509,8 @@ int Run(int argc, char** argv) {
       "result directory of dlsched); with --cell only the cell's directory in it is replaced; "
       "with --emit-k8s-job the pods' directory, relative to the volume");
   sweep_out->capture_default_str();
-  sweep
-      ->add_option("--threads,-j", sweep_args.threads,
-                   "Cells run at once (default 0: one per core); the results do not depend on it")
-      ->capture_default_str();
+  AddThreadsOption(sweep, &sweep_args.threads,
+                   "Cells run at once (default 0: one per core); the results do not depend on it");
   AddQuietOption(sweep, &sweep_args.quiet);
   sweep->add_flag("--keep-runs", sweep_args.keep_runs,
                   "Keep every cell's jobs.csv, events.csv, allocations.csv and utilization.csv "

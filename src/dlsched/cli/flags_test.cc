@@ -2,12 +2,14 @@
 // per-job table is --job-table), -q is --quiet on every command that takes
 // it, unknown names get a "did you mean", a CSV given as a workload points
 // to --trace, and the progress line's ETA counts runs not yet started.
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "dlsched/cli/runs.h"
@@ -175,6 +177,69 @@ TEST_F(FlagsTest, CsvGivenAsWorkloadPointsToTrace) {
         << cmd;
     EXPECT_FALSE(fs::exists(tmp_ / "out")) << cmd;
   }
+}
+
+// Every flag that takes a number with a fraction refuses NaN (and the
+// infinities) with one line naming it: `snapshot --timeout nan` used to
+// pass the range check and never time out. The flags are found in each
+// command's --help, where CLI11 names a double's type FLOAT.
+TEST_F(FlagsTest, EveryFloatingFlagRefusesNan) {
+  const std::vector<std::string> commands = {
+      "simulate", "compare", "sweep",  "validate", "explain",  "profiles", "models",
+      "generate", "convert", "report", "rerun",    "operator", "snapshot", "size"};
+  const std::regex floating(R"((--[a-z0-9-]+) FLOAT)");
+  std::vector<std::string> seen;
+  for (const auto& c : commands) {
+    const Ran help = Dlsched(c + " --help");
+    ASSERT_EQ(help.code, 0) << c << help.err;
+    for (std::sregex_iterator it(help.out.begin(), help.out.end(), floating), end; it != end;
+         ++it) {
+      const std::string flag = (*it)[1];
+      seen.push_back(c + " " + flag);
+      for (const char* value : {"nan", "NaN", "inf", "+nan", "1e999"}) {
+        const Ran r = Dlsched(fmt::format("{} {} {}", c, flag, value));
+        EXPECT_EQ(r.code, 2) << c << " " << flag << " " << value << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_NE(r.err.find(flag + ": expected a number from "), std::string::npos)
+            << c << " " << flag << " " << value << ": " << r.err;
+      }
+    }
+  }
+  // generate and sweep share the shape's 4, operator 5, snapshot 1 (sweep
+  // --load is a list flag, below).
+  EXPECT_EQ(seen.size(), 14u) << fmt::format("{}", fmt::join(seen, "; "));
+  // Numbers inside a text flag are parsed by their command, with the same
+  // refusal.
+  const std::string trace = "-t tiresias:data/tiresias/60_job.csv";
+  const std::vector<std::pair<std::string, std::string>> texts = {
+      {fmt::format("simulate {} --window nan:", kRun), "--window"},
+      {fmt::format("sweep {} -p fifo --window 0:nan", kRun), "--window"},
+      {fmt::format("sweep {} -p fifo --load 1,nan", kRun), "--load"},
+      {"report --window nan:1 " + Path("none"), "--window"},
+      {"size --load nan:1 " + trace, "--load"},
+      {"size --load 0.5:inf " + trace, "--load"},
+      {"simulate -c tiresias:data/tiresias/n32g4.csv --elastic nan:2 " + trace, "--elastic"}};
+  for (const auto& [args, flag] : texts) {
+    const Ran r = Dlsched(args + " -o " + Path("out"));
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_TRUE(r.err.starts_with("dlsched: " + flag + ": ")) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// --threads: 0 (one per core) to 256; more is refused, not tried.
+TEST_F(FlagsTest, ThreadsAreBounded) {
+  for (const char* cmd : {"compare -p fifo,las", "sweep -p fifo", "rerun x"}) {
+    for (const char* n : {"257", "100000", "-1"}) {
+      const Ran r = Dlsched(fmt::format("{} {} --threads {} -o {}", cmd, kRun, n, Path("out")));
+      EXPECT_EQ(r.code, 2) << cmd << " " << n;
+      EXPECT_NE(r.err.find("--threads"), std::string::npos) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+  const Ran r =
+      Dlsched(fmt::format("compare {} -p fifo,las,fifo --threads 256 -q -o {}", kRun, Path("out")));
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 // The ETA counts the jobs of runs not started yet at the rate jobs were

@@ -113,7 +113,7 @@ CLI::App* AddSnapshotCommand(CLI::App& app, SnapshotArgs* a) {
       ->required();
   cmd->add_option("--timeout", a->timeout, "Seconds to wait for the operator's answer")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(NumberIn(1, 600));
   return cmd;
 }
 

@@ -5,6 +5,7 @@
 // operator_run.cc (dlsched-k8s) or are handed to it (operator_exec.cc,
 // dlsched).
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -36,10 +37,16 @@ struct OperatorArgs {
   double release_wait = 5;
 };
 
+// The longest answer `dlsched snapshot` takes from /snapshot: its cluster
+// and workload YAML are at most 64 MiB each (what dlsched reads back, as
+// any input file), and JSON's escapes at most double them.
+inline constexpr uint64_t kMaxSnapshotBytes = uint64_t{256} << 20;
+
 struct SnapshotArgs {
   std::string from = "http://127.0.0.1:8080";
   std::string out;
   double timeout = 60;
+  uint64_t max_response_bytes = kMaxSnapshotBytes;  // not a flag: tests lower it
 };
 
 // A built-in profile name or a profile YAML file, built into an engine.

@@ -236,6 +236,7 @@ int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
   if (config.server.find("://") == std::string::npos) config.server = "http://" + config.server;
   while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
   config.timeout_seconds = a.timeout;
+  config.max_response_bytes = a.max_response_bytes;
   k8s::RestClient client(config);
   auto response = client.Request("GET", "/snapshot");
   if (!response) {

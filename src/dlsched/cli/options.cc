@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/cli/runs.h"
 #include "dlsched/core/quantity.h"
 
 namespace dlsched::cli {
@@ -65,6 +66,12 @@ CLI::Validator IntegerIn(int64_t min, int64_t max) {
         return "";
       },
       expected);
+}
+
+CLI::Option* AddThreadsOption(CLI::App* cmd, int* threads, const std::string& help) {
+  return cmd->add_option("--threads,-j", *threads, help)
+      ->capture_default_str()
+      ->check(IntegerIn(0, kMaxThreads));
 }
 
 core::Result<std::vector<std::string>> SplitList(std::string_view flag, std::string_view text) {

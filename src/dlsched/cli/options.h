@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 #include "dlsched/core/error.h"
@@ -28,6 +30,10 @@ CLI::Validator NumberIn(double min, double max);
 // The same for a whole number: "--k8s-parallelism: expected an integer from
 // 0 to 1000000, got '-1'".
 CLI::Validator IntegerIn(int64_t min, int64_t max);
+
+// --threads/-j of compare, sweep and rerun: runs at once, 0 (one per core)
+// to kMaxThreads (cli/runs.h).
+CLI::Option* AddThreadsOption(CLI::App* cmd, int* threads, const std::string& help);
 
 // A comma-separated list as a list flag takes it ("fifo,las"): its items,
 // each non-empty. Errors read "<flag>: expected a comma-separated list

@@ -141,10 +141,9 @@ CLI::App* AddRerunCommand(CLI::App& app, RerunArgs* args) {
                   "Where to write the results again (default: DIR-rerun beside DIR); replaced as "
                   "a whole, as simulate's --out");
   AddQuietOption(cmd, &args->quiet);
-  cmd->add_option("--threads,-j", args->threads,
-                  "compare and sweep: runs at once (default 0: one per core); the results do not "
-                  "depend on it")
-      ->capture_default_str();
+  AddThreadsOption(cmd, &args->threads,
+                   "compare and sweep: runs at once (default 0: one per core); the results do not "
+                   "depend on it");
   return cmd;
 }
 

@@ -8,7 +8,10 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <exception>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -52,6 +55,8 @@ StopSignals::~StopSignals() {
 
 bool StopSignals::Stopped() { return g_stop.load(); }
 
+const std::atomic<bool>* StopSignals::Flag() { return &g_stop; }
+
 namespace {
 
 // Jobs done, of all: a finished run's jobs all count.
@@ -94,47 +99,88 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
   std::atomic<int> finished{0};
   std::mutex mu;
   std::condition_variable all_done;
+  // The first exception of any thread, std::bad_alloc above all: it stops
+  // the other runs (after their current cycle) and is rethrown here, on
+  // the calling thread, once every thread has ended, where main reports
+  // it ("dlsched: out of memory", exit code 1). Escaping a thread, it
+  // would end the process with std::terminate.
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+  auto fail = [&](std::exception_ptr e) {
+    std::lock_guard lock(mu);
+    if (!failure) failure = std::move(e);
+    failed.store(true);
+    g_stop.store(true);
+    all_done.notify_all();
+  };
   auto worker = [&] {
-    for (size_t i = next++; i < runs.size(); i = next++) {
-      RunRequest& r = runs[i];
-      r.options.progress = &progress[i];
-      r.options.stop = &g_stop;
-      auto result = sim::Simulate(*r.cluster, *r.workload, *r.engine, r.options);
-      if (on_result) {
-        on_result(i, std::move(result));
-      } else {
-        results[i] = std::move(result);
+    try {
+      for (size_t i = next++; i < runs.size() && !failed.load(); i = next++) {
+        RunRequest& r = runs[i];
+        r.options.progress = &progress[i];
+        r.options.stop = &g_stop;
+        core::Result<sim::SimResult> result = core::MakeError("not run");
+        if (r.make_workload) {
+          auto made = r.make_workload();
+          if (made) {
+            result = sim::Simulate(*r.cluster, *made, *r.engine, r.options);
+          } else {
+            result = std::unexpected(made.error());
+          }
+        } else {
+          result = sim::Simulate(*r.cluster, *r.workload, *r.engine, r.options);
+        }
+        if (on_result) {
+          on_result(i, std::move(result));
+        } else {
+          results[i] = std::move(result);
+        }
+        progress[i].done = true;
+        std::lock_guard lock(mu);
+        ++finished;
+        all_done.notify_all();
       }
-      progress[i].done = true;
-      std::lock_guard lock(mu);
-      ++finished;
-      all_done.notify_all();
+    } catch (...) {
+      fail(std::current_exception());
     }
   };
-  const int threads = std::clamp<int>(options.threads, 1, static_cast<int>(runs.size()));
+  const int threads =
+      std::clamp<int>(std::min(options.threads, kMaxThreads), 1, static_cast<int>(runs.size()));
+  std::vector<std::thread> pool;
   // One run with nothing to show needs no thread of its own: it runs here,
   // in the memory the loading left free.
-  if (threads == 1 && !options.show_progress) {
+  if (threads > 1 || options.show_progress) {
+    pool.reserve(static_cast<size_t>(threads));
+    // A thread that cannot be created (no memory for its stack or its
+    // state, a limit on threads: std::system_error or std::bad_alloc)
+    // leaves its runs to the others; escaping here, it would end the
+    // process with the threads already started unjoined.
+    try {
+      for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  if (pool.empty()) {
     worker();
+    if (failure) std::rethrow_exception(failure);
     *interrupted = g_stop.load();
     return results;
   }
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
 
-  const auto begin = std::chrono::steady_clock::now();
-  std::vector<RunProgress> counts(runs.size());
-  {
+  try {
+    const auto begin = std::chrono::steady_clock::now();
+    std::vector<RunProgress> counts(runs.size());
     std::unique_lock lock(mu);
-    while (finished < static_cast<int>(runs.size())) {
+    while (finished < static_cast<int>(runs.size()) && !failed) {
       all_done.wait_for(lock, std::chrono::milliseconds(250));
-      if (!options.show_progress) continue;
+      if (!options.show_progress || failed) continue;
       // Every run's jobs, those not started too: the ETA covers them all.
       double simulated = -1;
       for (size_t i = 0; i < runs.size(); ++i) {
         const sim::Progress& p = progress[i];
-        counts[i] = {static_cast<int64_t>(runs[i].workload->jobs.size()), p.jobs_finished.load(),
-                     p.done.load()};
+        const size_t jobs = runs[i].workload ? runs[i].workload->jobs.size() : runs[i].jobs;
+        counts[i] = {static_cast<int64_t>(jobs), p.jobs_finished.load(), p.done.load()};
         if (!p.done && p.jobs_total > 0) {
           simulated = simulated < 0 ? p.now.load() : std::min(simulated, p.now.load());
         }
@@ -145,9 +191,13 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
                    ProgressLine(counts, std::max(simulated, 0.0), elapsed).c_str());
       std::fflush(stderr);
     }
+  } catch (...) {
+    // Out of memory here too: the threads still run and must be joined.
+    fail(std::current_exception());
   }
   for (auto& t : pool) t.join();
   if (options.show_progress) std::fputs("\r\033[K", stderr);
+  if (failure) std::rethrow_exception(failure);
   *interrupted = g_stop.load();
   return results;
 }

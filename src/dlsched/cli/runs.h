@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <span>
@@ -26,6 +27,8 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
   static bool Stopped();
+  // The flag itself, for what looks at it as it works (a trace load).
+  static const std::atomic<bool>* Flag();
 
  private:
   struct sigaction old_int_ {};
@@ -38,7 +41,18 @@ struct RunRequest {
   const config::WorkloadSpec* workload = nullptr;
   const engine::Engine* engine = nullptr;
   sim::SimOptions options;  // progress and stop are set by RunAll
+  // Instead of `workload`: makes the run's jobs on the thread that runs
+  // it, when it starts, and frees them when it ends, so a batch holds the
+  // workloads of the runs in flight only (a sweep's cells, each its own
+  // generated or scaled workload). `jobs`: how many it makes, for the
+  // progress line. An error is the run's result.
+  std::function<core::Result<config::WorkloadSpec>()> make_workload;
+  size_t jobs = 0;
 };
+
+// The most runs at once (--threads): each run in flight holds its whole
+// simulation, and a thread its stack; more than the cores only costs memory.
+inline constexpr int kMaxThreads = 256;
 
 struct BatchOptions {
   int threads = 1;             // runs at once (at least 1)
@@ -55,6 +69,10 @@ using OnResult = std::function<void(size_t index, core::Result<sim::SimResult>&&
 // marked partial) and sets *interrupted. With `on_result`, each result
 // goes to it instead of the returned vector (which then holds
 // placeholders): a sweep of many runs writes each and lets it go.
+// Threads that cannot be created leave their runs to those that could (or
+// to the calling thread). Whatever a run or `on_result` throws on a thread
+// (std::bad_alloc above all) stops the other runs and is rethrown here once
+// every thread has ended: main reports it, as it does on its own thread.
 std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
                                                  const BatchOptions& options, bool* interrupted,
                                                  const OnResult& on_result = nullptr);

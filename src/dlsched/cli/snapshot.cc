@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/operator_command.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/sim/simulator.h"
 
 namespace dlsched::cli {
@@ -27,6 +28,16 @@ core::Result<DecodedSnapshot> DecodeSnapshot(std::string_view body, const std::s
   DecodedSnapshot d;
   d.cluster_yaml = root["cluster"].get<std::string>();
   d.workload_yaml = root["workload"].get<std::string>();
+  // Files dlsched would refuse to read are not written.
+  for (const auto& [name, text] :
+       {std::pair{"cluster", &d.cluster_yaml}, {"workload", &d.workload_yaml}}) {
+    if (text->size() > core::kMaxInputBytes) {
+      return core::Errorf(
+          "--from {}: /snapshot: its {} YAML has {} bytes; dlsched reads input files of at most "
+          "{} MiB",
+          from, name, text->size(), core::kMaxInputBytes >> 20);
+    }
+  }
   // What is written must read back: the replay starts from these files.
   auto cluster = config::ParseCluster(d.cluster_yaml, out + "/cluster.yaml");
   if (!cluster) return std::unexpected(cluster.error());

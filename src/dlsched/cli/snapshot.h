@@ -32,9 +32,10 @@ struct DecodedSnapshot {
 // what `snapshot` writes runs. `from` (the --from address) and `out` (the directory the
 // files go to) name the answer and the files in errors, which are one line:
 // "--from X: /snapshot: expected a JSON object with cluster and workload
-// YAML; ...", "--from X: the operator has no unfinished TrainingJob: ...",
-// or the YAML's or the run's own error naming OUT/cluster.yaml or
-// OUT/workload.yaml.
+// YAML; ...", "--from X: /snapshot: its workload YAML has N bytes; ..."
+// (over core::kMaxInputBytes, what dlsched reads back), "--from X: the
+// operator has no unfinished TrainingJob: ...", or the YAML's or the run's
+// own error naming OUT/cluster.yaml or OUT/workload.yaml.
 core::Result<DecodedSnapshot> DecodeSnapshot(std::string_view body, const std::string& from,
                                              const std::string& out);
 

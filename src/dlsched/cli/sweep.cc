@@ -7,13 +7,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/core/spec_limits.h"
 #include "dlsched/report/format.h"
 
 namespace dlsched::cli {
 namespace {
 
-constexpr double kMinLoad = 0.001;
-constexpr double kMaxLoad = 1e6;
 constexpr int kDefaultParallelism = 10;
 
 // A double-quoted YAML scalar: JSON's string syntax is YAML's.
@@ -42,9 +41,9 @@ std::string SweepGrid::CellDir(const Cell& cell) const {
 core::Status CheckLoads(std::span<const double> loads) {
   std::set<double> seen;
   for (double l : loads) {
-    if (!std::isfinite(l) || l < kMinLoad || l > kMaxLoad) {
-      return core::Errorf("--load: expected factors from {:g} to {:g}, got {}", kMinLoad, kMaxLoad,
-                          l);
+    if (!std::isfinite(l) || l < kMinSweepLoad || l > kMaxSweepLoad) {
+      return core::Errorf("--load: expected factors from {:g} to {:g}, got {}", kMinSweepLoad,
+                          kMaxSweepLoad, l);
     }
     // Two factors that print alike would share a cell directory.
     if (!seen.insert(report::RoundForOutput(l)).second) {
@@ -62,11 +61,58 @@ core::Status CheckSeeds(std::span<const uint64_t> seeds) {
   return {};
 }
 
+std::vector<RunRequest> CellRuns(const SweepGrid& grid, std::span<const SweepGrid::Cell> cells,
+                                 const core::ClusterSpec& cluster,
+                                 std::span<const engine::Engine* const> engines,
+                                 const config::WorkloadSpec* base,
+                                 const sim::GenerateOptions& gen) {
+  std::vector<RunRequest> runs;
+  runs.reserve(cells.size());
+  for (const SweepGrid::Cell& c : cells) {
+    RunRequest& r = runs.emplace_back();
+    r.cluster = &cluster;
+    r.engine = engines[c.profile];
+    const double load = grid.loads[c.load];
+    if (base == nullptr) {
+      sim::GenerateOptions options = gen;
+      if (!grid.seeds.empty()) options.seed = grid.seeds[c.seed];
+      r.jobs = static_cast<size_t>(options.jobs);
+      r.make_workload = [options, load]() -> core::Result<config::WorkloadSpec> {
+        auto w = sim::GenerateWorkload(options);
+        if (!w) return w;
+        ScaleArrivalsInPlace(*w, load);
+        if (auto st = CheckScaledArrivals(*w, load); !st) return std::unexpected(st.error());
+        return w;
+      };
+    } else if (load == 1) {
+      r.workload = base;
+    } else {
+      r.jobs = base->jobs.size();
+      r.make_workload = [base, load]() -> core::Result<config::WorkloadSpec> {
+        return ScaleArrivals(*base, load);
+      };
+    }
+  }
+  return runs;
+}
+
+core::Status CheckScaledArrivals(const config::WorkloadSpec& scaled, double load) {
+  if (auto p = core::CheckJobsLimits(scaled.jobs, scaled.start)) {
+    return core::Errorf("--load {}: {}: {}: {} (the factor divides every arrival)",
+                        report::FormatNumber(load), scaled.source, p->field, p->what);
+  }
+  return {};
+}
+
 config::WorkloadSpec ScaleArrivals(const config::WorkloadSpec& workload, double load) {
   config::WorkloadSpec out = workload;
-  // Division keeps the order of arrivals, so the jobs stay sorted.
-  for (auto& job : out.jobs) job.submit_time /= load;
+  ScaleArrivalsInPlace(out, load);
   return out;
+}
+
+void ScaleArrivalsInPlace(config::WorkloadSpec& workload, double load) {
+  // Division keeps the order of arrivals, so the jobs stay sorted.
+  for (auto& job : workload.jobs) job.submit_time /= load;
 }
 
 std::string K8sJobManifest(const K8sJobOptions& o, size_t cells, std::span<const std::string> args,

@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "dlsched/cli/runs.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/error.h"
+#include "dlsched/engine/engine.h"
+#include "dlsched/sim/generate.h"
 
 namespace dlsched::cli {
 
@@ -37,6 +40,10 @@ struct SweepGrid {
   std::string CellDir(const Cell& cell) const;
 };
 
+// The range of a --load factor.
+inline constexpr double kMinSweepLoad = 0.001;
+inline constexpr double kMaxSweepLoad = 1e6;
+
 // --load: each factor from 0.001 to 1e6, none twice (as sweep.csv prints
 // them, to 6 decimals). Errors read
 // "--load: ...".
@@ -44,11 +51,29 @@ core::Status CheckLoads(std::span<const double> loads);
 // --seeds: none twice.
 core::Status CheckSeeds(std::span<const uint64_t> seeds);
 
+// The runs of `cells`: each its profile's engine (engines[cell.profile])
+// on `cluster`, and its jobs made when it starts (RunRequest::make_workload)
+// on the thread that runs it: the workload of `gen` with the cell's seed,
+// without `base`, else a copy of `base` with its arrivals scaled (`base`
+// itself at load 1). So a batch holds the workloads of the cells in flight,
+// not of the grid.
+std::vector<RunRequest> CellRuns(const SweepGrid& grid, std::span<const SweepGrid::Cell> cells,
+                                 const core::ClusterSpec& cluster,
+                                 std::span<const engine::Engine* const> engines,
+                                 const config::WorkloadSpec* base, const sim::GenerateOptions& gen);
+
+// Whether `scaled` (a workload whose arrivals were divided by `load`)
+// keeps the limits of every workload: "--load L: SOURCE: FIELD: WHAT (the
+// factor divides every arrival)" if not.
+core::Status CheckScaledArrivals(const config::WorkloadSpec& scaled, double load);
+
 // The workload at load factor `load`: every submit time divided by it (2
 // makes arrivals twice as dense, 0.5 half as dense). Nothing else changes:
 // job sizes, steps, deadlines (relative to submit) and the cluster's node
 // events keep their values.
 config::WorkloadSpec ScaleArrivals(const config::WorkloadSpec& workload, double load);
+// The same, in place.
+void ScaleArrivalsInPlace(config::WorkloadSpec& workload, double load);
 
 // What the Indexed Job runs and where.
 struct K8sJobOptions {

@@ -3,15 +3,17 @@
 // found by column names, then one row at a time, with errors that name the
 // file, the line and the column. Internal to config/.
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <expected>
-#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +24,7 @@
 
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/error.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/core/quantity.h"
 
 namespace dlsched::config::internal {
@@ -81,20 +84,19 @@ inline bool SplitCsv(std::string_view line, std::vector<std::string_view>& out) 
   }
 }
 
-// Reads a CSV file line by line: the header, then one row at a time.
+// Reads a CSV file line by line: the header, then one row at a time. Every
+// CSV input (a trace, a Tiresias cluster, Pollux's measurements) is a
+// regular file of at most core::kMaxCsvBytes: checked as every input file
+// is (OpenInputFile) before a byte is read, and counted as it is read (a
+// file that grows past it fails there).
 class CsvReader {
  public:
   explicit CsvReader(std::string path) : path_(std::move(path)) {}
 
   core::Status Open() {
-    std::error_code ec;
-    const auto st = std::filesystem::status(path_, ec);
-    if (ec || !std::filesystem::is_regular_file(st)) {
-      return core::Errorf(
-          "{}: cannot read file: {}", path_,
-          ec ? ec.message()
-             : (std::filesystem::exists(st) ? "not a regular file" : "No such file or directory"));
-    }
+    auto file = OpenInputFile(path_, core::kMaxCsvBytes, kLimited);
+    if (!file) return std::unexpected(file.error());
+    ::close(file->fd);
     in_.open(path_, std::ios::binary);
     if (!in_) return core::Errorf("{}: cannot read file: {}", path_, std::strerror(errno));
     return {};
@@ -113,19 +115,27 @@ class CsvReader {
       const auto got = static_cast<size_t>(in_.gcount());
       if (in_.bad()) return false;
       size_t len = got;
+      bytes_ += got;
+      const bool cut = in_.fail() && got > 0;
       if (in_.fail()) {
         // Nothing read: the end of the file. Else the buffer filled before
         // the line ended: skip to its end.
         if (got == 0) return false;
         in_.clear();
         in_.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+        bytes_ += static_cast<uint64_t>(in_.gcount());
         if (in_.bad()) return false;
       } else if (!in_.eof()) {
         --len;  // the line break, counted by gcount
       }
+      if (bytes_ > core::kMaxCsvBytes) {
+        error_ = TooLargeFile(path_, bytes_, core::kMaxCsvBytes, kLimited).error();
+        return false;
+      }
       ++line_no_;
       line_.assign(buf_.data(), len);
-      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+      // (A cut line keeps its last byte, so that it stays too long.)
+      if (!cut && !line_.empty() && line_.back() == '\r') line_.pop_back();
       if (!line_.empty()) return true;
     }
   }
@@ -135,6 +145,7 @@ class CsvReader {
     return At(fmt::format("the line is longer than {} bytes", kMaxLineBytes));
   }
   core::Status ReadError() const {
+    if (error_) return std::unexpected(*error_);
     if (in_.bad()) return core::Errorf("{}: cannot read file: I/O error", path_);
     return {};
   }
@@ -185,9 +196,13 @@ class CsvReader {
   size_t width() const { return width_; }
 
  private:
+  static constexpr std::string_view kLimited = "CSV inputs";
+
   std::string path_;
   std::ifstream in_;
   std::vector<char> buf_;
+  uint64_t bytes_ = 0;                // read so far
+  std::optional<core::Error> error_;  // the file grew past kMaxCsvBytes
   std::string line_;
   int64_t line_no_ = 0;
   size_t width_ = 0;

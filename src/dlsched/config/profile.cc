@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <span>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
+#include "dlsched/core/quantity.h"
 
 namespace dlsched::config {
 namespace {
@@ -20,6 +22,11 @@ using internal::Reader;
 
 constexpr std::string_view kPluginExpected = "a plugin name or a map with 'name'";
 constexpr size_t kMaxProfileName = 63;
+// --set PATH=VALUE: the keys of PATH. yaml-cpp writes and reads a map in a
+// map by recursion: a path 60,000 keys deep overflowed the stack
+// (SIGSEGV); no profile nests deeper than a few levels.
+constexpr size_t kMaxSetKeys = 64;
+constexpr size_t kMaxFlowKeyBytes = 1024;
 
 // A profile's name becomes a directory (out/<name>), so it may not hold a
 // path separator, start with a dot or be long.
@@ -70,7 +77,11 @@ core::Result<PluginSpec> ParsePlugin(const Reader& r, const YAML::Node& n, const
   const YAML::Node& args = n["args"];
   if (Given(args)) {
     if (!args.IsMap()) return r.Expected(Key(path, "args"), "a map", args);
-    p.args = args;
+    // reset, not assignment: assigning a node of the document to the map
+    // DefaultPlugin made apart merges the document's set of every node
+    // into that map's, a copy per plugin (2,000 scorers took 3.1 GB);
+    // reset makes `args` a handle on the document's node.
+    p.args.reset(args);
   }
   return p;
 }
@@ -231,13 +242,23 @@ core::Result<std::string> ApplyProfileOverrides(const std::string& text, const s
       const size_t dot = std::min(path.find('.', pos), path.size());
       keys.push_back(path.substr(pos, dot - pos));
       if (keys.back().empty()) return core::Errorf("--set: '{}': empty key in '{}'", o, path);
+      if (keys.size() > kMaxSetKeys) {
+        return core::Errorf("--set: {}: more than {} keys in the path",
+                            core::internal::QuoteInput(o), kMaxSetKeys);
+      }
       pos = dot + 1;
     }
+    // yaml-cpp writes a key over 1,024 bytes in a flow map (`{a: 1}`) as
+    // `?key`, which it cannot read back: the maps on the path of such a key
+    // are written as blocks.
+    const bool long_key =
+        std::ranges::any_of(keys, [](const std::string& k) { return k.size() > kMaxFlowKeyBytes; });
     // Walk down, creating maps; a sequence takes an index.
     YAML::Node at = doc;
     for (size_t i = 0; i < keys.size(); ++i) {
       const std::string& key = keys[i];
       const bool last = i + 1 == keys.size();
+      if (long_key) at.SetStyle(YAML::EmitterStyle::Block);
       if (at.IsSequence()) {
         size_t index = 0;
         auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), index);

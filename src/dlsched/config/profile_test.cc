@@ -116,5 +116,31 @@ TEST(ParseProfileTest, Errors) {
             "gang.yaml: sizer.args: expected a map, got '3'");
 }
 
+// --set's path: at most 64 keys. yaml-cpp writes and reads a map in a map by
+// recursion, so a path 60,000 keys deep (`a.a.a...`) overflowed the stack
+// (SIGSEGV), in `simulate --set` and in a compare variant alike.
+TEST(ProfileOverridesTest, PathsAreAtMost64KeysDeep) {
+  const std::string profile = "name: p\norder: {name: FIFO}\n";
+  std::string deep = "order.args";
+  for (int i = 0; i < 62; ++i) deep += ".k";
+  // 64 keys: fine (then refused by the plugin, as any unknown key).
+  const std::string sixty_four = deep + "=1";
+  EXPECT_TRUE(ApplyProfileOverrides(profile, "p.yaml", {&sixty_four, 1}).has_value());
+  std::string very_deep;
+  for (int i = 0; i < 60'000; ++i) very_deep += "a.";
+  for (const std::string& o : {deep + ".k=1", very_deep + "b=1"}) {
+    auto r = ApplyProfileOverrides(profile, "p.yaml", {&o, 1});
+    ASSERT_FALSE(r.has_value());
+    EXPECT_TRUE(r.error().message.starts_with("--set: '")) << r.error().message.substr(0, 200);
+    EXPECT_TRUE(r.error().message.ends_with(": more than 64 keys in the path"))
+        << r.error().message.substr(0, 200);
+  }
+  // A long key is no deeper: it reads back, and the plugin names it.
+  const std::string long_key = "order.args." + std::string(55'000, 'k') + "=1";
+  auto r = ApplyProfileOverrides(profile, "p.yaml", {&long_key, 1});
+  ASSERT_TRUE(r.has_value()) << r.error().message.substr(0, 200);
+  EXPECT_TRUE(ParseProfile(*r, "p.yaml").has_value());
+}
+
 }  // namespace
 }  // namespace dlsched::config

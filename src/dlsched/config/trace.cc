@@ -91,14 +91,17 @@ class Importer {
   core::Result<bool> Next() {
     while (true) {
       if (o_.limit > 0 && static_cast<int64_t>(out_.workload.jobs.size()) >= o_.limit) {
-        while (csv_.Next()) ++out_.filtered;  // counted, not parsed
+        while (csv_.Next()) {  // counted, not parsed
+          if (++out_.filtered % kStopCheckRows == 0 && Stopped()) return Interrupted();
+        }
+        if (auto st = csv_.ReadError(); !st) return std::unexpected(st.error());
         return false;
       }
       if (!csv_.Next()) {
         if (auto st = csv_.ReadError(); !st) return std::unexpected(st.error());
         return false;
       }
-      ++out_.rows;
+      if (++out_.rows % kStopCheckRows == 0 && Stopped()) return Interrupted();
       if (csv_.TooLong()) {
         if (auto st = Skip(fmt::format("the line is longer than {} bytes", kMaxLineBytes)); !st) {
           return std::unexpected(st.error());
@@ -120,6 +123,11 @@ class Importer {
   }
 
   std::string_view field(size_t i) const { return fields_[i]; }
+
+  bool Stopped() const { return o_.stop != nullptr && o_.stop->load(std::memory_order_relaxed); }
+  std::unexpected<core::Error> Interrupted() const {
+    return std::unexpected(csv_.At("interrupted while reading"));
+  }
 
   // A bad row: an error, or skipped and counted.
   core::Status Skip(std::string_view what) {

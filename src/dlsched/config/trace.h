@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,12 +43,19 @@ struct TraceOptions {
   double min_factor = 1;
   double max_factor = 1;
   core::ScalingCurve scaling;
+  // When it becomes true (Ctrl-C), the load stops within kStopCheckRows
+  // rows and fails with "<file>:<line>: interrupted while reading"; a
+  // trace of 10^6 rows takes seconds to read.
+  const std::atomic<bool>* stop = nullptr;
   // pollux: the directory of Pollux's measurements (<application>/
   // placements.csv, scalability.csv, validation-*.csv); empty: `traces`
   // beside the workload's directory (data/pollux/workloads/x.csv ->
   // data/pollux/traces).
   std::string pollux_traces;
 };
+
+// How often a load looks at TraceOptions::stop, in rows.
+inline constexpr int64_t kStopCheckRows = 1024;
 
 struct TraceLoad {
   WorkloadSpec workload;

@@ -3,6 +3,10 @@
 
 #include "dlsched/config/trace.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +21,7 @@
 #include "dlsched/config/csv.h"
 #include "dlsched/config/pollux.h"
 #include "dlsched/config/specs.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/core/resources.h"
 
 namespace dlsched::config {
@@ -331,6 +336,77 @@ TEST(CsvReaderTest, LongLinesAreCutAndSkippedInBoundedMemory) {
   ASSERT_FALSE(cluster);
   EXPECT_EQ(cluster.error().message,
             header + ":1: the line is longer than " + std::to_string(kMax) + " bytes");
+}
+
+// A cut line that ends in '\r' where it was cut is still too long: the
+// '\r' of a line ending is dropped only from a line read whole.
+TEST(CsvReaderTest, ACutLineKeepsItsLastByte) {
+  constexpr size_t kMax = internal::kMaxLineBytes;
+  const std::string path = WriteTemp(
+      "cut-cr.csv", std::string(kMax, 'x') + "\r" + "tail\n" + std::string(kMax, 'y') + "\r\n");
+  internal::CsvReader csv(path);
+  ASSERT_TRUE(csv.Open());
+  ASSERT_TRUE(csv.Next());
+  EXPECT_TRUE(csv.TooLong());
+  ASSERT_TRUE(csv.Next());
+  EXPECT_FALSE(csv.TooLong());  // exactly the limit, then CRLF
+  EXPECT_EQ(csv.line(), std::string(kMax, 'y'));
+}
+
+// A CSV input over core::kMaxCsvBytes is refused before a byte is read (a
+// sparse file here: no disk, no memory); a 1.5 GB trace line used to cost
+// 2-3 GB before its error. Not a regular file: refused without blocking,
+// as YAML inputs.
+TEST(CsvReaderTest, FilesOverTheCapAreRefusedUnread) {
+  const std::string path = testing::TempDir() + "dlsched_trace_sparse.csv";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(core::kMaxCsvBytes) + 1), 0);
+  ::close(fd);
+  const std::string expected = path + ": cannot read file: it has " +
+                               std::to_string(core::kMaxCsvBytes + 1) +
+                               " bytes; CSV inputs are limited to 256 MiB";
+  for (TraceFormat f : {TraceFormat::kTiresias, TraceFormat::kNative}) {
+    auto load = Load(f, path);
+    ASSERT_FALSE(load.has_value());
+    EXPECT_EQ(load.error().message, expected);
+  }
+  auto cluster = LoadTiresiasCluster(path);
+  ASSERT_FALSE(cluster.has_value());
+  EXPECT_EQ(cluster.error().message, expected);
+  std::filesystem::remove(path);
+  auto device = LoadTiresiasCluster("/dev/zero");
+  ASSERT_FALSE(device.has_value());
+  EXPECT_EQ(device.error().message,
+            "/dev/zero: cannot read file: it is a character device; dlsched reads regular files "
+            "only");
+}
+
+// Ctrl-C while a trace loads: the load looks at TraceOptions::stop every
+// kStopCheckRows rows and stops (a 10^6-row trace took 7.5 s, Ctrl-C
+// waiting for its end).
+TEST(TraceLoadTest, StopsWhenAsked) {
+  std::string rows = "job_id,num_gpu,submit_time,duration\n";
+  for (int i = 0; i < 5000; ++i) rows += std::to_string(i) + ",1," + std::to_string(i) + ",10\n";
+  const std::string path = WriteTemp("stop.csv", rows);
+  std::atomic<bool> stop{false};
+  TraceOptions o;
+  o.format = TraceFormat::kTiresias;
+  o.path = path;
+  o.stop = &stop;
+  auto all = LoadTrace(o);
+  ASSERT_TRUE(all) << all.error().message;
+  EXPECT_EQ(all->workload.jobs.size(), 5000u);
+  stop = true;
+  auto stopped = LoadTrace(o);
+  ASSERT_FALSE(stopped.has_value());
+  EXPECT_EQ(stopped.error().message, path + ":1025: interrupted while reading");
+  // Past --limit, the rows counted but not parsed stop too.
+  o.limit = 1;
+  stop = false;
+  ASSERT_TRUE(LoadTrace(o));
+  stop = true;
+  EXPECT_EQ(LoadTrace(o).error().message, path + ":1026: interrupted while reading");
 }
 
 // A CSV saved by a spreadsheet starts with a UTF-8 byte order mark: it is
@@ -718,7 +794,7 @@ TEST(NativeTraceTest, WideHeaderHoldsPsStepsAndModels) {
 }
 
 const core::ThroughputProfile& Resnet50() {
-  static const core::ThroughputProfile p{"resnet50", {{1, 2.5}, {2, 4.5}}, 0.2, {}};
+  static const core::ThroughputProfile p{"resnet50", {{1, 2.5}, {2, 4.5}}, 0.2, {}, {}};
   return p;
 }
 const core::ThroughputProfile* FakeZoo(std::string_view name) {
@@ -892,14 +968,18 @@ TEST(NativeTraceTest, WideBadRowsAndSkipping) {
 }
 
 // Hand-worked: linear at size 4 gives m/4 at m workers; amdahl:0.5 at size
-// 1 gives 1 / (0.5 + 0.5 / m): 4/3 at 2, 1.6 at 4; none keeps 1.
+// 1 gives 1 / (0.5 + 0.5 / m): 4/3 at 2, 1.6 at 4; none keeps 1. The rates
+// come from the curve, sizes 2..8 (no table: config/cost_test.cc).
 TEST(ScalingCurveTest, DurationThroughputTables) {
   const auto linear = core::DurationThroughput(4, 2, 8, {});
-  EXPECT_EQ(linear.steps_per_s.size(), 7u);
+  EXPECT_TRUE(linear.steps_per_s.empty());
+  ASSERT_TRUE(linear.HasRates());
+  EXPECT_EQ(linear.FirstSize(), 2);
   EXPECT_DOUBLE_EQ(linear.Rate(2), 0.5);
   EXPECT_DOUBLE_EQ(linear.Rate(4), 1);
   EXPECT_DOUBLE_EQ(linear.Rate(8), 2);
   EXPECT_DOUBLE_EQ(linear.Rate(1), 0);  // below minReplicas: cannot run
+  EXPECT_DOUBLE_EQ(linear.Rate(9), 2);  // above maxReplicas: flat
 
   const auto amdahl = core::DurationThroughput(1, 1, 4, *core::ScalingCurve::Parse("amdahl:0.5"));
   EXPECT_DOUBLE_EQ(amdahl.Rate(2), 4.0 / 3);

@@ -9,10 +9,13 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <set>
 #include <sstream>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
@@ -58,19 +61,20 @@ std::string Describe(const YAML::Node& node) {
   return fmt::format("'{}'", core::EscapeText(node.Scalar(), 60));
 }
 
-core::Result<std::string> ReadFile(const std::string& path) {
+core::Result<InputFile> OpenInputFile(const std::string& path, uint64_t max_bytes,
+                                      std::string_view limited) {
   // Non-blocking, so opening a FIFO with no writer returns at once instead
   // of waiting for one; anything but a regular file is refused before a
   // byte is read (a FIFO could block, /dev/zero never ends).
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  auto fail = [&](std::unexpected<core::Error> e) -> core::Result<InputFile> {
+    ::close(fd);
+    return e;
+  };
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
+    return fail(core::Errorf("{}: cannot read file: {}", path, std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
     const char* what = S_ISDIR(st.st_mode)    ? "a directory"
@@ -79,16 +83,34 @@ core::Result<std::string> ReadFile(const std::string& path) {
                        : S_ISBLK(st.st_mode)  ? "a block device"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "not a regular file";
-    return core::Errorf("{}: cannot read file: it is {}; dlsched reads regular files only", path,
-                        what);
+    return fail(core::Errorf("{}: cannot read file: it is {}; dlsched reads regular files only",
+                             path, what));
   }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return fail(TooLargeFile(path, st.st_size, max_bytes, limited));
+  }
+  return InputFile{fd, static_cast<uint64_t>(st.st_size)};
+}
+
+std::unexpected<core::Error> TooLargeFile(const std::string& path, uint64_t size,
+                                          uint64_t max_bytes, std::string_view limited) {
+  return core::Errorf("{}: cannot read file: it has {} bytes; {} are limited to {} MiB", path, size,
+                      limited, max_bytes >> 20);
+}
+
+core::Result<std::string> ReadFile(const std::string& path) {
+  constexpr std::string_view kLimited = "input files";
+  auto file = OpenInputFile(path, core::kMaxInputBytes, kLimited);
+  if (!file) return std::unexpected(file.error());
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{file->fd};
   auto too_large = [&](uint64_t size) {
-    return core::Errorf("{}: cannot read file: it has {} bytes; input files are limited to {} MiB",
-                        path, size, core::kMaxInputBytes >> 20);
+    return TooLargeFile(path, size, core::kMaxInputBytes, kLimited);
   };
-  if (static_cast<uint64_t>(st.st_size) > core::kMaxInputBytes) return too_large(st.st_size);
   std::string text;
-  text.resize(static_cast<size_t>(st.st_size));
+  text.resize(static_cast<size_t>(file->size));
   size_t got = 0;
   // Read one byte past the size seen, so a file that grew is noticed.
   for (;;) {
@@ -96,7 +118,7 @@ core::Result<std::string> ReadFile(const std::string& path) {
       if (text.size() > core::kMaxInputBytes) return too_large(text.size());
       text.resize(std::max<size_t>(text.size() * 2, 4096));
     }
-    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    const ssize_t n = ::read(file->fd, text.data() + got, text.size() - got);
     if (n < 0) {
       if (errno == EINTR) continue;
       return core::Errorf("{}: cannot read file: {}", path, std::strerror(errno));
@@ -111,45 +133,78 @@ core::Result<std::string> ReadFile(const std::string& path) {
 
 namespace {
 
-// Counts the nodes of a YAML stream without building them, and stops the
-// parse once there are more than `max_nodes`.
+// Counts the nodes of a YAML stream without building them: the nodes
+// yaml-cpp builds (an alias is one), and the nodes a reader walking the
+// tree meets (an alias stands for every node of what it names: yaml-cpp
+// shares that subtree, but each use of it is read again). Stops the parse
+// once either is over its limit.
 class NodeCounter final : public YAML::EventHandler {
  public:
   struct TooMany {};
-  explicit NodeCounter(int64_t max_nodes) : max_nodes_(max_nodes) {}
+  NodeCounter(int64_t max_nodes, int64_t max_expanded)
+      : max_nodes_(max_nodes), max_expanded_(max_expanded) {}
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override { Count(); }
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { Count(); }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { Leaf(anchor); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
+    // An alias of a node still open (`&a [*a]`, a cycle) counts as one.
+    const int64_t size = anchor < sizes_.size() && sizes_[anchor] > 0 ? sizes_[anchor] : 1;
+    count_.aliased += size;
+    Count(size);
+  }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
                 const std::string&) override {
-    Count();
+    Leaf(anchor);
   }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
-    Count();
+    Open(anchor);
   }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
-    Count();
+    Open(anchor);
   }
-  void OnMapEnd() override {}
-  int64_t nodes() const { return nodes_; }
+  void OnMapEnd() override { Close(); }
+  const YamlCount& count() const { return count_; }
 
  private:
-  void Count() {
-    if (++nodes_ > max_nodes_) throw TooMany{};
+  void Count(int64_t expanded) {
+    ++count_.nodes;
+    count_.expanded += expanded;
+    if (count_.nodes > max_nodes_ || count_.expanded > max_expanded_) throw TooMany{};
+  }
+  void Leaf(YAML::anchor_t anchor) {
+    Count(1);
+    Anchored(anchor, 1);
+  }
+  void Open(YAML::anchor_t anchor) {
+    Count(1);
+    open_.push_back({anchor, count_.expanded - 1});
+  }
+  void Close() {
+    if (open_.empty()) return;
+    const auto [anchor, first] = open_.back();
+    open_.pop_back();
+    Anchored(anchor, count_.expanded - first);
+  }
+  void Anchored(YAML::anchor_t anchor, int64_t size) {
+    if (anchor == YAML::NullAnchor) return;
+    if (anchor >= sizes_.size()) sizes_.resize(anchor + 1, 0);
+    sizes_[anchor] = size;
   }
   int64_t max_nodes_;
-  int64_t nodes_ = 0;
+  int64_t max_expanded_;
+  YamlCount count_;
+  std::vector<std::pair<YAML::anchor_t, int64_t>> open_;  // anchor, expanded before it
+  std::vector<int64_t> sizes_;                            // by anchor: expanded nodes
 };
 
 }  // namespace
 
-int64_t CountYamlNodes(const std::string& text, int64_t max_nodes) {
+YamlCount CountYamlExpansion(const std::string& text, int64_t max_nodes, int64_t max_expanded) {
   std::istringstream in(text);
-  NodeCounter counter(max_nodes);
+  NodeCounter counter(max_nodes, max_expanded);
   try {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(counter)) {
@@ -157,7 +212,26 @@ int64_t CountYamlNodes(const std::string& text, int64_t max_nodes) {
   } catch (const NodeCounter::TooMany&) {
   } catch (const YAML::Exception&) {
   }
-  return counter.nodes();
+  return counter.count();
+}
+
+int64_t CountYamlNodes(const std::string& text, int64_t max_nodes) {
+  return CountYamlExpansion(text, max_nodes, std::numeric_limits<int64_t>::max()).nodes;
+}
+
+double AllowedAliasShare(int64_t expanded) {
+  constexpr double kLow = 400'000;
+  constexpr double kHigh = 4'000'000;
+  const auto n = static_cast<double>(expanded);
+  if (n <= kLow) return 0.99;
+  if (n >= kHigh) return 0.10;
+  return 0.99 - 0.89 * (n - kLow) / (kHigh - kLow);
+}
+
+bool ExcessiveAliasing(const YamlCount& c) {
+  return c.aliased > 100 && c.expanded > 1000 &&
+         static_cast<double>(c.aliased) / static_cast<double>(c.expanded) >
+             AllowedAliasShare(c.expanded);
 }
 
 bool IsOneBlockMap(std::string_view text) {
@@ -260,11 +334,31 @@ core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& s
   }
   try {
     // A syntax error stops the count early; YAML::Load reports it below.
-    if (NeedsNodeScan(text, max_nodes, scan_above) && CountYamlNodes(text, max_nodes) > max_nodes) {
-      return core::Errorf(
-          "{}: has more than {} YAML nodes; YAML inputs are limited to that many (each takes "
-          "about 500 bytes of memory)",
-          source, max_nodes);
+    const bool count_nodes = NeedsNodeScan(text, max_nodes, scan_above);
+    // An alias (`*name`) needs an anchor (`&name`).
+    const bool count_aliases =
+        text.find('&') != std::string::npos && text.find('*') != std::string::npos;
+    if (count_nodes || count_aliases) {
+      const YamlCount c = CountYamlExpansion(
+          text, count_nodes ? max_nodes : std::numeric_limits<int64_t>::max(), max_nodes);
+      if (count_nodes && c.nodes > max_nodes) {
+        return core::Errorf(
+            "{}: has more than {} YAML nodes; YAML inputs are limited to that many (each takes "
+            "about 500 bytes of memory)",
+            source, max_nodes);
+      }
+      if (c.expanded > max_nodes) {
+        return core::Errorf(
+            "{}: its aliases (*name) repeat nodes to more than {} in all; YAML inputs are limited "
+            "to that many, counting each alias as the nodes it repeats",
+            source, max_nodes);
+      }
+      if (ExcessiveAliasing(c)) {
+        return core::Errorf(
+            "{}: its aliases (*name) repeat nodes to {} in all, {} of them through aliases: more "
+            "than {:.0f}% of a document of that size may not come from aliases",
+            source, c.expanded, c.aliased, 100 * AllowedAliasShare(c.expanded));
+      }
     }
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {

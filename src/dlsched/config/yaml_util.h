@@ -36,12 +36,29 @@ inline bool Given(const YAML::Node& node) { return node.IsDefined() && !node.IsN
 // file: <why>", and so is any I/O error. Never blocks on a FIFO.
 core::Result<std::string> ReadFile(const std::string& path);
 
+// What ReadFile checks before it reads: `path` opened without blocking (a
+// FIFO without a writer), a regular file of at most `max_bytes`. The file
+// descriptor (the caller closes it) and the file's size, or "<path>: cannot
+// read file: <why>"; a larger file is TooLargeFile's error, `limited`
+// naming what is limited ("input files", "CSV inputs").
+struct InputFile {
+  int fd = -1;
+  uint64_t size = 0;
+};
+core::Result<InputFile> OpenInputFile(const std::string& path, uint64_t max_bytes,
+                                      std::string_view limited);
+std::unexpected<core::Error> TooLargeFile(const std::string& path, uint64_t size,
+                                          uint64_t max_bytes, std::string_view limited);
+
 // Parses YAML text; syntax errors become "<source>:<line>:<col>: <message>".
 // Text over core::kMaxInputBytes is refused, as ReadFile refuses a file.
 // Text over core::kYamlScanBytes is refused when it has more than
 // core::kMaxYamlNodes nodes, so memory stays bounded: unless YamlNodeBound
 // already keeps it within the limit, it is first scanned (a yaml-cpp event
-// pass that counts the nodes). (Tests pass smaller limits.)
+// pass that counts the nodes). Text with an anchor (`&`) is scanned too,
+// and refused when its aliases make it stand for more than that many
+// nodes, or for too many through aliases (ExcessiveAliasing), so what
+// reads the tree stays linear in the file. (Tests pass smaller limits.)
 core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& source,
                                    int64_t max_nodes = core::kMaxYamlNodes,
                                    size_t scan_above = core::kYamlScanBytes);
@@ -50,6 +67,29 @@ core::Result<YAML::Node> ParseYaml(const std::string& text, const std::string& s
 // null, scalar, alias, map or sequence each), counted up to a syntax error
 // and at most to max_nodes + 1 (a stream yaml-cpp never ends stops there).
 int64_t CountYamlNodes(const std::string& text, int64_t max_nodes);
+
+// The nodes of `text` as CountYamlNodes counts them, and as a reader of
+// the tree meets them: yaml-cpp shares the node an alias (*name) names,
+// but whoever walks the tree reads it again at each alias, so there an
+// alias counts as every node it repeats (`expanded`; `aliased` of them
+// through aliases). Counted until a syntax error or either count is over
+// its maximum.
+struct YamlCount {
+  int64_t nodes = 0;
+  int64_t expanded = 0;
+  int64_t aliased = 0;
+};
+YamlCount CountYamlExpansion(const std::string& text, int64_t max_nodes, int64_t max_expanded);
+
+// The share of a document of `expanded` nodes that may come from aliases,
+// as Kubernetes' YAML decoder (go-yaml) allows it: 99% up to 400,000
+// nodes, falling linearly to 10% at 4,000,000 and beyond. A few aliases
+// that reuse a block are fine; a small file that stands for a huge one
+// ("billion laughs") is not.
+double AllowedAliasShare(int64_t expanded);
+// More than 100 nodes from aliases, more than 1,000 in all, and more than
+// that share of them from aliases.
+bool ExcessiveAliasing(const YamlCount& count);
 
 // True when the bytes of `text` show it is one YAML document whose root is
 // a block map with its keys at column 0: its first line that is not blank

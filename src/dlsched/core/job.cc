@@ -2,6 +2,7 @@
 
 #include "dlsched/core/quantity.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iterator>
@@ -35,6 +36,13 @@ std::string_view PriorityClassName(PriorityClass p) {
 }
 
 double ThroughputProfile::Rate(int workers) const {
+  if (curve) {
+    // As the table DurationThroughput used to fill: 0 below lo, flat
+    // above hi, the same division at every size in between.
+    if (workers < curve->lo) return 0;
+    const int m = std::min(workers, curve->hi);
+    return m == curve->size ? 1.0 : curve->scaling.Speedup(m) / curve->at_size;
+  }
   if (workers <= 0 || steps_per_s.empty()) return 0;
   auto hi = steps_per_s.lower_bound(workers);
   if (hi == steps_per_s.end()) return std::prev(hi)->second;
@@ -104,10 +112,11 @@ ThroughputProfile DurationThroughput(int size, int min_workers, int max_workers,
                                      const ScalingCurve& curve) {
   ThroughputProfile tp;
   tp.model = "duration";
-  const double at_size = curve.Speedup(size);
-  for (int m = std::max(1, min_workers); m <= std::max(size, max_workers); ++m) {
-    tp.steps_per_s[m] = m == size ? 1.0 : curve.Speedup(m) / at_size;
-  }
+  tp.curve = ThroughputProfile::DurationCurve{.scaling = curve,
+                                              .size = size,
+                                              .lo = std::max(1, min_workers),
+                                              .hi = std::max(size, max_workers),
+                                              .at_size = curve.Speedup(size)};
   return tp;
 }
 

@@ -61,24 +61,6 @@ struct RoleSpec {
 enum class PriorityClass : uint8_t { kLow = 0, kNormal = 1, kHigh = 2 };
 std::string_view PriorityClassName(PriorityClass p);  // "low", "normal", "high"
 
-// Steps per second as a function of the number of workers: a table of
-// measured points. Between points the rate is interpolated linearly; above
-// the largest point it stays flat; below the smallest point (and at 0) it is
-// 0, meaning the job cannot run with so few workers.
-struct ThroughputProfile {
-  std::string model;                  // e.g. "resnet50"; informational
-  std::map<int, double> steps_per_s;  // workers -> steps/s, strictly positive keys
-  double locality_sensitivity = 0;    // locality factor is 1 - this when spread over nodes
-  // Steps/s at a placement, where the speed depends on how the workers sit
-  // on nodes (Pollux's measurements: a step's time per placement), keyed by
-  // the workers on each node, most first ({4, 2}: 4 workers on one node, 2
-  // on another). A placement listed here runs at this rate; any other at
-  // Rate(workers) times the locality factor.
-  std::map<std::vector<int>, double> placements;
-
-  double Rate(int workers) const;
-};
-
 // How a job known by its duration at one size (a trace job, or a workload
 // job with `duration:`) runs at another size, for elastic policies that
 // resize it: at m workers it does Speedup(m) / Speedup(size) seconds of its
@@ -99,10 +81,46 @@ struct ScalingCurve {
   friend bool operator==(const ScalingCurve&, const ScalingCurve&) = default;
 };
 
-// The throughput table of a job that runs `duration` seconds at `size`
-// workers, with one step = one second of work at that size (so totalSteps =
+// Steps per second as a function of the number of workers: a table of
+// measured points. Between points the rate is interpolated linearly; above
+// the largest point it stays flat; below the smallest point (and at 0) it is
+// 0, meaning the job cannot run with so few workers.
+struct ThroughputProfile {
+  std::string model;                  // e.g. "resnet50"; informational
+  std::map<int, double> steps_per_s;  // workers -> steps/s, strictly positive keys
+  double locality_sensitivity = 0;    // locality factor is 1 - this when spread over nodes
+  // Steps/s at a placement, where the speed depends on how the workers sit
+  // on nodes (Pollux's measurements: a step's time per placement), keyed by
+  // the workers on each node, most first ({4, 2}: 4 workers on one node, 2
+  // on another). A placement listed here runs at this rate; any other at
+  // Rate(workers) times the locality factor.
+  std::map<std::vector<int>, double> placements;
+  // Instead of the table: a job given by its duration (DurationThroughput),
+  // whose rate at every size in [lo, hi] follows from its scaling curve.
+  // Computed when asked, so an elastic job of maxReplicas 100,000 costs a
+  // few bytes, not a table of 100,000 entries (64 bytes each).
+  struct DurationCurve {
+    ScalingCurve scaling;
+    int size = 1;        // the size the duration is measured at: 1 step/s
+    int lo = 1;          // the smallest size with a rate
+    int hi = 1;          // the largest; above it the rate stays flat
+    double at_size = 1;  // scaling.Speedup(size)
+    friend bool operator==(const DurationCurve&, const DurationCurve&) = default;
+  };
+  std::optional<DurationCurve> curve;
+
+  double Rate(int workers) const;
+  // Whether there is a rate at all: a table or a curve (a model-zoo job
+  // has neither until its model is resolved).
+  bool HasRates() const { return curve.has_value() || !steps_per_s.empty(); }
+  // The smallest worker count with a rate (HasRates() must hold).
+  int FirstSize() const { return curve ? curve->lo : steps_per_s.begin()->first; }
+};
+
+// The throughput of a job that runs `duration` seconds at `size` workers,
+// with one step = one second of work at that size (so totalSteps =
 // duration): 1 step/s at `size` and Speedup(m) / Speedup(size) at every m in
-// [min_workers, max_workers].
+// [max(1, min_workers), max(size, max_workers)], held as a DurationCurve.
 ThroughputProfile DurationThroughput(int size, int min_workers, int max_workers,
                                      const ScalingCurve& curve);
 

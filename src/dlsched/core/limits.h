@@ -54,5 +54,10 @@ inline constexpr size_t kMaxNameBytes = 253;
 inline constexpr size_t kMaxInputBytes = size_t{64} << 20;
 inline constexpr size_t kYamlScanBytes = size_t{4} << 20;
 inline constexpr int64_t kMaxYamlNodes = 5'000'000;
+// A CSV input (a trace, a Tiresias cluster, Pollux's measurements), in
+// bytes. It is streamed a line at a time (a line is at most 64 KiB), so
+// this bounds the rows read, not the memory of the text: a trace of 10^6
+// jobs in the native format is about 38 MB.
+inline constexpr uint64_t kMaxCsvBytes = uint64_t{256} << 20;
 
 }  // namespace dlsched::core

@@ -41,7 +41,21 @@ Informer::~Informer() { Stop(); }
 void Informer::Start() {
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    try {
+      Run();
+    } catch (...) {
+      std::lock_guard lock(mu_);
+      failure_ = std::current_exception();
+      failed_ = true;
+    }
+  });
+}
+
+void Informer::RethrowFailure() const {
+  if (!failed_.load()) return;
+  std::lock_guard lock(mu_);
+  std::rethrow_exception(failure_);
 }
 
 void Informer::Stop() {
@@ -56,7 +70,7 @@ void Informer::Stop() {
 
 bool Informer::WaitForSync(double seconds) const {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!synced_ && std::chrono::steady_clock::now() < until) {
+  while (!synced_ && !failed_ && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return synced_;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -70,8 +71,14 @@ class Informer {
   void Stop();
   // True once the first list has been delivered to the handlers.
   bool HasSynced() const { return synced_.load(); }
-  // Blocks until synced or `seconds` pass; returns HasSynced().
+  // Blocks until synced, failed or `seconds` pass; returns HasSynced().
   bool WaitForSync(double seconds) const;
+  // What ended the informer's thread, thrown again here, on the caller's:
+  // anything its list, watch or handlers throw (std::bad_alloc above all)
+  // is caught where the thread starts, so that the operator's main thread
+  // reports it as every other thread's (exit 1, "out of memory"), where
+  // it used to end the process with std::terminate. Nothing when none.
+  void RethrowFailure() const;
 
   std::optional<nlohmann::json> Get(const std::string& key) const;
   std::vector<nlohmann::json> List() const;
@@ -102,6 +109,8 @@ class Informer {
   std::condition_variable stop_cv_;  // wakes a backoff when stopping
   std::atomic<bool> synced_{false};
   std::thread thread_;
+  std::exception_ptr failure_;  // under mu_
+  std::atomic<bool> failed_{false};
   class RestClient* client_ = nullptr;  // Run's, while it runs (under mu_)
 };
 

@@ -148,7 +148,9 @@ core::Status Operator::Start(double sync_seconds) {
   pods_->Start();
   jobs_->Start();
   for (Informer* inf : {nodes_.get(), pods_.get(), jobs_.get()}) {
-    if (!inf->WaitForSync(sync_seconds)) {
+    const bool synced = inf->WaitForSync(sync_seconds);
+    inf->RethrowFailure();
+    if (!synced) {
       return core::Errorf("{}: could not list nodes, pods and trainingjobs within {} s",
                           config_.server, sync_seconds);
     }
@@ -533,7 +535,7 @@ OperatorSnapshot Operator::Snapshot() {
     const TrainingJob& tj = tjs_[j];
     core::JobSpec job = tj.job;
     if (uses[tj.name] > 1) job.name = tj.namespace_name + "/" + tj.name;
-    if (job.throughput.steps_per_s.empty() || job.total_steps <= 0) {
+    if (!job.throughput.HasRates() || job.total_steps <= 0) {
       snap.without_progress.push_back(tj.namespace_name + "/" + tj.name);
       job.throughput.steps_per_s = {{1, 1.0}};
       job.throughput.locality_sensitivity = 0;
@@ -913,6 +915,11 @@ void Operator::Cycle() {
 }
 
 void Operator::Step(double max_wait_seconds) {
+  // An informer's thread that failed (out of memory) fails the operator
+  // here, on its main thread.
+  for (const Informer* inf : {nodes_.get(), pods_.get(), jobs_.get()}) {
+    if (inf != nullptr) inf->RethrowFailure();
+  }
   using Clock = WorkQueue::Clock;
   const Clock::time_point now = Clock::now();
   Clock::time_point deadline = now + std::chrono::duration_cast<Clock::duration>(

@@ -81,8 +81,13 @@ json EncodeJob(const core::JobSpec& j) {
     }
     roles[std::string(core::RoleName(role))] = entry;
   }
+  // A TrainingJob's throughput is a table: a job given by its duration
+  // (a scaling curve) gives its rate at each size it may run at.
   json table = json::object();
   for (const auto& [n, rate] : j.throughput.steps_per_s) table[std::to_string(n)] = rate;
+  if (const auto& curve = j.throughput.curve) {
+    for (int n = curve->lo; n <= curve->hi; ++n) table[std::to_string(n)] = j.throughput.Rate(n);
+  }
   json spec = {{"replicaSpecs", roles},
                {"scheduling",
                 {{"priorityClass", j.priority == core::PriorityClass::kHigh  ? "high"

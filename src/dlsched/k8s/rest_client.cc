@@ -19,8 +19,20 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// The answer's body, cut off (the transfer fails) past `max` bytes.
+struct BodySink {
+  std::string* body;
+  uint64_t max = 0;  // 0: no limit
+  bool over = false;
+};
+
 size_t AppendBody(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* sink = static_cast<BodySink*>(user);
+  if (sink->max > 0 && sink->body->size() + size * n > sink->max) {
+    sink->over = true;
+    return 0;  // makes curl stop with CURLE_WRITE_ERROR
+  }
+  sink->body->append(data, size * n);
   return size * n;
 }
 
@@ -141,9 +153,14 @@ core::Result<Response> RestClient::Request(std::string_view method, const std::s
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
                    static_cast<long>(std::ceil(config_.timeout_seconds * 1000)));
   Response r;
+  BodySink sink{&r.body, config_.max_response_bytes};
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   const CURLcode rc = curl_easy_perform(c);
+  if (sink.over) {
+    return core::Errorf("{} {}{}: the answer is longer than {} bytes, the limit", method,
+                        config_.server, core::EscapeText(path), config_.max_response_bytes);
+  }
   if (rc != CURLE_OK) {
     return core::Errorf("{} {}{}: {}", method, config_.server, core::EscapeText(path),
                         curl_easy_strerror(rc));

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -93,6 +94,36 @@ TEST(RestClientTest, RequestTimeoutIsAnError) {
   auto r = client.Request("GET", "/slow");
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("imeout"), std::string::npos) << r.error().message;
+}
+
+// An answer longer than max_response_bytes is an error as soon as that
+// much has arrived: an endless one too, without holding more than that.
+TEST(RestClientTest, AnswersAreCutAtTheLimit) {
+  httplib::Server server;
+  server.Get("/big", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(100'000, 'x'), "application/json");
+  });
+  server.Get("/endless", [](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
+      const std::string chunk(4096, 'y');
+      return sink.write(chunk.data(), chunk.size());  // false once the client is gone
+    });
+  });
+  Loopback loop(server);
+  RestConfig config;
+  config.server = loop.Url();
+  config.max_response_bytes = 10'000;
+  RestClient client(config);
+  for (const char* path : {"/big", "/endless"}) {
+    auto r = client.Request("GET", path);
+    ASSERT_FALSE(r.has_value()) << path;
+    EXPECT_EQ(r.error().message,
+              "GET " + loop.Url() + path + ": the answer is longer than 10000 bytes, the limit");
+  }
+  config.max_response_bytes = 100'000;  // exactly the body: fine
+  auto ok = RestClient(config).Request("GET", "/big");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_EQ(ok->body.size(), 100'000u);
 }
 
 TEST(RestClientTest, StreamDeliversEachLineAndCanStop) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,9 @@ struct RestConfig {
   bool insecure_skip_tls_verify = false;
   std::string namespace_name = "default";  // the context's namespace
   double timeout_seconds = 30;             // per request (watches: see RestClient::Watch)
+  // The longest answer Request takes, in bytes (0: no limit); a longer one
+  // is an error once this much has arrived, not a string of any size.
+  uint64_t max_response_bytes = 0;
 };
 
 // Reads a kubeconfig file as kubectl does: `context` (empty: the file's

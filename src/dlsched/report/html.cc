@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "dlsched/core/quantity.h"
 #include "dlsched/core/text.h"
 #include "dlsched/report/analysis.h"
+#include "dlsched/report/first_seen.h"
 #include "dlsched/report/format.h"
 #include "dlsched/report/outputs.h"
 
@@ -1216,12 +1218,13 @@ std::string GanttChart(const RunData& run, double t_lo, double t_hi) {
   if (!run.allocations) return NoNewerFile(kId, title, "allocations.csv", run);
   if (run.allocations->empty()) return Note(kId, title + ": not shown, nothing was allocated.");
   const double end = run.EndTime();
-  std::vector<std::string> nodes;
+  FirstSeen<> seen;
   std::map<std::string, size_t> job_color;
   for (const AllocationRow& a : *run.allocations) {
-    if (std::find(nodes.begin(), nodes.end(), a.node) == nodes.end()) nodes.push_back(a.node);
+    seen.Number(a.node);
     job_color.emplace(a.job, job_color.size());
   }
+  std::vector<std::string> nodes(seen.names().begin(), seen.names().end());
   std::sort(nodes.begin(), nodes.end(), NaturalLess);
   const size_t all_nodes = nodes.size();
   if (nodes.size() > kMaxGanttNodes) nodes.resize(kMaxGanttNodes);
@@ -1843,19 +1846,15 @@ std::string FigureValue(FigureKind kind, double v) {
 
 // A sweep chart: one line per profile through its points' means, with
 // error bars (+-1 sd over seeds); `figures` its figures, the second dashed.
-std::string SweepSvg(std::string_view id, Frame f, const SweepData& sweep,
+// `by_profile[k]`: profile k's points, in sweep.csv's order.
+std::string SweepSvg(std::string_view id, Frame f,
+                     const std::vector<std::vector<const SweepPoint*>>& by_profile,
                      const std::vector<std::string>& profiles, const std::vector<size_t>& styles,
                      const std::vector<std::string>& figures, CsvText* csv) {
   std::string svg = OpenChart(id, f, id);
   for (size_t k = 0; k < profiles.size(); ++k) {
     const Style st = StyleOf(styles[k]);
-    std::vector<const SweepPoint*> points;
-    bool incomplete = false;
-    for (const SweepPoint& p : sweep.points) {
-      if (p.profile != profiles[k]) continue;
-      points.push_back(&p);
-      incomplete = incomplete || p.incomplete > 0;
-    }
+    const std::vector<const SweepPoint*>& points = by_profile[k];
     svg += fmt::format(
         "<g {}>",
         SeriesAttrs(profiles[k], st,
@@ -1951,27 +1950,34 @@ std::string SweepCharts(const ReportDir& dir, const std::vector<RunView>& runs) 
   if (sweep.points.empty()) {
     return Note("jct-vs-load", "Sweep: not shown, sweep.csv has no rows.");
   }
+  // Profiles in order of their first point, each with its points: one
+  // pass, so a sweep of 100,000 profiles costs no more than one of 100,000
+  // loads.
   std::vector<std::string> profiles;
+  std::vector<std::vector<const SweepPoint*>> by_profile;
+  FirstSeen<> profile_index;
   double lo = sweep.points.front().load;
   double hi = lo;
   bool incomplete = false;
   bool spread = false;
   for (const SweepPoint& p : sweep.points) {
-    if (std::find(profiles.begin(), profiles.end(), p.profile) == profiles.end()) {
+    const size_t k = profile_index.Number(p.profile);
+    if (k == profiles.size()) {
       profiles.push_back(p.profile);
+      by_profile.emplace_back();
     }
+    by_profile[k].push_back(&p);
     lo = std::min(lo, p.load);
     hi = std::max(hi, p.load);
     incomplete = incomplete || p.incomplete > 0;
     for (const auto& [name, s] : p.stats) spread = spread || s.n > 1;
   }
+  std::unordered_map<std::string_view, size_t> run_style;
+  for (const RunView& v : runs) run_style[v.name()] = v.k;  // the last run of a name, as before
   std::vector<size_t> styles;
   for (size_t k = 0; k < profiles.size(); ++k) {
-    size_t style = runs.size() + k;
-    for (const RunView& v : runs) {
-      if (v.name() == profiles[k]) style = v.k;
-    }
-    styles.push_back(style);
+    const auto it = run_style.find(profiles[k]);
+    styles.push_back(it != run_style.end() ? it->second : runs.size() + k);
   }
   auto legend_for = [&](bool two) {
     std::vector<LegendItem> legend;
@@ -2040,8 +2046,8 @@ std::string SweepCharts(const ReportDir& dir, const std::vector<RunView>& runs) 
       figs.emplace_back("jct_p95");
     }
     CsvText csv = csv_header();
-    const std::string svg =
-        SweepSvg("jct-vs-load", frame(kFullWidth, 340, figs), sweep, profiles, styles, figs, &csv);
+    const std::string svg = SweepSvg("jct-vs-load", frame(kFullWidth, 340, figs), by_profile,
+                                     profiles, styles, figs, &csv);
     out += Figure({.title = "JCT against load",
                    .about = "from sweep.csv, the mean over seeds per profile and load",
                    .legend = legend_for(figs.size() > 1),
@@ -2058,7 +2064,7 @@ std::string SweepCharts(const ReportDir& dir, const std::vector<RunView>& runs) 
     const std::string id = "sweep-" + fig;
     CsvText csv = csv_header();
     const std::string svg =
-        SweepSvg(id, frame(kHalfWidth, 250, {fig}), sweep, profiles, styles, {fig}, &csv);
+        SweepSvg(id, frame(kHalfWidth, 250, {fig}), by_profile, profiles, styles, {fig}, &csv);
     grid += Figure({.title = HtmlText(fig),
                     .about = LowerBoundFigure(fig) ? "≥ where cells are incomplete" : "",
                     .body = svg,
@@ -2446,12 +2452,11 @@ core::Status CheckRenderOptions(std::span<const ReportDir> dirs, const RenderOpt
   for (const auto& n : names) {
     if (n == options.baseline) return {};
   }
-  std::vector<std::string> unique;
-  for (const auto& n : names) {
-    if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(n);
-  }
+  FirstSeen<> unique;
+  for (const auto& n : names) unique.Number(n);
   return core::Errorf("--baseline: no profile {} in the report (profiles: {})",
-                      core::internal::QuoteInput(options.baseline), Join(unique, ", "));
+                      core::internal::QuoteInput(options.baseline),
+                      Join({unique.names().begin(), unique.names().end()}, ", "));
 }
 
 std::string RenderHtml(std::span<const ReportDir> dirs, const RenderOptions& options) {

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/core/quantity.h"
+#include "dlsched/report/first_seen.h"
 #include "dlsched/report/sweep.h"
 
 namespace dlsched::report {
@@ -273,7 +274,7 @@ core::Result<SweepData> ParseSweep(const CsvFile& f) {
     SweepPoint point;
     std::map<std::string, std::vector<double>> values;
   };
-  std::vector<std::string> profiles;
+  FirstSeen<> profiles;  // numbered in order of their first row
   std::map<std::pair<size_t, double>, Acc> acc;
   const auto status = f.Find("status");
   for (const auto& r : f.rows) {
@@ -281,9 +282,7 @@ core::Result<SweepData> ParseSweep(const CsvFile& f) {
     const std::string& profile = c.Text((*cols)[0]);
     const double load = c.Number((*cols)[1]);
     if (auto st = c.status(); !st) return std::unexpected(st.error());
-    auto it = std::find(profiles.begin(), profiles.end(), profile);
-    const auto index = static_cast<size_t>(it - profiles.begin());
-    if (it == profiles.end()) profiles.push_back(profile);
+    const size_t index = profiles.Number(profile);
     Acc& a = acc[{index, load}];
     a.point.profile = profile;
     a.point.load = load;
@@ -703,11 +702,15 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
   std::sort(names.begin(), names.end());
   if (out.compare) {
     if (auto col = out.compare->Find("profile")) {
-      auto next = names.begin();
-      for (const auto& row : out.compare->rows) {
-        auto it = std::find(next, names.end(), row.cells[*col]);
-        if (it != names.end()) std::rotate(next++, it, it + 1);
-      }
+      // The first row naming each directory places it; the rest follow by
+      // name (a stable sort on that place, not a search per row).
+      FirstSeen<> place;
+      for (const auto& row : out.compare->rows) place.Number(row.cells[*col]);
+      auto at = [&](const std::string& name) {
+        return place.Seen(name) ? place.Number(name) : place.size();
+      };
+      std::stable_sort(names.begin(), names.end(),
+                       [&](const std::string& a, const std::string& b) { return at(a) < at(b); });
     }
   }
   for (const auto& name : names) {

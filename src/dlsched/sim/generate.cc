@@ -88,7 +88,7 @@ core::Resources CpuMemory(int64_t cores, int64_t gib) {
   return r;
 }
 
-core::Status CheckOptions(const GenerateOptions& o) {
+core::Status CheckOptionsOf(const GenerateOptions& o) {
   if (o.jobs < 1 || o.jobs > kMaxGeneratedJobs) {
     return core::Errorf("--jobs: expected an integer between 1 and {}, got {}", kMaxGeneratedJobs,
                         o.jobs);
@@ -338,8 +338,12 @@ config::WorkloadSpec WithLoad(const config::WorkloadSpec& workload, double load,
   return out;
 }
 
+core::Status CheckGenerateOptions(const GenerateOptions& options) {
+  return CheckOptionsOf(options);
+}
+
 core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& options) {
-  if (auto st = CheckOptions(options); !st) return std::unexpected(st.error());
+  if (auto st = CheckOptionsOf(options); !st) return std::unexpected(st.error());
   const std::vector<std::string_view> models = ModelNames();
   if (models.empty()) return core::Errorf("the model zoo is empty");
 

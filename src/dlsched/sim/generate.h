@@ -40,6 +40,9 @@ struct GenerateOptions {
 // workers of 1 GPU each, models from the model zoo (throughput tables filled
 // in, as sim::LoadWorkload does), sorted by arrival. Errors name the option.
 core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& options);
+// The checks of GenerateWorkload's options alone (its only errors), without
+// making the jobs.
+core::Status CheckGenerateOptions(const GenerateOptions& options);
 
 // The load `workload` offers a cluster of `gpus` GPUs: the GPU-seconds its
 // jobs ask for (each job's GPUs at its requested size times its running

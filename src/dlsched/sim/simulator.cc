@@ -583,7 +583,7 @@ core::Result<SimResult> Simulation::Run() {
 core::Status CheckRunnable(const config::WorkloadSpec& workload) {
   for (const auto& job : workload.jobs) {
     const auto& tp = job.throughput;
-    if (tp.steps_per_s.empty()) {
+    if (!tp.HasRates()) {
       return core::Errorf("{}: job '{}': throughput: model '{}' is not resolved", workload.source,
                           job.name, tp.model);
     }
@@ -593,7 +593,7 @@ core::Status CheckRunnable(const config::WorkloadSpec& workload) {
       return core::Errorf(
           "{}: job '{}': throughput: the rate at minReplicas {} workers is 0 (the table starts at "
           "{} workers), so the job could never finish",
-          workload.source, job.name, min, tp.steps_per_s.begin()->first);
+          workload.source, job.name, min, tp.FirstSize());
     }
     if (job.total_steps / rate > core::kMaxTime) {
       return core::Errorf(

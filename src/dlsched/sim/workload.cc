@@ -11,7 +11,7 @@ core::Status ResolveWorkload(config::WorkloadSpec& workload) {
   // is unique, since its index in the file may differ.
   for (auto& job : workload.jobs) {
     auto& tp = job.throughput;
-    if (!tp.steps_per_s.empty()) continue;
+    if (tp.HasRates()) continue;
     const core::ThroughputProfile* model = FindModel(tp.model);
     if (model == nullptr) {
       return core::Errorf("{}: job '{}': throughput.model: unknown model '{}' (known: {})",
