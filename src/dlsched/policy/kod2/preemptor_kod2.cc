@@ -42,8 +42,7 @@ bool Kod2ScaleIn::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
     const JobState& vs = st.Job(v);
     const core::RoleSpec& w = vs.spec->role(core::Role::kWorker);
     return v == j || vs.phase != core::JobPhase::kRunning || vs.placed_workers <= w.min_replicas ||
-           vs.SizedAt(ctx.now) ||
-           w.resources.IsZero();  // removing such a worker frees nothing
+           vs.SizedAt(ctx.now) || w.resources.IsZero();  // removing such a worker frees nothing
   });
   std::vector<double> keys(jobs.size());
   order.Keys(st, jobs, ctx.now, keys);
