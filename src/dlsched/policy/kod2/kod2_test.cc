@@ -111,6 +111,17 @@ class Kod2Test : public ::testing::Test {
     return plan;
   }
   // The job-level actions of a plan as "kind job workers" strings.
+  // A session's steps in order: "- job Role[i] node-N" for an eviction,
+  // "+ ..." for a placement.
+  std::vector<std::string> Steps(const engine::Session& session) const {
+    std::vector<std::string> steps;
+    for (const auto& st : session.Steps()) {
+      steps.push_back(fmt::format("{} {} {}[{}] node-{}", st.assigned ? "+" : "-",
+                                  state_->Job(st.task.job).spec->name, core::RoleName(st.task.role),
+                                  st.task.index, st.node));
+    }
+    return steps;
+  }
   std::vector<std::string> JobActions(const engine::Plan& plan) const {
     return JobActions(plan.actions);
   }
@@ -436,16 +447,10 @@ TEST_F(Kod2Test, ScaleInTakesLightestFirstPsNodeLastAndStopsAtMinimum) {
   std::string reason;
   ASSERT_TRUE(profile.preemptor->Preempt(ctx, j, 3, *profile.packer, &reason)) << reason;
   // Evictions in order, then j's placement.
-  std::vector<std::string> steps;
-  for (const auto& st : session.Steps()) {
-    steps.push_back(fmt::format("{} {} {}[{}] node-{}", st.assigned ? "+" : "-",
-                                state_->Job(st.task.job).spec->name, core::RoleName(st.task.role),
-                                st.task.index, st.node));
-  }
-  EXPECT_EQ(steps, (std::vector<std::string>{"- l Worker[0] node-1", "- v Worker[3] node-1",
-                                             "- v Worker[2] node-1", "+ j PS[0] node-1",
-                                             "+ j Worker[0] node-1", "+ j Worker[1] node-1",
-                                             "+ j Worker[2] node-1"}));
+  EXPECT_EQ(Steps(session), (std::vector<std::string>{
+                                "- l Worker[0] node-1", "- v Worker[3] node-1",
+                                "- v Worker[2] node-1", "+ j PS[0] node-1", "+ j Worker[0] node-1",
+                                "+ j Worker[1] node-1", "+ j Worker[2] node-1"}));
   EXPECT_EQ(JobActions(plan), (std::vector<std::string>{"resize l 1", "resize v 4"}));
   EXPECT_EQ(Find(plan, ActionKind::kResize, l)->reason, "scaled in 1 worker of l for j");
   EXPECT_EQ(Find(plan, ActionKind::kResize, v)->reason, "scaled in 2 workers of v for j");
@@ -469,16 +474,10 @@ TEST_F(Kod2Test, ScaleInLeavesAJobSizedAtThisInstant) {
   engine::CycleContext ctx{session, plan, profile, 30};
   std::string reason;
   ASSERT_TRUE(profile.preemptor->Preempt(ctx, j, 3, *profile.packer, &reason)) << reason;
-  std::vector<std::string> steps;
-  for (const auto& st : session.Steps()) {
-    steps.push_back(fmt::format("{} {} {}[{}] node-{}", st.assigned ? "+" : "-",
-                                state_->Job(st.task.job).spec->name, core::RoleName(st.task.role),
-                                st.task.index, st.node));
-  }
-  EXPECT_EQ(steps, (std::vector<std::string>{"- v Worker[3] node-1", "- v Worker[2] node-1",
-                                             "- v Worker[5] node-2", "+ j PS[0] node-1",
-                                             "+ j Worker[0] node-1", "+ j Worker[1] node-1",
-                                             "+ j Worker[2] node-2"}));
+  EXPECT_EQ(Steps(session), (std::vector<std::string>{
+                                "- v Worker[3] node-1", "- v Worker[2] node-1",
+                                "- v Worker[5] node-2", "+ j PS[0] node-1", "+ j Worker[0] node-1",
+                                "+ j Worker[1] node-1", "+ j Worker[2] node-2"}));
   EXPECT_EQ(JobActions(plan), (std::vector<std::string>{"resize v 3"}));
 }
 
