@@ -24,7 +24,7 @@ struct PluginSpec {
 };
 
 // A scheduler profile: one implementation per extension point
-// (docs/design.md), like a KubeSchedulerConfiguration profile.
+// (docs/principles.md), like a KubeSchedulerConfiguration profile.
 struct ProfileSpec {
   std::string name;
   std::string description;

@@ -8,7 +8,7 @@
 
 namespace dlsched::engine {
 
-// The extension points (docs/design.md). Implementations live in policy/, are
+// The extension points (docs/principles.md). Implementations live in policy/, are
 // `final`, and are built from a profile by the policy registry. None of them
 // may read a clock, do I/O or keep state between cycles: everything they
 // need is in the ClusterState and the CycleContext.
