@@ -31,7 +31,10 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+class DataSink;
+}  // namespace httplib
 
 namespace dlsched::testing {
 
@@ -99,10 +102,33 @@ class TestApiServer {
     int status = 200;
     nlohmann::json body;
   };
+  // A request on a resource, its path taken apart (apiserver_http.cc).
+  struct Call {
+    std::string method{};
+    const Type* type = nullptr;
+    std::string ns{};  // from the path ("" for all namespaces or cluster-scoped)
+    std::string name{};
+    std::string sub{};  // "status", "binding" or ""
+    const std::multimap<std::string, std::string>* params = nullptr;
+    nlohmann::json input{};  // the body (null when empty)
+    std::string content_type{};
+    bool table = false;  // answer with a meta.k8s.io Table
+  };
   void Route();
+  void Serve(const std::string& method, const void* req, void* res);
+  // Answers 500 or (after a stall) 504 when the faults draw one; true then.
+  bool InjectFault(httplib::Response& res);
   Reply Handle(const std::string& method, const std::string& path,
                const std::multimap<std::string, std::string>& params, const std::string& body,
                const std::string& content_type, bool count, bool table);
+  // /version, /api, /apis and /openapi/v3[/...]; nullopt for another path.
+  std::optional<Reply> DiscoveryLocked(const std::string& path) const;
+  nlohmann::json Discovery(const std::string& group, const std::string& version) const;
+  Reply CallLocked(const Call& c);
+  Reply ListLocked(const Call& c);
+  Reply BindLocked(const Call& c);
+  Reply PatchLocked(const Call& c);
+  // The store (apiserver_store.cc).
   Reply CreateLocked(const Type& type, const std::string& ns, nlohmann::json object);
   Reply UpdateLocked(const Type& type, const std::string& ns, const std::string& name,
                      nlohmann::json object, bool status, bool patch_conflicts);
@@ -114,8 +140,12 @@ class TestApiServer {
   const Type* FindType(const std::string& group, const std::string& version,
                        const std::string& plural) const;
   void RegisterCrd(const nlohmann::json& crd);
-  nlohmann::json Discovery(const std::string& group, const std::string& version) const;
-  void Serve(const std::string& method, const void* req, void* res);
+  // Watches (apiserver_watch.cc): opened, then streamed.
+  void ServeWatch(const httplib::Request& req, httplib::Response& res);
+  // The watch's first lines and what it has seen, from version `rv` ("": 0).
+  void StartWatchLocked(Watch& w, const std::string& rv);
+  // Sends what is pending and waits for more; false when the client left.
+  bool StreamWatch(Watch& w, httplib::DataSink& sink);
 
   Options options_;
   std::unique_ptr<httplib::Server> server_;

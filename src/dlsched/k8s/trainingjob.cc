@@ -223,6 +223,193 @@ core::Status DecodePodTemplate(const json& tmpl, const std::string& source, cons
   return config::ParsePodConstraints(ToYaml(placement), e.source(), spec_path, role.constraints);
 }
 
+namespace {
+
+// One role of the replica specs at `rs_path` (`rs[RoleName(role)]`, when
+// given) into `job`, its pod template into `tmpl`; `tasks` counts what it
+// adds to the job's limit (a worker role at maxReplicas).
+core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_path,
+                        core::Role role, core::JobSpec& job, json& tmpl, int64_t& tasks) {
+  const std::string name(core::RoleName(role));
+  if (!rs.contains(name)) return {};
+  const std::string path = Key(rs_path, name);
+  const json& r = rs[name];
+  const bool worker = role == core::Role::kWorker;
+  if (auto st =
+          worker ? e.Object(r, path,
+                            {"replicas", "minReplicas", "maxReplicas", "restartPolicy", "template"})
+                 : e.Object(r, path, {"replicas", "restartPolicy", "template"});
+      !st) {
+    return std::unexpected(st.error());
+  }
+  core::RoleSpec& out_role = job.role(role);
+  const int64_t lo = worker ? 1 : 0;
+  const int64_t hi = role == core::Role::kChief ? 1 : core::kMaxTasksPerJob;
+  // TFJob defaults replicas to 1.
+  auto replicas = r.contains("replicas") ? e.Int(r["replicas"], Key(path, "replicas"), lo, hi)
+                                         : core::Result<int64_t>(1);
+  if (!replicas) return std::unexpected(replicas.error());
+  out_role.replicas = out_role.min_replicas = out_role.max_replicas = static_cast<int>(*replicas);
+  if (worker) {
+    for (const char* k : {"minReplicas", "maxReplicas"}) {
+      if (!r.contains(k)) continue;
+      auto v = e.Int(r[k], Key(path, k), 1, core::kMaxTasksPerJob);
+      if (!v) return std::unexpected(v.error());
+      (std::string_view(k) == "minReplicas" ? out_role.min_replicas : out_role.max_replicas) =
+          static_cast<int>(*v);
+    }
+    if (out_role.min_replicas > out_role.max_replicas) {
+      return e.Fail(Key(path, "minReplicas"),
+                    fmt::format("{} is greater than maxReplicas {}", out_role.min_replicas,
+                                out_role.max_replicas));
+    }
+    if (out_role.min_replicas > out_role.replicas) {
+      return e.Fail(
+          Key(path, "minReplicas"),
+          fmt::format("{} is greater than replicas {}", out_role.min_replicas, out_role.replicas));
+    }
+    if (out_role.replicas > out_role.max_replicas) {
+      return e.Fail(
+          Key(path, "maxReplicas"),
+          fmt::format("{} is less than replicas {}", out_role.max_replicas, out_role.replicas));
+    }
+  }
+  tasks += worker ? out_role.max_replicas : out_role.replicas;
+  if (out_role.replicas == 0) return {};
+  if (!r.contains("template")) return e.Fail(Key(path, "template"), "missing");
+  if (auto st = DecodePodTemplate(r["template"], e.source(), Key(path, "template"), out_role);
+      !st) {
+    return std::unexpected(st.error());
+  }
+  tmpl = r["template"];
+  return {};
+}
+
+// spec.replicaSpecs (or the TFJob name, spec.tfReplicaSpecs) into `out`;
+// `rs_path` is set to the one given.
+core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& out,
+                                std::string& rs_path) {
+  const bool tf = spec.contains("tfReplicaSpecs");
+  if (tf == spec.contains("replicaSpecs")) {
+    return e.Fail("spec", "give exactly one of replicaSpecs and tfReplicaSpecs (the TFJob name)");
+  }
+  rs_path = tf ? "spec.tfReplicaSpecs" : "spec.replicaSpecs";
+  const json& rs = spec[tf ? "tfReplicaSpecs" : "replicaSpecs"];
+  if (auto st = e.Object(rs, rs_path, {"PS", "Chief", "Worker"}); !st) {
+    return std::unexpected(st.error());
+  }
+  if (!rs.contains("Worker")) return e.Fail(Key(rs_path, "Worker"), "missing");
+  int64_t tasks = 0;
+  for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+    if (auto st =
+            DecodeRole(e, rs, rs_path, role, out.job, out.templates[static_cast<int>(role)], tasks);
+        !st) {
+      return st;
+    }
+  }
+  if (tasks > core::kMaxTasksPerJob) {
+    return e.Fail(rs_path, fmt::format("{} tasks at maxReplicas; at most {} per job", tasks,
+                                       core::kMaxTasksPerJob));
+  }
+  return {};
+}
+
+// spec.scheduling: priorityClass, maxWaitMinutes, queue.
+core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job) {
+  if (auto st = e.Object(s, "spec.scheduling", {"priorityClass", "maxWaitMinutes", "queue"}); !st) {
+    return std::unexpected(st.error());
+  }
+  if (s.contains("priorityClass")) {
+    const json& p = s["priorityClass"];
+    const std::string v = p.is_string() ? p.get<std::string>() : "";
+    if (v == "high") {
+      job.priority = core::PriorityClass::kHigh;
+    } else if (v == "normal") {
+      job.priority = core::PriorityClass::kNormal;
+    } else if (v == "low") {
+      job.priority = core::PriorityClass::kLow;
+    } else {
+      return e.Expected("spec.scheduling.priorityClass", "high, normal or low", p);
+    }
+  }
+  if (s.contains("maxWaitMinutes")) {
+    auto m = e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes", 0, true,
+                      core::kMaxWaitMinutes);
+    if (!m) return std::unexpected(m.error());
+    job.max_wait_minutes = *m;
+  }
+  if (s.contains("queue")) {
+    const json& q = s["queue"];
+    if (!q.is_string()) return e.Expected("spec.scheduling.queue", "a queue name", q);
+    if (auto problem = core::NameProblem(q.get<std::string>())) {
+      return e.Fail("spec.scheduling.queue", *problem);
+    }
+    job.queue = q.get<std::string>();
+  }
+  return {};
+}
+
+// spec.throughput: the steps/s table by workers, the locality sensitivity.
+core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job) {
+  if (auto st = e.Object(t, "spec.throughput", {"table", "localitySensitivity"}); !st) {
+    return std::unexpected(st.error());
+  }
+  if (t.contains("table")) {
+    const json& table = t["table"];
+    if (!table.is_object() || table.empty()) {
+      return e.Expected("spec.throughput.table", "a map of workers to steps/s", table);
+    }
+    for (const auto& [k, v] : table.items()) {
+      const std::string path = Key("spec.throughput.table", k);
+      int workers = 0;
+      auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), workers);
+      if (ec != std::errc() || end != k.data() + k.size() || workers < 1 ||
+          workers > core::kMaxTasksPerJob) {
+        return e.Fail(path, "the key must be a worker count in 1..100000");
+      }
+      auto rate = e.Number(v, path, 0, false, core::kMaxRate);
+      if (!rate) return std::unexpected(rate.error());
+      if (*rate != 0 && *rate < core::kMinRate) {
+        return e.Fail(path,
+                      fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate));
+      }
+      job.throughput.steps_per_s[workers] = *rate;
+    }
+  }
+  if (t.contains("localitySensitivity")) {
+    auto s = e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity", 0, false, 1);
+    if (!s) return std::unexpected(s.error());
+    job.throughput.locality_sensitivity = *s;
+  }
+  return {};
+}
+
+// The limits every job keeps, as a workload file's job does
+// (core/spec_limits.h): what is read above, and the job as a whole (its
+// request of each resource at maxReplicas within 2^62). A job without
+// totalSteps (no progress model) is checked as one with. A problem is
+// named by the TrainingJob's field (roles under `rs_path`).
+core::Status CheckLimits(const Errors& e, const core::JobSpec& job, const std::string& rs_path) {
+  core::JobSpec whole = job;
+  if (whole.total_steps == 0) whole.total_steps = 1;
+  if (auto p = core::CheckJobLimits(whole)) {
+    std::string field = p->field;
+    for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+      const std::string key(core::RoleKey(role));
+      if (field == key || field.starts_with(key + ".")) {
+        field = Key(rs_path, std::string(core::RoleName(role))) + field.substr(key.size());
+      }
+    }
+    return e.Fail(field.empty()               ? rs_path
+                  : field.starts_with("spec") ? field
+                                              : Key("spec", field),
+                  p->what);
+  }
+  return {};
+}
+
+}  // namespace
+
 core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
   TrainingJob out;
   if (!object.is_object()) return core::Errorf("TrainingJob: expected an object");
@@ -247,108 +434,11 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
       !st) {
     return std::unexpected(st.error());
   }
-  const bool tf = spec.contains("tfReplicaSpecs");
-  if (tf == spec.contains("replicaSpecs")) {
-    return e.Fail("spec", "give exactly one of replicaSpecs and tfReplicaSpecs (the TFJob name)");
-  }
-  const std::string rs_path = tf ? "spec.tfReplicaSpecs" : "spec.replicaSpecs";
-  const json& rs = spec[tf ? "tfReplicaSpecs" : "replicaSpecs"];
-  if (auto st = e.Object(rs, rs_path, {"PS", "Chief", "Worker"}); !st) {
-    return std::unexpected(st.error());
-  }
-  if (!rs.contains("Worker")) return e.Fail(Key(rs_path, "Worker"), "missing");
-  int64_t tasks = 0;
-  for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
-    const std::string name(core::RoleName(role));
-    if (!rs.contains(name)) continue;
-    const std::string path = Key(rs_path, name);
-    const json& r = rs[name];
-    const bool worker = role == core::Role::kWorker;
-    if (auto st = worker ? e.Object(r, path,
-                                    {"replicas", "minReplicas", "maxReplicas", "restartPolicy",
-                                     "template"})
-                         : e.Object(r, path, {"replicas", "restartPolicy", "template"});
-        !st) {
-      return std::unexpected(st.error());
-    }
-    core::RoleSpec& out_role = job.role(role);
-    const int64_t lo = worker ? 1 : 0;
-    const int64_t hi = role == core::Role::kChief ? 1 : core::kMaxTasksPerJob;
-    // TFJob defaults replicas to 1.
-    auto replicas = r.contains("replicas") ? e.Int(r["replicas"], Key(path, "replicas"), lo, hi)
-                                           : core::Result<int64_t>(1);
-    if (!replicas) return std::unexpected(replicas.error());
-    out_role.replicas = out_role.min_replicas = out_role.max_replicas = static_cast<int>(*replicas);
-    if (worker) {
-      for (const char* k : {"minReplicas", "maxReplicas"}) {
-        if (!r.contains(k)) continue;
-        auto v = e.Int(r[k], Key(path, k), 1, core::kMaxTasksPerJob);
-        if (!v) return std::unexpected(v.error());
-        (std::string_view(k) == "minReplicas" ? out_role.min_replicas : out_role.max_replicas) =
-            static_cast<int>(*v);
-      }
-      if (out_role.min_replicas > out_role.max_replicas) {
-        return e.Fail(Key(path, "minReplicas"),
-                      fmt::format("{} is greater than maxReplicas {}", out_role.min_replicas,
-                                  out_role.max_replicas));
-      }
-      if (out_role.min_replicas > out_role.replicas) {
-        return e.Fail(Key(path, "minReplicas"),
-                      fmt::format("{} is greater than replicas {}", out_role.min_replicas,
-                                  out_role.replicas));
-      }
-      if (out_role.replicas > out_role.max_replicas) {
-        return e.Fail(
-            Key(path, "maxReplicas"),
-            fmt::format("{} is less than replicas {}", out_role.max_replicas, out_role.replicas));
-      }
-    }
-    tasks += worker ? out_role.max_replicas : out_role.replicas;
-    if (out_role.replicas == 0) continue;
-    if (!r.contains("template")) return e.Fail(Key(path, "template"), "missing");
-    if (auto st = DecodePodTemplate(r["template"], e.source(), Key(path, "template"), out_role);
-        !st) {
-      return std::unexpected(st.error());
-    }
-    out.templates[static_cast<int>(role)] = r["template"];
-  }
-  if (tasks > core::kMaxTasksPerJob) {
-    return e.Fail(rs_path, fmt::format("{} tasks at maxReplicas; at most {} per job", tasks,
-                                       core::kMaxTasksPerJob));
-  }
-
+  std::string rs_path;
+  if (auto st = DecodeReplicaSpecs(e, spec, out, rs_path); !st) return std::unexpected(st.error());
   if (spec.contains("scheduling")) {
-    const json& s = spec["scheduling"];
-    if (auto st = e.Object(s, "spec.scheduling", {"priorityClass", "maxWaitMinutes", "queue"});
-        !st) {
+    if (auto st = DecodeScheduling(e, spec["scheduling"], job); !st) {
       return std::unexpected(st.error());
-    }
-    if (s.contains("priorityClass")) {
-      const json& p = s["priorityClass"];
-      const std::string v = p.is_string() ? p.get<std::string>() : "";
-      if (v == "high") {
-        job.priority = core::PriorityClass::kHigh;
-      } else if (v == "normal") {
-        job.priority = core::PriorityClass::kNormal;
-      } else if (v == "low") {
-        job.priority = core::PriorityClass::kLow;
-      } else {
-        return e.Expected("spec.scheduling.priorityClass", "high, normal or low", p);
-      }
-    }
-    if (s.contains("maxWaitMinutes")) {
-      auto m = e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes", 0, true,
-                        core::kMaxWaitMinutes);
-      if (!m) return std::unexpected(m.error());
-      job.max_wait_minutes = *m;
-    }
-    if (s.contains("queue")) {
-      const json& q = s["queue"];
-      if (!q.is_string()) return e.Expected("spec.scheduling.queue", "a queue name", q);
-      if (auto problem = core::NameProblem(q.get<std::string>())) {
-        return e.Fail("spec.scheduling.queue", *problem);
-      }
-      job.queue = q.get<std::string>();
     }
   }
   if (spec.contains("totalSteps")) {
@@ -363,58 +453,11 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
     (std::string_view(k) == "launchDelay" ? job.launch_delay : job.checkpoint_delay) = *t;
   }
   if (spec.contains("throughput")) {
-    const json& t = spec["throughput"];
-    if (auto st = e.Object(t, "spec.throughput", {"table", "localitySensitivity"}); !st) {
+    if (auto st = DecodeThroughput(e, spec["throughput"], job); !st) {
       return std::unexpected(st.error());
     }
-    if (t.contains("table")) {
-      const json& table = t["table"];
-      if (!table.is_object() || table.empty()) {
-        return e.Expected("spec.throughput.table", "a map of workers to steps/s", table);
-      }
-      for (const auto& [k, v] : table.items()) {
-        const std::string path = Key("spec.throughput.table", k);
-        int workers = 0;
-        auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), workers);
-        if (ec != std::errc() || end != k.data() + k.size() || workers < 1 ||
-            workers > core::kMaxTasksPerJob) {
-          return e.Fail(path, "the key must be a worker count in 1..100000");
-        }
-        auto rate = e.Number(v, path, 0, false, core::kMaxRate);
-        if (!rate) return std::unexpected(rate.error());
-        if (*rate != 0 && *rate < core::kMinRate) {
-          return e.Fail(path,
-                        fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate));
-        }
-        job.throughput.steps_per_s[workers] = *rate;
-      }
-    }
-    if (t.contains("localitySensitivity")) {
-      auto s =
-          e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity", 0, false, 1);
-      if (!s) return std::unexpected(s.error());
-      job.throughput.locality_sensitivity = *s;
-    }
   }
-  // The limits every job keeps, as a workload file's job does
-  // (core/spec_limits.h): what is read above, and the job as a whole (its
-  // request of each resource at maxReplicas within 2^62). A job without
-  // totalSteps (no progress model) is checked as one with.
-  core::JobSpec whole = job;
-  if (whole.total_steps == 0) whole.total_steps = 1;
-  if (auto p = core::CheckJobLimits(whole)) {
-    std::string field = p->field;
-    for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
-      const std::string key(core::RoleKey(role));
-      if (field == key || field.starts_with(key + ".")) {
-        field = Key(rs_path, std::string(core::RoleName(role))) + field.substr(key.size());
-      }
-    }
-    return e.Fail(field.empty()               ? rs_path
-                  : field.starts_with("spec") ? field
-                                              : Key("spec", field),
-                  p->what);
-  }
+  if (auto st = CheckLimits(e, job, rs_path); !st) return std::unexpected(st.error());
   return out;
 }
 

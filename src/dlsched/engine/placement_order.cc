@@ -1,0 +1,150 @@
+#include "dlsched/engine/placement.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "dlsched/engine/profile.h"
+
+// Jobs in the profile's order (OrderJobs), and the pending queue kept in
+// order between cycles when the order's keys are static (OrderPending).
+
+namespace dlsched::engine {
+
+void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
+               std::vector<double>* keys_out) {
+  const ClusterState& st = ctx.state();
+  std::vector<double> keys(jobs->size());
+  ctx.profile.order->Keys(st, *jobs, ctx.now, keys);
+  // Sorted as one contiguous array: no job's spec is read during the sort.
+  struct Entry {
+    double key;
+    core::Time submit;
+    JobIndex job;
+  };
+  std::vector<Entry> entries(jobs->size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const JobIndex j = (*jobs)[i];
+    entries[i] = {keys[i], st.Job(j).spec->submit_time, j};
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.submit != b.submit) return a.submit < b.submit;
+    return a.job < b.job;
+  });
+  for (size_t i = 0; i < entries.size(); ++i) (*jobs)[i] = entries[i].job;
+  if (keys_out != nullptr) {
+    keys_out->resize(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) (*keys_out)[i] = entries[i].key;
+  }
+}
+
+// Up to this many jobs leaving or entering the kept order are found by a
+// binary search each; more, by a pass over the whole order.
+constexpr size_t kFewChanges = 8;
+
+std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
+  ClusterState& st = ctx.session.mutable_state();
+  using Entry = ClusterState::OrderEntry;
+  auto before = [](const Entry& a, const Entry& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.submit != b.submit) return a.submit < b.submit;
+    return a.job < b.job;
+  };
+  auto pending_phase = [&](JobIndex j) {
+    const JobState& js = st.Job(j);
+    return !js.removed &&
+           (js.phase == core::JobPhase::kWaiting || js.phase == core::JobPhase::kStarving ||
+            js.phase == core::JobPhase::kStandby);
+  };
+  ClusterState::PendingOrder& order = st.MutablePendingOrder();
+  std::vector<Entry>& kept = order.entries;
+  // The jobs that left since go, read from the cache's list rather than
+  // from every kept job's state. One that left and came back goes too and
+  // is merged in again below, unmarked: its reason changed meanwhile.
+  if (order.valid && !st.LeftPending().empty()) {
+    std::vector<JobIndex> gone;
+    for (JobIndex j : st.LeftPending()) {
+      JobState& js = st.MutableJob(j);
+      if (!js.in_pending_order) continue;  // listed twice
+      js.in_pending_order = false;
+      gone.push_back(j);
+    }
+    if (gone.size() <= kFewChanges) {
+      // Found by their keys (static: the same as when they came in).
+      std::vector<double> gone_keys(gone.size());
+      ctx.profile.order->Keys(st, gone, ctx.now, gone_keys);
+      for (size_t i = 0; i < gone.size(); ++i) {
+        const Entry e{gone_keys[i], st.Job(gone[i]).spec->submit_time, gone[i]};
+        auto it = std::lower_bound(kept.begin(), kept.end(), e, before);
+        if (it == kept.end() || it->job != gone[i]) {
+          // Not where its key puts it (an order whose keys are not static
+          // after all): looked for.
+          it = std::find_if(kept.begin(), kept.end(),
+                            [&](const Entry& k) { return k.job == gone[i]; });
+        }
+        if (it != kept.end()) kept.erase(it);
+      }
+    } else {
+      std::sort(gone.begin(), gone.end());
+      std::erase_if(kept, [&](const Entry& e) {
+        return std::binary_search(gone.begin(), gone.end(), e.job);
+      });
+    }
+  }
+  // The jobs to merge in: every one in a pending phase when the order is
+  // new, else those that entered one since and are not in it.
+  std::vector<JobIndex> added;
+  if (!order.valid) {
+    for (core::JobPhase p :
+         {core::JobPhase::kWaiting, core::JobPhase::kStarving, core::JobPhase::kStandby}) {
+      const auto& in = st.JobsInPhase(p);
+      added.insert(added.end(), in.begin(), in.end());
+    }
+    order.valid = true;
+  } else {
+    // A job may have entered more than once since (Waiting, then Standby).
+    for (JobIndex j : st.EnteredPending()) {
+      if (st.Job(j).in_pending_order || !pending_phase(j)) continue;
+      st.MutableJob(j).in_pending_order = true;
+      added.push_back(j);
+    }
+  }
+  if (added.empty()) return kept;
+  std::vector<double> added_keys(added.size());
+  ctx.profile.order->Keys(st, added, ctx.now, added_keys);
+  std::vector<Entry> fresh(added.size());
+  for (size_t i = 0; i < added.size(); ++i) {
+    const JobIndex j = added[i];
+    fresh[i] = {added_keys[i], st.Job(j).spec->submit_time, j};
+    st.MutableJob(j).in_pending_order = true;
+  }
+  std::sort(fresh.begin(), fresh.end(), before);
+  if (fresh.size() <= kFewChanges) {
+    for (const Entry& e : fresh)
+      kept.insert(std::upper_bound(kept.begin(), kept.end(), e, before), e);
+    return kept;
+  }
+  const size_t middle = kept.size();
+  kept.insert(kept.end(), fresh.begin(), fresh.end());
+  std::inplace_merge(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(middle), kept.end(),
+                     before);
+  return kept;
+}
+
+void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<double>* keys) {
+  const ClusterState& st = ctx.state();
+  if (!ctx.profile.order->StaticKeys()) {
+    st.PendingJobs(jobs);
+    OrderJobs(ctx, jobs, keys);
+    return;
+  }
+  jobs->clear();
+  keys->clear();
+  for (const ClusterState::OrderEntry& e : UpdatePendingOrder(ctx)) {
+    if (!st.Job(e.job).IsPending()) continue;  // a Standby job holding its gang
+    jobs->push_back(e.job);
+    keys->push_back(e.key);
+  }
+}
+
+}  // namespace dlsched::engine

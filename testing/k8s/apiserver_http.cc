@@ -1,0 +1,241 @@
+#include "k8s/apiserver.h"
+
+#include <httplib.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "k8s/apiserver_internal.h"
+
+// The test API server's requests: authorization and injected faults
+// (Serve), then discovery, or a verb on a resource (Handle): list, get,
+// bind, create, update, patch, delete. Watches: apiserver_watch.cc.
+
+namespace dlsched::testing {
+
+TestApiServer::Reply TestApiServer::Handle(const std::string& method, const std::string& path,
+                                           const std::multimap<std::string, std::string>& params,
+                                           const std::string& body, const std::string& content_type,
+                                           bool count, bool table) {
+  std::lock_guard lock(mu_);
+  if (std::optional<Reply> r = DiscoveryLocked(path)) return *r;
+  std::vector<std::string> segs = Split(path);
+  std::string group, version;
+  size_t at = 0;
+  if (segs.size() >= 2 && segs[0] == "api") {
+    version = segs[1];
+    at = 2;
+  } else if (segs.size() >= 3 && segs[0] == "apis") {
+    group = segs[1];
+    version = segs[2];
+    at = 3;
+  } else {
+    return {404, Status(404, "NotFound", "the server could not find the requested resource")};
+  }
+  if (segs.size() == at) {
+    json d = Discovery(group, version);
+    if (d["resources"].empty()) return {404, Status(404, "NotFound", "no such group version")};
+    return {200, d};
+  }
+  std::vector<std::string> rest(segs.begin() + static_cast<long>(at), segs.end());
+  Call c{.method = method, .params = &params, .content_type = content_type, .table = table};
+  if (rest.size() >= 3 && rest[0] == "namespaces") {
+    c.ns = rest[1];
+    rest.erase(rest.begin(), rest.begin() + 2);
+  }
+  const std::string plural = rest[0];
+  c.name = rest.size() > 1 ? rest[1] : "";
+  c.sub = rest.size() > 2 ? rest[2] : "";
+  c.type = FindType(group, version, plural);
+  if (c.type == nullptr) {
+    return {404, Status(404, "NotFound", "the server could not find the requested resource")};
+  }
+  if (count)
+    ++counts_[fmt::format("{} {}{}", method == "GET" && c.name.empty() ? "LIST" : method,
+                          c.type->Id(), c.sub.empty() ? "" : "/" + c.sub)];
+  if (!body.empty()) {
+    c.input = json::parse(body, nullptr, false);
+    if (c.input.is_discarded()) return {400, Status(400, "BadRequest", "the body is not JSON")};
+  }
+  return CallLocked(c);
+}
+
+TestApiServer::Reply TestApiServer::CallLocked(const Call& c) {
+  const Type& type = *c.type;
+  const std::string& method = c.method;
+  const std::string& name = c.name;
+  const std::string ns = type.namespaced ? c.ns : "";
+  if (method == "GET" && name.empty()) return ListLocked(c);
+  if (method == "GET") {
+    auto& bucket = objects_[type.Id()];
+    auto it = bucket.find(KeyOf(ns, name));
+    if (it == bucket.end()) {
+      return {404, Status(404, "NotFound", fmt::format("{} \"{}\" not found", type.Id(), name))};
+    }
+    if (c.table) return {200, TableOf(type, {it->second}, std::to_string(rv_))};
+    return {200, it->second};
+  }
+  const bool binding = (type.kind == "Pod" && c.sub == "binding") || type.kind == "Binding";
+  if (method == "POST" && binding) return BindLocked(c);
+  if (method == "POST") {
+    if (!name.empty()) return {405, Status(405, "MethodNotAllowed", "POST to an object")};
+    return CreateLocked(type, ns, c.input);
+  }
+  if (!c.sub.empty() && c.sub != "status") {
+    return {404, Status(404, "NotFound", "the server could not find the requested resource")};
+  }
+  if (method == "PUT") {
+    if (Meta(c.input, "name") != name) {
+      return {400, Status(400, "BadRequest", "the name of the object does not match the URL")};
+    }
+    return UpdateLocked(type, ns, name, c.input, c.sub == "status", true);
+  }
+  if (method == "PATCH") return PatchLocked(c);
+  if (method == "DELETE") {
+    std::optional<int64_t> grace;
+    std::string propagation = "Background";
+    const json& input = c.input;
+    if (input.is_object()) {
+      if (input.contains("gracePeriodSeconds") && input["gracePeriodSeconds"].is_number_integer()) {
+        grace = input["gracePeriodSeconds"].get<int64_t>();
+      }
+      propagation = input.value("propagationPolicy", propagation);
+    }
+    if (!Param(*c.params, "gracePeriodSeconds").empty()) {
+      grace = std::stoll(Param(*c.params, "gracePeriodSeconds"));
+    }
+    if (!Param(*c.params, "propagationPolicy").empty())
+      propagation = Param(*c.params, "propagationPolicy");
+    return DeleteLocked(type, ns, name, grace, propagation);
+  }
+  return {405, Status(405, "MethodNotAllowed", method + " is not supported")};
+}
+
+TestApiServer::Reply TestApiServer::ListLocked(const Call& c) {
+  const Type& type = *c.type;
+  json items = json::array();
+  for (const auto& [k, o] : objects_[type.Id()]) {
+    if (!c.ns.empty() && Meta(o, "namespace") != c.ns) continue;
+    if (!LabelsMatch(o, Param(*c.params, "labelSelector")) ||
+        !FieldsMatch(o, Param(*c.params, "fieldSelector"))) {
+      continue;
+    }
+    items.push_back(o);
+  }
+  if (c.table) return {200, TableOf(type, items.get<std::vector<json>>(), std::to_string(rv_))};
+  return {200,
+          {{"kind", type.kind + "List"},
+           {"apiVersion", type.ApiVersion()},
+           {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
+           {"items", items}}};
+}
+
+TestApiServer::Reply TestApiServer::BindLocked(const Call& c) {
+  const std::string pod = c.type->kind == "Binding" ? Meta(c.input, "name") : c.name;
+  const std::string node = c.input.value("target", json::object()).value("name", "");
+  auto& pods = objects_["pods"];
+  auto it = pods.find(KeyOf(c.ns, pod));
+  if (it == pods.end()) {
+    return {404, Status(404, "NotFound", fmt::format("pods \"{}\" not found", pod))};
+  }
+  const std::string bound = it->second.value("spec", json::object()).value("nodeName", "");
+  if (!bound.empty()) {
+    return {409, Status(409, "Conflict",
+                        fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} "
+                                    "is already assigned to node \"{}\"",
+                                    pod, pod, bound))};
+  }
+  if (node.empty()) return {422, Status(422, "Invalid", "target.name: Required value")};
+  it->second["spec"]["nodeName"] = node;
+  json& conds = it->second["status"]["conditions"];
+  if (!conds.is_array()) conds = json::array();
+  conds.push_back({{"type", "PodScheduled"}, {"status", "True"}});
+  it->second["metadata"]["resourceVersion"] = std::to_string(++rv_);
+  RecordLocked(*FindType("pods"), "MODIFIED", it->second);
+  return {201, {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}, {"code", 201}}};
+}
+
+TestApiServer::Reply TestApiServer::PatchLocked(const Call& c) {
+  const Type& type = *c.type;
+  const std::string ns = type.namespaced ? c.ns : "";
+  auto& bucket = objects_[type.Id()];
+  auto it = bucket.find(KeyOf(ns, c.name));
+  if (it == bucket.end()) {
+    return {404, Status(404, "NotFound", fmt::format("{} \"{}\" not found", type.Id(), c.name))};
+  }
+  const json& input = c.input;
+  json patched;
+  if (c.content_type.find("json-patch") != std::string::npos) {
+    try {
+      patched = it->second.patch(input);
+    } catch (const json::exception& e) {
+      return {422, Status(422, "Invalid", e.what())};
+    }
+  } else {
+    patched = it->second;
+    patched.merge_patch(input);  // merge and strategic merge (as merge)
+  }
+  // A patch conflicts only if it names a resourceVersion.
+  const std::string given = input.is_object() ? Meta(input, "resourceVersion") : "";
+  patched["metadata"]["resourceVersion"] =
+      given.empty() ? Meta(it->second, "resourceVersion") : given;
+  return UpdateLocked(type, ns, c.name, patched, c.sub == "status", true);
+}
+
+bool TestApiServer::InjectFault(httplib::Response& res) {
+  double draw_error = 0, draw_timeout = 0, delay = 0;
+  ApiFaults f;
+  {
+    std::lock_guard lock(mu_);
+    f = faults_;
+    std::uniform_real_distribution<double> u(0, 1);
+    draw_error = u(rng_);
+    draw_timeout = u(rng_);
+    delay = f.timeout_delay_seconds;
+  }
+  if (draw_error < f.error_rate) {
+    res.status = 500;
+    res.set_content(Status(500, "InternalError", "injected fault").dump(), "application/json");
+    return true;
+  }
+  if (draw_timeout < f.timeout_rate) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    res.status = 504;
+    res.set_content(Status(504, "Timeout", "injected timeout").dump(), "application/json");
+    return true;
+  }
+  return false;
+}
+
+void TestApiServer::Serve(const std::string& method, const void* request, void* response) {
+  const auto& req = *static_cast<const httplib::Request*>(request);
+  auto& res = *static_cast<httplib::Response*>(response);
+  const bool resource_path = req.path.starts_with("/api/") || req.path.starts_with("/apis/");
+  const std::string watch = Param(req.params, "watch");
+  const bool is_watch = method == "GET" && (watch == "true" || watch == "1");
+  // kubectl sends no credentials over plain HTTP (client-go keeps tokens
+  // for TLS): an absent header is the insecure local port, a wrong one is
+  // refused.
+  const std::string auth = req.get_header_value("Authorization");
+  if (!auth.empty() && auth != "Bearer " + options_.token) {
+    res.status = 401;
+    res.set_content(Status(401, "Unauthorized", "Unauthorized").dump(), "application/json");
+    return;
+  }
+  // Faults, on resource requests other than discovery and watches.
+  if (resource_path && !is_watch &&
+      Split(req.path).size() > (req.path.starts_with("/api/") ? 2u : 3u) && InjectFault(res)) {
+    return;
+  }
+  if (!is_watch) {
+    Reply r = Handle(method, req.path, req.params, req.body, req.get_header_value("Content-Type"),
+                     true, req.get_header_value("Accept").find("as=Table") != std::string::npos);
+    res.status = r.status;
+    res.set_content(r.body.dump(), "application/json");
+    return;
+  }
+  ServeWatch(req, res);
+}
+
+}  // namespace dlsched::testing

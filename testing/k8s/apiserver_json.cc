@@ -1,0 +1,172 @@
+#include "k8s/apiserver_internal.h"
+
+#include <algorithm>
+#include <ctime>
+#include <sstream>
+
+#include <fmt/format.h>
+
+// The test API server's objects as JSON: Status replies, keys, metadata,
+// selectors, request paths, and the Tables `kubectl get` asks for.
+
+namespace dlsched::testing::apiserver {
+namespace {
+
+// A simple JSONPath (".status.phase") into an object; null if absent.
+json Lookup(const json& object, const std::string& path) {
+  const json* at = &object;
+  std::stringstream ss(path);
+  std::string key;
+  while (std::getline(ss, key, '.')) {
+    if (key.empty()) continue;
+    if (!at->is_object() || !at->contains(key)) return nullptr;
+    at = &(*at)[key];
+  }
+  return *at;
+}
+
+// An age as kubectl prints it: 45s, 3m12s, 25m, 2h5m, 30h, 3d4h, 12d.
+std::string HumanAge(const std::string& rfc3339) {
+  std::tm tm{};
+  if (strptime(rfc3339.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return "<unknown>";
+  const int64_t s = std::max<int64_t>(0, std::time(nullptr) - timegm(&tm));
+  const int64_t m = s / 60, h = s / 3600, d = s / 86400;
+  if (s < 120) return fmt::format("{}s", s);
+  if (m < 10) return fmt::format("{}m{}s", m, s % 60);
+  if (h < 3) return fmt::format("{}m", m);
+  if (h < 8) return fmt::format("{}h{}m", h, m % 60);
+  if (h < 48) return fmt::format("{}h", h);
+  if (d < 8) return fmt::format("{}d{}h", d, h % 24);
+  return fmt::format("{}d", d);
+}
+
+}  // namespace
+
+json Status(int code, const std::string& reason, const std::string& message) {
+  return {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+          {"status", "Failure"}, {"message", message}, {"reason", reason},
+          {"code", code}};
+}
+
+std::string KeyOf(const std::string& ns, const std::string& name) {
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+std::string Meta(const json& o, const char* k) {
+  if (!o.is_object() || !o.contains("metadata") || !o["metadata"].is_object()) return "";
+  return o["metadata"].value(k, std::string());
+}
+
+// A label selector: "a=b,c!=d,e,!f" (equality and existence forms).
+bool LabelsMatch(const json& object, const std::string& selector) {
+  if (selector.empty()) return true;
+  json labels = json::object();
+  if (object.contains("metadata") && object["metadata"].contains("labels") &&
+      object["metadata"]["labels"].is_object()) {
+    labels = object["metadata"]["labels"];
+  }
+  std::stringstream ss(selector);
+  std::string term;
+  while (std::getline(ss, term, ',')) {
+    if (term.empty()) continue;
+    size_t p;
+    if ((p = term.find("!=")) != std::string::npos) {
+      const std::string k = term.substr(0, p), v = term.substr(p + 2);
+      if (labels.contains(k) && labels[k] == v) return false;
+    } else if ((p = term.find("==")) != std::string::npos ||
+               (p = term.find('=')) != std::string::npos) {
+      const size_t skip = term.compare(p, 2, "==") == 0 ? 2 : 1;
+      const std::string k = term.substr(0, p), v = term.substr(p + skip);
+      if (!labels.contains(k) || labels[k] != v) return false;
+    } else if (term[0] == '!') {
+      if (labels.contains(term.substr(1))) return false;
+    } else if (!labels.contains(term)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A field selector over metadata.name, metadata.namespace, spec.nodeName,
+// status.phase: "f=v,g!=w".
+bool FieldsMatch(const json& object, const std::string& selector) {
+  if (selector.empty()) return true;
+  std::stringstream ss(selector);
+  std::string term;
+  while (std::getline(ss, term, ',')) {
+    if (term.empty()) continue;
+    const bool negate = term.find("!=") != std::string::npos;
+    const size_t p = negate ? term.find("!=") : term.find('=');
+    if (p == std::string::npos) return false;
+    std::string field = term.substr(0, p);
+    std::string want = term.substr(p + (negate ? 2 : (term.compare(p, 2, "==") == 0 ? 2 : 1)));
+    std::string have;
+    const size_t dot = field.find('.');
+    if (dot != std::string::npos) {
+      const std::string a = field.substr(0, dot), b = field.substr(dot + 1);
+      if (object.contains(a) && object[a].is_object() && object[a].contains(b) &&
+          object[a][b].is_string()) {
+        have = object[a][b].get<std::string>();
+      }
+    }
+    if ((have == want) == negate) return false;
+  }
+  return true;
+}
+
+std::string Param(const std::multimap<std::string, std::string>& params, const std::string& k) {
+  auto it = params.find(k);
+  return it == params.end() ? "" : it->second;
+}
+
+std::vector<std::string> Split(const std::string& path) {
+  std::vector<std::string> out;
+  std::stringstream ss(path);
+  std::string s;
+  while (std::getline(ss, s, '/')) {
+    if (!s.empty()) out.push_back(s);
+  }
+  return out;
+}
+
+json TableOf(const Type& type, const std::vector<json>& items, const std::string& rv) {
+  json columns = json::array({{{"name", "Name"},
+                               {"type", "string"},
+                               {"format", "name"},
+                               {"description", "Name of the object"},
+                               {"priority", 0}}});
+  json printer = type.columns;
+  if (printer.empty()) {
+    printer = json::array(
+        {{{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}}});
+  }
+  for (const json& c : printer) {
+    columns.push_back(
+        {{"name", c.value("name", "")},
+         {"type", c.value("type", "string") == "date" ? "string" : c.value("type", "string")},
+         {"format", ""},
+         {"description", c.value("description", "")},
+         {"priority", c.value("priority", 0)}});
+  }
+  json rows = json::array();
+  for (const json& o : items) {
+    json cells = json::array({Meta(o, "name")});
+    for (const json& c : printer) {
+      json v = Lookup(o, c.value("jsonPath", ""));
+      if (c.value("type", "") == "date" && v.is_string()) v = HumanAge(v.get<std::string>());
+      cells.push_back(v);
+    }
+    rows.push_back({{"cells", cells},
+                    {"object",
+                     {{"kind", "PartialObjectMetadata"},
+                      {"apiVersion", "meta.k8s.io/v1"},
+                      {"metadata", o.value("metadata", json::object())}}}});
+  }
+  return {{"kind", "Table"},
+          {"apiVersion", "meta.k8s.io/v1"},
+          {"metadata", {{"resourceVersion", rv}}},
+          {"columnDefinitions", columns},
+          {"rows", rows}};
+}
+
+}  // namespace dlsched::testing::apiserver
