@@ -60,14 +60,6 @@ std::string ControllerUid(const json& pod) {
   return "";
 }
 
-engine::LifecycleOptions LifecycleOptionsOf(const engine::Engine& engine) {
-  engine::LifecycleOptions o;
-  o.protect_factor = engine.profile().protect_factor;
-  o.protect_relaunch_only = engine.profile().protect_relaunch_only;
-  o.task_loss = engine.profile().task_loss;
-  return o;
-}
-
 }  // namespace
 
 Operator::Operator(RestConfig config, const engine::Engine& engine, OperatorOptions options)
@@ -75,11 +67,9 @@ Operator::Operator(RestConfig config, const engine::Engine& engine, OperatorOpti
       engine_(engine),
       options_(std::move(options)),
       client_(config_),
-      state_(empty_cluster_),
-      lifecycle_(state_, *this, LifecycleOptionsOf(engine)),
-      start_(std::chrono::steady_clock::now()) {
-  lifecycle_.UsePodQueue(engine_.profile().admission->UsesPodQueue());
-}
+      scheduler_(empty_cluster_, engine, *this),
+      state_(scheduler_.state()),
+      start_(std::chrono::steady_clock::now()) {}
 
 Operator::~Operator() { Stop(); }
 
@@ -204,7 +194,7 @@ void Operator::SyncNode(const std::string& name) {
   if (!object) {
     if (known != engine::kNoNode) {
       node_limits_.RemoveNode(name);
-      lifecycle_.NodeRemoved(known, "removed");
+      scheduler_.RemoveNode(known, "removed");
       Log("info", "node removed", {{"node", name}});
     }
     return;
@@ -230,24 +220,21 @@ void Operator::SyncNode(const std::string& name) {
     return;
   }
   if (known == engine::kNoNode) {
-    state_.AddNode(*spec);
-    lifecycle_.ClusterChanged();
+    scheduler_.AddNode(*spec);
     // Pods already bound there (foreign ones) count now.
     for (const json& pod : pods_->List()) {
       if (NodeNameOf(pod) == name) SyncPod(ObjectKey(pod));
     }
   } else {
-    state_.UpdateNode(known, *spec);
-    lifecycle_.NodeUpdated(known);
+    scheduler_.UpdateNode(known, *spec);
   }
 }
 
 void Operator::Gone(const std::string& key) {
   auto it = releasing_.find(key);
   if (it == releasing_.end()) return;
-  state_.TaskGone(it->second.first);
+  scheduler_.PodGone(it->second.first);
   releasing_.erase(it);
-  lifecycle_.ClusterChanged();
   dirty_ = true;
 }
 
@@ -279,9 +266,9 @@ void Operator::SyncPod(const std::string& key) {
                             pod->value("status", json::object()).value("reason", "Error"));
       if (ours && PodPhase(*pod) == "Failed" && !Terminating(*pod)) {
         // The training itself failed: the job fails (no restart loop).
-        lifecycle_.Fail(j, fmt::format("{} {}", PodName(tjs_[j].name, t.role, t.index), why));
+        scheduler_.Fail(j, fmt::format("{} {}", PodName(tjs_[j].name, t.role, t.index), why));
       } else if (!state_.IsAssumed(t)) {
-        lifecycle_.TasksLost(std::span<const TaskRef>(&t, 1),
+        scheduler_.TasksLost(std::span<const TaskRef>(&t, 1),
                              fmt::format("{} {}", PodName(tjs_[j].name, t.role, t.index), why));
       }
       dirty_ = true;
@@ -302,13 +289,12 @@ void Operator::SyncPod(const std::string& key) {
         Log("error", "pod ignored", {{"pod", key}, {"error", request.error().message}});
         return;
       }
-      state_.AddForeignTask(key, n, request->request, request->scoring);
+      scheduler_.ForeignPodBound(key, n, request->request, request->scoring);
       foreign_[key] = NodeNameOf(*pod);
       dirty_ = true;
     }
   } else if (foreign_.erase(key) > 0) {
-    state_.RemoveForeignTask(key);
-    lifecycle_.ClusterChanged();
+    scheduler_.ForeignPodGone(key);
     dirty_ = true;
   }
 }
@@ -320,8 +306,7 @@ void Operator::SyncJob(const std::string& key) {
     // Deleted (its pods go with it: ownerReferences): the job ends.
     const JobIndex j = it->second;
     by_key_.erase(it);
-    lifecycle_.Fail(j, "TrainingJob deleted");
-    state_.RemoveJob(j);
+    scheduler_.RemoveJob(j, "TrainingJob deleted");
     dirty_ = true;
     Log("info", "job deleted", {{"job", key}});
   }
@@ -358,9 +343,8 @@ void Operator::NewJob(const json& object, bool adopting) {
   }
   TrainingJob& tj = tjs_.emplace_back(std::move(*decoded));
   tj.job.submit_time = Now();
-  const JobIndex j = state_.AddJob(&tj.job, Now());
+  const JobIndex j = scheduler_.AddJob(&tj.job, Now());
   last_status_.emplace_back();
-  progress_.push_back({0, 0, Now()});
   by_key_[tj.namespace_name + "/" + tj.name] = j;
   const json status = object.value("status", json::object());
   const std::string phase = status.is_object() ? status.value("phase", "") : "";
@@ -369,7 +353,7 @@ void Operator::NewJob(const json& object, bool adopting) {
   // restart estimated them), for a running job and a preempted one alike.
   if (adopting && status.is_object()) RestoreService(j, status.value("progress", json::object()));
   if (adopting && (phase == "Completed" || phase == "Failed")) {
-    lifecycle_.Adopt(j, phase == "Completed" ? JobPhase::kCompleted : JobPhase::kFailed, seq);
+    scheduler_.Adopt(j, phase == "Completed" ? JobPhase::kCompleted : JobPhase::kFailed, seq);
     last_status_[j] = status;
     return;
   }
@@ -414,7 +398,7 @@ void Operator::NewJob(const json& object, bool adopting) {
                   {"kind", "DeleteOptions"},
                   {"propagationPolicy", "Background"}});
       }
-      lifecycle_.Adopt(j, JobPhase::kCompleted, seq);
+      scheduler_.Adopt(j, JobPhase::kCompleted, seq);
       status_dirty_.push_back(j);
       Log("info", "adopted finished job", {{"job", tj.namespace_name + "/" + tj.name}});
       return;
@@ -431,14 +415,13 @@ void Operator::NewJob(const json& object, bool adopting) {
         valid && !bound.empty() && workers >= w.min_replicas && workers <= w.max_replicas &&
         fixed == tj.job.role(core::Role::kPS).replicas + tj.job.role(core::Role::kChief).replicas;
     if (valid) {
-      lifecycle_.JobsAdded();
+      scheduler_.JobsAdded();
       for (const auto& [t, n] : bound) {
-        state_.PlaceTask(t, n);
+        scheduler_.Place(t, n);
         owned_[PodKey(t)] = Owned{t, uids[PodName(tj.name, t.role, t.index)], true};
       }
-      lifecycle_.Adopt(j, JobPhase::kRunning, seq);
       // Progress as restored above; from here at the placement's rate.
-      OnProgressChange(j);
+      scheduler_.Adopt(j, JobPhase::kRunning, seq);
       last_status_[j] = status;
       status_dirty_.push_back(j);
       Log("info", "adopted running job",
@@ -453,9 +436,9 @@ void Operator::NewJob(const json& object, bool adopting) {
                 {"propagationPolicy", "Background"}});
     }
   }
-  lifecycle_.JobsAdded();
+  scheduler_.JobsAdded();
   const JobIndex arrived[] = {j};
-  lifecycle_.Arrive(arrived);
+  scheduler_.Arrive(arrived);
   dirty_ = true;
 }
 
@@ -472,25 +455,14 @@ void Operator::CheckCompletion(JobIndex j) {
     ++done;
   }
   if (done > 0) {
-    lifecycle_.Complete(j);
+    scheduler_.Complete(j);
     dirty_ = true;
   }
 }
 
-void Operator::Advance(JobIndex j) {
-  Progress& p = progress_[j];
-  engine::JobState& js = state_.MutableJob(j);
-  const core::Time now = Now();
-  if (p.rate > 0 && now > p.at) {
-    js.steps_done = std::min(js.spec->total_steps, js.steps_done + p.rate * (now - p.at));
-    js.attained += static_cast<double>(p.gpus) * (now - p.at);
-  }
-  p.at = now;
-}
-
 void Operator::RestoreService(JobIndex j, const json& progress) {
   if (!progress.is_object()) return;
-  engine::JobState& js = state_.MutableJob(j);
+  engine::JobState& js = scheduler_.MutableState().MutableJob(j);
   auto number = [&](const char* key) -> std::optional<double> {
     const json& v = progress.value(key, json());
     if (!v.is_number()) return std::nullopt;
@@ -505,10 +477,7 @@ void Operator::RestoreService(JobIndex j, const json& progress) {
 }
 
 void Operator::OnProgressChange(JobIndex j) {
-  Advance(j);
-  const engine::JobState& js = state_.Job(j);
-  progress_[j].rate = core::IsRunning(js.phase) ? js.PlacedRate() : 0;
-  progress_[j].gpus = progress_[j].rate > 0 ? state_.Held(j)[core::kGpu] : 0;
+  scheduler_.Reprice(j, Now());
   status_dirty_.push_back(j);
 }
 
@@ -550,7 +519,7 @@ OperatorSnapshot Operator::Snapshot() {
     if (js.ran_since != core::kNever) job.ran_since = js.ran_since;
     if (js.level_place != engine::kNoPlace) job.level_place = js.level_place;
     if (js.placed_tasks > 0) {
-      const engine::JobHistory& h = lifecycle_.History(j);
+      const engine::JobHistory& h = scheduler_.History(j);
       core::InitialState& in = job.initial.emplace();
       in.phase = js.phase;
       in.since = js.phase_since;
@@ -631,7 +600,7 @@ void Operator::Unbind(TaskRef t, NodeIndex) {
   auto pod = pods_->Get(key);
   if (pod && Terminated(*pod)) {
     // A finished pod holds nothing; it stays for its logs.
-    state_.TaskGone(t);
+    scheduler_.TaskGone(t);
     return;
   }
   const TrainingJob& tj = tjs_[t.job];
@@ -641,7 +610,7 @@ void Operator::Unbind(TaskRef t, NodeIndex) {
   auto r = Call("DELETE", path, options);
   ++stats_.pods_deleted;
   if (r && r->status == 404) {
-    state_.TaskGone(t);
+    scheduler_.TaskGone(t);
     return;
   }
   std::string uid = pod ? Meta(*pod, "uid") : "";
@@ -670,7 +639,7 @@ void Operator::FlushBinds() {
   failed_binds_.clear();
   for (const auto& [t, why] : failed) {
     owned_.erase(PodKey(t));
-    lifecycle_.BindFailed(t, why);
+    scheduler_.BindFailed(t, why);
   }
   dirty_ = true;
 }
@@ -741,7 +710,7 @@ void Operator::BindOne(TaskRef t, NodeIndex n) {
   } else if (bound_to != node) {
     return fail(fmt::format("pod {} is bound to {}", name, bound_to));
   }
-  state_.ConfirmTask(t);
+  scheduler_.BindDone(t);
   if (auto it = owned_.find(PodKey(t)); it != owned_.end()) it->second.uid = Meta(*pod, "uid");
   ++stats_.binds;
 }
@@ -752,7 +721,7 @@ void Operator::OnPhase(JobIndex j, JobPhase from) {
   ++stats_.jobs_by_phase[std::string(core::PhaseName(to))];
   if (to == JobPhase::kLaunching) EnsureService(j);
   if (to == JobPhase::kCompleted) Event(j, "Normal", "Completed", "all workers succeeded");
-  if (to == JobPhase::kFailed) Event(j, "Warning", "Failed", lifecycle_.History(j).reason);
+  if (to == JobPhase::kFailed) Event(j, "Warning", "Failed", scheduler_.History(j).reason);
   if (core::IsRunning(to) && !core::IsRunning(from)) CheckCompletion(j);
 }
 
@@ -780,7 +749,7 @@ bool Operator::WriteStatus(JobIndex j) {
   const TrainingJob& tj = tjs_[j];
   const engine::JobState& js = state_.Job(j);
   if (js.removed) return true;
-  const engine::JobHistory& h = lifecycle_.History(j);
+  const engine::JobHistory& h = scheduler_.History(j);
   json placement = json::object();
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] == engine::kNoNode) continue;
@@ -798,7 +767,7 @@ bool Operator::WriteStatus(JobIndex j) {
   Advance(j);
   status["progress"] = {{"steps", js.steps_done},
                         {"totalSteps", js.spec->total_steps},
-                        {"stepsPerSecond", progress_[j].rate},
+                        {"stepsPerSecond", scheduler_.Rate(j)},
                         {"attainedGpuSeconds", js.attained}};
   // What a levelled order (las with starvation) needs after a restart.
   if (js.level_base != 0) status["progress"]["levelBaseGpuSeconds"] = js.level_base;
@@ -853,15 +822,7 @@ void Operator::Cycle() {
   const auto t0 = std::chrono::steady_clock::now();
   engine::CycleOptions options;
   options.cycle = cycle_seq_++;
-  // An order that reads progress sees it as of now (as in the simulator).
-  if (engine_.profile().order->ReadsProgress() || engine_.profile().sizer->ReadsProgress()) {
-    for (JobPhase p : {JobPhase::kRunning, JobPhase::kRunningProtected}) {
-      for (JobIndex j : state_.JobsInPhase(p)) Advance(j);
-    }
-  }
-  const engine::Plan plan = engine_.Cycle(state_, Now(), options);
-  revisit_at_ = plan.revisit_at;
-  lifecycle_.Apply(plan);
+  const engine::Plan plan = scheduler_.Cycle(Now(), options);
   FlushBinds();
   dirty_ = false;
   for (const engine::Action& a : plan.actions) {
@@ -933,10 +894,10 @@ void Operator::Step(double max_wait_seconds) {
     deadline = releasing_.empty() ? now : std::min(deadline, now + std::chrono::milliseconds(20));
   }
   if (!timers_.empty()) deadline = std::min(deadline, at(timers_.top().at));
-  if (revisit_at_ != core::kNever) deadline = std::min(deadline, at(revisit_at_));
-  if (lifecycle_.AnyPodUntried()) {
-    const core::Time retry = lifecycle_.NextPodRetry(Now());
-    deadline = std::min(deadline, retry == core::kNever ? now : at(retry));
+  if (scheduler_.Due(Now())) {
+    deadline = now;
+  } else if (const core::Time wake = scheduler_.NextWakeup(Now()); wake != core::kNever) {
+    deadline = std::min(deadline, at(wake));
   }
   if (auto key = queue_.Get(deadline)) {
     SyncKey(*key);
@@ -949,7 +910,7 @@ void Operator::Step(double max_wait_seconds) {
   while (!timers_.empty() && timers_.top().at <= Now()) {
     const Timer t = timers_.top();
     timers_.pop();
-    lifecycle_.OnTimer(t.kind, t.job, t.epoch);
+    scheduler_.OnTimer(t.kind, t.job, t.epoch);
     dirty_ = true;
   }
   std::erase_if(retry_, [](const std::function<bool()>& again) { return again(); });
@@ -968,8 +929,7 @@ void Operator::Step(double max_wait_seconds) {
       Clock::now() - last_cycle_ > std::chrono::duration<double>(options_.resync_seconds)) {
     dirty_ = true;
   }
-  if (lifecycle_.AnyPodUntried() && lifecycle_.NextPodRetry(Now()) == core::kNever) dirty_ = true;
-  if (revisit_at_ <= Now()) dirty_ = true;
+  if (scheduler_.Due(Now())) dirty_ = true;
   bool wait_for_releases = false;
   if (dirty_ && !releasing_.empty()) {
     // Give the pods being deleted a moment to go, so what they free is
@@ -996,10 +956,8 @@ void Operator::Step(double max_wait_seconds) {
 }
 
 core::Time Operator::NextWakeup() const {
-  core::Time next = timers_.empty() ? core::kNever : timers_.top().at;
-  next = std::min(next, revisit_at_);
-  if (lifecycle_.AnyPodUntried()) next = std::min(next, lifecycle_.NextPodRetry(Now()));
-  return next;
+  const core::Time next = timers_.empty() ? core::kNever : timers_.top().at;
+  return std::min(next, scheduler_.NextWakeup(Now()));
 }
 
 void Operator::Run(const std::atomic<bool>& stop) {
