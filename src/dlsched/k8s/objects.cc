@@ -241,4 +241,42 @@ std::string NowRfc3339() {
   return buf;
 }
 
+std::string Meta(const json& object, const char* key) {
+  const json meta = object.value("metadata", json::object());
+  return meta.is_object() ? meta.value(key, std::string()) : std::string();
+}
+
+std::string PodPhase(const json& pod) {
+  const json status = pod.value("status", json::object());
+  return status.is_object() ? status.value("phase", std::string()) : std::string();
+}
+
+bool Terminated(const json& pod) {
+  const std::string phase = PodPhase(pod);
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::string NodeNameOf(const json& pod) {
+  const json spec = pod.value("spec", json::object());
+  return spec.is_object() ? spec.value("nodeName", std::string()) : std::string();
+}
+
+bool Terminating(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  return meta.is_object() && meta.contains("deletionTimestamp") &&
+         !meta["deletionTimestamp"].is_null();
+}
+
+std::string ControllerUid(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  if (!meta.is_object() || !meta.contains("ownerReferences") ||
+      !meta["ownerReferences"].is_array()) {
+    return "";
+  }
+  for (const json& ref : meta["ownerReferences"]) {
+    if (ref.is_object() && ref.value("controller", false)) return ref.value("uid", "");
+  }
+  return "";
+}
+
 }  // namespace dlsched::k8s

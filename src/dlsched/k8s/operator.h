@@ -174,6 +174,12 @@ class Operator final : public engine::Backend {
   void SyncPod(const std::string& key);
   void SyncJob(const std::string& key);
   void NewJob(const nlohmann::json& object, bool adopting);
+  void ReportInvalid(const nlohmann::json& object, const std::string& error);
+  bool AdoptJob(engine::JobIndex j, const nlohmann::json& object);
+  struct FoundPods;
+  FoundPods FindPods(engine::JobIndex j) const;
+  // Deletes the pod of task `t` (in the background: its dependants go too).
+  void DeletePodOf(engine::TaskRef t);
   void CheckCompletion(engine::JobIndex j);
   // A restarted operator's estimates of a job's progress and attained
   // service, and what a levelled order needs (las with starvation), from
