@@ -5,19 +5,11 @@
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
-#include "dlsched/k8s/objects.h"
+#include "dlsched/k8s/operator_impl.h"
 
 namespace dlsched::k8s {
-
-using core::JobPhase;
-using engine::JobIndex;
-using engine::NodeIndex;
-using engine::TaskRef;
-using nlohmann::json;
 
 Operator::Operator(RestConfig config, const engine::Engine& engine, OperatorOptions options)
     : config_(std::move(config)),

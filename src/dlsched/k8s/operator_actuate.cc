@@ -1,24 +1,15 @@
 // The operator as the life cycle's Backend: what a plan asks for, acted
 // out on the API server (pods created, bound, deleted; a Service per job).
-#include "dlsched/k8s/operator.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
-#include "dlsched/k8s/objects.h"
+#include "dlsched/k8s/operator_impl.h"
 
 namespace dlsched::k8s {
-
-using core::JobPhase;
-using engine::JobIndex;
-using engine::NodeIndex;
-using engine::TaskRef;
-using nlohmann::json;
 
 void Operator::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uint64_t epoch) {
   timers_.push(Timer{at, kind, j, epoch});

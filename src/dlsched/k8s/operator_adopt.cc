@@ -1,24 +1,15 @@
 // What exists when the operator starts: nodes, jobs and pods adopted; a
 // new TrainingJob decoded; the live queue as simulation inputs (Snapshot).
-#include "dlsched/k8s/operator.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
-#include "dlsched/k8s/objects.h"
+#include "dlsched/k8s/operator_impl.h"
 
 namespace dlsched::k8s {
-
-using core::JobPhase;
-using engine::JobIndex;
-using engine::NodeIndex;
-using engine::TaskRef;
-using nlohmann::json;
 
 // What exists when the operator starts (or restarts): nodes, then jobs in
 // creation order, then every pod. A job whose whole gang is bound runs on

@@ -1,24 +1,15 @@
 // What the operator writes back: TrainingJob status, Events, and the
 // /metrics text.
-#include "dlsched/k8s/operator.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
-#include "dlsched/k8s/objects.h"
+#include "dlsched/k8s/operator_impl.h"
 
 namespace dlsched::k8s {
-
-using core::JobPhase;
-using engine::JobIndex;
-using engine::NodeIndex;
-using engine::TaskRef;
-using nlohmann::json;
 
 void Operator::Event(JobIndex j, std::string_view type, std::string_view reason,
                      std::string_view message) {

@@ -1,24 +1,15 @@
 // The operator's news: the objects its informers queued (Nodes, Pods,
 // TrainingJobs), told to the scheduler loop.
-#include "dlsched/k8s/operator.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
-#include "dlsched/k8s/objects.h"
+#include "dlsched/k8s/operator_impl.h"
 
 namespace dlsched::k8s {
-
-using core::JobPhase;
-using engine::JobIndex;
-using engine::NodeIndex;
-using engine::TaskRef;
-using nlohmann::json;
 
 void Operator::SyncKey(const std::string& key) {
   if (key.starts_with("node/")) {
