@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/report/schema.h"
+
 namespace dlsched::report {
 namespace {
 
@@ -22,8 +24,9 @@ namespace fs = std::filesystem;
 
 // Every file name dlsched writes into an output directory.
 constexpr std::string_view kOutputFiles[] = {
-    "summary.json", "jobs.csv",  "utilization.csv", "events.csv", "allocations.csv", "compare.csv",
-    "compare.json", "sweep.csv", "report.html",     "cell.csv",   "provenance.json"};
+    schema::kSummaryJson,    schema::kJobsCsv,    schema::kUtilizationCsv, schema::kEventsCsv,
+    schema::kAllocationsCsv, schema::kCompareCsv, schema::kCompareJson,    schema::kSweepCsv,
+    schema::kReportHtml,     schema::kCellCsv,    schema::kProvenanceJson};
 // How deep dlsched's own subdirectories go: compare's <profile>/, a
 // sweep's cells/<profile>/load-<L>/seed-<S>/.
 constexpr int kMaxOutputDepth = 4;

@@ -10,6 +10,7 @@
 
 #include "dlsched/report/format.h"
 #include "dlsched/report/json_writer.h"
+#include "dlsched/report/schema.h"
 
 namespace dlsched::report {
 namespace {
@@ -157,9 +158,7 @@ void IntObject(JsonWriter& w, IntFields fields) {
 
 void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
   std::string& o = out.text();
-  o += "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
-       "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,ideal_runtime,"
-       "stuck,reason\n";
+  schema::AppendHeader(o, schema::jobs::kColumns);
   for (const auto& job : input.jobs) {
     AppendCsvField(o, job.name);
     o += ',';
@@ -192,7 +191,7 @@ void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
 
 void WriteEventsCsv(TextOut& out, const metrics::RunInput& input) {
   std::string& o = out.text();
-  o += "time,job,event,workers,by,detail\n";
+  schema::AppendHeader(o, schema::events::kColumns);
   auto name = [&](int32_t j) {
     if (j >= 0 && j < static_cast<int32_t>(input.jobs.size()))
       AppendCsvField(o, input.jobs[j].name);
@@ -216,7 +215,7 @@ void WriteEventsCsv(TextOut& out, const metrics::RunInput& input) {
 
 void WriteAllocationsCsv(TextOut& out, const metrics::RunInput& input) {
   std::string& o = out.text();
-  o += "node,job,start,end,tasks,gpus\n";
+  schema::AppendHeader(o, schema::allocations::kColumns);
   for (const metrics::Allocation& a : input.allocations) {
     AppendCsvField(o, input.nodes.at(static_cast<size_t>(a.node)));
     o += ',';
@@ -237,12 +236,12 @@ void WriteAllocationsCsv(TextOut& out, const metrics::RunInput& input) {
 void WriteUtilizationCsv(TextOut& out, const metrics::RunSummary& summary,
                          const metrics::RunInput& input) {
   std::string& o = out.text();
-  o += "time";
+  o += schema::utilization::kTime;
   for (const auto& u : summary.utilization) {
     o += ',';
-    AppendCsvField(o, u.name + "_allocated");
+    AppendCsvField(o, u.name + std::string(schema::utilization::kAllocatedSuffix));
     o += ',';
-    AppendCsvField(o, u.name + "_effective");
+    AppendCsvField(o, u.name + std::string(schema::utilization::kEffectiveSuffix));
   }
   o += '\n';
   auto row = [&](core::Time t, const metrics::UtilizationSample& sample) {
@@ -424,16 +423,20 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
                          const metrics::RunSummary& summary, const metrics::RunInput& input,
                          const Provenance* provenance) {
   const std::string prefix(subdir);
-  auto st = AddFile(out, prefix + "summary.json",
+  auto st = AddFile(out, prefix + std::string(schema::kSummaryJson),
                     [&](TextOut& o) { WriteSummaryJson(o, summary, input, provenance); });
-  if (st) st = AddFile(out, prefix + "jobs.csv", [&](TextOut& o) { WriteJobsCsv(o, input); });
-  if (st) st = AddFile(out, prefix + "events.csv", [&](TextOut& o) { WriteEventsCsv(o, input); });
+  if (st)
+    st = AddFile(out, prefix + std::string(schema::kJobsCsv),
+                 [&](TextOut& o) { WriteJobsCsv(o, input); });
+  if (st)
+    st = AddFile(out, prefix + std::string(schema::kEventsCsv),
+                 [&](TextOut& o) { WriteEventsCsv(o, input); });
   if (st) {
-    st = AddFile(out, prefix + "allocations.csv",
+    st = AddFile(out, prefix + std::string(schema::kAllocationsCsv),
                  [&](TextOut& o) { WriteAllocationsCsv(o, input); });
   }
   if (st) {
-    st = AddFile(out, prefix + "utilization.csv",
+    st = AddFile(out, prefix + std::string(schema::kUtilizationCsv),
                  [&](TextOut& o) { WriteUtilizationCsv(o, summary, input); });
   }
   return st;

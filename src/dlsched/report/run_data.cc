@@ -19,6 +19,7 @@
 
 #include "dlsched/core/quantity.h"
 #include "dlsched/report/first_seen.h"
+#include "dlsched/report/schema.h"
 #include "dlsched/report/sweep.h"
 
 namespace dlsched::report {
@@ -28,9 +29,7 @@ namespace fs = std::filesystem;
 
 using core::internal::QuoteInput;
 
-// The files of one run, as simulate writes them.
-constexpr std::string_view kRunFiles[] = {"summary.json", "jobs.csv", "utilization.csv",
-                                          "events.csv", "allocations.csv"};
+using schema::kRunFiles;
 
 std::unexpected<core::Error> At(const std::string& path, int line, std::string_view what) {
   return core::Errorf("{}:{}: {}", path, line, what);
@@ -142,18 +141,20 @@ core::Result<CsvFile> ParseCsvFile(const std::string& path, const std::string& t
 }
 
 core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
-  auto cols = Columns(f, {"name", "submit", "queueing", "launching", "running"});
+  namespace col = schema::jobs;
+  auto cols =
+      Columns(f, {col::kName, col::kSubmit, col::kQueueing, col::kLaunching, col::kRunning});
   if (!cols) return std::unexpected(cols.error());
-  const auto first_start = f.Find("first_start");
-  const auto completion = f.Find("completion");
-  const auto jct = f.Find("jct");
-  const auto state = f.Find("final_state");
-  const auto stuck = f.Find("stuck");
-  const auto reallocations = f.Find("reallocations");
-  const auto preemptions = f.Find("preemptions");
-  const auto scale_events = f.Find("scale_events");
-  const auto gpus = f.Find("gpus");
-  const auto ideal = f.Find("ideal_runtime");
+  const auto first_start = f.Find(col::kFirstStart);
+  const auto completion = f.Find(col::kCompletion);
+  const auto jct = f.Find(col::kJct);
+  const auto state = f.Find(col::kFinalState);
+  const auto stuck = f.Find(col::kStuck);
+  const auto reallocations = f.Find(col::kReallocations);
+  const auto preemptions = f.Find(col::kPreemptions);
+  const auto scale_events = f.Find(col::kScaleEvents);
+  const auto gpus = f.Find(col::kGpus);
+  const auto ideal = f.Find(col::kIdealRuntime);
   return ParseRows<JobRow>(f, [&](Cells& c, JobRow& j) {
     j.name = c.Text((*cols)[0]);
     j.submit = c.Number((*cols)[1]);
@@ -174,17 +175,21 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
 }
 
 core::Result<Utilization> ParseUtilization(const CsvFile& f) {
-  auto time = Columns(f, {"time"});
+  namespace col = schema::utilization;
+  auto time = Columns(f, {col::kTime});
   if (!time) return std::unexpected(time.error());
   Utilization u;
   std::vector<std::pair<size_t, size_t>> cols;
-  constexpr std::string_view kAlloc = "_allocated";
+  constexpr std::string_view kAlloc = col::kAllocatedSuffix;
   for (size_t i = 0; i < f.header.size(); ++i) {
     const std::string& h = f.header[i];
     if (!h.ends_with(kAlloc)) continue;
     const std::string name = h.substr(0, h.size() - kAlloc.size());
-    auto eff = f.Find(name + "_effective");
-    if (!eff) return At(f.path, 1, fmt::format("no column '{}_effective' beside '{}'", name, h));
+    auto eff = f.Find(name + std::string(col::kEffectiveSuffix));
+    if (!eff) {
+      return At(f.path, 1,
+                fmt::format("no column '{}{}' beside '{}'", name, col::kEffectiveSuffix, h));
+    }
     cols.emplace_back(i, *eff);
     u.resources.push_back({name, {}, {}});
   }
@@ -201,11 +206,12 @@ core::Result<Utilization> ParseUtilization(const CsvFile& f) {
 }
 
 core::Result<std::vector<EventRow>> ParseEvents(const CsvFile& f) {
-  auto cols = Columns(f, {"time", "job", "event"});
+  namespace col = schema::events;
+  auto cols = Columns(f, {col::kTime, col::kJob, col::kEvent});
   if (!cols) return std::unexpected(cols.error());
-  const auto workers = f.Find("workers");
-  const auto by = f.Find("by");
-  const auto detail = f.Find("detail");
+  const auto workers = f.Find(col::kWorkers);
+  const auto by = f.Find(col::kBy);
+  const auto detail = f.Find(col::kDetail);
   return ParseRows<EventRow>(f, [&](Cells& c, EventRow& e) {
     e.time = c.Number((*cols)[0]);
     e.job = c.Text((*cols)[1]);
@@ -217,10 +223,11 @@ core::Result<std::vector<EventRow>> ParseEvents(const CsvFile& f) {
 }
 
 core::Result<std::vector<AllocationRow>> ParseAllocations(const CsvFile& f) {
-  auto cols = Columns(f, {"node", "job", "start", "end"});
+  namespace col = schema::allocations;
+  auto cols = Columns(f, {col::kNode, col::kJob, col::kStart, col::kEnd});
   if (!cols) return std::unexpected(cols.error());
-  const auto tasks = f.Find("tasks");
-  const auto gpus = f.Find("gpus");
+  const auto tasks = f.Find(col::kTasks);
+  const auto gpus = f.Find(col::kGpus);
   return ParseRows<AllocationRow>(f, [&](Cells& c, AllocationRow& a) {
     a.node = c.Text((*cols)[0]);
     a.job = c.Text((*cols)[1]);
@@ -515,11 +522,11 @@ core::Result<RunData> LoadRun(const fs::path& dir, std::string name) {
   RunData run;
   run.dir = dir.string();
   for (auto st : {
-           ReadOptional(dir, "summary.json", ParseSummary, &run.summary),
-           ReadOptional(dir, "jobs.csv", CsvThen(ParseJobs), &run.jobs),
-           ReadOptional(dir, "utilization.csv", CsvThen(ParseUtilization), &run.utilization),
-           ReadOptional(dir, "events.csv", CsvThen(ParseEvents), &run.events),
-           ReadOptional(dir, "allocations.csv", CsvThen(ParseAllocations), &run.allocations),
+           ReadOptional(dir, schema::kSummaryJson, ParseSummary, &run.summary),
+           ReadOptional(dir, schema::kJobsCsv, CsvThen(ParseJobs), &run.jobs),
+           ReadOptional(dir, schema::kUtilizationCsv, CsvThen(ParseUtilization), &run.utilization),
+           ReadOptional(dir, schema::kEventsCsv, CsvThen(ParseEvents), &run.events),
+           ReadOptional(dir, schema::kAllocationsCsv, CsvThen(ParseAllocations), &run.allocations),
        }) {
     if (!st) return std::unexpected(st.error());
   }
@@ -661,10 +668,10 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
   if (!fs::is_directory(st)) return core::Errorf("{}: not a directory", dir);
   const fs::path path(dir);
 
-  if (auto s = ReadOptional(path, "compare.csv", ParseCsvFile, &out.compare); !s) {
+  if (auto s = ReadOptional(path, schema::kCompareCsv, ParseCsvFile, &out.compare); !s) {
     return std::unexpected(s.error());
   }
-  if (auto s = ReadOptional(path, "sweep.csv", CsvThen(ParseSweep), &out.sweep); !s) {
+  if (auto s = ReadOptional(path, schema::kSweepCsv, CsvThen(ParseSweep), &out.sweep); !s) {
     return std::unexpected(s.error());
   }
   // The cells of a sweep run one at a time (a Kubernetes Indexed Job):
