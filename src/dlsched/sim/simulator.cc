@@ -62,6 +62,16 @@ class Simulation final : public engine::Backend {
   }
   // Reprices the job (its rate from its placement) and queues its completion.
   void SetRate(JobIndex j);
+  // How the loop ended.
+  struct LoopEnd {
+    int64_t cycles = 0;
+    int64_t max_idle_cycles = 0;  // the livelock guard's limit
+    bool stopped = false;         // SimOptions::stop
+    bool livelock = false;
+  };
+  core::Status Setup();
+  core::Result<LoopEnd> Loop();
+  void Records(const LoopEnd& loop);
   void HandleEvent(const Event& e);
   void HandleNodeEvent(const core::NodeEvent& e);
   core::Status PlaceInitial();
@@ -355,7 +365,9 @@ double Simulation::IdealRuntime(const core::JobSpec& spec) const {
   return best > 0 ? spec.total_steps / best : 0;
 }
 
-core::Result<SimResult> Simulation::Run() {
+// The cluster's reserved pods, the jobs, those placed at the start, and
+// the events the inputs give (arrivals, deadlines, node events) queued.
+core::Status Simulation::Setup() {
   const auto& specs = workload_.jobs;
   completion_epoch_.resize(specs.size());
   // A workload's `start` (a snapshot of a live cluster): the run begins
@@ -393,10 +405,27 @@ core::Result<SimResult> Simulation::Run() {
                 static_cast<int32_t>(i));
     ++active_events_;
   }
+  return {};
+}
+
+core::Result<SimResult> Simulation::Run() {
+  if (auto st = Setup(); !st) return std::unexpected(st.error());
+  auto end = Loop();
+  if (!end) return std::unexpected(end.error());
+  Records(*end);
+  return std::move(result_);
+}
+
+// Every instant with events, in time order: the events told to the
+// scheduler, one cycle, the wake-ups it asks for. Ends when every job is
+// done, nothing is left to happen, the caller stops it or a livelock.
+core::Result<Simulation::LoopEnd> Simulation::Loop() {
+  const auto& specs = workload_.jobs;
+  LoopEnd end;
   engine::CycleOptions cycle_options;
   cycle_options.trace_job = options_.trace_job.empty() ? -1 : state_.FindJob(options_.trace_job);
   cycle_options.traces = &result_.traces;
-  int64_t cycles = 0;
+  int64_t& cycles = end.cycles;
   // Livelock guard: a profile that keeps changing the plan while no job
   // trains, arrives or ends (e.g. resizing a job back and forth with zero
   // delays, all at one instant) would cycle for ever. Legitimate runs have
@@ -404,12 +433,13 @@ core::Result<SimResult> Simulation::Run() {
   int64_t tasks = 0;
   for (const auto& spec : specs)
     tasks += spec.NumTasks(spec.role(core::Role::kWorker).max_replicas);
-  const int64_t max_idle_cycles = 1000 + 10 * tasks;
+  end.max_idle_cycles = 1000 + 10 * tasks;
+  const int64_t max_idle_cycles = end.max_idle_cycles;
   int64_t idle_cycles = 0;
-  bool livelock = false;
+  bool& livelock = end.livelock;
   Progress* progress = options_.progress;
   if (progress != nullptr) progress->jobs_total = static_cast<int64_t>(specs.size());
-  bool stopped = false;
+  bool& stopped = end.stopped;
   while (!queue_.Empty() && scheduler_.Unfinished() > 0) {
     if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) {
       stopped = true;
@@ -468,8 +498,15 @@ core::Result<SimResult> Simulation::Run() {
       next_tick_ = wake;
     }
   }
+  return end;
+}
 
-  // Records.
+// The run's records: one per job, the nodes, the figures of the run.
+void Simulation::Records(const LoopEnd& loop) {
+  const auto& specs = workload_.jobs;
+  const bool stopped = loop.stopped;
+  const bool livelock = loop.livelock;
+  Progress* progress = options_.progress;
   metrics::RunInput& run = result_.run;
   // Rows opened and emptied at one instant held nothing.
   std::erase_if(run.allocations, [](const metrics::Allocation& a) { return a.tasks == 0; });
@@ -477,7 +514,7 @@ core::Result<SimResult> Simulation::Run() {
   run.profile = engine_.profile().name;
   run.capacity = state_.Capacity();
   run.end_time = now_;
-  run.cycles = cycles;
+  run.cycles = loop.cycles;
   run.deadlocked = false;
   run.partial = stopped;
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
@@ -519,7 +556,7 @@ core::Result<SimResult> Simulation::Run() {
       r.reason = fmt::format(
           "run stopped at {:g}s: {} scheduling cycles in a row without any job training, "
           "arriving or ending (livelock); last reason: {}",
-          now_, max_idle_cycles, sj.reason.empty() ? "none" : sj.reason);
+          now_, loop.max_idle_cycles, sj.reason.empty() ? "none" : sj.reason);
     }
     if (options_.timeline && r.stuck) {
       run.events.push_back(metrics::JobEvent{now_, j, "stuck", -1, -1,
@@ -532,7 +569,6 @@ core::Result<SimResult> Simulation::Run() {
     progress->now.store(now_);
     progress->done.store(true);
   }
-  return std::move(result_);
 }
 
 }  // namespace
