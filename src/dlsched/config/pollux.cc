@@ -234,10 +234,13 @@ std::expected<std::pair<double, double>, std::string> PolluxApplication::Through
     r.insert(r.end(), placement.begin(), placement.begin() + static_cast<std::ptrdiff_t>(i));
     best = std::min(best, r);
   }
-  int64_t id = 0;
+  // Its digits name it as Pollux's placement files do; a placement of
+  // more nodes than an int64 has digits, or of 10 or more GPUs on a node,
+  // was never measured (id -1).
+  int64_t id = best.size() <= 18 ? 0 : -1;
   int replicas = 0;
   for (int g : best) {
-    id = id * 10 + g;
+    if (id >= 0) id = g <= 9 ? id * 10 + g : -1;
     replicas += g;
   }
   if (auto it = placements_.find(id); it != placements_.end()) {
