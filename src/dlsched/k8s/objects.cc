@@ -56,8 +56,7 @@ core::Result<core::NodeSpec> DecodeNode(const json& node) {
       list[k] = v.is_string() ? v.get<std::string>() : v.dump();
     }
   }
-  auto parsed = config::ParseResourceList(list, source, "status.allocatable");
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, config::ParseResourceList(list, source, "status.allocatable"));
   out.allocatable = *parsed;
   const json spec = node.value("spec", json::object());
   out.schedulable = !spec.value("unschedulable", false);
@@ -90,9 +89,7 @@ core::Result<PodRequest> DecodePodRequest(const json& pod) {
     for (const char* k : {"affinity", "nodeSelector", "tolerations"}) spec.erase(k);
   }
   core::RoleSpec role;
-  if (auto st = DecodePodTemplate(json{{"spec", spec}}, source, "", role); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(DecodePodTemplate(json{{"spec", spec}}, source, "", role));
   return PodRequest{role.resources, role.ScoringRequest()};
 }
 

@@ -192,8 +192,7 @@ TempClaim& TempClaim::operator=(TempClaim&& other) noexcept {
 
 core::Result<TempClaim> TempClaim::Claim(const fs::path& parent, const std::string& leaf) {
   for (int attempt = 0; attempt < 16; ++attempt) {
-    auto hex = RandomHex();
-    if (!hex) return std::unexpected(hex.error());
+    DLSCHED_TRY_LET(hex, RandomHex());
     TempClaim claim;
     claim.path_ = (parent / fmt::format(".{}{}{}", leaf, kTmpMarker, *hex)).string();
     const std::string lock = claim.path_ + std::string(kLockSuffix);
@@ -281,8 +280,7 @@ core::Status CheckOutputDir(const std::string& dir) {
   }
   if (!fs::exists(st)) return {};
   if (!fs::is_directory(st)) return core::Errorf("{}: exists and is not a directory", dir);
-  auto foreign = ForeignEntry(dir, kMaxOutputDepth);
-  if (!foreign) return std::unexpected(foreign.error());
+  DLSCHED_TRY_LET(foreign, ForeignEntry(dir, kMaxOutputDepth));
   if (!foreign->empty()) {
     return core::Errorf(
         "{}: holds '{}', which dlsched did not write; results replace the whole directory, so "
@@ -311,7 +309,7 @@ core::Result<OutputDir> OutputDir::Open(const std::string& dir_arg) {
   fs::create_directories(parent, ec);
   if (ec) return CannotWrite(parent.string(), ec.message());
   SweepStale(parent, leaf);
-  if (auto st = CheckOutputDir(path.string()); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(CheckOutputDir(path.string()));
 
   auto tmp = internal::TempClaim::Claim(parent, leaf);
   if (!tmp) return CannotWrite(dir_arg, tmp.error().message);
@@ -394,8 +392,7 @@ core::Result<OutputFile> OutputDir::Create(std::string_view relative) {
 }
 
 core::Status OutputDir::Add(std::string_view relative, std::string_view content) {
-  auto file = Create(relative);
-  if (!file) return std::unexpected(file.error());
+  DLSCHED_TRY_LET(file, Create(relative));
   file->Write(content);
   return file->Close();
 }

@@ -58,8 +58,7 @@ std::string Text(Write write) {
 // A run file written to `relative` in `dir` a chunk at a time.
 template <typename Write>
 core::Status AddFile(OutputDir& dir, const std::string& relative, Write write) {
-  auto file = dir.Create(relative);
-  if (!file) return std::unexpected(file.error());
+  DLSCHED_TRY_LET(file, dir.Create(relative));
   TextOut out(&*file);
   write(out);
   out.Flush();
@@ -444,8 +443,7 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
 
 core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
                           const metrics::RunInput& input) {
-  auto out = OutputDir::Open(dir);
-  if (!out) return std::unexpected(out.error());
+  DLSCHED_TRY_LET(out, OutputDir::Open(dir));
   if (auto st = AddRunFiles(*out, "", summary, input); !st) return st;
   return out->Commit();
 }

@@ -130,7 +130,7 @@ core::Result<std::vector<T>> ParseRows(const CsvFile& f, Fill fill) {
     Cells c(f, r);
     T row;
     fill(c, row);
-    if (auto st = c.status(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(c.status());
     out.push_back(std::move(row));
   }
   return out;
@@ -144,7 +144,7 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
   namespace col = schema::jobs;
   auto cols =
       Columns(f, {col::kName, col::kSubmit, col::kQueueing, col::kLaunching, col::kRunning});
-  if (!cols) return std::unexpected(cols.error());
+  DLSCHED_TRY(cols);
   const auto first_start = f.Find(col::kFirstStart);
   const auto completion = f.Find(col::kCompletion);
   const auto jct = f.Find(col::kJct);
@@ -176,8 +176,7 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
 
 core::Result<Utilization> ParseUtilization(const CsvFile& f) {
   namespace col = schema::utilization;
-  auto time = Columns(f, {col::kTime});
-  if (!time) return std::unexpected(time.error());
+  DLSCHED_TRY_LET(time, Columns(f, {col::kTime}));
   Utilization u;
   std::vector<std::pair<size_t, size_t>> cols;
   constexpr std::string_view kAlloc = col::kAllocatedSuffix;
@@ -200,15 +199,14 @@ core::Result<Utilization> ParseUtilization(const CsvFile& f) {
       u.resources[k].allocated.push_back(c.Number(cols[k].first));
       u.resources[k].effective.push_back(c.Number(cols[k].second));
     }
-    if (auto st = c.status(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(c.status());
   }
   return u;
 }
 
 core::Result<std::vector<EventRow>> ParseEvents(const CsvFile& f) {
   namespace col = schema::events;
-  auto cols = Columns(f, {col::kTime, col::kJob, col::kEvent});
-  if (!cols) return std::unexpected(cols.error());
+  DLSCHED_TRY_LET(cols, Columns(f, {col::kTime, col::kJob, col::kEvent}));
   const auto workers = f.Find(col::kWorkers);
   const auto by = f.Find(col::kBy);
   const auto detail = f.Find(col::kDetail);
@@ -224,8 +222,7 @@ core::Result<std::vector<EventRow>> ParseEvents(const CsvFile& f) {
 
 core::Result<std::vector<AllocationRow>> ParseAllocations(const CsvFile& f) {
   namespace col = schema::allocations;
-  auto cols = Columns(f, {col::kNode, col::kJob, col::kStart, col::kEnd});
-  if (!cols) return std::unexpected(cols.error());
+  DLSCHED_TRY_LET(cols, Columns(f, {col::kNode, col::kJob, col::kStart, col::kEnd}));
   const auto tasks = f.Find(col::kTasks);
   const auto gpus = f.Find(col::kGpus);
   return ParseRows<AllocationRow>(f, [&](Cells& c, AllocationRow& a) {
@@ -258,8 +255,7 @@ bool CompleteRow(const CsvFile& f, const CsvFile::Row& r) {
 }
 
 core::Result<SweepData> ParseSweep(const CsvFile& f) {
-  auto cols = Columns(f, {"profile", "load"});
-  if (!cols) return std::unexpected(cols.error());
+  DLSCHED_TRY_LET(cols, Columns(f, {"profile", "load"}));
   SweepData out;
   // The figures: every other column whose cells are numbers (or empty);
   // columns of text added later are left out, not an error.
@@ -288,7 +284,7 @@ core::Result<SweepData> ParseSweep(const CsvFile& f) {
     Cells c(f, r);
     const std::string& profile = c.Text((*cols)[0]);
     const double load = c.Number((*cols)[1]);
-    if (auto st = c.status(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(c.status());
     const size_t index = profiles.Number(profile);
     Acc& a = acc[{index, load}];
     a.point.profile = profile;
@@ -406,8 +402,7 @@ class SummaryReader {
 core::Result<SummaryData> ParseSummary(const std::string& path, const std::string& text) {
   // The per-job array can be most of the file (100,000 jobs); the report
   // reads jobs.csv instead, so the parser drops it unbuilt.
-  auto parsed = ParseJsonFile(text, path, /*skip_jobs=*/true);
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, ParseJsonFile(text, path, /*skip_jobs=*/true));
   const nlohmann::json& root = *parsed;
   if (!root.is_object()) return At(path, 1, "expected a JSON object");
   SummaryReader r(root, text, path);
@@ -469,7 +464,7 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
       s.utilization.push_back(std::move(u));
     }
   }
-  if (auto st = r.status(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(r.status());
   if (const auto it = root.find("provenance"); it != root.end()) {
     auto p = ParseProvenance(*it);
     if (!p) return At(path, LineOfKey(text, "provenance"), p.error().message);
@@ -483,11 +478,9 @@ template <typename T, typename Parse>
 core::Status ReadOptional(const fs::path& dir, std::string_view file, Parse parse,
                           std::optional<T>* out) {
   const fs::path p = dir / file;
-  auto text = ReadIfPresent(p);
-  if (!text) return std::unexpected(text.error());
+  DLSCHED_TRY_LET(text, ReadIfPresent(p));
   if (!*text) return {};
-  auto parsed = parse(p.string(), **text);
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, parse(p.string(), **text));
   *out = std::move(*parsed);
   return {};
 }
@@ -528,7 +521,7 @@ core::Result<RunData> LoadRun(const fs::path& dir, std::string name) {
            ReadOptional(dir, schema::kEventsCsv, CsvThen(ParseEvents), &run.events),
            ReadOptional(dir, schema::kAllocationsCsv, CsvThen(ParseAllocations), &run.allocations),
        }) {
-    if (!st) return std::unexpected(st.error());
+    DLSCHED_TRY(st);
   }
   if (name.empty() && run.summary) name = run.summary->figures.profile;
   run.name = name.empty() ? DirName(dir) : name;
@@ -668,33 +661,24 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
   if (!fs::is_directory(st)) return core::Errorf("{}: not a directory", dir);
   const fs::path path(dir);
 
-  if (auto s = ReadOptional(path, schema::kCompareCsv, ParseCsvFile, &out.compare); !s) {
-    return std::unexpected(s.error());
-  }
-  if (auto s = ReadOptional(path, schema::kSweepCsv, CsvThen(ParseSweep), &out.sweep); !s) {
-    return std::unexpected(s.error());
-  }
+  DLSCHED_TRY(ReadOptional(path, schema::kCompareCsv, ParseCsvFile, &out.compare));
+  DLSCHED_TRY(ReadOptional(path, schema::kSweepCsv, CsvThen(ParseSweep), &out.sweep));
   // The cells of a sweep run one at a time (a Kubernetes Indexed Job):
   // merged as the whole sweep would have written its sweep.csv.
   if (!out.sweep && HasSweepCells(dir)) {
-    auto merged = MergeSweepCells(dir);
-    if (!merged) return std::unexpected(merged.error());
-    auto csv = ParseCsv(*merged, (path / kCellsDir / "").string());
-    if (!csv) return std::unexpected(csv.error());
-    auto sweep = ParseSweep(*csv);
-    if (!sweep) return std::unexpected(sweep.error());
+    DLSCHED_TRY_LET(merged, MergeSweepCells(dir));
+    DLSCHED_TRY_LET(csv, ParseCsv(*merged, (path / kCellsDir / "").string()));
+    DLSCHED_TRY_LET(sweep, ParseSweep(*csv));
     out.sweep = std::move(*sweep);
   }
   if (HasRunFiles(path)) {
-    auto run = LoadRun(path, "");
-    if (!run) return std::unexpected(run.error());
+    DLSCHED_TRY_LET(run, LoadRun(path, ""));
     if (run->summary) out.provenance = run->summary->provenance;
     out.runs.push_back(std::move(*run));
     return out;
   }
   // A compare's in compare.json, a sweep's in provenance.json.
-  auto found = ReadProvenance(dir);
-  if (!found) return std::unexpected(found.error());
+  DLSCHED_TRY_LET(found, ReadProvenance(dir));
   if (*found) out.provenance = std::move((*found)->provenance);
   // A compare directory: one run directory per profile, in compare.csv's
   // order (its profile column names them), then any others by name.
@@ -721,8 +705,7 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
     }
   }
   for (const auto& name : names) {
-    auto run = LoadRun(path / name, name);
-    if (!run) return std::unexpected(run.error());
+    DLSCHED_TRY_LET(run, LoadRun(path / name, name));
     out.runs.push_back(std::move(*run));
   }
   if (out.runs.empty() && !out.compare && !out.sweep) {
@@ -738,8 +721,7 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
 core::Result<std::vector<ReportDir>> LoadReportDirs(std::span<const std::string> dirs) {
   std::vector<ReportDir> out;
   for (const auto& d : dirs) {
-    auto loaded = LoadReportDir(d);
-    if (!loaded) return std::unexpected(loaded.error());
+    DLSCHED_TRY_LET(loaded, LoadReportDir(d));
     out.push_back(std::move(*loaded));
   }
   return out;
@@ -788,8 +770,7 @@ std::vector<ReportDir> Overlay(std::vector<ReportDir> dirs) {
 }
 
 core::Result<std::vector<ReportDir>> LoadReport(std::span<const std::string> dirs) {
-  auto loaded = LoadReportDirs(dirs);
-  if (!loaded) return std::unexpected(loaded.error());
+  DLSCHED_TRY_LET(loaded, LoadReportDirs(dirs));
   return Overlay(std::move(*loaded));
 }
 

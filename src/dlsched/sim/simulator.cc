@@ -387,7 +387,7 @@ core::Status Simulation::Setup() {
   if (options_.timeline) result_.run.events.reserve(6 * specs.size());
   for (const auto& spec : specs) scheduler_.AddJob(&spec, spec.submit_time);
   scheduler_.JobsAdded();
-  if (auto st = PlaceInitial(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(PlaceInitial());
   // A continued run decides at its start even when nothing arrives there.
   if (start > 0) queue_.Push(start, EventKind::kTick);
   for (JobIndex j = 0; j < static_cast<JobIndex>(specs.size()); ++j) {
@@ -409,9 +409,8 @@ core::Status Simulation::Setup() {
 }
 
 core::Result<SimResult> Simulation::Run() {
-  if (auto st = Setup(); !st) return std::unexpected(st.error());
-  auto end = Loop();
-  if (!end) return std::unexpected(end.error());
+  DLSCHED_TRY(Setup());
+  DLSCHED_TRY_LET(end, Loop());
   Records(*end);
   return std::move(result_);
 }
@@ -480,7 +479,7 @@ core::Result<Simulation::LoopEnd> Simulation::Loop() {
       progress->now.store(now_, std::memory_order_relaxed);
     }
     if (options_.check_invariants) {
-      if (auto st = CheckInvariants(); !st) return std::unexpected(st.error());
+      DLSCHED_TRY(CheckInvariants());
     }
     // A pod is worth a wake-up (at its backoff expiry) only if it has not
     // been tried since the state last changed. With no such pod, the next
@@ -602,7 +601,7 @@ core::Status CheckRunnable(const config::WorkloadSpec& workload) {
 core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
                                  const config::WorkloadSpec& workload, const engine::Engine& engine,
                                  const SimOptions& options) {
-  if (auto st = CheckRunnable(workload); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(CheckRunnable(workload));
   Simulation sim(cluster, workload, engine, options);
   return sim.Run();
 }
@@ -614,8 +613,7 @@ core::Status CheckStart(const core::ClusterSpec& cluster, const config::Workload
   SimOptions options;
   options.timeline = false;
   options.stop = &stop;
-  auto run = Simulate(cluster, workload, engine, options);
-  if (!run) return std::unexpected(run.error());
+  DLSCHED_TRY_LET(run, Simulate(cluster, workload, engine, options));
   return {};
 }
 
