@@ -54,10 +54,8 @@ core::Result<CaseInput> BuildCase(const LivenessCase& c) {
   sim::ClusterOptions co;
   co.nodes = c.nodes;
   co.gpus_per_node = c.gpus_per_node;
-  auto yaml = sim::ClusterYaml(co);
-  if (!yaml) return std::unexpected(yaml.error());
-  auto cluster = config::ParseCluster(*yaml, "generated");
-  if (!cluster) return std::unexpected(cluster.error());
+  DLSCHED_TRY_LET(yaml, sim::ClusterYaml(co));
+  DLSCHED_TRY_LET(cluster, config::ParseCluster(*yaml, "generated"));
   in.cluster = std::move(*cluster);
 
   sim::GenerateOptions go;
@@ -65,8 +63,7 @@ core::Result<CaseInput> BuildCase(const LivenessCase& c) {
   go.seed = c.seed;
   go.max_workers = c.gpus_per_node;
   go.elastic_fraction = c.elastic_fraction;
-  auto workload = sim::GenerateWorkload(go);
-  if (!workload) return std::unexpected(workload.error());
+  DLSCHED_TRY_LET(workload, sim::GenerateWorkload(go));
   in.workload = sim::WithLoad(*workload, c.load, int64_t{c.nodes} * c.gpus_per_node);
   if (c.delays) {
     Draw d(c.seed ^ 0xD1B54A32D192ED03ULL);

@@ -62,14 +62,12 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
 
   std::string name_path = Key(path, "name");
   if (!Given(n["name"])) return r.Missing(name_path, "a non-empty string");
-  auto name = r.Name(n["name"], name_path);
-  if (!name) return std::unexpected(name.error());
+  DLSCHED_TRY_LET(name, r.Name(n["name"], name_path));
 
   int64_t count = 1;
   const std::string count_path = Key(path, "count");
   if (Given(n["count"])) {
-    auto c = r.Int(n["count"], count_path, 1, core::kMaxNodes);
-    if (!c) return std::unexpected(c.error());
+    DLSCHED_TRY_LET(c, r.Int(n["count"], count_path, 1, core::kMaxNodes));
     count = *c;
   }
   if (auto problem = core::NodeCountProblem(limits.nodes_ever() + count)) {
@@ -78,8 +76,7 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
 
   std::string res_path = Key(path, "resources");
   if (!Given(n["resources"])) return r.Missing(res_path, "a map of resource name to quantity");
-  auto res = r.Resources(n["resources"], res_path);
-  if (!res) return std::unexpected(res.error());
+  DLSCHED_TRY_LET(res, r.Resources(n["resources"], res_path));
   node.allocatable = *res;
 
   core::Resources reserved;
@@ -87,8 +84,7 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
     if (reserved_out == nullptr) {
       return r.Fail(Key(path, "reserved"), "only allowed for the nodes present at the start");
     }
-    auto parsed = r.Resources(n["reserved"], Key(path, "reserved"));
-    if (!parsed) return std::unexpected(parsed.error());
+    DLSCHED_TRY_LET(parsed, r.Resources(n["reserved"], Key(path, "reserved")));
     reserved = *parsed;
   }
 
@@ -103,8 +99,7 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
   }
 
   if (Given(n["schedulable"])) {
-    auto s = r.Bool(n["schedulable"], Key(path, "schedulable"));
-    if (!s) return std::unexpected(s.error());
+    DLSCHED_TRY_LET(s, r.Bool(n["schedulable"], Key(path, "schedulable")));
     node.schedulable = *s;
   }
 
@@ -140,8 +135,7 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
   core::NodeEvent e;
   const std::string time_path = Key(path, "time");
   if (!Given(n["time"])) return r.Missing(time_path, "a time in seconds");
-  auto t = r.Number(n["time"], time_path, internal::kTime);
-  if (!t) return std::unexpected(t.error());
+  DLSCHED_TRY_LET(t, r.Number(n["time"], time_path, internal::kTime));
   if (*t < last) {
     return r.Fail(time_path, fmt::format("{:g} is before the previous event's time {:g} (list "
                                          "events in time order)",
@@ -188,8 +182,7 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
     }
     if (!Given(v["name"])) return r.Missing(name_path, "the name of a node");
     if (Given(v["resources"])) {
-      auto res = r.Resources(v["resources"], Key(key_path, "resources"));
-      if (!res) return std::unexpected(res.error());
+      DLSCHED_TRY_LET(res, r.Resources(v["resources"], Key(key_path, "resources")));
       e.allocatable = *res;
     }
     if (Given(v["labels"])) {
@@ -204,16 +197,14 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
       }
     }
     if (Given(v["schedulable"])) {
-      auto b = r.Bool(v["schedulable"], Key(key_path, "schedulable"));
-      if (!b) return std::unexpected(b.error());
+      DLSCHED_TRY_LET(b, r.Bool(v["schedulable"], Key(key_path, "schedulable")));
       e.schedulable = *b;
     }
   } else {
     e.kind = std::string_view(key) == "remove" ? core::NodeEvent::Kind::kRemove
                                                : core::NodeEvent::Kind::kFail;
   }
-  auto name = r.Name(name_node, name_path);
-  if (!name) return std::unexpected(name.error());
+  DLSCHED_TRY_LET(name, r.Name(name_node, name_path));
   if (!present.contains(*name)) {
     return r.Fail(name_path, fmt::format("no node '{}' is present at {:g}s", *name, e.time));
   }
@@ -229,9 +220,7 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
 }
 
 core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::Node& root) {
-  if (auto st = r.CheckMap(root, "", "a map with 'nodes'", {"nodes", "events"}); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(r.CheckMap(root, "", "a map with 'nodes'", {"nodes", "events"}));
   const YAML::Node& nodes = root["nodes"];
   if (!Given(nodes)) return r.Missing("nodes", "a non-empty list of nodes");
   if (!nodes.IsSequence() || nodes.size() == 0) {
@@ -241,11 +230,8 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
   std::map<std::string, std::string> owner;
   core::ClusterLimits limits;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (auto st = ParseNodeEntry(r, nodes[i], Index("nodes", i), cluster.nodes, owner, limits,
-                                 &cluster.reserved);
-        !st) {
-      return std::unexpected(st.error());
-    }
+    DLSCHED_TRY(ParseNodeEntry(r, nodes[i], Index("nodes", i), cluster.nodes, owner, limits,
+                               &cluster.reserved));
   }
   if (Given(root["events"])) {
     const YAML::Node& events = root["events"];
@@ -254,11 +240,8 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
     for (const auto& node : cluster.nodes) present.insert(node.name);
     core::Time last = 0;
     for (size_t i = 0; i < events.size(); ++i) {
-      if (auto st = ParseEvent(r, events[i], Index("events", i), owner, present, limits, last,
-                               cluster.events);
-          !st) {
-        return std::unexpected(st.error());
-      }
+      DLSCHED_TRY(ParseEvent(r, events[i], Index("events", i), owner, present, limits, last,
+                             cluster.events));
     }
   }
   // What the entries checked one by one add up to, checked as a whole as

@@ -52,8 +52,7 @@ core::Status ParseRequirement(const Reader& r, const YAML::Node& n, const std::s
       !st) {
     return st;
   }
-  auto key = LabelKey(r, n["key"], Key(path, "key"));
-  if (!key) return std::unexpected(key.error());
+  DLSCHED_TRY_LET(key, LabelKey(r, n["key"], Key(path, "key")));
   out.key = *key;
 
   using Op = core::NodeSelectorRequirement::Op;
@@ -81,8 +80,7 @@ core::Status ParseRequirement(const Reader& r, const YAML::Node& n, const std::s
   if (Given(values)) {
     if (auto st = CheckList(r, values, values_path, "a list of label values"); !st) return st;
     for (size_t i = 0; i < values.size(); ++i) {
-      auto v = LabelValue(r, values[i], Index(values_path, i));
-      if (!v) return std::unexpected(v.error());
+      DLSCHED_TRY_LET(v, LabelValue(r, values[i], Index(values_path, i)));
       out.values.push_back(*v);
     }
   }
@@ -127,15 +125,12 @@ core::Status ParseTaints(const Reader& r, const YAML::Node& n, const std::string
       return st;
     }
     core::Taint taint;
-    auto key = LabelKey(r, t["key"], Key(item, "key"));
-    if (!key) return std::unexpected(key.error());
+    DLSCHED_TRY_LET(key, LabelKey(r, t["key"], Key(item, "key")));
     taint.key = *key;
-    auto value = LabelValue(r, t["value"], Key(item, "value"));
-    if (!value) return std::unexpected(value.error());
+    DLSCHED_TRY_LET(value, LabelValue(r, t["value"], Key(item, "value")));
     taint.value = *value;
     if (!Given(t["effect"])) return r.Missing(Key(item, "effect"), kEffects);
-    auto effect = ParseEffect(r, t["effect"], Key(item, "effect"));
-    if (!effect) return std::unexpected(effect.error());
+    DLSCHED_TRY_LET(effect, ParseEffect(r, t["effect"], Key(item, "effect")));
     taint.effect = *effect;
     // Kubernetes allows one taint per key and effect.
     if (!seen.emplace(taint.key, taint.effect).second) {
@@ -153,8 +148,7 @@ core::Status ParseNodeSelector(const Reader& r, const YAML::Node& n, const std::
   for (const auto& kv : n) {
     const std::string key_path = Key(path, kv.first.Scalar());
     if (auto problem = core::NameProblem(kv.first.Scalar())) return r.Fail(key_path, *problem);
-    auto value = LabelValue(r, kv.second, key_path);
-    if (!value) return std::unexpected(value.error());
+    DLSCHED_TRY_LET(value, LabelValue(r, kv.second, key_path));
     out[kv.first.Scalar()] = *value;
   }
   return {};
@@ -224,8 +218,7 @@ core::Status ParseTolerations(const Reader& r, const YAML::Node& n, const std::s
     }
     core::Toleration tol;
     if (Given(t["key"])) {
-      auto key = r.Name(t["key"], Key(item, "key"));
-      if (!key) return std::unexpected(key.error());
+      DLSCHED_TRY_LET(key, r.Name(t["key"], Key(item, "key")));
       tol.key = *key;
     }
     if (Given(t["operator"])) {
@@ -238,8 +231,7 @@ core::Status ParseTolerations(const Reader& r, const YAML::Node& n, const std::s
         return r.Expected(Key(item, "operator"), "Equal or Exists", t["operator"]);
       }
     }
-    auto value = LabelValue(r, t["value"], Key(item, "value"));
-    if (!value) return std::unexpected(value.error());
+    DLSCHED_TRY_LET(value, LabelValue(r, t["value"], Key(item, "value")));
     tol.value = *value;
     // Kubernetes' validation of a Toleration.
     if (tol.key.empty() && tol.op != core::Toleration::Op::kExists) {
@@ -249,8 +241,7 @@ core::Status ParseTolerations(const Reader& r, const YAML::Node& n, const std::s
       return r.Fail(Key(item, "value"), "a toleration with operator Exists takes no value");
     }
     if (Given(t["effect"])) {
-      auto effect = ParseEffect(r, t["effect"], Key(item, "effect"));
-      if (!effect) return std::unexpected(effect.error());
+      DLSCHED_TRY_LET(effect, ParseEffect(r, t["effect"], Key(item, "effect")));
       tol.any_effect = false;
       tol.effect = *effect;
     }

@@ -94,8 +94,7 @@ class CsvReader {
   explicit CsvReader(std::string path) : path_(std::move(path)) {}
 
   core::Status Open() {
-    auto file = OpenInputFile(path_, core::kMaxCsvBytes, kLimited);
-    if (!file) return std::unexpected(file.error());
+    DLSCHED_TRY_LET(file, OpenInputFile(path_, core::kMaxCsvBytes, kLimited));
     ::close(file->fd);
     in_.open(path_, std::ios::binary);
     if (!in_) return core::Errorf("{}: cannot read file: {}", path_, std::strerror(errno));
@@ -167,7 +166,7 @@ class CsvReader {
   core::Result<std::vector<int>> Header(std::span<const std::string_view> columns,
                                         std::span<const std::string_view> optional = {}) {
     if (!Next()) {
-      if (auto st = ReadError(); !st) return std::unexpected(st.error());
+      DLSCHED_TRY(ReadError());
       return core::Errorf("{}: the file is empty, expected a header: {}", path_,
                           fmt::join(columns, ","));
     }

@@ -115,16 +115,14 @@ std::optional<FileKind> QuickKind(const std::string& text) {
 }  // namespace
 
 core::Result<FileKind> DetectKind(const std::string& path) {
-  auto text = internal::ReadFile(path);
-  if (!text) return std::unexpected(text.error());
+  DLSCHED_TRY_LET(text, internal::ReadFile(path));
   try {
     // A cluster or a workload is told by its first keys; the command that
     // reads it next parses the whole file, reporting what is wrong with it.
     if (auto kind = QuickKind(*text)) return *kind;
     // Anything else is parsed whole: a profile is small, and what is neither
     // gets the parser's error if it is not YAML.
-    auto root = internal::ParseYaml(*text, path);
-    if (!root) return std::unexpected(root.error());
+    DLSCHED_TRY_LET(root, internal::ParseYaml(*text, path));
     const YAML::Node& n = *root;
     if (n.IsMap()) {
       if (n["nodes"].IsDefined()) return FileKind::kCluster;

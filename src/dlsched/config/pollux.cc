@@ -48,11 +48,10 @@ constexpr NumberRange kCount{1, false, double(core::kMaxTasksPerJob)};
 core::Result<std::vector<std::vector<double>>> ReadNumbers(const std::string& path,
                                                            std::span<const Column> columns) {
   CsvReader csv(path);
-  if (auto st = csv.Open(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(csv.Open());
   std::vector<std::string_view> names;
   for (const Column& c : columns) names.push_back(c.name);
-  auto pos = csv.Header(names);
-  if (!pos) return std::unexpected(pos.error());
+  DLSCHED_TRY_LET(pos, csv.Header(names));
   std::vector<std::vector<double>> rows;
   std::vector<std::string_view> fields;
   while (csv.Next()) {
@@ -69,7 +68,7 @@ core::Result<std::vector<std::vector<double>>> ReadNumbers(const std::string& pa
     }
     rows.push_back(std::move(row));
   }
-  if (auto st = csv.ReadError(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(csv.ReadError());
   if (rows.empty()) return core::Errorf("{}: no rows after the header", path);
   return rows;
 }
@@ -134,8 +133,7 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
   constexpr Column kPlacementColumns[] = {
       {"placement", {1, false, 1e15}}, {"local_bsz", kBatch}, {"step_time"}, {"sync_time"}};
   const std::string placements_path = (dir / "placements.csv").string();
-  auto placements = ReadNumbers(placements_path, kPlacementColumns);
-  if (!placements) return std::unexpected(placements.error());
+  DLSCHED_TRY_LET(placements, ReadNumbers(placements_path, kPlacementColumns));
   int64_t min_local = std::numeric_limits<int64_t>::max();
   int64_t max_local = 0;
   for (const auto& r : *placements) {
@@ -148,8 +146,8 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
                                             {"local_bsz", kBatch},
                                             {"step_time"},
                                             {"sync_time"}};
-  auto scalability = ReadNumbers((dir / "scalability.csv").string(), kScalabilityColumns);
-  if (!scalability) return std::unexpected(scalability.error());
+  DLSCHED_TRY_LET(scalability,
+                  ReadNumbers((dir / "scalability.csv").string(), kScalabilityColumns));
   for (const auto& r : *scalability) {
     app.at_[{static_cast<int>(r[0]), static_cast<int>(r[1])}].push_back({r[2], r[3], r[4]});
   }
@@ -192,8 +190,7 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
     auto bsz = IntField(digits, "batch size", 1, static_cast<int64_t>(kMaxBatch));
     if (!bsz)
       return core::Errorf("{}: expected validation-<batch size>.csv", entry.path().string());
-    auto rows = ReadNumbers(entry.path().string(), kValidationColumns);
-    if (!rows) return std::unexpected(rows.error());
+    DLSCHED_TRY_LET(rows, ReadNumbers(entry.path().string(), kValidationColumns));
     if (static_cast<int>(rows->size()) < app.max_epochs_) {
       return core::Errorf("{}: {} epochs, expected at least {} (max_epochs of {})",
                           entry.path().string(), rows->size(), app.max_epochs_, app.name_);
@@ -234,10 +231,13 @@ std::expected<std::pair<double, double>, std::string> PolluxApplication::Through
     r.insert(r.end(), placement.begin(), placement.begin() + static_cast<std::ptrdiff_t>(i));
     best = std::min(best, r);
   }
-  int64_t id = 0;
+  // Its digits name it as Pollux's placement files do; a placement of
+  // more nodes than an int64 has digits, or of 10 or more GPUs on a node,
+  // was never measured (id -1).
+  int64_t id = best.size() <= 18 ? 0 : -1;
   int replicas = 0;
   for (int g : best) {
-    id = id * 10 + g;
+    if (id >= 0) id = g <= 9 ? id * 10 + g : -1;
     replicas += g;
   }
   if (auto it = placements_.find(id); it != placements_.end()) {
@@ -314,8 +314,7 @@ std::expected<double, std::string> PolluxApplication::Seconds(
     return std::unexpected(fmt::format("the batch runs as {}, outside {}'s validated {}..{}",
                                        effective, name_, init_batch_size_, max_batch_size_));
   }
-  auto t = Throughput(placement, atomic);
-  if (!t) return std::unexpected(t.error());
+  DLSCHED_TRY_LET(t, Throughput(placement, atomic));
   const auto [step_time, sync_time] = *t;
   const double total_time =
       step_time + (step_time - sync_time) * static_cast<double>(accum);  // Job.step

@@ -55,23 +55,20 @@ PluginSpec DefaultPlugin(const Reader& r, std::string_view path, std::string nam
 core::Result<PluginSpec> ParsePlugin(const Reader& r, const YAML::Node& n, const std::string& path,
                                      bool scorer) {
   if (n.IsScalar()) {
-    auto name = r.String(n, path);
-    if (!name) return std::unexpected(name.error());
+    DLSCHED_TRY_LET(name, r.String(n, path));
     return DefaultPlugin(r, path, *name);
   }
   if (!n.IsMap()) return r.Expected(path, kPluginExpected, n);
   core::Status st = scorer ? r.CheckMap(n, path, kPluginExpected, {"name", "weight", "args"})
                            : r.CheckMap(n, path, kPluginExpected, {"name", "args"});
-  if (!st) return std::unexpected(st.error());
+  DLSCHED_TRY(st);
 
   if (!Given(n["name"])) return r.Missing(Key(path, "name"), "a plugin name");
-  auto name = r.String(n["name"], Key(path, "name"));
-  if (!name) return std::unexpected(name.error());
+  DLSCHED_TRY_LET(name, r.String(n["name"], Key(path, "name")));
   PluginSpec p = DefaultPlugin(r, path, *name);
 
   if (scorer && Given(n["weight"])) {
-    auto w = r.Number(n["weight"], Key(path, "weight"), NumberRange{0, true, 1e6});
-    if (!w) return std::unexpected(w.error());
+    DLSCHED_TRY_LET(w, r.Number(n["weight"], Key(path, "weight"), NumberRange{0, true, 1e6}));
     p.weight = *w;
   }
   const YAML::Node& args = n["args"];
@@ -93,8 +90,7 @@ core::Status ParsePoint(const Reader& r, const YAML::Node& root, const std::stri
     out = DefaultPlugin(r, key, std::move(default_name));
     return {};
   }
-  auto p = ParsePlugin(r, root[key], key, /*scorer=*/false);
-  if (!p) return std::unexpected(p.error());
+  DLSCHED_TRY_LET(p, ParsePlugin(r, root[key], key, /*scorer=*/false));
   out = std::move(*p);
   return {};
 }
@@ -114,19 +110,15 @@ core::Status Choice(const Reader& r, const YAML::Node& root, const char* key, co
 }
 
 core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& root) {
-  if (auto st = r.CheckMap(
-          root, "", "a map with 'name' and extension points",
-          {"name", "description", "admission", "order", "filters", "packer", "scorers", "preemptor",
-           "sizer", "protectFactor", "protect", "taskLoss", "percentageOfNodesToScore"});
-      !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(r.CheckMap(
+      root, "", "a map with 'name' and extension points",
+      {"name", "description", "admission", "order", "filters", "packer", "scorers", "preemptor",
+       "sizer", "protectFactor", "protect", "taskLoss", "percentageOfNodesToScore"}));
   ProfileSpec prof;
   prof.source = r.source();
 
   if (!Given(root["name"])) return r.Missing("name", "a non-empty string");
-  auto name = r.String(root["name"], "name");
-  if (!name) return std::unexpected(name.error());
+  DLSCHED_TRY_LET(name, r.String(root["name"], "name"));
   if (!IsProfileName(*name)) {
     return r.Expected("name",
                       fmt::format("a profile name: 1 to {} letters, digits, '.', '-' or '_', "
@@ -144,27 +136,21 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
   }
 
   if (Given(root["protectFactor"])) {
-    auto f = r.Number(root["protectFactor"], "protectFactor", NumberRange{0, false, 1000});
-    if (!f) return std::unexpected(f.error());
+    DLSCHED_TRY_LET(f,
+                    r.Number(root["protectFactor"], "protectFactor", NumberRange{0, false, 1000}));
     prof.protect_factor = *f;
   }
 
-  if (auto st =
-          Choice(r, root, "protect", "EveryLaunch", "RelaunchOnly", prof.protect_relaunch_only);
-      !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(
+      Choice(r, root, "protect", "EveryLaunch", "RelaunchOnly", prof.protect_relaunch_only));
 
   if (Given(root["percentageOfNodesToScore"])) {
-    auto v = r.Int(root["percentageOfNodesToScore"], "percentageOfNodesToScore", 0, 100);
-    if (!v) return std::unexpected(v.error());
+    DLSCHED_TRY_LET(v, r.Int(root["percentageOfNodesToScore"], "percentageOfNodesToScore", 0, 100));
     prof.percentage_of_nodes_to_score = static_cast<int>(*v);
   }
 
   bool fail_on_task_loss = false;
-  if (auto st = Choice(r, root, "taskLoss", "Restart", "Fail", fail_on_task_loss); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(Choice(r, root, "taskLoss", "Restart", "Fail", fail_on_task_loss));
   prof.restart_on_task_loss = !fail_on_task_loss;
 
   struct Point {
@@ -176,9 +162,7 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
        {Point{"admission", "Gang", &prof.admission}, Point{"order", "FIFO", &prof.order},
         Point{"packer", "TaskByTask", &prof.packer}, Point{"preemptor", "None", &prof.preemptor},
         Point{"sizer", "Fixed", &prof.sizer}}) {
-    if (auto st = ParsePoint(r, root, pt.key, pt.default_name, *pt.out); !st) {
-      return std::unexpected(st.error());
-    }
+    DLSCHED_TRY(ParsePoint(r, root, pt.key, pt.default_name, *pt.out));
   }
 
   const YAML::Node& filters = root["filters"];
@@ -192,8 +176,7 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
     // An explicit empty list is allowed: labels and taints are ignored.
     if (!filters.IsSequence()) return r.Expected("filters", "a list of filters", filters);
     for (size_t i = 0; i < filters.size(); ++i) {
-      auto p = ParsePlugin(r, filters[i], Index("filters", i), /*scorer=*/false);
-      if (!p) return std::unexpected(p.error());
+      DLSCHED_TRY_LET(p, ParsePlugin(r, filters[i], Index("filters", i), /*scorer=*/false));
       prof.filters.push_back(std::move(*p));
     }
   }
@@ -205,8 +188,7 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
     // An explicit empty list is allowed: no scoring, first feasible node.
     if (!scorers.IsSequence()) return r.Expected("scorers", "a list of scorers", scorers);
     for (size_t i = 0; i < scorers.size(); ++i) {
-      auto p = ParsePlugin(r, scorers[i], Index("scorers", i), /*scorer=*/true);
-      if (!p) return std::unexpected(p.error());
+      DLSCHED_TRY_LET(p, ParsePlugin(r, scorers[i], Index("scorers", i), /*scorer=*/true));
       prof.scorers.push_back(std::move(*p));
     }
   }
@@ -221,8 +203,7 @@ core::Result<ProfileSpec> ParseProfile(const std::string& text, const std::strin
 
 core::Result<std::string> ApplyProfileOverrides(const std::string& text, const std::string& source,
                                                 std::span<const std::string> overrides) {
-  auto root = internal::ParseYaml(text, source);
-  if (!root) return std::unexpected(root.error());
+  DLSCHED_TRY_LET(root, internal::ParseYaml(text, source));
   YAML::Node doc = *root;
   if (!doc.IsMap()) return core::Errorf("{}: a profile is a map", source);
   for (const std::string& o : overrides) {

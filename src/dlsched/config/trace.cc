@@ -78,8 +78,7 @@ class Importer {
   core::Status Open(std::span<const std::string_view> columns,
                     std::span<const std::string_view> optional = {}) {
     if (auto st = csv_.Open(); !st) return st;
-    auto pos = csv_.Header(columns, optional);
-    if (!pos) return std::unexpected(pos.error());
+    DLSCHED_TRY_LET(pos, csv_.Header(columns, optional));
     pos_ = std::move(*pos);
     return {};
   }
@@ -94,26 +93,21 @@ class Importer {
         while (csv_.Next()) {  // counted, not parsed
           if (++out_.filtered % kStopCheckRows == 0 && Stopped()) return Interrupted();
         }
-        if (auto st = csv_.ReadError(); !st) return std::unexpected(st.error());
+        DLSCHED_TRY(csv_.ReadError());
         return false;
       }
       if (!csv_.Next()) {
-        if (auto st = csv_.ReadError(); !st) return std::unexpected(st.error());
+        DLSCHED_TRY(csv_.ReadError());
         return false;
       }
       if (++out_.rows % kStopCheckRows == 0 && Stopped()) return Interrupted();
       if (csv_.TooLong()) {
-        if (auto st = Skip(fmt::format("the line is longer than {} bytes", kMaxLineBytes)); !st) {
-          return std::unexpected(st.error());
-        }
+        DLSCHED_TRY(Skip(fmt::format("the line is longer than {} bytes", kMaxLineBytes)));
         continue;
       }
       if (!SplitCsv(csv_.line(), all_) || all_.size() != csv_.width()) {
-        if (auto st = Skip(fmt::format("expected {} comma-separated fields (no quotes), got {}",
-                                       csv_.width(), all_.size()));
-            !st) {
-          return std::unexpected(st.error());
-        }
+        DLSCHED_TRY(Skip(fmt::format("expected {} comma-separated fields (no quotes), got {}",
+                                     csv_.width(), all_.size())));
         continue;
       }
       fields_.clear();
@@ -212,10 +206,9 @@ core::Result<TraceLoad> LoadTiresias(const TraceOptions& o) {
   constexpr std::pair<std::string_view, std::string_view> kFields[] = {
       {"arrival", "submit_time"}, {"worker.replicas", "num_gpu"}, {"duration", "duration"}};
   Importer in(o, kFields);
-  if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(in.Open(kColumns));
   while (true) {
-    auto more = in.Next();
-    if (!more) return std::unexpected(more.error());
+    DLSCHED_TRY_LET(more, in.Next());
     if (!*more) break;
     auto id = IntField(in.field(0), "job_id", 0, int64_t{1} << 53);
     auto gpus = IntField(in.field(1), "num_gpu", 1, core::kMaxTasksPerJob);
@@ -234,7 +227,7 @@ core::Result<TraceLoad> LoadTiresias(const TraceOptions& o) {
       st = in.Add(
           GangJob(fmt::format("job-{}", *id), *submit, static_cast<int>(*gpus), *duration, o));
     }
-    if (!st) return std::unexpected(st.error());
+    DLSCHED_TRY(st);
   }
   return in.Finish();
 }
@@ -245,15 +238,14 @@ core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
   constexpr std::pair<std::string_view, std::string_view> kFields[] = {
       {"worker.replicas", "num_gpus"}, {"duration", "duration"}};
   Importer in(o, kFields);
-  if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(in.Open(kColumns));
   const std::set<std::string, std::less<>> vcs(o.virtual_clusters.begin(),
                                                o.virtual_clusters.end());
   // Arrival = seconds since the earliest kept row: kept rows carry their
   // epoch seconds until the end.
   int64_t earliest = std::numeric_limits<int64_t>::max();
   while (true) {
-    auto more = in.Next();
-    if (!more) return std::unexpected(more.error());
+    DLSCHED_TRY_LET(more, in.Next());
     if (!*more) break;
     auto ts = ParseTimestamp(in.field(0));
     auto duration = NumberField(in.field(1), "duration", kPositiveSeconds);
@@ -275,7 +267,7 @@ core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
                           static_cast<int>(*gpus), *duration, o),
                   /*later_arrival=*/true);
     }
-    if (!st) return std::unexpected(st.error());
+    DLSCHED_TRY(st);
   }
   auto out = in.Finish();
   if (!out) return out;
@@ -300,21 +292,19 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
   constexpr std::pair<std::string_view, std::string_view> kFields[] = {
       {"arrival", "time"}, {"worker.replicas", "num_replicas"}};
   Importer in(o, kFields);
-  if (auto st = in.Open(kColumns); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(in.Open(kColumns));
   const std::string traces = PolluxTracesDir(o);
   std::map<std::string, internal::PolluxApplication, std::less<>> apps;
   // Measurements that cannot be read fail the import, even with skip_bad_rows.
   std::optional<core::Error> fatal;
   while (true) {
-    auto more = in.Next();
-    if (!more) return std::unexpected(more.error());
+    DLSCHED_TRY_LET(more, in.Next());
     if (!*more) break;
     auto row = [&]() -> RowResult<core::JobSpec> {
       if (auto problem = core::NameProblem(in.field(0))) {
         return std::unexpected(RowError{fmt::format("name: {}", *problem)});
       }
-      auto submit = NumberField(in.field(1), "time", kSeconds);
-      if (!submit) return std::unexpected(submit.error());
+      DLSCHED_TRY_LET(submit, NumberField(in.field(1), "time", kSeconds));
       const std::string_view app_name = in.field(2);
       auto app = apps.find(app_name);
       if (app == apps.end()) {
@@ -332,10 +322,8 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
         }
         app = apps.emplace(std::string(app_name), std::move(*loaded)).first;
       }
-      auto gpus = IntField(in.field(3), "num_replicas", 1, core::kMaxTasksPerJob);
-      if (!gpus) return std::unexpected(gpus.error());
-      auto batch = IntField(in.field(4), "batch_size", 1, int64_t{1} << 40);
-      if (!batch) return std::unexpected(batch.error());
+      DLSCHED_TRY_LET(gpus, IntField(in.field(3), "num_replicas", 1, core::kMaxTasksPerJob));
+      DLSCHED_TRY_LET(batch, IntField(in.field(4), "batch_size", 1, int64_t{1} << 40));
       const internal::PolluxApplication& model = app->second;
       auto seconds = model.Seconds(*batch, static_cast<int>(*gpus));
       if (!seconds) {
@@ -368,7 +356,7 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
     }();
     if (fatal) return std::unexpected(std::move(*fatal));
     const core::Status st = row ? in.Add(std::move(*row)) : in.Skip(row.error());
-    if (!st) return std::unexpected(st.error());
+    DLSCHED_TRY(st);
   }
   return in.Finish();
 }
@@ -428,10 +416,9 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
       {"totalSteps", "steps"},
   };
   Importer in(o, kFields);
-  if (auto st = in.Open(kColumns, kOptional); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(in.Open(kColumns, kOptional));
   while (true) {
-    auto more = in.Next();
-    if (!more) return std::unexpected(more.error());
+    DLSCHED_TRY_LET(more, in.Next());
     if (!*more) break;
     core::JobSpec job;
     core::RoleSpec& w = job.role(core::Role::kWorker);
@@ -441,15 +428,12 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
         return std::unexpected(RowError{fmt::format("name: {}", *problem)});
       }
       job.name = std::string(in.field(kName));
-      auto submit = NumberField(in.field(kSubmit), "submit", kSeconds);
-      if (!submit) return std::unexpected(submit.error());
+      DLSCHED_TRY_LET(submit, NumberField(in.field(kSubmit), "submit", kSeconds));
       job.submit_time = *submit;
-      auto workers = IntField(in.field(kWorkers), "workers", 1, core::kMaxTasksPerJob);
-      if (!workers) return std::unexpected(workers.error());
-      auto min = IntField(in.field(kMinWorkers), "min_workers", 1, *workers);
-      if (!min) return std::unexpected(min.error());
-      auto max = IntField(in.field(kMaxWorkers), "max_workers", *workers, core::kMaxTasksPerJob);
-      if (!max) return std::unexpected(max.error());
+      DLSCHED_TRY_LET(workers, IntField(in.field(kWorkers), "workers", 1, core::kMaxTasksPerJob));
+      DLSCHED_TRY_LET(min, IntField(in.field(kMinWorkers), "min_workers", 1, *workers));
+      DLSCHED_TRY_LET(
+          max, IntField(in.field(kMaxWorkers), "max_workers", *workers, core::kMaxTasksPerJob));
       w.replicas = static_cast<int>(*workers);
       w.min_replicas = static_cast<int>(*min);
       w.max_replicas = static_cast<int>(*max);
@@ -462,8 +446,7 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
       // PS as the YAML's `ps: {replicas: N, resources: {cpu, memory}}`:
       // replicas = minReplicas = maxReplicas = N.
       if (!in.field(kPs).empty()) {
-        auto n = IntField(in.field(kPs), "ps", 0, core::kMaxTasksPerJob);
-        if (!n) return std::unexpected(n.error());
+        DLSCHED_TRY_LET(n, IntField(in.field(kPs), "ps", 0, core::kMaxTasksPerJob));
         ps.replicas = ps.min_replicas = ps.max_replicas = static_cast<int>(*n);
       }
       for (auto [f, column, id] : {std::tuple{kPsCpu, "ps_cpu", core::kCpu},
@@ -485,8 +468,7 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
           return std::unexpected(RowError{fmt::format("steps: {}", kEither)});
         if (!model_field.empty())
           return std::unexpected(RowError{fmt::format("model: {}", kEither)});
-        auto duration = NumberField(duration_field, "duration", kPositiveSeconds);
-        if (!duration) return std::unexpected(duration.error());
+        DLSCHED_TRY_LET(duration, NumberField(duration_field, "duration", kPositiveSeconds));
         core::ScalingCurve curve;
         if (!in.field(kScaling).empty()) {
           auto c = core::ScalingCurve::Parse(in.field(kScaling));
@@ -504,8 +486,7 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
             RowError{fmt::format("steps: missing, expected {} (a job with a model gives its steps)",
                                  steps_range.Describe())});
       }
-      auto steps = NumberField(steps_field, "steps", steps_range);
-      if (!steps) return std::unexpected(steps.error());
+      DLSCHED_TRY_LET(steps, NumberField(steps_field, "steps", steps_range));
       if (model_field.empty()) {
         return std::unexpected(RowError{
             "model: missing, expected a model-zoo name (a job with steps gives its model)"});
@@ -520,7 +501,7 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
       return {};
     }();
     const core::Status st = row ? in.Add(std::move(job)) : in.Skip(row.error());
-    if (!st) return std::unexpected(st.error());
+    DLSCHED_TRY(st);
   }
   return in.Finish();
 }
@@ -716,11 +697,10 @@ core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
   std::vector<std::string_view> columns;
   for (const TiresiasColumn& c : kTiresiasColumns) columns.push_back(c.name);
   CsvReader csv(path);
-  if (auto st = csv.Open(); !st) return std::unexpected(st.error());
-  auto pos = csv.Header(columns);
-  if (!pos) return std::unexpected(pos.error());
+  DLSCHED_TRY(csv.Open());
+  DLSCHED_TRY_LET(pos, csv.Header(columns));
   if (!csv.Next()) {
-    if (auto st = csv.ReadError(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(csv.ReadError());
     return core::Errorf("{}: expected a row after the header", path);
   }
   const int64_t row_line = csv.line_no();

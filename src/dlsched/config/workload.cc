@@ -30,8 +30,7 @@ core::Status OptionalNumber(const Reader& r, const YAML::Node& map, std::string_
                             const std::string& path, const NumberRange& range, T& out) {
   const YAML::Node& n = map[std::string(key)];
   if (!Given(n)) return {};
-  auto v = r.Number(n, Key(path, key), range);
-  if (!v) return std::unexpected(v.error());
+  DLSCHED_TRY_LET(v, r.Number(n, Key(path, key), range));
   out = *v;
   return {};
 }
@@ -57,8 +56,7 @@ core::Status ParseContainers(const Reader& r, const YAML::Node& list, const std:
     }
     core::ContainerSpec container;
     if (!Given(c["name"])) return r.Missing(Key(item_path, "name"), "a container name");
-    auto name = r.Name(c["name"], Key(item_path, "name"));
-    if (!name) return std::unexpected(name.error());
+    DLSCHED_TRY_LET(name, r.Name(c["name"], Key(item_path, "name")));
     if (auto [it, fresh] = owner.emplace(*name, item_path); !fresh) {
       return r.Fail(Key(item_path, "name"),
                     fmt::format("container name '{}' is already used by {}", *name, it->second));
@@ -66,8 +64,7 @@ core::Status ParseContainers(const Reader& r, const YAML::Node& list, const std:
     container.name = *name;
     const std::string res_path = Key(item_path, "resources");
     if (Given(c["resources"])) {
-      auto res = r.Resources(c["resources"], res_path);
-      if (!res) return std::unexpected(res.error());
+      DLSCHED_TRY_LET(res, r.Resources(c["resources"], res_path));
       container.requests = *res;
       container.sets_cpu = c["resources"]["cpu"].IsDefined();
       container.sets_memory = c["resources"]["memory"].IsDefined();
@@ -139,21 +136,20 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
   if (!Given(n["replicas"])) {
     return r.Missing(replicas_path, worker ? "an integer >= 1" : "an integer >= 0");
   }
-  auto replicas = r.Int(n["replicas"], replicas_path, min, max);
-  if (!replicas) return std::unexpected(replicas.error());
+  DLSCHED_TRY_LET(replicas, r.Int(n["replicas"], replicas_path, min, max));
   out.replicas = static_cast<int>(*replicas);
   out.min_replicas = out.replicas;
   out.max_replicas = out.replicas;
 
   if (worker) {
     if (Given(n["minReplicas"])) {
-      auto v = r.Int(n["minReplicas"], Key(path, "minReplicas"), 1, core::kMaxTasksPerJob);
-      if (!v) return std::unexpected(v.error());
+      DLSCHED_TRY_LET(v,
+                      r.Int(n["minReplicas"], Key(path, "minReplicas"), 1, core::kMaxTasksPerJob));
       out.min_replicas = static_cast<int>(*v);
     }
     if (Given(n["maxReplicas"])) {
-      auto v = r.Int(n["maxReplicas"], Key(path, "maxReplicas"), 1, core::kMaxTasksPerJob);
-      if (!v) return std::unexpected(v.error());
+      DLSCHED_TRY_LET(v,
+                      r.Int(n["maxReplicas"], Key(path, "maxReplicas"), 1, core::kMaxTasksPerJob));
       out.max_replicas = static_cast<int>(*v);
     }
     // Report against what the user wrote: a defaulted bound equals replicas.
@@ -187,8 +183,7 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
     return ParseContainers(r, n["initContainers"], Key(path, "initContainers"), true, out);
   }
   if (Given(n["resources"])) {
-    auto res = r.Resources(n["resources"], res_path);
-    if (!res) return std::unexpected(res.error());
+    DLSCHED_TRY_LET(res, r.Resources(n["resources"], res_path));
     out.resources = *res;
   } else if (out.replicas > 0) {
     return r.Missing(res_path, kResourcesExpected);
@@ -227,8 +222,8 @@ core::Status ParsePlacementRates(const Reader& r, const YAML::Node& n, const std
                                     core::kMaxTasksPerJob),
                         kv.first);
     }
-    auto rate = r.Number(kv.second, entry_path, NumberRange{core::kMinRate, false, core::kMaxRate});
-    if (!rate) return std::unexpected(rate.error());
+    DLSCHED_TRY_LET(
+        rate, r.Number(kv.second, entry_path, NumberRange{core::kMinRate, false, core::kMaxRate}));
     std::sort(shape.begin(), shape.end(), std::greater<>());
     if (!out.placements.emplace(std::move(shape), *rate).second) {
       return r.Fail(entry_path, "the same placement as another key");
@@ -258,8 +253,7 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
         return r.Fail(Key(path, key), "only allowed with 'table' (a model brings its own)");
       }
     }
-    auto model = r.String(n["model"], Key(path, "model"));
-    if (!model) return std::unexpected(model.error());
+    DLSCHED_TRY_LET(model, r.String(n["model"], Key(path, "model")));
     out.model = *model;
     return {};
   }
@@ -279,8 +273,7 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
           fmt::format("a worker count (an integer between 1 and {}) as key", core::kMaxTasksPerJob),
           kv.first);
     }
-    auto rate = r.Number(kv.second, entry_path, NumberRange{0, false, core::kMaxRate});
-    if (!rate) return std::unexpected(rate.error());
+    DLSCHED_TRY_LET(rate, r.Number(kv.second, entry_path, NumberRange{0, false, core::kMaxRate}));
     if (*rate > 0 && *rate < core::kMinRate) {
       return r.Expected(entry_path,
                         fmt::format("0 or a rate of at least {:g} steps/s", core::kMinRate),
@@ -338,8 +331,8 @@ core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::strin
     if (auto st = OptionalNumber(r, n, key, path, internal::kTime, *field); !st) return st;
   }
   if (Given(n["admissionOrder"])) {
-    auto v = r.Int(n["admissionOrder"], Key(path, "admissionOrder"), 0, core::kMaxWorkloadTasks);
-    if (!v) return std::unexpected(v.error());
+    DLSCHED_TRY_LET(
+        v, r.Int(n["admissionOrder"], Key(path, "admissionOrder"), 0, core::kMaxWorkloadTasks));
     in.admission_seq = *v;
   }
   const std::string nodes_path = Key(path, "nodes");
@@ -374,8 +367,7 @@ core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::strin
                         ? fmt::format("the job has at most {} worker tasks (maxReplicas)", limit)
                         : fmt::format("the job has {} {} tasks", limit, role_key));
     }
-    auto node = r.Name(kv.second, task_path);
-    if (!node) return std::unexpected(node.error());
+    DLSCHED_TRY_LET(node, r.Name(kv.second, task_path));
     given[static_cast<int>(role)].push_back(index);
     in.tasks.push_back({role, index, *node});
   }
@@ -410,8 +402,7 @@ core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::strin
                       [&](const core::InitialState::Placed& h) { return h.index == index; })) {
         return r.Fail(task_path, "the task is in running.nodes already");
       }
-      auto node = r.Name(kv.second, task_path);
-      if (!node) return std::unexpected(node.error());
+      DLSCHED_TRY_LET(node, r.Name(kv.second, task_path));
       in.held.push_back({core::Role::kWorker, index, *node});
     }
   }
@@ -451,8 +442,7 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
                       "throughput, not both");
       }
     }
-    auto d = r.Number(n["duration"], Key(path, "duration"), internal::kPositiveTime);
-    if (!d) return std::unexpected(d.error());
+    DLSCHED_TRY_LET(d, r.Number(n["duration"], Key(path, "duration"), internal::kPositiveTime));
     const core::RoleSpec& w = job.role(core::Role::kWorker);
     if (w.replicas < 1) {
       return r.Fail(Key(path, "duration"),
@@ -519,13 +509,11 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
 
   if (!Given(n["name"])) return r.Missing(Key(path, "name"), "a non-empty string");
-  auto name = r.Name(n["name"], Key(path, "name"));
-  if (!name) return std::unexpected(name.error());
+  DLSCHED_TRY_LET(name, r.Name(n["name"], Key(path, "name")));
   job.name = *name;
 
   if (Given(n["namespace"])) {
-    auto ns = r.Name(n["namespace"], Key(path, "namespace"));
-    if (!ns) return std::unexpected(ns.error());
+    DLSCHED_TRY_LET(ns, r.Name(n["namespace"], Key(path, "namespace")));
     job.namespace_name = *ns;
   }
 
@@ -549,15 +537,13 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
 
   if (Given(n["maxWaitMinutes"])) {
-    auto v = r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"),
-                      NumberRange{0, true, core::kMaxWaitMinutes});
-    if (!v) return std::unexpected(v.error());
+    DLSCHED_TRY_LET(v, r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"),
+                                NumberRange{0, true, core::kMaxWaitMinutes}));
     job.max_wait_minutes = *v;
   }
 
   if (Given(n["queue"])) {
-    auto q = r.Name(n["queue"], Key(path, "queue"));
-    if (!q) return std::unexpected(q.error());
+    DLSCHED_TRY_LET(q, r.Name(n["queue"], Key(path, "queue")));
     job.queue = *q;
   }
 
@@ -596,8 +582,7 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
     return st;
   }
   if (Given(n["level"])) {
-    auto v = r.Int(n["level"], Key(path, "level"), 0, core::kMaxLevel);
-    if (!v) return std::unexpected(v.error());
+    DLSCHED_TRY_LET(v, r.Int(n["level"], Key(path, "level"), 0, core::kMaxLevel));
     job.level = static_cast<int>(*v);
   }
   if (auto st = OptionalNumber(r, n, "levelSince", path, internal::kTime, job.level_since); !st)
@@ -635,9 +620,7 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
 }
 
 core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& root) {
-  if (auto st = r.CheckMap(root, "", "a map with 'jobs'", {"jobs", "start"}); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(r.CheckMap(root, "", "a map with 'jobs'", {"jobs", "start"}));
   const YAML::Node& jobs = root["jobs"];
   if (!Given(jobs)) return r.Missing("jobs", "a non-empty list of jobs");
   if (!jobs.IsSequence() || jobs.size() == 0) {
@@ -645,15 +628,13 @@ core::Result<WorkloadSpec> ParseWorkloadNode(const Reader& r, const YAML::Node& 
   }
   WorkloadSpec w;
   w.source = r.source();
-  if (auto st = OptionalNumber(r, root, "start", "", internal::kTime, w.start); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(OptionalNumber(r, root, "start", "", internal::kTime, w.start));
   std::map<std::string, std::string> owner;
   int64_t tasks = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     std::string path = Index("jobs", i);
     core::JobSpec job;
-    if (auto st = ParseJob(r, jobs[i], path, job); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(ParseJob(r, jobs[i], path, job));
     tasks += job.NumTasks(job.role(core::Role::kWorker).max_replicas);
     if (tasks > core::kMaxWorkloadTasks) {
       return r.Fail(path, fmt::format("the workload has more than {} tasks (PS, Chief and "

@@ -100,8 +100,7 @@ std::unexpected<core::Error> TooLargeFile(const std::string& path, uint64_t size
 
 core::Result<std::string> ReadFile(const std::string& path) {
   constexpr std::string_view kLimited = "input files";
-  auto file = OpenInputFile(path, core::kMaxInputBytes, kLimited);
-  if (!file) return std::unexpected(file.error());
+  DLSCHED_TRY_LET(file, OpenInputFile(path, core::kMaxInputBytes, kLimited));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
@@ -484,9 +483,7 @@ core::Result<bool> Reader::Bool(const YAML::Node& node, std::string_view path) c
 
 core::Result<core::Resources> Reader::Resources(const YAML::Node& node,
                                                 std::string_view path) const {
-  if (auto st = CheckAnyMap(node, path, "a map of resource name to quantity"); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(CheckAnyMap(node, path, "a map of resource name to quantity"));
   core::Resources out;
   for (const auto& kv : node) {
     const std::string& name = kv.first.Scalar();

@@ -183,8 +183,7 @@ template <typename Parse>
 auto ParseText(const std::string& text, const std::string& source, Parse parse)
     -> decltype(parse(Reader(source), YAML::Node())) {
   try {
-    auto root = ParseYaml(text, source);
-    if (!root) return std::unexpected(root.error());
+    DLSCHED_TRY_LET(root, ParseYaml(text, source));
     return parse(Reader(source), *root);
   } catch (const std::exception& e) {
     return std::unexpected(FromException(source, e));
@@ -195,8 +194,7 @@ auto ParseText(const std::string& text, const std::string& source, Parse parse)
 template <typename Parse>
 auto LoadFile(const std::string& path, Parse parse)
     -> decltype(parse(std::string(), std::string())) {
-  auto text = ReadFile(path);
-  if (!text) return std::unexpected(text.error());
+  DLSCHED_TRY_LET(text, ReadFile(path));
   return parse(*text, path);
 }
 

@@ -31,3 +31,20 @@ std::unexpected<Error> Errorf(fmt::format_string<Args...> format, Args&&... args
 }
 
 }  // namespace dlsched::core
+
+// Error propagation, for functions that return a Result or a Status:
+//
+//   DLSCHED_TRY(CheckLimits(spec));              // returns its error, if any
+//   DLSCHED_TRY_LET(cluster, LoadCluster(path)); // declares `cluster` (the
+//                                                // Result) or returns its error
+//   Use(*cluster);
+#define DLSCHED_TRY(expr)                                                \
+  do {                                                                   \
+    if (auto&& dlsched_try_result = (expr); !dlsched_try_result) {       \
+      return ::std::unexpected(::std::move(dlsched_try_result).error()); \
+    }                                                                    \
+  } while (false)
+
+#define DLSCHED_TRY_LET(name, expr) \
+  auto name = (expr);               \
+  if (!name) return ::std::unexpected(::std::move(name).error())

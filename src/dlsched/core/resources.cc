@@ -100,8 +100,7 @@ std::string_view ResourceName(ResourceId id) { return Table().Name(id); }
 int NumResources() { return Table().Count(); }
 
 Result<int64_t> ParseResourceAmount(ResourceId id, std::string_view text) {
-  auto q = Quantity::Parse(text);
-  if (!q) return std::unexpected(q.error());
+  DLSCHED_TRY_LET(q, Quantity::Parse(text));
   if (q->IsNegative()) {
     return Errorf("{} is negative; a resource request must be >= 0", internal::QuoteInput(text));
   }

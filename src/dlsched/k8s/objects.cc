@@ -56,8 +56,7 @@ core::Result<core::NodeSpec> DecodeNode(const json& node) {
       list[k] = v.is_string() ? v.get<std::string>() : v.dump();
     }
   }
-  auto parsed = config::ParseResourceList(list, source, "status.allocatable");
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, config::ParseResourceList(list, source, "status.allocatable"));
   out.allocatable = *parsed;
   const json spec = node.value("spec", json::object());
   out.schedulable = !spec.value("unschedulable", false);
@@ -90,9 +89,7 @@ core::Result<PodRequest> DecodePodRequest(const json& pod) {
     for (const char* k : {"affinity", "nodeSelector", "tolerations"}) spec.erase(k);
   }
   core::RoleSpec role;
-  if (auto st = DecodePodTemplate(json{{"spec", spec}}, source, "", role); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(DecodePodTemplate(json{{"spec", spec}}, source, "", role));
   return PodRequest{role.resources, role.ScoringRequest()};
 }
 
@@ -239,6 +236,44 @@ std::string NowRfc3339() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::string Meta(const json& object, const char* key) {
+  const json meta = object.value("metadata", json::object());
+  return meta.is_object() ? meta.value(key, std::string()) : std::string();
+}
+
+std::string PodPhase(const json& pod) {
+  const json status = pod.value("status", json::object());
+  return status.is_object() ? status.value("phase", std::string()) : std::string();
+}
+
+bool Terminated(const json& pod) {
+  const std::string phase = PodPhase(pod);
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::string NodeNameOf(const json& pod) {
+  const json spec = pod.value("spec", json::object());
+  return spec.is_object() ? spec.value("nodeName", std::string()) : std::string();
+}
+
+bool Terminating(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  return meta.is_object() && meta.contains("deletionTimestamp") &&
+         !meta["deletionTimestamp"].is_null();
+}
+
+std::string ControllerUid(const json& pod) {
+  const json meta = pod.value("metadata", json::object());
+  if (!meta.is_object() || !meta.contains("ownerReferences") ||
+      !meta["ownerReferences"].is_array()) {
+    return "";
+  }
+  for (const json& ref : meta["ownerReferences"]) {
+    if (ref.is_object() && ref.value("controller", false)) return ref.value("uid", "");
+  }
+  return "";
 }
 
 }  // namespace dlsched::k8s

@@ -69,6 +69,19 @@ nlohmann::json MakeEvent(std::string_view namespace_name, std::string_view name,
                          std::string_view uid, std::string_view type, std::string_view reason,
                          std::string_view message, std::string_view now_rfc3339);
 
+// What an object says, read leniently (absent or mistyped fields read as
+// empty): metadata.<key> as a string ...
+std::string Meta(const nlohmann::json& object, const char* key);
+// ... a pod's status.phase and spec.nodeName ...
+std::string PodPhase(const nlohmann::json& pod);
+std::string NodeNameOf(const nlohmann::json& pod);
+// ... whether it is done (Succeeded or Failed) or being deleted
+// (metadata.deletionTimestamp set) ...
+bool Terminated(const nlohmann::json& pod);
+bool Terminating(const nlohmann::json& pod);
+// ... and the uid of its controller owner, or "".
+std::string ControllerUid(const nlohmann::json& pod);
+
 // Wall-clock time as RFC 3339 (seconds, UTC), as Kubernetes writes times.
 std::string NowRfc3339();
 

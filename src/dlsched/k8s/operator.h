@@ -21,6 +21,7 @@
 #include "dlsched/core/spec_limits.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/lifecycle.h"
+#include "dlsched/engine/scheduler.h"
 #include "dlsched/k8s/informer.h"
 #include "dlsched/k8s/rest_client.h"
 #include "dlsched/k8s/trainingjob.h"
@@ -95,13 +96,13 @@ struct OperatorStats {
 // The Prometheus text exposition format (version 0.0.4) of the counters.
 std::string PrometheusText(const OperatorStats& stats, bool leader);
 
-// The Kubernetes backend of the engine: the same Engine, profile and
-// JobLifecycle as the simulator, acting on an API server. Informers for
-// Nodes, Pods and TrainingJobs feed a work queue of keys; each Step syncs
-// the changed objects into the engine's cache (ClusterState: nodes, the
-// pods of other owners as foreign tasks, releasing pods until they are
-// gone), fires due life-cycle timers, runs a scheduling cycle when anything
-// changed and applies its Plan: pods named <job>-<role>-<index> created
+// The Kubernetes backend of the engine: the same scheduler loop
+// (engine::Scheduler: Engine, profile, JobLifecycle) as the simulator,
+// acting on an API server. Informers for Nodes, Pods and TrainingJobs feed
+// a work queue of keys; each Step tells the loop what changed (nodes, the
+// pods of other owners as foreign tasks, releasing pods gone), fires due
+// life-cycle timers, runs a scheduling cycle when anything changed or the
+// loop is due, and acts out its Plan: pods named <job>-<role>-<index> created
 // with an ownerReference and bound through pods/binding, a headless Service
 // per job, TrainingJob status and Events. A restarted operator adopts what
 // exists (see docs/operator.md).
@@ -127,11 +128,11 @@ class Operator final : public engine::Backend {
   // The live queue as simulation inputs. On the operator's thread only.
   OperatorSnapshot Snapshot();
   const engine::ClusterState& State() const { return state_; }
-  const engine::JobLifecycle& Lifecycle() const { return lifecycle_; }
+  const engine::JobLifecycle& Lifecycle() const { return scheduler_.lifecycle(); }
   // The TrainingJob of job index j.
   const TrainingJob& Job(engine::JobIndex j) const { return tjs_[j]; }
   // Jobs neither Completed nor Failed.
-  int Unfinished() const { return lifecycle_.Unfinished(); }
+  int Unfinished() const { return scheduler_.Unfinished(); }
   // The clock time of the next life-cycle timer or pod retry, or
   // core::kNever (lock-step tests advance a simulated clock to it).
   core::Time NextWakeup() const;
@@ -173,6 +174,12 @@ class Operator final : public engine::Backend {
   void SyncPod(const std::string& key);
   void SyncJob(const std::string& key);
   void NewJob(const nlohmann::json& object, bool adopting);
+  void ReportInvalid(const nlohmann::json& object, const std::string& error);
+  bool AdoptJob(engine::JobIndex j, const nlohmann::json& object);
+  struct FoundPods;
+  FoundPods FindPods(engine::JobIndex j) const;
+  // Deletes the pod of task `t` (in the background: its dependants go too).
+  void DeletePodOf(engine::TaskRef t);
   void CheckCompletion(engine::JobIndex j);
   // A restarted operator's estimates of a job's progress and attained
   // service, and what a levelled order needs (las with starvation), from
@@ -205,11 +212,13 @@ class Operator final : public engine::Backend {
   WorkQueue queue_;
   std::unique_ptr<Informer> nodes_, pods_, jobs_;
   core::ClusterSpec empty_cluster_;
-  engine::ClusterState state_;
+  // The scheduler loop (the cache, the life cycle, the progress estimate,
+  // the cycle), and its cache read-only.
+  engine::Scheduler scheduler_;
+  const engine::ClusterState& state_;
   // The limits every cluster keeps (core/spec_limits.h) as Nodes come, change
   // and go: a Node that would break one is ignored, as one that does not decode.
   core::ClusterLimits node_limits_;
-  engine::JobLifecycle lifecycle_;
   std::chrono::steady_clock::time_point start_;
   std::deque<TrainingJob> tjs_;                               // by JobIndex
   std::unordered_map<std::string, engine::JobIndex> by_key_;  // "ns/name" of live jobs
@@ -236,15 +245,8 @@ class Operator final : public engine::Backend {
   // API writes that failed and are tried again at every step until done.
   std::vector<std::function<bool()>> retry_;
   std::vector<nlohmann::json> last_status_;  // by JobIndex: what was last written
-  struct Progress {
-    double rate = 0;    // steps/s of the current placement while running
-    int64_t gpus = 0;   // GPUs held while training (JobState::attained)
-    core::Time at = 0;  // JobState::steps_done and attained are exact at this time
-  };
-  // The last plan's Plan::revisit_at: a cycle is due then.
-  core::Time revisit_at_ = core::kNever;
-  std::vector<Progress> progress_;  // by JobIndex
-  void Advance(engine::JobIndex j);
+  // Steps done and service attained by job j up to now.
+  void Advance(engine::JobIndex j) { scheduler_.Advance(j, Now()); }
   bool dirty_ = true;
   std::chrono::steady_clock::time_point last_cycle_;
   // When the current wait for releasing pods began (a cycle was due).

@@ -75,8 +75,7 @@ core::Result<std::string> DecodeBase64(std::string_view text) {
 
 namespace {
 core::Result<RestConfig> ReadKubeconfig(const std::string& path, std::string_view context) {
-  auto text = ReadWhole(path, "the kubeconfig");
-  if (!text) return std::unexpected(text.error());
+  DLSCHED_TRY_LET(text, ReadWhole(path, "the kubeconfig"));
   const std::string where = core::EscapeText(path);
   YAML::Node root;
   try {
@@ -117,8 +116,7 @@ core::Result<RestConfig> ReadKubeconfig(const std::string& path, std::string_vie
       if (!bytes) return core::Errorf("{}: {}-data: {}", where, field, bytes.error().message);
       out = *bytes;
     } else if (const std::string file = Scalar(Child(node, key)); !file.empty()) {
-      auto bytes = ReadWhole(resolve(file), field);
-      if (!bytes) return std::unexpected(bytes.error());
+      DLSCHED_TRY_LET(bytes, ReadWhole(resolve(file), field));
       out = *bytes;
     }
     return {};
@@ -130,9 +128,7 @@ core::Result<RestConfig> ReadKubeconfig(const std::string& path, std::string_vie
                         core::EscapeText(cluster_name));
   }
   c.insecure_skip_tls_verify = Scalar(Child(cl, "insecure-skip-tls-verify")) == "true";
-  if (auto st = pem(cl, "certificate-authority", "certificate-authority", c.ca_pem); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(pem(cl, "certificate-authority", "certificate-authority", c.ca_pem));
   if (!user_name.empty()) {
     const YAML::Node user = Named(Child(root, "users"), user_name);
     if (user.IsNull()) {
@@ -140,17 +136,12 @@ core::Result<RestConfig> ReadKubeconfig(const std::string& path, std::string_vie
                           core::EscapeText(user_name), core::EscapeText(ctx_name));
     }
     const YAML::Node u = Child(user, "user");
-    if (auto st = pem(u, "client-certificate", "client-certificate", c.client_cert_pem); !st) {
-      return std::unexpected(st.error());
-    }
-    if (auto st = pem(u, "client-key", "client-key", c.client_key_pem); !st) {
-      return std::unexpected(st.error());
-    }
+    DLSCHED_TRY(pem(u, "client-certificate", "client-certificate", c.client_cert_pem));
+    DLSCHED_TRY(pem(u, "client-key", "client-key", c.client_key_pem));
     c.bearer_token = Scalar(Child(u, "token"));
     if (c.bearer_token.empty()) {
       if (const std::string file = Scalar(Child(u, "tokenFile")); !file.empty()) {
-        auto token = ReadWhole(resolve(file), "the token file");
-        if (!token) return std::unexpected(token.error());
+        DLSCHED_TRY_LET(token, ReadWhole(resolve(file), "the token file"));
         c.bearer_token = *token;
         while (!c.bearer_token.empty() &&
                std::isspace(static_cast<unsigned char>(c.bearer_token.back()))) {
@@ -194,15 +185,13 @@ core::Result<RestConfig> InClusterConfig(const std::string& account_dir) {
   // An IPv6 address goes in brackets.
   c.server =
       fmt::format("https://{}:{}", h.find(':') != std::string::npos ? "[" + h + "]" : h, port);
-  auto token = ReadWhole(account_dir + "/token", "the service account token");
-  if (!token) return std::unexpected(token.error());
+  DLSCHED_TRY_LET(token, ReadWhole(account_dir + "/token", "the service account token"));
   c.bearer_token = *token;
   while (!c.bearer_token.empty() &&
          std::isspace(static_cast<unsigned char>(c.bearer_token.back()))) {
     c.bearer_token.pop_back();
   }
-  auto ca = ReadWhole(account_dir + "/ca.crt", "the service account CA");
-  if (!ca) return std::unexpected(ca.error());
+  DLSCHED_TRY_LET(ca, ReadWhole(account_dir + "/ca.crt", "the service account CA"));
   c.ca_pem = *ca;
   if (auto ns = ReadWhole(account_dir + "/namespace", "the namespace"); ns && !ns->empty()) {
     c.namespace_name = *ns;

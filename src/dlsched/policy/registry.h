@@ -25,7 +25,7 @@ std::vector<std::string_view> KnownNames(Point point);
 struct BuiltinProfile {
   std::string_view name;
   std::string_view summary;  // one line, for `dlsched profiles`
-  std::string_view yaml;     // the profile; examples/profiles/<name>.yaml holds the same text
+  std::string_view yaml;     // the profile: examples/profiles/<name>.yaml, built in
 };
 std::span<const BuiltinProfile> BuiltinProfiles();
 

@@ -99,8 +99,8 @@ core::Result<std::vector<ResourceWeight>> ParseResources(const YAML::Node& list,
     ArgReader r(item, item_path);
     const YAML::Node name_node = r.Node("name");
     auto weight = r.Int("weight", 1, 1, kMaxWeight);
-    if (auto st = r.Finish(); !st) return std::unexpected(st.error());
-    if (!weight) return std::unexpected(weight.error());
+    DLSCHED_TRY(r.Finish());
+    DLSCHED_TRY(weight);
     const std::string name_path = r.Path("name");
     if (!Given(name_node)) {
       return core::Errorf("{}: missing, expected a resource name such as cpu or nvidia.com/gpu",
@@ -143,7 +143,7 @@ core::Result<std::vector<ShapePoint>> ParseShape(const YAML::Node& list, const s
     ArgReader r(item, item_path);
     const YAML::Node u = r.Node("utilization");
     const YAML::Node s = r.Node("score");
-    if (auto st = r.Finish(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(r.Finish());
     if (!Given(u)) {
       return core::Errorf("{}: missing, expected an integer in 0..{}", r.Path("utilization"),
                           kMaxUtilization);
@@ -152,10 +152,8 @@ core::Result<std::vector<ShapePoint>> ParseShape(const YAML::Node& list, const s
       return core::Errorf("{}: missing, expected an integer in 0..{}", r.Path("score"),
                           kMaxCustomPriorityScore);
     }
-    auto utilization = r.Int("utilization", 0, 0, kMaxUtilization);
-    if (!utilization) return std::unexpected(utilization.error());
-    auto score = r.Int("score", 0, 0, kMaxCustomPriorityScore);
-    if (!score) return std::unexpected(score.error());
+    DLSCHED_TRY_LET(utilization, r.Int("utilization", 0, 0, kMaxUtilization));
+    DLSCHED_TRY_LET(score, r.Int("score", 0, 0, kMaxCustomPriorityScore));
     if (!out.empty() && *utilization <= out.back().utilization) {
       return core::Errorf("{}: {} is not greater than the previous point's {}",
                           r.Path("utilization"), *utilization, out.back().utilization);
@@ -177,14 +175,12 @@ core::Result<ScorerArgs> ParseScorerArgs(const YAML::Node& args, const std::stri
   YAML::Node shape;
   if (with_shape) shape = r.Node("shape");
   // Unknown keys first: a typo ("shapes:") explains a "missing" better.
-  if (auto st = r.Finish(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(r.Finish());
   ScorerArgs out;
-  auto weights = ParseResources(resources, r.Path("resources"));
-  if (!weights) return std::unexpected(weights.error());
+  DLSCHED_TRY_LET(weights, ParseResources(resources, r.Path("resources")));
   out.weights = std::move(*weights);
   if (with_shape) {
-    auto points = ParseShape(shape, r.Path("shape"));
-    if (!points) return std::unexpected(points.error());
+    DLSCHED_TRY_LET(points, ParseShape(shape, r.Path("shape")));
     out.shape = std::move(*points);
   }
   return out;
@@ -311,22 +307,19 @@ int64_t RequestedToCapacityRatio::Score(const engine::ClusterState& state, engin
 
 core::Result<std::unique_ptr<engine::NodeScorer>> MakeLeastAllocated(const YAML::Node& args,
                                                                      const std::string& where) {
-  auto parsed = ParseScorerArgs(args, where, /*with_shape=*/false);
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, ParseScorerArgs(args, where, /*with_shape=*/false));
   return std::make_unique<LeastAllocated>(std::move(parsed->weights));
 }
 
 core::Result<std::unique_ptr<engine::NodeScorer>> MakeMostAllocated(const YAML::Node& args,
                                                                     const std::string& where) {
-  auto parsed = ParseScorerArgs(args, where, /*with_shape=*/false);
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, ParseScorerArgs(args, where, /*with_shape=*/false));
   return std::make_unique<MostAllocated>(std::move(parsed->weights));
 }
 
 core::Result<std::unique_ptr<engine::NodeScorer>> MakeRequestedToCapacityRatio(
     const YAML::Node& args, const std::string& where) {
-  auto parsed = ParseScorerArgs(args, where, /*with_shape=*/true);
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, ParseScorerArgs(args, where, /*with_shape=*/true));
   return std::make_unique<RequestedToCapacityRatio>(std::move(parsed->weights), parsed->shape);
 }
 

@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/report/schema.h"
+
 namespace dlsched::report {
 namespace {
 
@@ -22,8 +24,9 @@ namespace fs = std::filesystem;
 
 // Every file name dlsched writes into an output directory.
 constexpr std::string_view kOutputFiles[] = {
-    "summary.json", "jobs.csv",  "utilization.csv", "events.csv", "allocations.csv", "compare.csv",
-    "compare.json", "sweep.csv", "report.html",     "cell.csv",   "provenance.json"};
+    schema::kSummaryJson,    schema::kJobsCsv,    schema::kUtilizationCsv, schema::kEventsCsv,
+    schema::kAllocationsCsv, schema::kCompareCsv, schema::kCompareJson,    schema::kSweepCsv,
+    schema::kReportHtml,     schema::kCellCsv,    schema::kProvenanceJson};
 // How deep dlsched's own subdirectories go: compare's <profile>/, a
 // sweep's cells/<profile>/load-<L>/seed-<S>/.
 constexpr int kMaxOutputDepth = 4;
@@ -189,8 +192,7 @@ TempClaim& TempClaim::operator=(TempClaim&& other) noexcept {
 
 core::Result<TempClaim> TempClaim::Claim(const fs::path& parent, const std::string& leaf) {
   for (int attempt = 0; attempt < 16; ++attempt) {
-    auto hex = RandomHex();
-    if (!hex) return std::unexpected(hex.error());
+    DLSCHED_TRY_LET(hex, RandomHex());
     TempClaim claim;
     claim.path_ = (parent / fmt::format(".{}{}{}", leaf, kTmpMarker, *hex)).string();
     const std::string lock = claim.path_ + std::string(kLockSuffix);
@@ -278,8 +280,7 @@ core::Status CheckOutputDir(const std::string& dir) {
   }
   if (!fs::exists(st)) return {};
   if (!fs::is_directory(st)) return core::Errorf("{}: exists and is not a directory", dir);
-  auto foreign = ForeignEntry(dir, kMaxOutputDepth);
-  if (!foreign) return std::unexpected(foreign.error());
+  DLSCHED_TRY_LET(foreign, ForeignEntry(dir, kMaxOutputDepth));
   if (!foreign->empty()) {
     return core::Errorf(
         "{}: holds '{}', which dlsched did not write; results replace the whole directory, so "
@@ -308,7 +309,7 @@ core::Result<OutputDir> OutputDir::Open(const std::string& dir_arg) {
   fs::create_directories(parent, ec);
   if (ec) return CannotWrite(parent.string(), ec.message());
   SweepStale(parent, leaf);
-  if (auto st = CheckOutputDir(path.string()); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(CheckOutputDir(path.string()));
 
   auto tmp = internal::TempClaim::Claim(parent, leaf);
   if (!tmp) return CannotWrite(dir_arg, tmp.error().message);
@@ -391,8 +392,7 @@ core::Result<OutputFile> OutputDir::Create(std::string_view relative) {
 }
 
 core::Status OutputDir::Add(std::string_view relative, std::string_view content) {
-  auto file = Create(relative);
-  if (!file) return std::unexpected(file.error());
+  DLSCHED_TRY_LET(file, Create(relative));
   file->Write(content);
   return file->Close();
 }

@@ -10,6 +10,7 @@
 
 #include "dlsched/report/format.h"
 #include "dlsched/report/json_writer.h"
+#include "dlsched/report/schema.h"
 
 namespace dlsched::report {
 namespace {
@@ -57,8 +58,7 @@ std::string Text(Write write) {
 // A run file written to `relative` in `dir` a chunk at a time.
 template <typename Write>
 core::Status AddFile(OutputDir& dir, const std::string& relative, Write write) {
-  auto file = dir.Create(relative);
-  if (!file) return std::unexpected(file.error());
+  DLSCHED_TRY_LET(file, dir.Create(relative));
   TextOut out(&*file);
   write(out);
   out.Flush();
@@ -157,9 +157,7 @@ void IntObject(JsonWriter& w, IntFields fields) {
 
 void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
   std::string& o = out.text();
-  o += "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
-       "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,ideal_runtime,"
-       "stuck,reason\n";
+  schema::AppendHeader(o, schema::jobs::kColumns);
   for (const auto& job : input.jobs) {
     AppendCsvField(o, job.name);
     o += ',';
@@ -192,7 +190,7 @@ void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
 
 void WriteEventsCsv(TextOut& out, const metrics::RunInput& input) {
   std::string& o = out.text();
-  o += "time,job,event,workers,by,detail\n";
+  schema::AppendHeader(o, schema::events::kColumns);
   auto name = [&](int32_t j) {
     if (j >= 0 && j < static_cast<int32_t>(input.jobs.size()))
       AppendCsvField(o, input.jobs[j].name);
@@ -216,7 +214,7 @@ void WriteEventsCsv(TextOut& out, const metrics::RunInput& input) {
 
 void WriteAllocationsCsv(TextOut& out, const metrics::RunInput& input) {
   std::string& o = out.text();
-  o += "node,job,start,end,tasks,gpus\n";
+  schema::AppendHeader(o, schema::allocations::kColumns);
   for (const metrics::Allocation& a : input.allocations) {
     AppendCsvField(o, input.nodes.at(static_cast<size_t>(a.node)));
     o += ',';
@@ -237,12 +235,12 @@ void WriteAllocationsCsv(TextOut& out, const metrics::RunInput& input) {
 void WriteUtilizationCsv(TextOut& out, const metrics::RunSummary& summary,
                          const metrics::RunInput& input) {
   std::string& o = out.text();
-  o += "time";
+  o += schema::utilization::kTime;
   for (const auto& u : summary.utilization) {
     o += ',';
-    AppendCsvField(o, u.name + "_allocated");
+    AppendCsvField(o, u.name + std::string(schema::utilization::kAllocatedSuffix));
     o += ',';
-    AppendCsvField(o, u.name + "_effective");
+    AppendCsvField(o, u.name + std::string(schema::utilization::kEffectiveSuffix));
   }
   o += '\n';
   auto row = [&](core::Time t, const metrics::UtilizationSample& sample) {
@@ -424,16 +422,20 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
                          const metrics::RunSummary& summary, const metrics::RunInput& input,
                          const Provenance* provenance) {
   const std::string prefix(subdir);
-  auto st = AddFile(out, prefix + "summary.json",
+  auto st = AddFile(out, prefix + std::string(schema::kSummaryJson),
                     [&](TextOut& o) { WriteSummaryJson(o, summary, input, provenance); });
-  if (st) st = AddFile(out, prefix + "jobs.csv", [&](TextOut& o) { WriteJobsCsv(o, input); });
-  if (st) st = AddFile(out, prefix + "events.csv", [&](TextOut& o) { WriteEventsCsv(o, input); });
+  if (st)
+    st = AddFile(out, prefix + std::string(schema::kJobsCsv),
+                 [&](TextOut& o) { WriteJobsCsv(o, input); });
+  if (st)
+    st = AddFile(out, prefix + std::string(schema::kEventsCsv),
+                 [&](TextOut& o) { WriteEventsCsv(o, input); });
   if (st) {
-    st = AddFile(out, prefix + "allocations.csv",
+    st = AddFile(out, prefix + std::string(schema::kAllocationsCsv),
                  [&](TextOut& o) { WriteAllocationsCsv(o, input); });
   }
   if (st) {
-    st = AddFile(out, prefix + "utilization.csv",
+    st = AddFile(out, prefix + std::string(schema::kUtilizationCsv),
                  [&](TextOut& o) { WriteUtilizationCsv(o, summary, input); });
   }
   return st;
@@ -441,8 +443,7 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
 
 core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
                           const metrics::RunInput& input) {
-  auto out = OutputDir::Open(dir);
-  if (!out) return std::unexpected(out.error());
+  DLSCHED_TRY_LET(out, OutputDir::Open(dir));
   if (auto st = AddRunFiles(*out, "", summary, input); !st) return st;
   return out->Commit();
 }

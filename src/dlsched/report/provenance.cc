@@ -142,11 +142,9 @@ std::string ProvenanceFileText(const Provenance& p) {
 core::Result<Provenance> ParseProvenance(const json& v) {
   if (!v.is_object()) return core::MakeError("provenance: expected an object");
   Provenance p;
-  auto version = GetString(v, "dlsched_version");
-  if (!version) return std::unexpected(version.error());
+  DLSCHED_TRY_LET(version, GetString(v, "dlsched_version"));
   p.version = std::move(*version);
-  auto command = GetStrings(v, "command");
-  if (!command) return std::unexpected(command.error());
+  DLSCHED_TRY_LET(command, GetStrings(v, "command"));
   if (command->empty()) return Expected("command", "a non-empty list of strings");
   p.command = std::move(*command);
 
@@ -244,11 +242,9 @@ core::Result<std::optional<FoundProvenance>> ReadProvenance(const std::string& d
     const fs::path file = fs::path(dir) / name;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) continue;
-    auto text = ReadText(file);
-    if (!text) return std::unexpected(text.error());
+    DLSCHED_TRY_LET(text, ReadText(file));
     // summary.json's per-job array can be most of the file: dropped unbuilt.
-    auto root = ParseJsonFile(*text, file.string(), /*skip_jobs=*/true);
-    if (!root) return std::unexpected(root.error());
+    DLSCHED_TRY_LET(root, ParseJsonFile(*text, file.string(), /*skip_jobs=*/true));
     if (!root->is_object()) return core::Errorf("{}: not a JSON object", file.string());
     const auto it = root->find("provenance");
     if (it == root->end()) return std::nullopt;

@@ -19,11 +19,12 @@
 
 #include "dlsched/core/error.h"
 #include "dlsched/report/json_writer.h"
+#include "dlsched/report/schema.h"
 
 namespace dlsched::report {
 
 // The file a sweep's directory records its provenance in.
-inline constexpr std::string_view kProvenanceFile = "provenance.json";
+inline constexpr std::string_view kProvenanceFile = schema::kProvenanceJson;
 
 struct Provenance {
   // A file the results were computed from.

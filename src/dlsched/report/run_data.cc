@@ -19,6 +19,7 @@
 
 #include "dlsched/core/quantity.h"
 #include "dlsched/report/first_seen.h"
+#include "dlsched/report/schema.h"
 #include "dlsched/report/sweep.h"
 
 namespace dlsched::report {
@@ -28,9 +29,7 @@ namespace fs = std::filesystem;
 
 using core::internal::QuoteInput;
 
-// The files of one run, as simulate writes them.
-constexpr std::string_view kRunFiles[] = {"summary.json", "jobs.csv", "utilization.csv",
-                                          "events.csv", "allocations.csv"};
+using schema::kRunFiles;
 
 std::unexpected<core::Error> At(const std::string& path, int line, std::string_view what) {
   return core::Errorf("{}:{}: {}", path, line, what);
@@ -131,7 +130,7 @@ core::Result<std::vector<T>> ParseRows(const CsvFile& f, Fill fill) {
     Cells c(f, r);
     T row;
     fill(c, row);
-    if (auto st = c.status(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(c.status());
     out.push_back(std::move(row));
   }
   return out;
@@ -142,18 +141,20 @@ core::Result<CsvFile> ParseCsvFile(const std::string& path, const std::string& t
 }
 
 core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
-  auto cols = Columns(f, {"name", "submit", "queueing", "launching", "running"});
-  if (!cols) return std::unexpected(cols.error());
-  const auto first_start = f.Find("first_start");
-  const auto completion = f.Find("completion");
-  const auto jct = f.Find("jct");
-  const auto state = f.Find("final_state");
-  const auto stuck = f.Find("stuck");
-  const auto reallocations = f.Find("reallocations");
-  const auto preemptions = f.Find("preemptions");
-  const auto scale_events = f.Find("scale_events");
-  const auto gpus = f.Find("gpus");
-  const auto ideal = f.Find("ideal_runtime");
+  namespace col = schema::jobs;
+  auto cols =
+      Columns(f, {col::kName, col::kSubmit, col::kQueueing, col::kLaunching, col::kRunning});
+  DLSCHED_TRY(cols);
+  const auto first_start = f.Find(col::kFirstStart);
+  const auto completion = f.Find(col::kCompletion);
+  const auto jct = f.Find(col::kJct);
+  const auto state = f.Find(col::kFinalState);
+  const auto stuck = f.Find(col::kStuck);
+  const auto reallocations = f.Find(col::kReallocations);
+  const auto preemptions = f.Find(col::kPreemptions);
+  const auto scale_events = f.Find(col::kScaleEvents);
+  const auto gpus = f.Find(col::kGpus);
+  const auto ideal = f.Find(col::kIdealRuntime);
   return ParseRows<JobRow>(f, [&](Cells& c, JobRow& j) {
     j.name = c.Text((*cols)[0]);
     j.submit = c.Number((*cols)[1]);
@@ -174,17 +175,20 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
 }
 
 core::Result<Utilization> ParseUtilization(const CsvFile& f) {
-  auto time = Columns(f, {"time"});
-  if (!time) return std::unexpected(time.error());
+  namespace col = schema::utilization;
+  DLSCHED_TRY_LET(time, Columns(f, {col::kTime}));
   Utilization u;
   std::vector<std::pair<size_t, size_t>> cols;
-  constexpr std::string_view kAlloc = "_allocated";
+  constexpr std::string_view kAlloc = col::kAllocatedSuffix;
   for (size_t i = 0; i < f.header.size(); ++i) {
     const std::string& h = f.header[i];
     if (!h.ends_with(kAlloc)) continue;
     const std::string name = h.substr(0, h.size() - kAlloc.size());
-    auto eff = f.Find(name + "_effective");
-    if (!eff) return At(f.path, 1, fmt::format("no column '{}_effective' beside '{}'", name, h));
+    auto eff = f.Find(name + std::string(col::kEffectiveSuffix));
+    if (!eff) {
+      return At(f.path, 1,
+                fmt::format("no column '{}{}' beside '{}'", name, col::kEffectiveSuffix, h));
+    }
     cols.emplace_back(i, *eff);
     u.resources.push_back({name, {}, {}});
   }
@@ -195,17 +199,17 @@ core::Result<Utilization> ParseUtilization(const CsvFile& f) {
       u.resources[k].allocated.push_back(c.Number(cols[k].first));
       u.resources[k].effective.push_back(c.Number(cols[k].second));
     }
-    if (auto st = c.status(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(c.status());
   }
   return u;
 }
 
 core::Result<std::vector<EventRow>> ParseEvents(const CsvFile& f) {
-  auto cols = Columns(f, {"time", "job", "event"});
-  if (!cols) return std::unexpected(cols.error());
-  const auto workers = f.Find("workers");
-  const auto by = f.Find("by");
-  const auto detail = f.Find("detail");
+  namespace col = schema::events;
+  DLSCHED_TRY_LET(cols, Columns(f, {col::kTime, col::kJob, col::kEvent}));
+  const auto workers = f.Find(col::kWorkers);
+  const auto by = f.Find(col::kBy);
+  const auto detail = f.Find(col::kDetail);
   return ParseRows<EventRow>(f, [&](Cells& c, EventRow& e) {
     e.time = c.Number((*cols)[0]);
     e.job = c.Text((*cols)[1]);
@@ -217,10 +221,10 @@ core::Result<std::vector<EventRow>> ParseEvents(const CsvFile& f) {
 }
 
 core::Result<std::vector<AllocationRow>> ParseAllocations(const CsvFile& f) {
-  auto cols = Columns(f, {"node", "job", "start", "end"});
-  if (!cols) return std::unexpected(cols.error());
-  const auto tasks = f.Find("tasks");
-  const auto gpus = f.Find("gpus");
+  namespace col = schema::allocations;
+  DLSCHED_TRY_LET(cols, Columns(f, {col::kNode, col::kJob, col::kStart, col::kEnd}));
+  const auto tasks = f.Find(col::kTasks);
+  const auto gpus = f.Find(col::kGpus);
   return ParseRows<AllocationRow>(f, [&](Cells& c, AllocationRow& a) {
     a.node = c.Text((*cols)[0]);
     a.job = c.Text((*cols)[1]);
@@ -251,8 +255,7 @@ bool CompleteRow(const CsvFile& f, const CsvFile::Row& r) {
 }
 
 core::Result<SweepData> ParseSweep(const CsvFile& f) {
-  auto cols = Columns(f, {"profile", "load"});
-  if (!cols) return std::unexpected(cols.error());
+  DLSCHED_TRY_LET(cols, Columns(f, {"profile", "load"}));
   SweepData out;
   // The figures: every other column whose cells are numbers (or empty);
   // columns of text added later are left out, not an error.
@@ -281,7 +284,7 @@ core::Result<SweepData> ParseSweep(const CsvFile& f) {
     Cells c(f, r);
     const std::string& profile = c.Text((*cols)[0]);
     const double load = c.Number((*cols)[1]);
-    if (auto st = c.status(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(c.status());
     const size_t index = profiles.Number(profile);
     Acc& a = acc[{index, load}];
     a.point.profile = profile;
@@ -399,8 +402,7 @@ class SummaryReader {
 core::Result<SummaryData> ParseSummary(const std::string& path, const std::string& text) {
   // The per-job array can be most of the file (100,000 jobs); the report
   // reads jobs.csv instead, so the parser drops it unbuilt.
-  auto parsed = ParseJsonFile(text, path, /*skip_jobs=*/true);
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, ParseJsonFile(text, path, /*skip_jobs=*/true));
   const nlohmann::json& root = *parsed;
   if (!root.is_object()) return At(path, 1, "expected a JSON object");
   SummaryReader r(root, text, path);
@@ -462,7 +464,7 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
       s.utilization.push_back(std::move(u));
     }
   }
-  if (auto st = r.status(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(r.status());
   if (const auto it = root.find("provenance"); it != root.end()) {
     auto p = ParseProvenance(*it);
     if (!p) return At(path, LineOfKey(text, "provenance"), p.error().message);
@@ -476,11 +478,9 @@ template <typename T, typename Parse>
 core::Status ReadOptional(const fs::path& dir, std::string_view file, Parse parse,
                           std::optional<T>* out) {
   const fs::path p = dir / file;
-  auto text = ReadIfPresent(p);
-  if (!text) return std::unexpected(text.error());
+  DLSCHED_TRY_LET(text, ReadIfPresent(p));
   if (!*text) return {};
-  auto parsed = parse(p.string(), **text);
-  if (!parsed) return std::unexpected(parsed.error());
+  DLSCHED_TRY_LET(parsed, parse(p.string(), **text));
   *out = std::move(*parsed);
   return {};
 }
@@ -515,13 +515,13 @@ core::Result<RunData> LoadRun(const fs::path& dir, std::string name) {
   RunData run;
   run.dir = dir.string();
   for (auto st : {
-           ReadOptional(dir, "summary.json", ParseSummary, &run.summary),
-           ReadOptional(dir, "jobs.csv", CsvThen(ParseJobs), &run.jobs),
-           ReadOptional(dir, "utilization.csv", CsvThen(ParseUtilization), &run.utilization),
-           ReadOptional(dir, "events.csv", CsvThen(ParseEvents), &run.events),
-           ReadOptional(dir, "allocations.csv", CsvThen(ParseAllocations), &run.allocations),
+           ReadOptional(dir, schema::kSummaryJson, ParseSummary, &run.summary),
+           ReadOptional(dir, schema::kJobsCsv, CsvThen(ParseJobs), &run.jobs),
+           ReadOptional(dir, schema::kUtilizationCsv, CsvThen(ParseUtilization), &run.utilization),
+           ReadOptional(dir, schema::kEventsCsv, CsvThen(ParseEvents), &run.events),
+           ReadOptional(dir, schema::kAllocationsCsv, CsvThen(ParseAllocations), &run.allocations),
        }) {
-    if (!st) return std::unexpected(st.error());
+    DLSCHED_TRY(st);
   }
   if (name.empty() && run.summary) name = run.summary->figures.profile;
   run.name = name.empty() ? DirName(dir) : name;
@@ -661,33 +661,24 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
   if (!fs::is_directory(st)) return core::Errorf("{}: not a directory", dir);
   const fs::path path(dir);
 
-  if (auto s = ReadOptional(path, "compare.csv", ParseCsvFile, &out.compare); !s) {
-    return std::unexpected(s.error());
-  }
-  if (auto s = ReadOptional(path, "sweep.csv", CsvThen(ParseSweep), &out.sweep); !s) {
-    return std::unexpected(s.error());
-  }
+  DLSCHED_TRY(ReadOptional(path, schema::kCompareCsv, ParseCsvFile, &out.compare));
+  DLSCHED_TRY(ReadOptional(path, schema::kSweepCsv, CsvThen(ParseSweep), &out.sweep));
   // The cells of a sweep run one at a time (a Kubernetes Indexed Job):
   // merged as the whole sweep would have written its sweep.csv.
   if (!out.sweep && HasSweepCells(dir)) {
-    auto merged = MergeSweepCells(dir);
-    if (!merged) return std::unexpected(merged.error());
-    auto csv = ParseCsv(*merged, (path / kCellsDir / "").string());
-    if (!csv) return std::unexpected(csv.error());
-    auto sweep = ParseSweep(*csv);
-    if (!sweep) return std::unexpected(sweep.error());
+    DLSCHED_TRY_LET(merged, MergeSweepCells(dir));
+    DLSCHED_TRY_LET(csv, ParseCsv(*merged, (path / kCellsDir / "").string()));
+    DLSCHED_TRY_LET(sweep, ParseSweep(*csv));
     out.sweep = std::move(*sweep);
   }
   if (HasRunFiles(path)) {
-    auto run = LoadRun(path, "");
-    if (!run) return std::unexpected(run.error());
+    DLSCHED_TRY_LET(run, LoadRun(path, ""));
     if (run->summary) out.provenance = run->summary->provenance;
     out.runs.push_back(std::move(*run));
     return out;
   }
   // A compare's in compare.json, a sweep's in provenance.json.
-  auto found = ReadProvenance(dir);
-  if (!found) return std::unexpected(found.error());
+  DLSCHED_TRY_LET(found, ReadProvenance(dir));
   if (*found) out.provenance = std::move((*found)->provenance);
   // A compare directory: one run directory per profile, in compare.csv's
   // order (its profile column names them), then any others by name.
@@ -714,8 +705,7 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
     }
   }
   for (const auto& name : names) {
-    auto run = LoadRun(path / name, name);
-    if (!run) return std::unexpected(run.error());
+    DLSCHED_TRY_LET(run, LoadRun(path / name, name));
     out.runs.push_back(std::move(*run));
   }
   if (out.runs.empty() && !out.compare && !out.sweep) {
@@ -731,8 +721,7 @@ core::Result<ReportDir> LoadReportDir(const std::string& dir) {
 core::Result<std::vector<ReportDir>> LoadReportDirs(std::span<const std::string> dirs) {
   std::vector<ReportDir> out;
   for (const auto& d : dirs) {
-    auto loaded = LoadReportDir(d);
-    if (!loaded) return std::unexpected(loaded.error());
+    DLSCHED_TRY_LET(loaded, LoadReportDir(d));
     out.push_back(std::move(*loaded));
   }
   return out;
@@ -781,8 +770,7 @@ std::vector<ReportDir> Overlay(std::vector<ReportDir> dirs) {
 }
 
 core::Result<std::vector<ReportDir>> LoadReport(std::span<const std::string> dirs) {
-  auto loaded = LoadReportDirs(dirs);
-  if (!loaded) return std::unexpected(loaded.error());
+  DLSCHED_TRY_LET(loaded, LoadReportDirs(dirs));
   return Overlay(std::move(*loaded));
 }
 

@@ -41,8 +41,7 @@ core::Result<std::pair<int64_t, Cell>> ReadCell(const fs::path& p) {
   ss << in.rdbuf();
   if (!in) return core::Errorf("{}: cannot read file", p.string());
   const std::string text = ss.str();
-  auto csv = ParseCsv(text, p.string());
-  if (!csv) return std::unexpected(csv.error());
+  DLSCHED_TRY_LET(csv, ParseCsv(text, p.string()));
   if (csv->rows.size() != 1) {
     return core::Errorf("{}: expected the header and one row, got {} rows", p.string(),
                         csv->rows.size());
@@ -87,8 +86,7 @@ core::Result<std::string> MergeSweepCells(const std::string& dir) {
       continue;
     }
     if (name != kCellFile || !it->is_regular_file(ec)) continue;
-    auto cell = ReadCell(it->path());
-    if (!cell) return std::unexpected(cell.error());
+    DLSCHED_TRY_LET(cell, ReadCell(it->path()));
     auto [index, c] = std::move(*cell);
     if (!cells.empty()) {
       const Cell& first = cells.begin()->second;

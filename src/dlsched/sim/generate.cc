@@ -343,7 +343,7 @@ core::Status CheckGenerateOptions(const GenerateOptions& options) {
 }
 
 core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& options) {
-  if (auto st = CheckOptionsOf(options); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(CheckOptionsOf(options));
   const std::vector<std::string_view> models = ModelNames();
   if (models.empty()) return core::Errorf("the model zoo is empty");
 
@@ -610,9 +610,7 @@ core::Result<std::string> ClusterYaml(const ClusterOptions& o) {
   }
   // What the options add up to must be a cluster dlsched accepts (e.g. the
   // total memory stays within core::kMaxTotalAmount).
-  if (auto parsed = config::ParseCluster(out, "generated cluster"); !parsed) {
-    return std::unexpected(parsed.error());
-  }
+  DLSCHED_TRY(config::ParseCluster(out, "generated cluster"));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "dlsched/engine/cluster_state.h"
 #include "dlsched/engine/lifecycle.h"
 #include "dlsched/engine/placement.h"
+#include "dlsched/engine/scheduler.h"
 #include "dlsched/sim/event_queue.h"
 #include "dlsched/sim/model_zoo.h"
 
@@ -19,18 +20,10 @@ namespace {
 using core::JobPhase;
 using engine::JobIndex;
 
-// What the simulator knows of a job beyond the engine's JobState and the
-// life cycle's JobHistory: its speed.
-struct SimJob {
-  double rate = 0;             // steps/s while running
-  int64_t gpus = 0;            // GPUs held while it trains (for JobState::attained)
-  core::Time progress_at = 0;  // steps_done is exact at this time
-  uint64_t epoch = 0;          // bumps whenever a pending completion becomes stale
-};
-
-// The simulator is a Backend of the shared life cycle: timers are events on
-// its queue, binds and unbinds take effect at once, and a job's speed
-// follows its placement analytically.
+// The simulator is a Backend of the shared scheduler loop (engine::
+// Scheduler): its events come from a queue in time order, timers are events
+// on it, binds and unbinds take effect at once, and a job's completion is
+// an event at the time its rate (the loop's progress estimate) says.
 class Simulation final : public engine::Backend {
  public:
   Simulation(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload,
@@ -39,8 +32,8 @@ class Simulation final : public engine::Backend {
         workload_(workload),
         engine_(engine),
         options_(options),
-        state_(cluster),
-        lifecycle_(state_, *this, LifecycleOptionsOf(engine, options)) {}
+        scheduler_(cluster, engine, *this, SchedulerOptionsOf(options)),
+        state_(scheduler_.state()) {}
 
   core::Result<SimResult> Run();
 
@@ -52,7 +45,7 @@ class Simulation final : public engine::Backend {
   void Held(engine::TaskRef t, engine::NodeIndex n) override;
   void CreateTask(engine::TaskRef) override {}
   void DeleteTask(engine::TaskRef) override {}
-  void OnProgressChange(JobIndex j) override { SetRate(j, now_); }
+  void OnProgressChange(JobIndex j) override { SetRate(j); }
   void OnPhase(JobIndex j, JobPhase from) override;
   bool WantsTimeline() const override { return options_.timeline; }
   void OnTimeline(engine::TimelineEvent e) override {
@@ -61,23 +54,28 @@ class Simulation final : public engine::Backend {
   }
 
  private:
-  static engine::LifecycleOptions LifecycleOptionsOf(const engine::Engine& engine,
-                                                     const SimOptions& options) {
-    engine::LifecycleOptions o;
-    o.protect_factor = engine.profile().protect_factor;
-    o.protect_relaunch_only = engine.profile().protect_relaunch_only;
-    o.task_loss = engine.profile().task_loss;
+  static engine::SchedulerOptions SchedulerOptionsOf(const SimOptions& options) {
+    engine::SchedulerOptions o;
     o.backoff_initial = options.backoff_initial;
     o.backoff_max = options.backoff_max;
     return o;
   }
-  void Advance(JobIndex j, core::Time now);
-  void SetRate(JobIndex j, core::Time now);
+  // Reprices the job (its rate from its placement) and queues its completion.
+  void SetRate(JobIndex j);
+  // How the loop ended.
+  struct LoopEnd {
+    int64_t cycles = 0;
+    int64_t max_idle_cycles = 0;  // the livelock guard's limit
+    bool stopped = false;         // SimOptions::stop
+    bool livelock = false;
+  };
+  core::Status Setup();
+  core::Result<LoopEnd> Loop();
+  void Records(const LoopEnd& loop);
   void HandleEvent(const Event& e);
   void HandleNodeEvent(const core::NodeEvent& e);
   core::Status PlaceInitial();
   core::Status CheckInvariants() const;
-  void SetJobRate(JobIndex j, double rate);
   void SampleUtilization(core::Time now);
   // Task `t` came onto (+1) or left (-1) node `n`: the job's open
   // allocation row there closes and a new one opens.
@@ -88,13 +86,13 @@ class Simulation final : public engine::Backend {
   const config::WorkloadSpec& workload_;
   const engine::Engine& engine_;
   const SimOptions& options_;
-  engine::ClusterState state_;
-  engine::JobLifecycle lifecycle_;
-  std::vector<SimJob> jobs_;
+  engine::Scheduler scheduler_;
+  const engine::ClusterState& state_;  // the scheduler's cache, read-only
+  // Per job: bumps whenever its pending completion event becomes stale.
+  std::vector<uint64_t> completion_epoch_;
   EventQueue queue_;
   core::Time now_ = 0;
   int active_events_ = 0;  // queued events other than ticks
-  int training_jobs_ = 0;  // jobs with a positive rate
   // Resources held by jobs making progress (RunningProtected, Running),
   // kept up to date at every phase change and placement.
   core::Resources effective_;
@@ -104,28 +102,13 @@ class Simulation final : public engine::Backend {
   SimResult result_;
 };
 
-void Simulation::Advance(JobIndex j, core::Time now) {
-  SimJob& sj = jobs_[j];
-  engine::JobState& js = state_.MutableJob(j);
-  if (sj.rate > 0 && now > sj.progress_at) {
-    js.steps_done =
-        std::min(js.spec->total_steps, js.steps_done + sj.rate * (now - sj.progress_at));
-    js.attained += static_cast<double>(sj.gpus) * (now - sj.progress_at);
-  }
-  sj.progress_at = now;
-}
-
-// Recomputes the job's rate from its placement and schedules its completion.
-void Simulation::SetRate(JobIndex j, core::Time now) {
-  SimJob& sj = jobs_[j];
-  const engine::JobState& js = state_.Job(j);
-  Advance(j, now);
-  ++sj.epoch;
-  SetJobRate(j, core::IsRunning(js.phase) ? js.PlacedRate() : 0);
-  sj.gpus = sj.rate > 0 ? state_.Held(j)[core::kGpu] : 0;
-  if (sj.rate > 0) {
+void Simulation::SetRate(JobIndex j) {
+  const double rate = scheduler_.Reprice(j, now_);
+  const uint64_t epoch = ++completion_epoch_[j];
+  if (rate > 0) {
+    const engine::JobState& js = state_.Job(j);
     const double remaining = std::max(0.0, js.spec->total_steps - js.steps_done);
-    queue_.Push(now + remaining / sj.rate, EventKind::kCompletion, j, sj.epoch);
+    queue_.Push(now_ + remaining / rate, EventKind::kCompletion, j, epoch);
     ++active_events_;
   }
 }
@@ -160,14 +143,14 @@ void Simulation::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uin
 
 // A simulated bind always succeeds, at once.
 void Simulation::Bind(engine::TaskRef t, engine::NodeIndex n) {
-  state_.ConfirmTask(t);
+  scheduler_.BindDone(t);
   if (core::IsRunning(state_.Job(t.job).phase)) effective_ += state_.Request(t);
   Hold(t, n, +1);
 }
 
 // A simulated pod is gone at once.
 void Simulation::Unbind(engine::TaskRef t, engine::NodeIndex n) {
-  state_.TaskGone(t);
+  scheduler_.TaskGone(t);
   if (core::IsRunning(state_.Job(t.job).phase)) effective_ -= state_.Request(t);
   Hold(t, n, -1);
 }
@@ -224,10 +207,10 @@ core::Status Simulation::CheckInvariants() const {
   }
   // Releasing tasks in a simulation are the ones held until their job's
   // checkpoint is done, and only those.
-  if (state_.NumAssumed() != 0 || state_.NumReleasing() != lifecycle_.NumHeld()) {
+  if (state_.NumAssumed() != 0 || state_.NumReleasing() != scheduler_.lifecycle().NumHeld()) {
     return core::Errorf(
         "t={}: {} assumed and {} releasing tasks left in a simulation ({} held for a checkpoint)",
-        now_, state_.NumAssumed(), state_.NumReleasing(), lifecycle_.NumHeld());
+        now_, state_.NumAssumed(), state_.NumReleasing(), scheduler_.lifecycle().NumHeld());
   }
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
     const engine::JobState& js = state_.Job(j);
@@ -257,23 +240,21 @@ void Simulation::HandleEvent(const Event& e) {
     case EventKind::kArrival:
       break;  // handled in batch by Run()
     case EventKind::kLaunchDone:
-      lifecycle_.OnTimer(engine::TimerKind::kLaunchDone, j, e.epoch);
+      scheduler_.OnTimer(engine::TimerKind::kLaunchDone, j, e.epoch);
       break;
     case EventKind::kProtectEnd:
-      lifecycle_.OnTimer(engine::TimerKind::kProtectEnd, j, e.epoch);
+      scheduler_.OnTimer(engine::TimerKind::kProtectEnd, j, e.epoch);
       break;
     case EventKind::kCheckpointDone:
-      lifecycle_.OnTimer(engine::TimerKind::kCheckpointDone, j, e.epoch);
+      scheduler_.OnTimer(engine::TimerKind::kCheckpointDone, j, e.epoch);
       break;
     case EventKind::kCompletion: {
-      if (e.epoch != jobs_[j].epoch || !core::IsRunning(state_.Job(j).phase)) return;
-      Advance(j, now_);
-      state_.MutableJob(j).steps_done = state_.Job(j).spec->total_steps;
-      lifecycle_.Complete(j);
+      if (e.epoch != completion_epoch_[j] || !core::IsRunning(state_.Job(j).phase)) return;
+      scheduler_.Finished(j, now_);
       break;
     }
     case EventKind::kDeadline:
-      lifecycle_.Fail(
+      scheduler_.Fail(
           j, fmt::format("deadline of {:g}s after arrival passed", *state_.Job(j).spec->deadline));
       break;
     case EventKind::kNode:
@@ -309,8 +290,7 @@ core::Status Simulation::PlaceInitial() {
                               core::FormatResources(state_.Free(n)),
                               core::FormatResources(request));
         }
-        state_.PlaceTask(engine::TaskRef{j, t.role, t.index}, n);
-        if (held) lifecycle_.Hold(engine::TaskRef{j, t.role, t.index});
+        scheduler_.Place(engine::TaskRef{j, t.role, t.index}, n, held);
       }
     }
     if (in.phase == JobPhase::kWaiting) continue;  // arrives with some pods bound
@@ -318,8 +298,7 @@ core::Status Simulation::PlaceInitial() {
     times.since = in.since;
     times.first_start = in.first_start;
     times.last_launch = in.last_launch;
-    lifecycle_.Adopt(j, in.phase, in.admission_seq, times);
-    if (core::IsRunning(state_.Job(j).phase)) SetRate(j, now_);
+    scheduler_.Adopt(j, in.phase, in.admission_seq, times);
     if (spec.deadline) {
       queue_.Push(std::max(now_, spec.submit_time + *spec.deadline), EventKind::kDeadline, j);
       ++active_events_;
@@ -333,13 +312,16 @@ void Simulation::HandleNodeEvent(const core::NodeEvent& e) {
   const engine::NodeIndex n = state_.FindNode(e.node.name);
   switch (e.kind) {
     case core::NodeEvent::Kind::kAdd:
-      if (n == engine::kNoNode) state_.AddNode(e.node);
+      if (n == engine::kNoNode) {
+        scheduler_.AddNode(e.node);  // news that pending pods deserve a new try
+        return;
+      }
       break;
     case core::NodeEvent::Kind::kRemove:
-      if (n != engine::kNoNode) lifecycle_.NodeRemoved(n, "removed");
+      if (n != engine::kNoNode) scheduler_.RemoveNode(n, "removed");
       break;
     case core::NodeEvent::Kind::kFail:
-      if (n != engine::kNoNode) lifecycle_.NodeRemoved(n, "failed");
+      if (n != engine::kNoNode) scheduler_.RemoveNode(n, "failed");
       break;
     case core::NodeEvent::Kind::kUpdate: {
       if (n == engine::kNoNode) break;
@@ -348,19 +330,12 @@ void Simulation::HandleNodeEvent(const core::NodeEvent& e) {
       if (e.labels) spec.labels = *e.labels;
       if (e.taints) spec.taints = *e.taints;
       if (e.schedulable) spec.schedulable = *e.schedulable;
-      state_.UpdateNode(n, spec);
-      lifecycle_.NodeUpdated(n);
+      scheduler_.UpdateNode(n, spec);
       break;
     }
   }
   // Every kind changes what fits where: pending pods deserve a new try.
-  lifecycle_.ClusterChanged();
-}
-
-void Simulation::SetJobRate(JobIndex j, double rate) {
-  double& r = jobs_[j].rate;
-  training_jobs_ += (rate > 0) - (r > 0);
-  r = rate;
+  scheduler_.ClusterChanged();
 }
 
 void Simulation::SampleUtilization(core::Time now) {
@@ -390,28 +365,29 @@ double Simulation::IdealRuntime(const core::JobSpec& spec) const {
   return best > 0 ? spec.total_steps / best : 0;
 }
 
-core::Result<SimResult> Simulation::Run() {
+// The cluster's reserved pods, the jobs, those placed at the start, and
+// the events the inputs give (arrivals, deadlines, node events) queued.
+core::Status Simulation::Setup() {
   const auto& specs = workload_.jobs;
-  jobs_.resize(specs.size());
+  completion_epoch_.resize(specs.size());
   // A workload's `start` (a snapshot of a live cluster): the run begins
   // there; what arrived or was due before happens at it.
   const core::Time start = workload_.start;
   now_ = start;
   // Nodes' `reserved` resources: held by pods outside the workload.
   for (const auto& [name, reserved] : cluster_.reserved) {
-    state_.AddForeignTask(fmt::format("reserved/{}", name), state_.FindNode(name), reserved,
-                          reserved);
+    scheduler_.ForeignPodBound(fmt::format("reserved/{}", name), state_.FindNode(name), reserved,
+                               reserved);
   }
-  state_.ReserveJobs(specs.size());
+  scheduler_.ReserveJobs(specs.size());
   result_.run.jobs.reserve(specs.size());
   // Every job that runs has at least four rows (submitted, started,
   // running, completed), most a wait or two: room for six each, so the
   // timeline is seldom moved as it grows.
   if (options_.timeline) result_.run.events.reserve(6 * specs.size());
-  for (const auto& spec : specs) state_.AddJob(&spec, spec.submit_time);
-  lifecycle_.JobsAdded();
-  lifecycle_.UsePodQueue(engine_.profile().admission->UsesPodQueue());
-  if (auto st = PlaceInitial(); !st) return std::unexpected(st.error());
+  for (const auto& spec : specs) scheduler_.AddJob(&spec, spec.submit_time);
+  scheduler_.JobsAdded();
+  DLSCHED_TRY(PlaceInitial());
   // A continued run decides at its start even when nothing arrives there.
   if (start > 0) queue_.Push(start, EventKind::kTick);
   for (JobIndex j = 0; j < static_cast<JobIndex>(specs.size()); ++j) {
@@ -429,10 +405,26 @@ core::Result<SimResult> Simulation::Run() {
                 static_cast<int32_t>(i));
     ++active_events_;
   }
+  return {};
+}
+
+core::Result<SimResult> Simulation::Run() {
+  DLSCHED_TRY(Setup());
+  DLSCHED_TRY_LET(end, Loop());
+  Records(*end);
+  return std::move(result_);
+}
+
+// Every instant with events, in time order: the events told to the
+// scheduler, one cycle, the wake-ups it asks for. Ends when every job is
+// done, nothing is left to happen, the caller stops it or a livelock.
+core::Result<Simulation::LoopEnd> Simulation::Loop() {
+  const auto& specs = workload_.jobs;
+  LoopEnd end;
   engine::CycleOptions cycle_options;
   cycle_options.trace_job = options_.trace_job.empty() ? -1 : state_.FindJob(options_.trace_job);
   cycle_options.traces = &result_.traces;
-  int64_t cycles = 0;
+  int64_t& cycles = end.cycles;
   // Livelock guard: a profile that keeps changing the plan while no job
   // trains, arrives or ends (e.g. resizing a job back and forth with zero
   // delays, all at one instant) would cycle for ever. Legitimate runs have
@@ -440,21 +432,20 @@ core::Result<SimResult> Simulation::Run() {
   int64_t tasks = 0;
   for (const auto& spec : specs)
     tasks += spec.NumTasks(spec.role(core::Role::kWorker).max_replicas);
-  const int64_t max_idle_cycles = 1000 + 10 * tasks;
+  end.max_idle_cycles = 1000 + 10 * tasks;
+  const int64_t max_idle_cycles = end.max_idle_cycles;
   int64_t idle_cycles = 0;
-  bool livelock = false;
+  bool& livelock = end.livelock;
   Progress* progress = options_.progress;
   if (progress != nullptr) progress->jobs_total = static_cast<int64_t>(specs.size());
-  bool stopped = false;
-  const bool reads_progress =
-      engine_.profile().order->ReadsProgress() || engine_.profile().sizer->ReadsProgress();
-  while (!queue_.Empty() && lifecycle_.Unfinished() > 0) {
+  bool& stopped = end.stopped;
+  while (!queue_.Empty() && scheduler_.Unfinished() > 0) {
     if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) {
       stopped = true;
       break;
     }
-    const int unfinished_before = lifecycle_.Unfinished();
-    const bool trained = queue_.Top().time > now_ && training_jobs_ > 0;
+    const int unfinished_before = scheduler_.Unfinished();
+    const bool trained = queue_.Top().time > now_ && scheduler_.NumTraining() > 0;
     now_ = queue_.Top().time;
     std::vector<JobIndex> arrived;
     while (!queue_.Empty() && queue_.Top().time == now_) {
@@ -466,53 +457,55 @@ core::Result<SimResult> Simulation::Run() {
         HandleEvent(e);
       }
     }
-    if (!arrived.empty()) lifecycle_.Arrive(arrived);
-    if (trained || !arrived.empty() || lifecycle_.Unfinished() != unfinished_before) {
+    if (!arrived.empty()) scheduler_.Arrive(arrived);
+    if (trained || !arrived.empty() || scheduler_.Unfinished() != unfinished_before) {
       idle_cycles = 0;
     } else if (++idle_cycles > max_idle_cycles) {
       livelock = true;
       break;
     }
     cycle_options.cycle = cycles++;
-    if (reads_progress) {
-      for (core::JobPhase p : {JobPhase::kRunning, JobPhase::kRunningProtected}) {
-        for (JobIndex j : state_.JobsInPhase(p)) Advance(j, now_);
-      }
-    }
-    const engine::Plan plan = engine_.Cycle(state_, now_, cycle_options);
+    const engine::Plan plan = scheduler_.Cycle(now_, cycle_options);
     if (options_.on_plan) options_.on_plan(now_, plan);
-    lifecycle_.Apply(plan);
-    if (plan.revisit_at > now_ && plan.revisit_at < next_tick_) {
-      queue_.Push(plan.revisit_at, EventKind::kTick);
-      next_tick_ = plan.revisit_at;
+    const core::Time revisit = scheduler_.RevisitAt();
+    if (revisit > now_ && revisit < next_tick_) {
+      queue_.Push(revisit, EventKind::kTick);
+      next_tick_ = revisit;
     }
     SampleUtilization(now_);
     if (progress != nullptr) {
-      progress->jobs_finished.store(static_cast<int64_t>(specs.size()) - lifecycle_.Unfinished(),
+      progress->jobs_finished.store(static_cast<int64_t>(specs.size()) - scheduler_.Unfinished(),
                                     std::memory_order_relaxed);
       progress->now.store(now_, std::memory_order_relaxed);
     }
     if (options_.check_invariants) {
-      if (auto st = CheckInvariants(); !st) return std::unexpected(st.error());
+      DLSCHED_TRY(CheckInvariants());
     }
     // A pod is worth a wake-up (at its backoff expiry) only if it has not
     // been tried since the state last changed. With no such pod, the next
     // real event (an arrival, a completion, a deadline) is the next thing
     // that can change anything, however far away it is; with no event left
     // either, the state is a fixed point (a deadlock if jobs are unfinished).
-    if (!lifecycle_.AnyPodUntried()) {
+    if (!scheduler_.PodsUntried()) {
       // (A cycle the plan asked for, e.g. a scheduling round, still counts.)
-      if (active_events_ == 0 && !(plan.revisit_at > now_)) break;
+      if (active_events_ == 0 && !(revisit > now_)) break;
       continue;
     }
-    const core::Time wake = lifecycle_.NextPodRetry(now_);
+    const core::Time wake = scheduler_.NextPodRetry(now_);
     if (wake != core::kNever && wake < next_tick_) {
       queue_.Push(wake, EventKind::kTick);
       next_tick_ = wake;
     }
   }
+  return end;
+}
 
-  // Records.
+// The run's records: one per job, the nodes, the figures of the run.
+void Simulation::Records(const LoopEnd& loop) {
+  const auto& specs = workload_.jobs;
+  const bool stopped = loop.stopped;
+  const bool livelock = loop.livelock;
+  Progress* progress = options_.progress;
   metrics::RunInput& run = result_.run;
   // Rows opened and emptied at one instant held nothing.
   std::erase_if(run.allocations, [](const metrics::Allocation& a) { return a.tasks == 0; });
@@ -520,12 +513,12 @@ core::Result<SimResult> Simulation::Run() {
   run.profile = engine_.profile().name;
   run.capacity = state_.Capacity();
   run.end_time = now_;
-  run.cycles = cycles;
+  run.cycles = loop.cycles;
   run.deadlocked = false;
   run.partial = stopped;
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
     const engine::JobState& js = state_.Job(j);
-    const engine::JobHistory& sj = lifecycle_.History(j);
+    const engine::JobHistory& sj = scheduler_.History(j);
     metrics::JobRecord r;
     r.name = js.spec->name;
     r.namespace_name = js.spec->namespace_name;
@@ -562,7 +555,7 @@ core::Result<SimResult> Simulation::Run() {
       r.reason = fmt::format(
           "run stopped at {:g}s: {} scheduling cycles in a row without any job training, "
           "arriving or ending (livelock); last reason: {}",
-          now_, max_idle_cycles, sj.reason.empty() ? "none" : sj.reason);
+          now_, loop.max_idle_cycles, sj.reason.empty() ? "none" : sj.reason);
     }
     if (options_.timeline && r.stuck) {
       run.events.push_back(metrics::JobEvent{now_, j, "stuck", -1, -1,
@@ -571,11 +564,10 @@ core::Result<SimResult> Simulation::Run() {
     run.jobs.push_back(std::move(r));
   }
   if (progress != nullptr) {
-    progress->jobs_finished.store(static_cast<int64_t>(specs.size()) - lifecycle_.Unfinished());
+    progress->jobs_finished.store(static_cast<int64_t>(specs.size()) - scheduler_.Unfinished());
     progress->now.store(now_);
     progress->done.store(true);
   }
-  return std::move(result_);
 }
 
 }  // namespace
@@ -609,7 +601,7 @@ core::Status CheckRunnable(const config::WorkloadSpec& workload) {
 core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
                                  const config::WorkloadSpec& workload, const engine::Engine& engine,
                                  const SimOptions& options) {
-  if (auto st = CheckRunnable(workload); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(CheckRunnable(workload));
   Simulation sim(cluster, workload, engine, options);
   return sim.Run();
 }
@@ -621,8 +613,7 @@ core::Status CheckStart(const core::ClusterSpec& cluster, const config::Workload
   SimOptions options;
   options.timeline = false;
   options.stop = &stop;
-  auto run = Simulate(cluster, workload, engine, options);
-  if (!run) return std::unexpected(run.error());
+  DLSCHED_TRY_LET(run, Simulate(cluster, workload, engine, options));
   return {};
 }
 

@@ -27,7 +27,7 @@ core::Status ResolveWorkload(config::WorkloadSpec& workload) {
 core::Result<config::WorkloadSpec> LoadWorkload(const std::string& path) {
   auto workload = config::LoadWorkload(path);
   if (!workload) return workload;
-  if (auto st = ResolveWorkload(*workload); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(ResolveWorkload(*workload));
   return workload;
 }
 

@@ -91,11 +91,9 @@ core::Result<std::unique_ptr<engine::JobOrder>> MakeCombinedPriority(const YAML:
   CpsParams p;
   // k only scales V: any k > 0 gives the same order. It is kept because
   // the paper has it and V is shown to users.
-  auto k = reader.Double("k", 1, 1e-9, 1e9);
-  if (!k) return std::unexpected(k.error());
+  DLSCHED_TRY_LET(k, reader.Double("k", 1, 1e-9, 1e9));
   p.k = *k;
-  auto def = reader.Int("defaultUserPriority", 5, 1, 10);
-  if (!def) return std::unexpected(def.error());
+  DLSCHED_TRY_LET(def, reader.Int("defaultUserPriority", 5, 1, 10));
   p.default_user_priority = *def;
 
   const std::string ns_path = reader.Path("namespaceWeights");
@@ -110,8 +108,7 @@ core::Result<std::unique_ptr<engine::JobOrder>> MakeCombinedPriority(const YAML:
         return core::Errorf("{}: expected namespace names as keys", ns_path);
       }
       const std::string& name = kv.first.Scalar();
-      auto w = nr.Int(name, p.default_user_priority, 1, 10);
-      if (!w) return std::unexpected(w.error());
+      DLSCHED_TRY_LET(w, nr.Int(name, p.default_user_priority, 1, 10));
       p.namespace_weights[name] = *w;
     }
   }
@@ -132,13 +129,12 @@ core::Result<std::unique_ptr<engine::JobOrder>> MakeCombinedPriority(const YAML:
                     {"low", core::PriorityClass::kLow}};
     for (const auto& c : kClasses) {
       const int idx = static_cast<int>(c.cls);
-      auto v = pr.Int(c.key, p.priority_values[idx], 0, 1000000);
-      if (!v) return std::unexpected(v.error());
+      DLSCHED_TRY_LET(v, pr.Int(c.key, p.priority_values[idx], 0, 1000000));
       p.priority_values[idx] = *v;
     }
-    if (auto st = pr.Finish(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(pr.Finish());
   }
-  if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(reader.Finish());
   return std::make_unique<CombinedPriorityOrder>(std::move(p));
 }
 

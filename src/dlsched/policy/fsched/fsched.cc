@@ -14,17 +14,13 @@ void RegisterFsched(PluginTable& t) {
                      // vBound above that never binds; 1 is accepted for the paper's 0.5.
                      ArgReader reader(args, where);
                      FSchedulingSizer::Options o;
-                     auto v_bound = reader.Double("vBound", o.v_bound, 0, 1);
-                     if (!v_bound) return std::unexpected(v_bound.error());
-                     auto min_gain = reader.Double("minGain", o.min_gain, 0, 1e9);
-                     if (!min_gain) return std::unexpected(min_gain.error());
-                     auto restart = reader.Bool("restart", o.restart);
-                     if (!restart) return std::unexpected(restart.error());
-                     auto hold = reader.Bool("holdUntilCheckpoint", o.hold_until_checkpoint);
-                     if (!hold) return std::unexpected(hold.error());
-                     auto pay_back = reader.Bool("payBack", o.pay_back);
-                     if (!pay_back) return std::unexpected(pay_back.error());
-                     if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+                     DLSCHED_TRY_LET(v_bound, reader.Double("vBound", o.v_bound, 0, 1));
+                     DLSCHED_TRY_LET(min_gain, reader.Double("minGain", o.min_gain, 0, 1e9));
+                     DLSCHED_TRY_LET(restart, reader.Bool("restart", o.restart));
+                     DLSCHED_TRY_LET(hold,
+                                     reader.Bool("holdUntilCheckpoint", o.hold_until_checkpoint));
+                     DLSCHED_TRY_LET(pay_back, reader.Bool("payBack", o.pay_back));
+                     DLSCHED_TRY(reader.Finish());
                      o.v_bound = *v_bound;
                      o.min_gain = *min_gain;
                      o.restart = *restart;

@@ -74,14 +74,12 @@ core::Result<std::unique_ptr<engine::JobOrder>> MakeKod2Weight(const YAML::Node&
                                                                const std::string& where) {
   ArgReader reader(args, where);
   Kod2WeightOptions o;
-  auto kappa = reader.Double("kappa", o.kappa, 0, 1e9);
-  if (!kappa) return std::unexpected(kappa.error());
+  DLSCHED_TRY_LET(kappa, reader.Double("kappa", o.kappa, 0, 1e9));
   if (*kappa <= 0) {
     return core::Errorf("{}: expected a number > 0, got '{:g}'", reader.Path("kappa"), *kappa);
   }
   o.kappa = *kappa;
-  auto limit = reader.Double("starveLimit", o.starve_limit, 0, 1e12);
-  if (!limit) return std::unexpected(limit.error());
+  DLSCHED_TRY_LET(limit, reader.Double("starveLimit", o.starve_limit, 0, 1e12));
   o.starve_limit = *limit;
   const YAML::Node scale = reader.Node("scale");
   if (scale.IsDefined() && !scale.IsNull()) {
@@ -118,7 +116,7 @@ core::Result<std::unique_ptr<engine::JobOrder>> MakeKod2Weight(const YAML::Node&
       o.resources.push_back(*id);
     }
   }
-  if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(reader.Finish());
   return std::make_unique<Kod2WeightOrder>(std::move(o));
 }
 

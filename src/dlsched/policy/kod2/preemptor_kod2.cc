@@ -141,9 +141,8 @@ bool Kod2ScaleIn::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
 core::Result<std::unique_ptr<engine::Preemptor>> MakeKod2ScaleIn(const YAML::Node& args,
                                                                  const std::string& where) {
   ArgReader reader(args, where);
-  auto restart = reader.Bool("restartOnResize", false);
-  if (!restart) return std::unexpected(restart.error());
-  if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY_LET(restart, reader.Bool("restartOnResize", false));
+  DLSCHED_TRY(reader.Finish());
   return std::make_unique<Kod2ScaleIn>(*restart);
 }
 

@@ -117,9 +117,8 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
 core::Result<std::unique_ptr<engine::Sizer>> MakeKod2ScaleOut(const YAML::Node& args,
                                                               const std::string& where) {
   ArgReader reader(args, where);
-  auto restart = reader.Bool("restartOnResize", false);
-  if (!restart) return std::unexpected(restart.error());
-  if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY_LET(restart, reader.Bool("restartOnResize", false));
+  DLSCHED_TRY(reader.Finish());
   return std::make_unique<Kod2ScaleOut>(*restart);
 }
 

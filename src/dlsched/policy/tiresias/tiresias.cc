@@ -418,14 +418,13 @@ void RegisterTiresias(PluginTable& t) {
       [](const YAML::Node& args,
          const std::string& where) -> core::Result<std::unique_ptr<engine::Admission>> {
         ArgReader reader(args, where);
-        auto interval = reader.Double("interval", 0, 0, core::kMaxTime);
-        if (!interval) return std::unexpected(interval.error());
+        DLSCHED_TRY_LET(interval, reader.Double("interval", 0, 0, core::kMaxTime));
         if (*interval > 0 && *interval < 1) {
           return core::Errorf(
               "{}: expected 0 (decide in every cycle) or at least 1 second, got {:g}",
               reader.Path("interval"), *interval);
         }
-        if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+        DLSCHED_TRY(reader.Finish());
         return std::make_unique<ReplanAdmission>(*interval);
       });
   t.requirements.push_back({"order",
@@ -458,8 +457,7 @@ void RegisterTiresias(PluginTable& t) {
             thresholds.push_back(v);
           }
         }
-        auto starvation = reader.Double("starvation", 0, 0, 1e6);
-        if (!starvation) return std::unexpected(starvation.error());
+        DLSCHED_TRY_LET(starvation, reader.Double("starvation", 0, 0, 1e6));
         LasOrder::QueueOrder queue_order = LasOrder::QueueOrder::kList;
         const YAML::Node within = reader.Node("queueOrder");
         if (within.IsDefined() && !within.IsNull()) {
@@ -473,15 +471,14 @@ void RegisterTiresias(PluginTable& t) {
                                 reader.Path("queueOrder"), within.IsScalar() ? s : "a non-scalar");
           }
         }
-        auto count_launching = reader.Bool("countLaunching", false);
-        if (!count_launching) return std::unexpected(count_launching.error());
+        DLSCHED_TRY_LET(count_launching, reader.Bool("countLaunching", false));
         if (*count_launching && *starvation > 0) {
           return core::Errorf(
               "{}: not with countLaunching (a promotion restarts the count of the "
               "GPU-seconds run, not of those spent launching)",
               reader.Path("starvation"));
         }
-        if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+        DLSCHED_TRY(reader.Finish());
         return std::make_unique<LasOrder>(std::move(thresholds), *starvation, queue_order,
                                           *count_launching);
       });

@@ -14,9 +14,8 @@ void RegisterVolcano(PluginTable& t) {
       [](const YAML::Node& args,
          const std::string& where) -> core::Result<std::unique_ptr<engine::Preemptor>> {
         ArgReader reader(args, where);
-        auto skip_frozen = reader.Bool("skipFrozen", true);
-        if (!skip_frozen) return std::unexpected(skip_frozen.error());
-        if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+        DLSCHED_TRY_LET(skip_frozen, reader.Bool("skipFrozen", true));
+        DLSCHED_TRY(reader.Finish());
         return std::make_unique<PriorityEvictionPreemptor>(*skip_frozen);
       });
 }

@@ -1,0 +1,185 @@
+// The operator as the life cycle's Backend: what a plan asks for, acted
+// out on the API server (pods created, bound, deleted; a Service per job).
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "dlsched/core/limits.h"
+#include "dlsched/core/text.h"
+#include "dlsched/k8s/operator_impl.h"
+
+namespace dlsched::k8s {
+
+void Operator::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uint64_t epoch) {
+  timers_.push(Timer{at, kind, j, epoch});
+}
+
+void Operator::Bind(TaskRef t, NodeIndex n) {
+  owned_[PodKey(t)] = Owned{t, "", false};
+  pending_binds_.push_back({t, n});
+}
+
+void Operator::CreateTask(TaskRef t) { pending_creates_.push_back(t); }
+
+void Operator::DeleteTask(TaskRef t) {
+  std::erase(pending_creates_, t);
+  const TrainingJob& tj = tjs_[t.job];
+  const std::string path = PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index);
+  auto remove = [this, path] {
+    auto r = Call("DELETE", path);
+    return r && (r->status < 300 || r->status == 404);
+  };
+  if (!remove()) retry_.push_back(remove);
+  ++stats_.pods_deleted;
+}
+
+void Operator::Unbind(TaskRef t, NodeIndex) {
+  const std::string key = PodKey(t);
+  owned_.erase(key);
+  std::erase_if(pending_binds_, [&](const auto& b) { return b.first == t; });
+  auto pod = pods_->Get(key);
+  if (pod && Terminated(*pod)) {
+    // A finished pod holds nothing; it stays for its logs.
+    scheduler_.TaskGone(t);
+    return;
+  }
+  const TrainingJob& tj = tjs_[t.job];
+  const std::string path = PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index);
+  const json options = {
+      {"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}};
+  auto r = Call("DELETE", path, options);
+  ++stats_.pods_deleted;
+  if (r && r->status == 404) {
+    scheduler_.TaskGone(t);
+    return;
+  }
+  std::string uid = pod ? Meta(*pod, "uid") : "";
+  if (r && r->status < 300) {
+    json body = json::parse(r->body, nullptr, false);
+    if (body.is_object() && body.value("kind", "") == "Pod") uid = Meta(body, "uid");
+  } else {
+    // Not deleted (an error or a timeout): again at every step until it is.
+    retry_.push_back([this, path, options] {
+      auto again = Call("DELETE", path, options);
+      return again && (again->status < 300 || again->status == 404);
+    });
+  }
+  releasing_[key] = {t, uid};
+}
+
+void Operator::FlushBinds() {
+  auto creates = std::move(pending_creates_);
+  pending_creates_.clear();
+  for (const TaskRef& t : creates) CreateOne(t);
+  auto binds = std::move(pending_binds_);
+  pending_binds_.clear();
+  for (const auto& [t, n] : binds) BindOne(t, n);
+  if (failed_binds_.empty()) return;
+  auto failed = std::move(failed_binds_);
+  failed_binds_.clear();
+  for (const auto& [t, why] : failed) {
+    owned_.erase(PodKey(t));
+    scheduler_.BindFailed(t, why);
+  }
+  dirty_ = true;
+}
+
+void Operator::CreateOne(TaskRef t) {
+  const TrainingJob& tj = tjs_[t.job];
+  if (pods_->Get(PodKey(t))) return;
+  const json pod =
+      MakePod(tj, t.role, t.index, state_.Job(t.job).target_workers, options_.scheduler_name, "");
+  auto r = Call("POST", PodsPath(tj.namespace_name), pod);
+  if (r && r->status == 201) ++stats_.pods_created;
+}
+
+void Operator::BindOne(TaskRef t, NodeIndex n) {
+  const TrainingJob& tj = tjs_[t.job];
+  const std::string name = PodName(tj.name, t.role, t.index);
+  const std::string node = state_.NodeName(n);
+  auto fail = [&](std::string why) { failed_binds_.push_back({t, std::move(why)}); };
+  // The pod as it is: from the cache, created now, or read after a 409.
+  std::optional<json> pod = pods_->Get(PodKey(t));
+  if (pod && Terminating(*pod)) return fail(fmt::format("pod {} is still terminating", name));
+  if (!pod) {
+    const json body = MakePod(tj, t.role, t.index, state_.Job(t.job).target_workers,
+                              options_.scheduler_name, options_.bind_with_node_name ? node : "");
+    auto r = Call("POST", PodsPath(tj.namespace_name), body);
+    if (!r) return fail(r.error().message);
+    if (r->status == 201) {
+      ++stats_.pods_created;
+      pod = json::parse(r->body, nullptr, false);
+    } else if (r->status == 409) {
+      // Created before (by us, before a restart): adopt it.
+      auto g = Call("GET", PodsPath(tj.namespace_name) + "/" + name);
+      if (!g || g->status != 200)
+        return fail(fmt::format("pod {} exists but cannot be read", name));
+      pod = json::parse(g->body, nullptr, false);
+    } else {
+      return fail(fmt::format("creating pod {}: HTTP {}", name, r->status));
+    }
+  }
+  if (!pod || !pod->is_object()) return fail(fmt::format("pod {}: unreadable answer", name));
+  if (ControllerUid(*pod) != tj.uid)
+    return fail(fmt::format("pod {} belongs to another owner", name));
+  if (Terminating(*pod)) return fail(fmt::format("pod {} is still terminating", name));
+  if (Terminated(*pod)) {
+    // A finished pod of an earlier run of the task: it goes, and the next
+    // cycle creates the task's pod anew.
+    Call("DELETE", PodsPath(tj.namespace_name) + "/" + name);
+    return fail(fmt::format("pod {} of an earlier run is being replaced", name));
+  }
+  const std::string bound_to = NodeNameOf(*pod);
+  if (bound_to.empty()) {
+    const json binding = {{"apiVersion", "v1"},
+                          {"kind", "Binding"},
+                          {"metadata", {{"name", name}, {"namespace", tj.namespace_name}}},
+                          {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+    auto r = Call("POST", PodsPath(tj.namespace_name) + "/" + name + "/binding", binding);
+    if (!r) return fail(r.error().message);
+    if (r->status == 409) {
+      auto g = Call("GET", PodsPath(tj.namespace_name) + "/" + name);
+      if (!g || g->status != 200) return fail(fmt::format("binding {}: conflict", name));
+      const json now_pod = json::parse(g->body, nullptr, false);
+      if (!now_pod.is_object() || NodeNameOf(now_pod) != node) {
+        return fail(fmt::format("pod {} was bound elsewhere", name));
+      }
+    } else if (r->status >= 300) {
+      return fail(fmt::format("binding {} to {}: HTTP {}", name, node, r->status));
+    }
+  } else if (bound_to != node) {
+    return fail(fmt::format("pod {} is bound to {}", name, bound_to));
+  }
+  scheduler_.BindDone(t);
+  if (auto it = owned_.find(PodKey(t)); it != owned_.end()) it->second.uid = Meta(*pod, "uid");
+  ++stats_.binds;
+}
+
+void Operator::OnProgressChange(JobIndex j) {
+  scheduler_.Reprice(j, Now());
+  status_dirty_.push_back(j);
+}
+
+void Operator::OnPhase(JobIndex j, JobPhase from) {
+  const JobPhase to = state_.Job(j).phase;
+  status_dirty_.push_back(j);
+  ++stats_.jobs_by_phase[std::string(core::PhaseName(to))];
+  if (to == JobPhase::kLaunching) EnsureService(j);
+  if (to == JobPhase::kCompleted) Event(j, "Normal", "Completed", "all workers succeeded");
+  if (to == JobPhase::kFailed) Event(j, "Warning", "Failed", scheduler_.History(j).reason);
+  if (core::IsRunning(to) && !core::IsRunning(from)) CheckCompletion(j);
+}
+
+void Operator::EnsureService(JobIndex j) {
+  const TrainingJob& tj = tjs_[j];
+  const std::string path = fmt::format("/api/v1/namespaces/{}/services", tj.namespace_name);
+  const json service = MakeService(tj);
+  auto create = [this, path, service] {
+    auto r = Call("POST", path, service);
+    return r && (r->status == 201 || r->status == 409);  // 409: it exists already
+  };
+  if (!create()) retry_.push_back(create);
+}
+
+}  // namespace dlsched::k8s

@@ -1,0 +1,283 @@
+// What exists when the operator starts: nodes, jobs and pods adopted; a
+// new TrainingJob decoded; the live queue as simulation inputs (Snapshot).
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "dlsched/core/limits.h"
+#include "dlsched/core/text.h"
+#include "dlsched/k8s/operator_impl.h"
+
+namespace dlsched::k8s {
+
+// What exists when the operator starts (or restarts): nodes, then jobs in
+// creation order, then every pod. A job whose whole gang is bound runs on
+// with those pods; a job with part of a gang bound gets those pods deleted
+// (they count on their nodes until gone) and waits again.
+void Operator::Adopt() {
+  // Keys queued by the informers so far are covered here.
+  while (auto key = queue_.Get(WorkQueue::Clock::now())) queue_.Done(*key);
+  for (const json& node : nodes_->List()) SyncNode(ObjectKey(node));
+  std::vector<json> jobs = jobs_->List();
+  std::stable_sort(jobs.begin(), jobs.end(), [](const json& a, const json& b) {
+    return Meta(a, "creationTimestamp") < Meta(b, "creationTimestamp");
+  });
+  for (const json& tj : jobs) NewJob(tj, /*adopting=*/true);
+  for (const json& pod : pods_->List()) SyncPod(ObjectKey(pod));
+  dirty_ = true;
+}
+
+void Operator::NewJob(const json& object, bool adopting) {
+  auto decoded = DecodeTrainingJob(object);
+  if (!decoded) {
+    ReportInvalid(object, decoded.error().message);
+    return;
+  }
+  TrainingJob& tj = tjs_.emplace_back(std::move(*decoded));
+  tj.job.submit_time = Now();
+  const JobIndex j = scheduler_.AddJob(&tj.job, Now());
+  last_status_.emplace_back();
+  by_key_[tj.namespace_name + "/" + tj.name] = j;
+  if (adopting && AdoptJob(j, object)) return;
+  scheduler_.JobsAdded();
+  const JobIndex arrived[] = {j};
+  scheduler_.Arrive(arrived);
+  dirty_ = true;
+}
+
+// A TrainingJob that does not decode: its status says why (once), with a
+// Warning Event.
+void Operator::ReportInvalid(const json& object, const std::string& error) {
+  const std::string uid = Meta(object, "uid");
+  invalid_.insert(uid);
+  const std::string ns = Meta(object, "namespace");
+  const std::string name = Meta(object, "name");
+  Log("error", "invalid TrainingJob", {{"job", ns + "/" + name}, {"error", error}});
+  json status = object.value("status", json::object());
+  if (status.is_object() && status.value("phase", "") == "Invalid") return;  // reported
+  json updated = object;
+  updated["status"] = {{"phase", "Invalid"},
+                       {"reason", error},
+                       {"conditions", json::array({{{"type", "Invalid"},
+                                                    {"status", "True"},
+                                                    {"reason", "InvalidSpec"},
+                                                    {"message", error},
+                                                    {"lastTransitionTime", NowRfc3339()}}})}};
+  Call("PUT",
+       fmt::format("/apis/{}/{}/namespaces/{}/{}/{}/status", kGroup, kVersion, ns, kPlural, name),
+       updated);
+  Call("POST", fmt::format("/api/v1/namespaces/{}/events", ns),
+       MakeEvent(ns, name, uid, "Warning", "InvalidSpec", error, NowRfc3339()));
+}
+
+// The pods of job `j` found when the operator starts.
+struct Operator::FoundPods {
+  std::vector<std::pair<TaskRef, NodeIndex>> bound;  // bound and live
+  std::map<std::string, std::string> uids;           // pod name -> uid, of those
+  std::set<int> succeeded_workers;
+  bool chief_succeeded = false;
+};
+
+Operator::FoundPods Operator::FindPods(JobIndex j) const {
+  const TrainingJob& tj = tjs_[j];
+  FoundPods found;
+  for (const json& pod : pods_->List()) {
+    auto task = PodTaskOf(pod);
+    if (!task || task->job != tj.name || Meta(pod, "namespace") != tj.namespace_name ||
+        ControllerUid(pod) != tj.uid) {
+      continue;
+    }
+    if (PodPhase(pod) == "Succeeded") {
+      if (task->role == core::Role::kWorker) found.succeeded_workers.insert(task->index);
+      if (task->role == core::Role::kChief) found.chief_succeeded = true;
+    }
+    if (Terminated(pod) || Terminating(pod) || NodeNameOf(pod).empty()) continue;
+    const NodeIndex n = state_.FindNode(NodeNameOf(pod));
+    if (n == engine::kNoNode) continue;
+    found.bound.push_back({TaskRef{j, task->role, task->index}, n});
+    found.uids[PodName(tj.name, task->role, task->index)] = Meta(pod, "uid");
+  }
+  return found;
+}
+
+void Operator::DeletePodOf(TaskRef t) {
+  const TrainingJob& tj = tjs_[t.job];
+  Call("DELETE", PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index),
+       json{{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}});
+}
+
+// A job found when the operator starts: true when it is adopted as it is
+// (finished, or running with its whole gang); false when it waits again
+// (what it had bound is deleted).
+bool Operator::AdoptJob(JobIndex j, const json& object) {
+  const TrainingJob& tj = tjs_[j];
+  const json status = object.value("status", json::object());
+  const std::string phase = status.is_object() ? status.value("phase", "") : "";
+  const int64_t seq = status.is_object() ? status.value("admissionOrder", int64_t{-1}) : -1;
+  // Progress and service as last written (the operator before the
+  // restart estimated them), for a running job and a preempted one alike.
+  if (status.is_object()) RestoreService(j, status.value("progress", json::object()));
+  if (phase == "Completed" || phase == "Failed") {
+    scheduler_.Adopt(j, phase == "Completed" ? JobPhase::kCompleted : JobPhase::kFailed, seq);
+    last_status_[j] = status;
+    return true;
+  }
+  // Its bound, live pods: a whole gang runs on; anything less is deleted.
+  const FoundPods found = FindPods(j);
+  const core::RoleSpec& w = tj.job.role(core::Role::kWorker);
+  // Finished while no operator watched (or before it wrote so): the chief,
+  // or without one k >= minReplicas workers (any indices: a scale-in keeps
+  // those on the nodes it spares) with none still live, succeeded. What is
+  // still live (parameter servers) is deleted.
+  const bool live_workers = std::any_of(found.bound.begin(), found.bound.end(), [](const auto& b) {
+    return b.first.role == core::Role::kWorker;
+  });
+  const int k = static_cast<int>(found.succeeded_workers.size());
+  const bool finished = tj.job.role(core::Role::kChief).replicas > 0
+                            ? found.chief_succeeded
+                            : !live_workers && k >= w.min_replicas && k > 0;
+  if (finished) {
+    for (const auto& [t, n] : found.bound) DeletePodOf(t);
+    scheduler_.Adopt(j, JobPhase::kCompleted, seq);
+    status_dirty_.push_back(j);
+    Log("info", "adopted finished job", {{"job", tj.namespace_name + "/" + tj.name}});
+    return true;
+  }
+  int workers = 0, fixed = 0;
+  bool valid = true;
+  for (const auto& [t, n] : found.bound) {
+    const int replicas =
+        t.role == core::Role::kWorker ? w.max_replicas : tj.job.role(t.role).replicas;
+    if (t.index >= replicas) valid = false;
+    (t.role == core::Role::kWorker ? workers : fixed) += 1;
+  }
+  valid = valid && !found.bound.empty() && workers >= w.min_replicas && workers <= w.max_replicas &&
+          fixed == tj.job.role(core::Role::kPS).replicas + tj.job.role(core::Role::kChief).replicas;
+  if (!valid) {
+    for (const auto& [t, n] : found.bound) {
+      Log("info", "deleting pod of an incomplete gang", {{"pod", PodKey(t)}});
+      DeletePodOf(t);
+    }
+    return false;
+  }
+  scheduler_.JobsAdded();
+  for (const auto& [t, n] : found.bound) {
+    scheduler_.Place(t, n);
+    owned_[PodKey(t)] = Owned{t, found.uids.at(PodName(tj.name, t.role, t.index)), true};
+  }
+  // Progress as restored above; from here at the placement's rate.
+  scheduler_.Adopt(j, JobPhase::kRunning, seq);
+  last_status_[j] = status;
+  status_dirty_.push_back(j);
+  Log("info", "adopted running job",
+      {{"job", tj.namespace_name + "/" + tj.name}, {"workers", workers}});
+  return true;
+}
+
+void Operator::RestoreService(JobIndex j, const json& progress) {
+  if (!progress.is_object()) return;
+  engine::JobState& js = scheduler_.MutableState().MutableJob(j);
+  auto number = [&](const char* key) -> std::optional<double> {
+    const json& v = progress.value(key, json());
+    if (!v.is_number()) return std::nullopt;
+    return v.get<double>();
+  };
+  if (auto v = number("steps")) js.steps_done = std::clamp(*v, 0.0, js.spec->total_steps);
+  if (auto v = number("attainedGpuSeconds")) js.attained = std::clamp(*v, 0.0, core::kMaxAttained);
+  if (auto v = number("levelBaseGpuSeconds")) js.level_base = std::clamp(*v, 0.0, js.attained);
+  if (auto v = number("launchGpuSeconds"))
+    js.launch_attained = std::clamp(*v, 0.0, core::kMaxAttained);
+  if (auto v = number("ranSince")) js.ran_since = std::clamp(*v, 0.0, core::kMaxTime);
+}
+
+OperatorSnapshot Operator::Snapshot() {
+  OperatorSnapshot snap;
+  // Pods of other owners, by node: what they request stays in use.
+  std::map<std::string, core::Resources> reserved;
+  for (const auto& [key, node] : foreign_) {
+    auto pod = pods_->Get(key);
+    if (!pod) continue;
+    if (auto request = DecodePodRequest(*pod)) reserved[node] += request->request;
+  }
+  const core::Time now = Now();
+  // What the workload's placed tasks request on each node.
+  std::map<NodeIndex, core::Resources> ours;
+  snap.workload.source = "snapshot";
+  snap.workload.start = now;
+  std::map<std::string, int> uses;  // names are unique per namespace only
+  for (const TrainingJob& tj : tjs_) ++uses[tj.name];
+  for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
+    const engine::JobState& js = state_.Job(j);
+    if (js.removed || core::IsFinal(js.phase) || js.phase == JobPhase::kSubmitted) continue;
+    Advance(j);
+    const TrainingJob& tj = tjs_[j];
+    core::JobSpec job = tj.job;
+    if (uses[tj.name] > 1) job.name = tj.namespace_name + "/" + tj.name;
+    if (!job.throughput.HasRates() || job.total_steps <= 0) {
+      snap.without_progress.push_back(tj.namespace_name + "/" + tj.name);
+      job.throughput.steps_per_s = {{1, 1.0}};
+      job.throughput.locality_sensitivity = 0;
+      job.total_steps = core::kMaxTime;
+    }
+    job.steps_done = std::min(js.steps_done, job.total_steps);
+    job.attained = std::min(js.attained, core::kMaxAttained);
+    job.launch_attained = std::min(js.launch_attained, core::kMaxAttained);
+    job.level_base = std::min(js.level_base, job.attained);
+    job.level = js.level;
+    if (js.level_since != tj.job.submit_time) job.level_since = js.level_since;
+    if (js.ran_since != core::kNever) job.ran_since = js.ran_since;
+    if (js.level_place != engine::kNoPlace) job.level_place = js.level_place;
+    if (js.placed_tasks > 0) {
+      const engine::JobHistory& h = scheduler_.History(j);
+      core::InitialState& in = job.initial.emplace();
+      in.phase = js.phase;
+      in.since = js.phase_since;
+      in.first_start = h.clock.FirstEntered(JobPhase::kLaunching);
+      if (in.first_start == core::kNever || in.first_start > in.since) in.first_start = in.since;
+      in.last_launch = js.last_launch;
+      in.admission_seq = h.admission_seq;
+      if (js.phase == JobPhase::kStarving) in.phase = JobPhase::kWaiting;
+      // Stopping or in Standby with tasks (an instant of a relaunch):
+      // written as a launch of its placement beginning now.
+      if (js.phase == JobPhase::kStopping || js.phase == JobPhase::kStandby) {
+        in.phase = JobPhase::kLaunching;
+        in.since = now;
+      }
+      for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+        if (js.task_node[slot] == engine::kNoNode) continue;
+        const TaskRef t = js.TaskAt(j, slot);
+        in.tasks.push_back({t.role, t.index, state_.NodeName(js.task_node[slot])});
+        ours[js.task_node[slot]] += job.role(t.role).resources;
+      }
+      if (js.phase == JobPhase::kCheckpointing) {
+        for (const auto& [t, n] : h.held) {
+          in.held.push_back({t.role, t.index, state_.NodeName(n)});
+          ours[n] += job.role(t.role).resources;
+        }
+      }
+    }
+    snap.workload.jobs.push_back(std::move(job));
+  }
+  // Other owners' pods hold at most what is left of the node beside ours:
+  // pods that ask for more than a node has (static pods, allocatable
+  // lowered under running pods) leave it no room, and so does the replay,
+  // which could not start from a node whose `reserved` is over its size.
+  for (NodeIndex n = 0; n < state_.NumNodes(); ++n) {
+    if (!state_.Present(n)) continue;
+    const core::NodeSpec& spec = state_.NodeSpecOf(n);
+    if (auto it = reserved.find(spec.name); it != reserved.end()) {
+      const core::Resources left = Max(spec.allocatable - ours[n], core::Resources());
+      core::Resources& r = snap.cluster.reserved[spec.name];
+      for (int i = 0; i < core::kMaxResources; ++i) {
+        const auto id = static_cast<core::ResourceId>(i);
+        r[id] = std::min(it->second[id], left[id]);
+      }
+      if (r.IsZero()) snap.cluster.reserved.erase(spec.name);
+    }
+    snap.cluster.nodes.push_back(spec);
+  }
+  return snap;
+}
+
+}  // namespace dlsched::k8s

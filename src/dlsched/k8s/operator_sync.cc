@@ -1,0 +1,170 @@
+// The operator's news: the objects its informers queued (Nodes, Pods,
+// TrainingJobs), told to the scheduler loop.
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "dlsched/core/limits.h"
+#include "dlsched/core/text.h"
+#include "dlsched/k8s/operator_impl.h"
+
+namespace dlsched::k8s {
+
+void Operator::SyncKey(const std::string& key) {
+  if (key.starts_with("node/")) {
+    SyncNode(key.substr(5));
+  } else if (key.starts_with("pod/")) {
+    SyncPod(key.substr(4));
+  } else if (key.starts_with("tj/")) {
+    SyncJob(key.substr(3));
+  }
+}
+
+void Operator::SyncNode(const std::string& name) {
+  const NodeIndex known = state_.FindNode(name);
+  auto object = nodes_->Get(name);
+  dirty_ = true;
+  if (!object) {
+    if (known != engine::kNoNode) {
+      node_limits_.RemoveNode(name);
+      scheduler_.RemoveNode(known, "removed");
+      Log("info", "node removed", {{"node", name}});
+    }
+    return;
+  }
+  auto spec = DecodeNode(*object);
+  if (!spec) {
+    Log("error", "node ignored", {{"node", name}, {"error", spec.error().message}});
+    return;
+  }
+  // Within the limits of a node and of the cluster (more than 1,024 GPUs
+  // would break the free-GPU index, a total past 2^62 the engine's sums):
+  // else the Node is left out, or keeps what it had.
+  const core::LimitCheck broken = known == engine::kNoNode
+                                      ? node_limits_.AddNode(*spec)
+                                      : node_limits_.UpdateNode(name, spec->allocatable);
+  if (broken) {
+    std::string field = broken->field;
+    if (field.starts_with("resources.")) field = "status.allocatable" + field.substr(9);
+    Log("error", "node ignored",
+        {{"node", name},
+         {"error", fmt::format("Node {}: {}{}{}", core::EscapeText(name, 80), field,
+                               field.empty() ? "" : ": ", broken->what)}});
+    return;
+  }
+  if (known == engine::kNoNode) {
+    scheduler_.AddNode(*spec);
+    // Pods already bound there (foreign ones) count now.
+    for (const json& pod : pods_->List()) {
+      if (NodeNameOf(pod) == name) SyncPod(ObjectKey(pod));
+    }
+  } else {
+    scheduler_.UpdateNode(known, *spec);
+  }
+}
+
+void Operator::Gone(const std::string& key) {
+  auto it = releasing_.find(key);
+  if (it == releasing_.end()) return;
+  scheduler_.PodGone(it->second.first);
+  releasing_.erase(it);
+  dirty_ = true;
+}
+
+void Operator::SyncPod(const std::string& key) {
+  auto pod = pods_->Get(key);
+  // A pod we deleted: gone once absent, replaced (another uid) or terminated.
+  // (Without a uid, deleted before the cache saw it: any pod of the name.)
+  if (auto it = releasing_.find(key); it != releasing_.end()) {
+    const std::string& uid = it->second.second;
+    if (!pod || (!uid.empty() && Meta(*pod, "uid") != uid) || Terminated(*pod)) Gone(key);
+  }
+  // A pod of a placed task. Until the cache has shown the pod we bound (its
+  // uid), an absent pod or another one of that name (the one it replaced,
+  // still terminating) is not news.
+  if (auto it = owned_.find(key); it != owned_.end()) {
+    Owned& owned = it->second;
+    if (pod && !owned.uid.empty() && Meta(*pod, "uid") == owned.uid) owned.seen = true;
+    const bool ours = pod && Meta(*pod, "uid") == owned.uid;
+    const TaskRef t = owned.task;
+    const JobIndex j = t.job;
+    if (!owned.seen) {
+      // Not seen yet: wait for the informer.
+    } else if (!ours || Terminating(*pod) || PodPhase(*pod) == "Failed") {
+      std::string why =
+          !ours ? "pod deleted"
+          : Terminating(*pod)
+              ? "pod being deleted"
+              : fmt::format("pod failed: {}",
+                            pod->value("status", json::object()).value("reason", "Error"));
+      if (ours && PodPhase(*pod) == "Failed" && !Terminating(*pod)) {
+        // The training itself failed: the job fails (no restart loop).
+        scheduler_.Fail(j, fmt::format("{} {}", PodName(tjs_[j].name, t.role, t.index), why));
+      } else if (!state_.IsAssumed(t)) {
+        scheduler_.TasksLost(std::span<const TaskRef>(&t, 1),
+                             fmt::format("{} {}", PodName(tjs_[j].name, t.role, t.index), why));
+      }
+      dirty_ = true;
+    } else if (PodPhase(*pod) == "Succeeded") {
+      CheckCompletion(j);
+    }
+  }
+  // Everything else bound and alive holds its node's resources as a
+  // foreign task: other owners' pods, and ours the engine no longer holds.
+  const bool hold = pod && !Terminated(*pod) && !NodeNameOf(*pod).empty() &&
+                    !owned_.contains(key) && !releasing_.contains(key);
+  const NodeIndex n = hold ? state_.FindNode(NodeNameOf(*pod)) : engine::kNoNode;
+  if (n != engine::kNoNode) {
+    auto it = foreign_.find(key);
+    if (it == foreign_.end() || it->second != NodeNameOf(*pod)) {
+      auto request = DecodePodRequest(*pod);
+      if (!request) {
+        Log("error", "pod ignored", {{"pod", key}, {"error", request.error().message}});
+        return;
+      }
+      scheduler_.ForeignPodBound(key, n, request->request, request->scoring);
+      foreign_[key] = NodeNameOf(*pod);
+      dirty_ = true;
+    }
+  } else if (foreign_.erase(key) > 0) {
+    scheduler_.ForeignPodGone(key);
+    dirty_ = true;
+  }
+}
+
+void Operator::SyncJob(const std::string& key) {
+  auto object = jobs_->Get(key);
+  auto it = by_key_.find(key);
+  if (it != by_key_.end() && (!object || Meta(*object, "uid") != tjs_[it->second].uid)) {
+    // Deleted (its pods go with it: ownerReferences): the job ends.
+    const JobIndex j = it->second;
+    by_key_.erase(it);
+    scheduler_.RemoveJob(j, "TrainingJob deleted");
+    dirty_ = true;
+    Log("info", "job deleted", {{"job", key}});
+  }
+  if (object && !by_key_.contains(key) && !invalid_.contains(Meta(*object, "uid"))) {
+    NewJob(*object, /*adopting=*/false);
+  }
+}
+
+void Operator::CheckCompletion(JobIndex j) {
+  const engine::JobState& js = state_.Job(j);
+  if (!core::IsRunning(js.phase)) return;
+  int done = 0;
+  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+    if (js.task_node[s] == engine::kNoNode) continue;
+    const TaskRef t = js.TaskAt(j, s);
+    if (t.role == core::Role::kPS) continue;  // parameter servers never finish
+    auto pod = pods_->Get(PodKey(t));
+    if (!pod || PodPhase(*pod) != "Succeeded") return;
+    ++done;
+  }
+  if (done > 0) {
+    scheduler_.Complete(j);
+    dirty_ = true;
+  }
+}
+
+}  // namespace dlsched::k8s

@@ -1,0 +1,97 @@
+#pragma once
+
+// The result files' names and the columns of their CSV files, declared
+// once: the writers (outputs.cc) write these headers in this order, and
+// the readers (run_data.cc, the report) find columns by these names, so a
+// column renamed here is renamed for both (docs/formats.md describes them).
+
+#include <string>
+#include <string_view>
+
+namespace dlsched::report::schema {
+
+// The files of one run.
+inline constexpr std::string_view kSummaryJson = "summary.json";
+inline constexpr std::string_view kJobsCsv = "jobs.csv";
+inline constexpr std::string_view kUtilizationCsv = "utilization.csv";
+inline constexpr std::string_view kEventsCsv = "events.csv";
+inline constexpr std::string_view kAllocationsCsv = "allocations.csv";
+inline constexpr std::string_view kRunFiles[] = {kSummaryJson, kJobsCsv, kUtilizationCsv,
+                                                 kEventsCsv, kAllocationsCsv};
+// ... of a comparison and a sweep (and its cells), and the others.
+inline constexpr std::string_view kCompareCsv = "compare.csv";
+inline constexpr std::string_view kCompareJson = "compare.json";
+inline constexpr std::string_view kSweepCsv = "sweep.csv";
+inline constexpr std::string_view kCellCsv = "cell.csv";
+inline constexpr std::string_view kReportHtml = "report.html";
+inline constexpr std::string_view kProvenanceJson = "provenance.json";
+
+// jobs.csv: one row per job.
+namespace jobs {
+inline constexpr std::string_view kName = "name";
+inline constexpr std::string_view kNamespace = "namespace";
+inline constexpr std::string_view kSubmit = "submit";
+inline constexpr std::string_view kFirstStart = "first_start";
+inline constexpr std::string_view kCompletion = "completion";
+inline constexpr std::string_view kJct = "jct";
+inline constexpr std::string_view kQueueing = "queueing";
+inline constexpr std::string_view kLaunching = "launching";
+inline constexpr std::string_view kRunning = "running";
+inline constexpr std::string_view kFinalState = "final_state";
+inline constexpr std::string_view kAdmissionSeq = "admission_seq";
+inline constexpr std::string_view kReallocations = "reallocations";
+inline constexpr std::string_view kPreemptions = "preemptions";
+inline constexpr std::string_view kScaleEvents = "scale_events";
+inline constexpr std::string_view kFinalWorkers = "final_workers";
+inline constexpr std::string_view kGpus = "gpus";
+inline constexpr std::string_view kIdealRuntime = "ideal_runtime";
+inline constexpr std::string_view kStuck = "stuck";
+inline constexpr std::string_view kReason = "reason";
+inline constexpr std::string_view kColumns[] = {
+    kName,         kNamespace,     kSubmit,      kFirstStart,  kCompletion,
+    kJct,          kQueueing,      kLaunching,   kRunning,     kFinalState,
+    kAdmissionSeq, kReallocations, kPreemptions, kScaleEvents, kFinalWorkers,
+    kGpus,         kIdealRuntime,  kStuck,       kReason};
+}  // namespace jobs
+
+// utilization.csv: time, then <resource>_allocated and <resource>_effective
+// for each resource.
+namespace utilization {
+inline constexpr std::string_view kTime = "time";
+inline constexpr std::string_view kAllocatedSuffix = "_allocated";
+inline constexpr std::string_view kEffectiveSuffix = "_effective";
+}  // namespace utilization
+
+// events.csv: a job's timeline.
+namespace events {
+inline constexpr std::string_view kTime = "time";
+inline constexpr std::string_view kJob = "job";
+inline constexpr std::string_view kEvent = "event";
+inline constexpr std::string_view kWorkers = "workers";
+inline constexpr std::string_view kBy = "by";
+inline constexpr std::string_view kDetail = "detail";
+inline constexpr std::string_view kColumns[] = {kTime, kJob, kEvent, kWorkers, kBy, kDetail};
+}  // namespace events
+
+// allocations.csv: what each job held on each node, and when.
+namespace allocations {
+inline constexpr std::string_view kNode = "node";
+inline constexpr std::string_view kJob = "job";
+inline constexpr std::string_view kStart = "start";
+inline constexpr std::string_view kEnd = "end";
+inline constexpr std::string_view kTasks = "tasks";
+inline constexpr std::string_view kGpus = "gpus";
+inline constexpr std::string_view kColumns[] = {kNode, kJob, kStart, kEnd, kTasks, kGpus};
+}  // namespace allocations
+
+// Appends a CSV header line of `columns` (names that need no quoting).
+template <size_t N>
+void AppendHeader(std::string& out, const std::string_view (&columns)[N]) {
+  for (size_t i = 0; i < N; ++i) {
+    if (i > 0) out += ',';
+    out += columns[i];
+  }
+  out += '\n';
+}
+
+}  // namespace dlsched::report::schema
