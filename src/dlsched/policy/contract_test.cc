@@ -1,7 +1,9 @@
 // Contract tests shared by every implementation of an extension point, as
 // Mesos runs one suite over all its sorters. Implementations are enumerated
-// from the registry, so a new policy is covered the day it is registered;
-// kArgs supplies arguments to those that require some.
+// from the registry, so a new policy is covered the day it is registered
+// (DLSCHED_REGISTER_UNIT), each in a profile with the pieces its unit
+// requires (plugins.h, Requirement); kArgs supplies arguments to those that
+// cannot be built without any.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/test_util.h"
+#include "dlsched/policy/plugins.h"
 #include "dlsched/policy/registry.h"
 
 namespace dlsched::policy {
@@ -37,11 +40,16 @@ std::string PluginYaml(std::string_view name) {
 
 // A profile with the defaults (gang FIFO, task by task, LeastAllocated, no
 // preemption, fixed sizes) except `key`, set to implementation `name`, and
-// the pieces `name` cannot work without (registry.cc's requirements).
+// the pieces `name` cannot work without: for each rule of its unit on
+// another point, the first piece the rule allows there.
 engine::Profile ProfileWith(const std::string& key, std::string_view name) {
   std::string yaml = "name: contract\nprotectFactor: 0\n";
-  if (name == "Kod2" || name == "Kod2ScaleIn") yaml += "order: Kod2Weight\n";
-  if (name == "Las") yaml += "admission: Replan\n";
+  static const PluginTable* table = new PluginTable(BuildTable(RegisteredUnits()).value());
+  std::map<std::string_view, std::string_view> needs;
+  for (const Requirement& r : table->requirements) {
+    if (r.point == key && r.name == name) needs.emplace(r.other, r.allowed.front());
+  }
+  for (const auto& [point, piece] : needs) yaml += fmt::format("{}: {}\n", point, piece);
   if (key == "scorers") {
     yaml += "scorers: [" + PluginYaml(name) + "]\n";
   } else {

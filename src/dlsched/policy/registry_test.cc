@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
+
+#include "dlsched/policy/order_fifo.h"
+#include "dlsched/policy/plugins.h"
 
 namespace dlsched::policy {
 namespace {
@@ -27,6 +31,43 @@ TEST(RegistryTest, EveryBuiltinProfileBuildsAndMatchesItsExampleFile) {
         std::string(DLSCHED_SOURCE_DIR) + "/examples/profiles/" + std::string(b.name) + ".yaml";
     EXPECT_EQ(Slurp(path), b.yaml) << path << " differs from the built-in profile";
   }
+}
+
+// Every unit registers itself (DLSCHED_REGISTER_UNIT), each folder's
+// although nothing calls into it: the policy layer is linked whole. The
+// table is built in the order of the units' names.
+TEST(RegistryTest, UnitsRegisterThemselvesInTheOrderOfTheirNames) {
+  std::vector<std::string_view> names;
+  for (const Unit& u : RegisteredUnits()) names.push_back(u.name);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (std::string_view unit : {"baselines", "cps", "fsched", "kod2", "tiresias", "volcano"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), unit), names.end()) << unit;
+  }
+  auto table = BuildTable(RegisteredUnits());
+  ASSERT_TRUE(table.has_value()) << table.error().message;
+  EXPECT_TRUE(table->orders.contains("Kod2Weight"));   // kod2/kod2.cc
+  EXPECT_TRUE(table->sizers.contains("FScheduling"));  // fsched/fsched.cc
+}
+
+void AddFifo(PluginTable& t) { t.orders.emplace("FIFO", NoArgs<engine::JobOrder, FifoOrder>()); }
+void AddNothing(PluginTable& /*t*/) {}
+
+// A name means one piece: two units registering one, or two units of one
+// name, are an error naming them (whichever order they were linked in).
+TEST(RegistryTest, ANameTakenTwiceIsAnError) {
+  const Unit clash[] = {{"mine", AddFifo}, {"theirs", AddFifo}};
+  auto table = BuildTable(clash);
+  ASSERT_FALSE(table.has_value());
+  EXPECT_EQ(table.error().message,
+            "policy units 'mine' and 'theirs' both register JobOrder 'FIFO'");
+  const Unit twice[] = {{"mine", AddNothing}, {"mine", AddFifo}};
+  table = BuildTable(twice);
+  ASSERT_FALSE(table.has_value());
+  EXPECT_EQ(table.error().message, "two policy units are named 'mine'");
+  const Unit fine[] = {{"mine", AddFifo}, {"other", AddNothing}};
+  table = BuildTable(fine);
+  ASSERT_TRUE(table.has_value()) << table.error().message;
+  EXPECT_EQ(table->orders.size(), 1u);
 }
 
 TEST(RegistryTest, StaticNTakesAnySlotSize) {
