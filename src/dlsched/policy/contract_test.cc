@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
@@ -205,6 +206,78 @@ TEST_P(NodeScorerContract, ScoresAreWithinZeroAndHundred) {
       }
     }
   }
+}
+
+// A scorer that says it is node-local (NodeLocal) gives a node the score
+// the engine keeps for it (engine::SelectNode): the same for every task of
+// one kind (a role without node constraints asking the same resources, of
+// any job), and the same while tasks, of the task's own job or another,
+// come and go on the other nodes.
+TEST_P(NodeScorerContract, NodeLocalScoresDependOnTheNodeAndTheKindOfTask) {
+  const engine::Profile profile = ProfileWith("scorers", GetParam());
+  const engine::NodeScorer& scorer = *profile.scorers[0];
+  if (!scorer.NodeLocal()) return;  // nothing promised
+  int compared = 0;
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed);
+    ClusterState& st = *w->state;
+    std::vector<JobIndex> pending;
+    st.PendingJobs(&pending);
+    std::vector<engine::TaskRef> tasks, slots;  // every pending job's, in order
+    for (JobIndex j : pending) {
+      engine::GangSlots(st, j, st.Job(j).target_workers, &slots);
+      tasks.insert(tasks.end(), slots.begin(), slots.end());
+    }
+    const auto fits = [&](engine::TaskRef t, engine::NodeIndex n) {
+      return st.Request(t).FitsIn(st.Free(n));
+    };
+    const auto kind_of = [&](engine::TaskRef t) {
+      const bool free = st.Job(t.job).spec->role(t.role).constraints.Empty();
+      return std::tuple(free, st.Request(t), st.ScoringRequest(t));
+    };
+    for (size_t a = 0; a < tasks.size(); ++a) {
+      for (size_t b = 0; b < a; ++b) {
+        if (tasks[a].job == tasks[b].job || !std::get<0>(kind_of(tasks[a])) ||
+            kind_of(tasks[a]) != kind_of(tasks[b])) {
+          continue;
+        }
+        for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+          if (!fits(tasks[a], n)) continue;
+          ASSERT_EQ(scorer.Score(st, tasks[a], n), scorer.Score(st, tasks[b], n))
+              << "seed " << seed << " node " << n;
+          ++compared;
+        }
+        break;
+      }
+    }
+    // Place tasks[1..3] one after another (tasks[1] and tasks[2] are of
+    // t's job if it has three), each on another node than the one before.
+    if (tasks.empty()) continue;
+    const engine::TaskRef t = tasks[0];
+    engine::Session session(st);
+    engine::NodeIndex last = engine::kNoNode;
+    for (size_t k = 1; k < tasks.size() && k < 4; ++k) {
+      const engine::TaskRef u = tasks[k];
+      engine::NodeIndex m = engine::kNoNode;
+      for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+        if (fits(u, n) && (m == engine::kNoNode || m == last)) m = n;
+      }
+      if (m == engine::kNoNode) continue;
+      std::vector<int64_t> before(st.NumNodes(), -1);
+      for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+        if (fits(t, n)) before[n] = scorer.Score(st, t, n);
+      }
+      session.Assign(u, m);
+      for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+        if (n == m || before[n] < 0 || !fits(t, n)) continue;
+        ASSERT_EQ(scorer.Score(st, t, n), before[n]) << "seed " << seed << " node " << n;
+        ++compared;
+      }
+      last = m;
+    }
+    session.RollbackTo(0);
+  }
+  EXPECT_GT(compared, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, NodeScorerContract, ::testing::ValuesIn(Names(Point::kScorer)),
