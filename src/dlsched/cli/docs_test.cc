@@ -24,8 +24,9 @@
 // that makes the file it reads, an example file, a smaller slice of a
 // trace), not here.
 //
-// Code a doc quotes from a file (a fenced block marked `file=PATH`) must
-// stand in that file as written (CheckQuotes).
+// Code a doc quotes from a file (a fenced block marked `file=PATH`, as
+// docs/writing-a-policy.md quotes its example) must stand in that file as
+// written (CheckQuotes).
 #include <unistd.h>
 
 #include <algorithm>
@@ -637,7 +638,8 @@ TEST_P(DocsTest, CodeQuotedFromAFileIsInThatFile) {
   EXPECT_EQ(all, "") << "copy the code again from the file into the doc (or fix the file name)";
 }
 
-// The check itself.
+// The check itself, and the guide to writing a policy quoting its
+// example's code (so that it is checked).
 TEST(DocsQuoteTest, AQuoteMustStandInItsFileAsWritten) {
   const fs::path root(DLSCHED_SOURCE_DIR);
   const std::string doc =
@@ -661,6 +663,8 @@ TEST(DocsQuoteTest, AQuoteMustStandInItsFileAsWritten) {
                        "t.md:6: the block quoting src/dlsched/policy/order_fifo.h is not in that "
                        "file as written",
                        "t.md:9: quotes examples/none.yaml, which does not exist"}));
+  const std::string guide = "docs/writing-a-policy.md";
+  EXPECT_GE(CheckQuotes(guide, report::testing::ReadFile(root / guide), root).quotes, 8);
 }
 
 // The lines of `text`, without their '\n'.

@@ -87,6 +87,8 @@ std::unique_ptr<World> MakeWorld(uint64_t seed) {
   w->state = std::make_unique<ClusterState>(w->cluster);
   const int jobs = rng.In(2, 14);
   const char* ns[] = {"a", "b"};
+  // Deadlines for half of the jobs, drawn apart so the other draws stay.
+  Rng deadlines(seed + 1000003);
   for (int i = 0; i < jobs; ++i) {
     const int min = rng.In(1, 3);
     core::JobSpec spec =
@@ -95,6 +97,7 @@ std::unique_ptr<World> MakeWorld(uint64_t seed) {
     spec.namespace_name = ns[rng.In(0, 1)];
     spec.priority = static_cast<core::PriorityClass>(rng.In(0, 2));
     if (rng.In(0, 1)) spec.max_wait_minutes = rng.In(1, 90);
+    if (deadlines.In(0, 1)) spec.deadline = deadlines.In(60, 3600);
     for (int n = 1; n <= spec.role(core::Role::kWorker).max_replicas; ++n) {
       spec.throughput.steps_per_s[n] = 1.0 + 0.5 * n * rng.In(0, 2);
     }

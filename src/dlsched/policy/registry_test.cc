@@ -40,7 +40,8 @@ TEST(RegistryTest, UnitsRegisterThemselvesInTheOrderOfTheirNames) {
   std::vector<std::string_view> names;
   for (const Unit& u : RegisteredUnits()) names.push_back(u.name);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  for (std::string_view unit : {"baselines", "cps", "fsched", "kod2", "tiresias", "volcano"}) {
+  for (std::string_view unit :
+       {"baselines", "cps", "deadline", "fsched", "kod2", "tiresias", "volcano"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), unit), names.end()) << unit;
   }
   auto table = BuildTable(RegisteredUnits());
@@ -86,8 +87,8 @@ TEST(RegistryTest, UnknownNamesAndArgumentsNameTheField) {
   ASSERT_FALSE(built.has_value());
   EXPECT_EQ(
       built.error().message,
-      "p.yaml: order.name: unknown JobOrder 'LIFO' (known: CombinedPriority, FIFO, GpuDemand, "
-      "Kod2Weight, Las, Priority, RemainingTime); did you mean 'FIFO'?");
+      "p.yaml: order.name: unknown JobOrder 'LIFO' (known: CombinedPriority, EarliestDeadline, "
+      "FIFO, GpuDemand, Kod2Weight, Las, Priority, RemainingTime); did you mean 'FIFO'?");
 
   spec =
       config::ParseProfile("name: p\nadmission: {name: Gang, args: {backfil: true}}\n", "p.yaml");
