@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <utility>
 
@@ -81,6 +82,17 @@ std::vector<std::string> BuiltinProfileRuns() {
     names.push_back(b.name == "static-n" ? "static-2" : std::string(b.name));
   }
   return names;
+}
+
+std::vector<std::string> ExampleProfileRuns(const std::string& source_dir) {
+  std::vector<std::string> files;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::filesystem::path(source_dir) / "examples")) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("profile-") && name.ends_with(".yaml")) files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,

@@ -43,6 +43,11 @@ core::Result<CaseInput> BuildCase(const LivenessCase& c);
 // The built-in profiles to run: each by its name, `static-n` as static-2.
 std::vector<std::string> BuiltinProfileRuns();
 
+// The profile files of `source_dir`/examples (profile-*.yaml), by path,
+// sorted: the liveness and property tests run them as they run the
+// built-in profiles, so a profile added there is checked as they are.
+std::vector<std::string> ExampleProfileRuns(const std::string& source_dir);
+
 // Whether `job` alone starts on the empty cluster under `engine`.
 bool CanEverStart(const core::ClusterSpec& cluster, const core::JobSpec& job,
                   const engine::Engine& engine);

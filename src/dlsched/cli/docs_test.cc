@@ -23,6 +23,10 @@
 // A doc command that cannot run as written is fixed in the doc (a step
 // that makes the file it reads, an example file, a smaller slice of a
 // trace), not here.
+//
+// Code a doc quotes from a file (a fenced block marked `file=PATH`, as
+// docs/writing-a-policy.md quotes its example) must stand in that file as
+// written (CheckQuotes).
 #include <unistd.h>
 
 #include <algorithm>
@@ -111,7 +115,8 @@ struct Line {
   std::string text;
 };
 struct Block {
-  std::string lang;  // a fenced block's info string; "" otherwise
+  std::string lang;  // a fenced block's language ("sh" of "sh {.x}"); "" otherwise
+  std::string info;  // a fenced block's whole info string
   std::vector<Line> lines;
 };
 
@@ -132,8 +137,8 @@ std::vector<Block> Blocks(const std::string& markdown) {
     const size_t indent = l.find_first_not_of(' ');
     if (indent != std::string::npos && l.compare(indent, 3, "```") == 0) {
       Block b;
-      b.lang = l.substr(indent + 3);
-      b.lang = b.lang.substr(0, b.lang.find_first_of(" \t{"));  // "sh", of "sh {.x}"
+      b.info = l.substr(indent + 3);
+      b.lang = b.info.substr(0, b.info.find_first_of(" \t{"));  // "sh", of "sh {.x}"
       size_t j = i + 1;
       for (; j < lines.size(); ++j) {
         const size_t in = lines[j].find_first_not_of(' ');
@@ -590,6 +595,76 @@ TEST(DocsScriptTest, AFailingCommandFailsTheDoc) {
   EXPECT_FALSE(o.ok);
   EXPECT_TRUE(o.failure.starts_with("t.md:2: ")) << o.failure;
   fs::remove_all(tmp);
+}
+
+// Code a doc quotes from a file: a fenced block whose info string names
+// the file, relative to the repository (```cpp file=src/dlsched/x.cc),
+// holds lines that stand in that file as they are in the block, one after
+// another, so a doc that quotes code cannot drift from it. The quotes of
+// `markdown` (named `name`) that are not in their file, one line each
+// ("name:line: ..."), and how many quotes it holds.
+struct QuoteCheck {
+  int quotes = 0;
+  std::vector<std::string> bad;
+};
+
+QuoteCheck CheckQuotes(const std::string& name, const std::string& markdown, const fs::path& root) {
+  QuoteCheck c;
+  for (const Block& b : Blocks(markdown)) {
+    std::smatch m;
+    if (!std::regex_search(b.info, m, std::regex(R"((^|\s)file=(\S+))"))) continue;
+    ++c.quotes;
+    const int at = b.lines.empty() ? 0 : b.lines.front().number - 1;  // the fence's line
+    const fs::path file = root / m[2].str();
+    if (!fs::is_regular_file(file)) {
+      c.bad.push_back(fmt::format("{}:{}: quotes {}, which does not exist", name, at, m[2].str()));
+      continue;
+    }
+    std::string text;
+    for (const Line& l : b.lines) text += l.text + "\n";
+    if (report::testing::ReadFile(file).find(text) == std::string::npos) {
+      c.bad.push_back(fmt::format("{}:{}: the block quoting {} is not in that file as written",
+                                  name, at, m[2].str()));
+    }
+  }
+  return c;
+}
+
+TEST_P(DocsTest, CodeQuotedFromAFileIsInThatFile) {
+  const fs::path root(DLSCHED_SOURCE_DIR);
+  const QuoteCheck c = CheckQuotes(GetParam(), report::testing::ReadFile(root / GetParam()), root);
+  std::string all;
+  for (const std::string& b : c.bad) all += b + "\n";
+  EXPECT_EQ(all, "") << "copy the code again from the file into the doc (or fix the file name)";
+}
+
+// The check itself, and the guide to writing a policy quoting its
+// example's code (so that it is checked).
+TEST(DocsQuoteTest, AQuoteMustStandInItsFileAsWritten) {
+  const fs::path root(DLSCHED_SOURCE_DIR);
+  const std::string doc =
+      "```cpp file=src/dlsched/policy/order_fifo.h\n"
+      "class FifoOrder final : public engine::JobOrder {\n"
+      " public:\n"
+      "```\n"
+      "\n"
+      "```cpp file=src/dlsched/policy/order_fifo.h\n"
+      "class FifoOrder : public engine::JobOrder {\n"
+      "```\n"
+      "```yaml file=examples/none.yaml\n"
+      "name: x\n"
+      "```\n"
+      "```cpp\n"
+      "not checked\n"
+      "```\n";
+  const QuoteCheck c = CheckQuotes("t.md", doc, root);
+  EXPECT_EQ(c.quotes, 3);
+  EXPECT_EQ(c.bad, (std::vector<std::string>{
+                       "t.md:6: the block quoting src/dlsched/policy/order_fifo.h is not in that "
+                       "file as written",
+                       "t.md:9: quotes examples/none.yaml, which does not exist"}));
+  const std::string guide = "docs/writing-a-policy.md";
+  EXPECT_GE(CheckQuotes(guide, report::testing::ReadFile(root / guide), root).quotes, 8);
 }
 
 // The lines of `text`, without their '\n'.

@@ -1,17 +1,21 @@
 // Contract tests shared by every implementation of an extension point, as
 // Mesos runs one suite over all its sorters. Implementations are enumerated
-// from the registry, so a new policy is covered the day it is registered;
-// kArgs supplies arguments to those that require some.
+// from the registry, so a new policy is covered the day it is registered
+// (DLSCHED_REGISTER_UNIT), each in a profile with the pieces its unit
+// requires (plugins.h, Requirement); kArgs supplies arguments to those that
+// cannot be built without any.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <deque>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/test_util.h"
+#include "dlsched/policy/plugins.h"
 #include "dlsched/policy/registry.h"
 
 namespace dlsched::policy {
@@ -37,11 +41,16 @@ std::string PluginYaml(std::string_view name) {
 
 // A profile with the defaults (gang FIFO, task by task, LeastAllocated, no
 // preemption, fixed sizes) except `key`, set to implementation `name`, and
-// the pieces `name` cannot work without (registry.cc's requirements).
+// the pieces `name` cannot work without: for each rule of its unit on
+// another point, the first piece the rule allows there.
 engine::Profile ProfileWith(const std::string& key, std::string_view name) {
   std::string yaml = "name: contract\nprotectFactor: 0\n";
-  if (name == "Kod2" || name == "Kod2ScaleIn") yaml += "order: Kod2Weight\n";
-  if (name == "Las") yaml += "admission: Replan\n";
+  static const PluginTable* table = new PluginTable(BuildTable(RegisteredUnits()).value());
+  std::map<std::string_view, std::string_view> needs;
+  for (const Requirement& r : table->requirements) {
+    if (r.point == key && r.name == name) needs.emplace(r.other, r.allowed.front());
+  }
+  for (const auto& [point, piece] : needs) yaml += fmt::format("{}: {}\n", point, piece);
   if (key == "scorers") {
     yaml += "scorers: [" + PluginYaml(name) + "]\n";
   } else {
@@ -78,6 +87,8 @@ std::unique_ptr<World> MakeWorld(uint64_t seed) {
   w->state = std::make_unique<ClusterState>(w->cluster);
   const int jobs = rng.In(2, 14);
   const char* ns[] = {"a", "b"};
+  // Deadlines for half of the jobs, drawn apart so the other draws stay.
+  Rng deadlines(seed + 1000003);
   for (int i = 0; i < jobs; ++i) {
     const int min = rng.In(1, 3);
     core::JobSpec spec =
@@ -86,6 +97,7 @@ std::unique_ptr<World> MakeWorld(uint64_t seed) {
     spec.namespace_name = ns[rng.In(0, 1)];
     spec.priority = static_cast<core::PriorityClass>(rng.In(0, 2));
     if (rng.In(0, 1)) spec.max_wait_minutes = rng.In(1, 90);
+    if (deadlines.In(0, 1)) spec.deadline = deadlines.In(60, 3600);
     for (int n = 1; n <= spec.role(core::Role::kWorker).max_replicas; ++n) {
       spec.throughput.steps_per_s[n] = 1.0 + 0.5 * n * rng.In(0, 2);
     }
@@ -197,6 +209,78 @@ TEST_P(NodeScorerContract, ScoresAreWithinZeroAndHundred) {
       }
     }
   }
+}
+
+// A scorer that says it is node-local (NodeLocal) gives a node the score
+// the engine keeps for it (engine::SelectNode): the same for every task of
+// one kind (a role without node constraints asking the same resources, of
+// any job), and the same while tasks, of the task's own job or another,
+// come and go on the other nodes.
+TEST_P(NodeScorerContract, NodeLocalScoresDependOnTheNodeAndTheKindOfTask) {
+  const engine::Profile profile = ProfileWith("scorers", GetParam());
+  const engine::NodeScorer& scorer = *profile.scorers[0];
+  if (!scorer.NodeLocal()) return;  // nothing promised
+  int compared = 0;
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed);
+    ClusterState& st = *w->state;
+    std::vector<JobIndex> pending;
+    st.PendingJobs(&pending);
+    std::vector<engine::TaskRef> tasks, slots;  // every pending job's, in order
+    for (JobIndex j : pending) {
+      engine::GangSlots(st, j, st.Job(j).target_workers, &slots);
+      tasks.insert(tasks.end(), slots.begin(), slots.end());
+    }
+    const auto fits = [&](engine::TaskRef t, engine::NodeIndex n) {
+      return st.Request(t).FitsIn(st.Free(n));
+    };
+    const auto kind_of = [&](engine::TaskRef t) {
+      const bool free = st.Job(t.job).spec->role(t.role).constraints.Empty();
+      return std::tuple(free, st.Request(t), st.ScoringRequest(t));
+    };
+    for (size_t a = 0; a < tasks.size(); ++a) {
+      for (size_t b = 0; b < a; ++b) {
+        if (tasks[a].job == tasks[b].job || !std::get<0>(kind_of(tasks[a])) ||
+            kind_of(tasks[a]) != kind_of(tasks[b])) {
+          continue;
+        }
+        for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+          if (!fits(tasks[a], n)) continue;
+          ASSERT_EQ(scorer.Score(st, tasks[a], n), scorer.Score(st, tasks[b], n))
+              << "seed " << seed << " node " << n;
+          ++compared;
+        }
+        break;
+      }
+    }
+    // Place tasks[1..3] one after another (tasks[1] and tasks[2] are of
+    // t's job if it has three), each on another node than the one before.
+    if (tasks.empty()) continue;
+    const engine::TaskRef t = tasks[0];
+    engine::Session session(st);
+    engine::NodeIndex last = engine::kNoNode;
+    for (size_t k = 1; k < tasks.size() && k < 4; ++k) {
+      const engine::TaskRef u = tasks[k];
+      engine::NodeIndex m = engine::kNoNode;
+      for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+        if (fits(u, n) && (m == engine::kNoNode || m == last)) m = n;
+      }
+      if (m == engine::kNoNode) continue;
+      std::vector<int64_t> before(st.NumNodes(), -1);
+      for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+        if (fits(t, n)) before[n] = scorer.Score(st, t, n);
+      }
+      session.Assign(u, m);
+      for (engine::NodeIndex n = 0; n < st.NumNodes(); ++n) {
+        if (n == m || before[n] < 0 || !fits(t, n)) continue;
+        ASSERT_EQ(scorer.Score(st, t, n), before[n]) << "seed " << seed << " node " << n;
+        ++compared;
+      }
+      last = m;
+    }
+    session.RollbackTo(0);
+  }
+  EXPECT_GT(compared, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, NodeScorerContract, ::testing::ValuesIn(Names(Point::kScorer)),

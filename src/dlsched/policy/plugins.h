@@ -2,13 +2,15 @@
 
 // What a policy unit hands the registry: factories for its pieces, by
 // extension point, and the rules its pieces impose on the others. Each
-// unit (policy/kod2/, policy/cps/, policy/fsched/, policy/volcano/, and the
-// baselines in policy/) registers itself in one function, so a policy's
-// pieces, their argument types and their rules live in one place.
+// unit (a folder of policy/ such as kod2/, or the baselines in
+// registry.cc) adds them in one function and registers that function with
+// DLSCHED_REGISTER_UNIT, so a policy's pieces, their argument types and
+// their rules live in one place, and no other file names the unit.
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,12 +63,37 @@ struct PluginTable {
   std::vector<Requirement> requirements;
 };
 
-// The units. Each adds its pieces and rules to `t`.
-void RegisterBaselines(PluginTable& t);  // registry.cc
-void RegisterKod2(PluginTable& t);       // kod2/kod2.cc
-void RegisterCps(PluginTable& t);        // cps/cps.cc
-void RegisterFsched(PluginTable& t);     // fsched/fsched.cc
-void RegisterVolcano(PluginTable& t);    // volcano/volcano.cc
-void RegisterTiresias(PluginTable& t);   // tiresias/tiresias.cc
+// A unit: its name and the function that adds its pieces and rules.
+using AddUnit = void (*)(PluginTable& t);
+struct Unit {
+  std::string_view name;
+  AddUnit add = nullptr;
+};
+
+// Registers a unit before main runs: DLSCHED_REGISTER_UNIT below.
+class UnitRegistrar {
+ public:
+  UnitRegistrar(std::string_view name, AddUnit add);
+};
+
+// One line at namespace scope in one .cc file of a unit,
+//   DLSCHED_REGISTER_UNIT(kod2, RegisterKod2);
+// registers the unit `kod2` (an identifier: it names a static object)
+// whose pieces RegisterKod2 adds. The object's constructor runs before
+// main; the registry builds its table from every unit so registered at its
+// first use, after main has begun. Nothing calls into the unit's files, so
+// a static library would leave them out of the link: CMakeLists.txt links
+// the policy layer whole (WHOLE_ARCHIVE).
+#define DLSCHED_REGISTER_UNIT(name, add) \
+  [[maybe_unused]] static const ::dlsched::policy::UnitRegistrar dlsched_unit_##name(#name, add)
+
+// Every registered unit, sorted by name: the order the registry adds them
+// in, whatever the order of static initialisation (the link's).
+std::vector<Unit> RegisteredUnits();
+
+// The table of `units`, added in the order given. Two units of one name,
+// or two pieces of one name at one extension point, are an error naming
+// the units: a name means one piece, whatever the order of the units.
+core::Result<PluginTable> BuildTable(std::span<const Unit> units);
 
 }  // namespace dlsched::policy

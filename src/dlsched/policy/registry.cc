@@ -5,6 +5,8 @@
 #include <functional>
 #include <map>
 #include <new>
+#include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -26,19 +28,43 @@
 namespace dlsched::policy {
 namespace {
 
-// Every unit's pieces, built once.
+// The units DLSCHED_REGISTER_UNIT registered, in the order their static
+// objects were constructed, and whether Table() has read them.
+struct Registered {
+  std::vector<Unit> units;
+  bool read = false;
+};
+Registered& Registrations() {
+  static auto* r = new Registered;  // constructed at the first registration
+  return *r;
+}
+
+// Every unit's pieces, built once, at the first use.
 const PluginTable& Table() {
   static const PluginTable* t = [] {
-    auto* table = new PluginTable;
-    RegisterBaselines(*table);
-    RegisterKod2(*table);
-    RegisterCps(*table);
-    RegisterFsched(*table);
-    RegisterVolcano(*table);
-    RegisterTiresias(*table);
-    return table;
+    auto table = BuildTable(RegisteredUnits());
+    // Two units claiming one name is a bug of the build, not of an input.
+    if (!table) throw std::logic_error(table.error().message);
+    Registrations().read = true;
+    return new PluginTable(std::move(*table));
   }();
   return *t;
+}
+
+// Moves the pieces of `from` into `into`; `owner` remembers which unit
+// added each name at this point.
+template <typename T>
+core::Status Merge(FactoryMap<T>& into, FactoryMap<T>& from, std::string_view point,
+                   std::string_view unit, std::map<std::string, std::string_view>& owner) {
+  for (auto& [name, factory] : from) {
+    auto [it, added] = owner.emplace(name, unit);
+    if (!added) {
+      return core::Errorf("policy units '{}' and '{}' both register {} '{}'", it->second, unit,
+                          point, name);
+    }
+    into.emplace(name, std::move(factory));
+  }
+  return {};
 }
 
 const FactoryMap<engine::Admission>& Admissions() { return Table().admissions; }
@@ -115,6 +141,50 @@ core::Status CheckCombination(const config::ProfileSpec& spec) {
 
 }  // namespace
 
+UnitRegistrar::UnitRegistrar(std::string_view name, AddUnit add) {
+  Registered& r = Registrations();
+  // A unit registered after the table was built would be missing from it.
+  if (r.read) throw std::logic_error(fmt::format("policy unit '{}' registered too late", name));
+  r.units.push_back({name, add});
+}
+
+std::vector<Unit> RegisteredUnits() {
+  std::vector<Unit> units = Registrations().units;
+  std::sort(units.begin(), units.end(),
+            [](const Unit& a, const Unit& b) { return a.name < b.name; });
+  return units;
+}
+
+core::Result<PluginTable> BuildTable(std::span<const Unit> units) {
+  PluginTable table;
+  std::set<std::string_view> names;
+  std::map<std::string, std::string_view> owners[7];  // per point: piece -> unit
+  for (const Unit& unit : units) {
+    if (!names.insert(unit.name).second) {
+      return core::Errorf("two policy units are named '{}'", unit.name);
+    }
+    PluginTable part;
+    unit.add(part);
+    for (core::Status st :
+         {Merge(table.admissions, part.admissions, "Admission", unit.name, owners[0]),
+          Merge(table.orders, part.orders, "JobOrder", unit.name, owners[1]),
+          Merge(table.filters, part.filters, "NodeFilter", unit.name, owners[2]),
+          Merge(table.packers, part.packers, "Packer", unit.name, owners[3]),
+          Merge(table.scorers, part.scorers, "NodeScorer", unit.name, owners[4]),
+          Merge(table.preemptors, part.preemptors, "Preemptor", unit.name, owners[5]),
+          Merge(table.sizers, part.sizers, "Sizer", unit.name, owners[6])}) {
+      if (!st) return std::unexpected(st.error());
+    }
+    table.requirements.insert(table.requirements.end(), part.requirements.begin(),
+                              part.requirements.end());
+  }
+  return table;
+}
+
+namespace {
+
+// The baselines: the pieces of the Kubernetes default scheduler, gang
+// scheduling and static partitioning (docs/policies.md).
 void RegisterBaselines(PluginTable& t) {
   t.admissions.emplace(
       "Gang",
@@ -176,6 +246,10 @@ void RegisterBaselines(PluginTable& t) {
        {"Fixed"},
        "a job's pods are created at its replicas and never resized; a sizer would be ignored"});
 }
+
+}  // namespace
+
+DLSCHED_REGISTER_UNIT(baselines, RegisterBaselines);
 
 std::vector<std::string_view> KnownNames(Point point) {
   switch (point) {

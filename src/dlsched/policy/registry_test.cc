@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
+
+#include "dlsched/policy/order_fifo.h"
+#include "dlsched/policy/plugins.h"
 
 namespace dlsched::policy {
 namespace {
@@ -30,6 +34,44 @@ TEST(RegistryTest, EveryBuiltinProfileBuildsAndMatchesItsExampleFile) {
   }
 }
 
+// Every unit registers itself (DLSCHED_REGISTER_UNIT), each folder's
+// although nothing calls into it: the policy layer is linked whole. The
+// table is built in the order of the units' names.
+TEST(RegistryTest, UnitsRegisterThemselvesInTheOrderOfTheirNames) {
+  std::vector<std::string_view> names;
+  for (const Unit& u : RegisteredUnits()) names.push_back(u.name);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (std::string_view unit :
+       {"baselines", "cps", "deadline", "fsched", "kod2", "tiresias", "volcano"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), unit), names.end()) << unit;
+  }
+  auto table = BuildTable(RegisteredUnits());
+  ASSERT_TRUE(table.has_value()) << table.error().message;
+  EXPECT_TRUE(table->orders.contains("Kod2Weight"));   // kod2/kod2.cc
+  EXPECT_TRUE(table->sizers.contains("FScheduling"));  // fsched/fsched.cc
+}
+
+void AddFifo(PluginTable& t) { t.orders.emplace("FIFO", NoArgs<engine::JobOrder, FifoOrder>()); }
+void AddNothing(PluginTable& /*t*/) {}
+
+// A name means one piece: two units registering one, or two units of one
+// name, are an error naming them (whichever order they were linked in).
+TEST(RegistryTest, ANameTakenTwiceIsAnError) {
+  const Unit clash[] = {{"mine", AddFifo}, {"theirs", AddFifo}};
+  auto table = BuildTable(clash);
+  ASSERT_FALSE(table.has_value());
+  EXPECT_EQ(table.error().message,
+            "policy units 'mine' and 'theirs' both register JobOrder 'FIFO'");
+  const Unit twice[] = {{"mine", AddNothing}, {"mine", AddFifo}};
+  table = BuildTable(twice);
+  ASSERT_FALSE(table.has_value());
+  EXPECT_EQ(table.error().message, "two policy units are named 'mine'");
+  const Unit fine[] = {{"mine", AddFifo}, {"other", AddNothing}};
+  table = BuildTable(fine);
+  ASSERT_TRUE(table.has_value()) << table.error().message;
+  EXPECT_EQ(table->orders.size(), 1u);
+}
+
 TEST(RegistryTest, StaticNTakesAnySlotSize) {
   auto spec = ResolveProfile("static-3");
   ASSERT_TRUE(spec.has_value());
@@ -46,8 +88,8 @@ TEST(RegistryTest, UnknownNamesAndArgumentsNameTheField) {
   ASSERT_FALSE(built.has_value());
   EXPECT_EQ(
       built.error().message,
-      "p.yaml: order.name: unknown JobOrder 'LIFO' (known: CombinedPriority, FIFO, GpuDemand, "
-      "Kod2Weight, Las, Priority, RemainingTime); did you mean 'FIFO'?");
+      "p.yaml: order.name: unknown JobOrder 'LIFO' (known: CombinedPriority, EarliestDeadline, "
+      "FIFO, GpuDemand, Kod2Weight, Las, Priority, RemainingTime); did you mean 'FIFO'?");
 
   spec =
       config::ParseProfile("name: p\nadmission: {name: Gang, args: {backfil: true}}\n", "p.yaml");

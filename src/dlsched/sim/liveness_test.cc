@@ -1,7 +1,8 @@
 // Liveness over generated workloads (testing/sim/liveness.h): every
-// built-in profile on kCases generated clusters and workloads each (50 to
-// 300 jobs, offered load 0.3 to 2, 2 to 64 nodes of 4 or 8 GPUs, with and
-// without launch and checkpoint delays). In every run:
+// built-in profile and every profile file of examples/ (profile-*.yaml,
+// ExampleProfileRuns) on kCases generated clusters and workloads each (50
+// to 300 jobs, offered load 0.3 to 2, 2 to 64 nodes of 4 or 8 GPUs, with
+// and without launch and checkpoint delays). In every run:
 //   - every job that could start alone on the empty cluster completes
 //     (k8s-default may leave jobs stuck only in a deadlock its run reports);
 //   - no job is resized twice at one instant (a decision is never undone
@@ -64,11 +65,11 @@ TEST_P(LivenessTest, EveryJobThatFitsCompletesAndNoDecisionIsUndone) {
 
 INSTANTIATE_TEST_SUITE_P(BuiltinProfiles, LivenessTest,
                          ::testing::ValuesIn(dlsched::testing::BuiltinProfileRuns()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+                         [](const auto& info) { return testing::ProfileTestName(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    ExampleProfiles, LivenessTest,
+    ::testing::ValuesIn(dlsched::testing::ExampleProfileRuns(DLSCHED_SOURCE_DIR)),
+    [](const auto& info) { return testing::ProfileTestName(info.param); });
 
 }  // namespace
 }  // namespace dlsched::sim

@@ -1,10 +1,12 @@
-// Property tests: every built-in profile on a few hundred seeded random
-// clusters and workloads each. After every cycle the simulator checks that
-// no node is over-committed, that a gang is all or nothing (a pending job
-// holds nothing, a running one holds all its PS/Chief tasks) and that
-// workers stay within [minReplicas, maxReplicas] (SimOptions::
-// check_invariants). On top of that: runs are deterministic, and under the
-// gang profiles every job that could start on the empty cluster finishes.
+// Property tests: every built-in profile and every profile file of
+// examples/ (profile-*.yaml, testing/sim/liveness.h's ExampleProfileRuns)
+// on a few hundred seeded random clusters and workloads each. After every
+// cycle the simulator checks that no node is over-committed, that a gang
+// is all or nothing (a pending job holds nothing, a running one holds all
+// its PS/Chief tasks) and that workers stay within [minReplicas,
+// maxReplicas] (SimOptions::check_invariants). On top of that: runs are
+// deterministic, and under the gang profiles every job that could start
+// on the empty cluster finishes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -132,11 +134,11 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
 
 INSTANTIATE_TEST_SUITE_P(BuiltinProfiles, PropertyTest,
                          ::testing::ValuesIn(dlsched::testing::BuiltinProfileRuns()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+                         [](const auto& info) { return testing::ProfileTestName(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    ExampleProfiles, PropertyTest,
+    ::testing::ValuesIn(dlsched::testing::ExampleProfileRuns(DLSCHED_SOURCE_DIR)),
+    [](const auto& info) { return testing::ProfileTestName(info.param); });
 
 }  // namespace
 }  // namespace dlsched::sim

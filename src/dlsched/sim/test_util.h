@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,14 @@ inline engine::Engine MakeEngine(const std::string& profile) {
   auto built = policy::BuildProfile(*spec);
   EXPECT_TRUE(built.has_value()) << profile << ": " << built.error().message;
   return engine::Engine(std::move(*built));
+}
+
+// A test name for a profile run: its file's stem (profile-deadline) or
+// its name, in the letters a test name allows.
+inline std::string ProfileTestName(const std::string& profile) {
+  std::string n = std::filesystem::path(profile).stem().string();
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
 }
 
 // The record of job `name` in a run.

@@ -5,11 +5,16 @@
 #include "dlsched/policy/plugins.h"
 
 namespace dlsched::policy {
+namespace {
 
 void RegisterCps(PluginTable& t) {
   t.orders.emplace("CombinedPriority", MakeCombinedPriority);
   t.scorers.emplace("PsWorkerAffinity", NoArgs<engine::NodeScorer, PsWorkerAffinity>());
   t.scorers.emplace("PsAntiAffinity", NoArgs<engine::NodeScorer, PsAntiAffinity>());
 }
+
+}  // namespace
+
+DLSCHED_REGISTER_UNIT(cps, RegisterCps);
 
 }  // namespace dlsched::policy

@@ -5,6 +5,7 @@
 #include "dlsched/policy/plugins.h"
 
 namespace dlsched::policy {
+namespace {
 
 void RegisterFsched(PluginTable& t) {
   t.sizers.emplace("FScheduling",
@@ -29,5 +30,9 @@ void RegisterFsched(PluginTable& t) {
                      return std::make_unique<FSchedulingSizer>(o);
                    });
 }
+
+}  // namespace
+
+DLSCHED_REGISTER_UNIT(fsched, RegisterFsched);
 
 }  // namespace dlsched::policy

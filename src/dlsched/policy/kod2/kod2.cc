@@ -10,6 +10,7 @@
 #include "dlsched/policy/plugins.h"
 
 namespace dlsched::policy {
+namespace {
 
 void RegisterKod2(PluginTable& t) {
   t.orders.emplace("Kod2Weight", MakeKod2Weight);
@@ -31,5 +32,9 @@ void RegisterKod2(PluginTable& t) {
        {"Kod2Weight"},
        "it shrinks only jobs of a lower KOD2 weight, read from the order's keys"});
 }
+
+}  // namespace
+
+DLSCHED_REGISTER_UNIT(kod2, RegisterKod2);
 
 }  // namespace dlsched::policy

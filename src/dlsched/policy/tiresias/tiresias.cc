@@ -412,6 +412,8 @@ void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex>
   for (size_t r = 0; r < by.size(); ++r) keys[by[r]] = static_cast<double>(r);
 }
 
+namespace {
+
 void RegisterTiresias(PluginTable& t) {
   t.admissions.emplace(
       "Replan",
@@ -483,5 +485,9 @@ void RegisterTiresias(PluginTable& t) {
                                           *count_launching);
       });
 }
+
+}  // namespace
+
+DLSCHED_REGISTER_UNIT(tiresias, RegisterTiresias);
 
 }  // namespace dlsched::policy

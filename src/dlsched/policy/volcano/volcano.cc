@@ -6,6 +6,7 @@
 #include "dlsched/policy/volcano/preemptor_priority.h"
 
 namespace dlsched::policy {
+namespace {
 
 void RegisterVolcano(PluginTable& t) {
   t.orders.emplace("Priority", NoArgs<engine::JobOrder, PriorityOrder>());
@@ -19,5 +20,9 @@ void RegisterVolcano(PluginTable& t) {
         return std::make_unique<PriorityEvictionPreemptor>(*skip_frozen);
       });
 }
+
+}  // namespace
+
+DLSCHED_REGISTER_UNIT(volcano, RegisterVolcano);
 
 }  // namespace dlsched::policy
