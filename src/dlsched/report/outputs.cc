@@ -440,10 +440,10 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
 }
 
 core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
-                          const metrics::RunInput& input) {
+                          const metrics::RunInput& input, const Provenance* provenance) {
   auto out = OutputDir::Open(dir);
   if (!out) return std::unexpected(out.error());
-  if (auto st = AddRunFiles(*out, "", summary, input); !st) return st;
+  if (auto st = AddRunFiles(*out, "", summary, input, provenance); !st) return st;
   return out->Commit();
 }
 
