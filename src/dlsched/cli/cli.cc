@@ -31,7 +31,7 @@
 #include "dlsched/cli/options.h"
 #include "dlsched/cli/provenance.h"
 #include "dlsched/cli/report_command.h"
-#include "dlsched/cli/rerun.h"
+#include "dlsched/cli/rerun_command.h"
 #include "dlsched/cli/runs.h"
 #include "dlsched/cli/size.h"
 #include "dlsched/cli/sweep.h"
