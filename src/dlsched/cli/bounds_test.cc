@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/cli/inputs.h"
 #include "dlsched/cli/operator_command.h"
 #include "dlsched/cli/runs.h"
 #include "dlsched/cli/snapshot.h"

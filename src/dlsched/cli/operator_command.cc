@@ -1,7 +1,6 @@
 #include "dlsched/cli/operator_command.h"
 
 #include "dlsched/cli/options.h"
-#include "dlsched/policy/registry.h"
 
 namespace dlsched::cli {
 namespace {
@@ -13,17 +12,6 @@ constexpr double kMinLeaseSeconds = 0.01;
 constexpr double kMaxLeaseSeconds = 86400;
 
 }  // namespace
-
-// Here, not in cli.cc, so that what needs an engine (cli::DecodeSnapshot,
-// and the fuzz targets through it) links without the commands' Run.
-core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg,
-                                                         std::span<const std::string> overrides) {
-  auto spec = policy::ResolveProfile(profile_arg, overrides);
-  if (!spec) return std::unexpected(spec.error());
-  auto profile = policy::BuildProfile(*spec);
-  if (!profile) return std::unexpected(profile.error());
-  return std::make_unique<engine::Engine>(std::move(*profile));
-}
 
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
   CLI::App* cmd = app.add_subcommand(

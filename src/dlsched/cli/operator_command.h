@@ -6,14 +6,9 @@
 // dlsched).
 
 #include <cstdint>
-#include <memory>
-#include <span>
 #include <string>
 
 #include <CLI/CLI.hpp>
-
-#include "dlsched/core/error.h"
-#include "dlsched/engine/engine.h"
 
 namespace dlsched::cli {
 
@@ -48,10 +43,6 @@ struct SnapshotArgs {
   double timeout = 60;
   uint64_t max_response_bytes = kMaxSnapshotBytes;  // not a flag: tests lower it
 };
-
-// A built-in profile name or a profile YAML file, built into an engine.
-core::Result<std::unique_ptr<engine::Engine>> LoadEngine(
-    const std::string& profile_arg, std::span<const std::string> overrides = {});
 
 // Registers the subcommand; returns it (parsed() tells whether it ran).
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* args);

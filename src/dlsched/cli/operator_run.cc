@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/cli/inputs.h"
 #include "dlsched/cli/snapshot.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/text.h"

@@ -1,6 +1,7 @@
 #include "dlsched/cli/runs.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -130,6 +131,11 @@ std::string ProgressLine(std::span<const RunProgress> runs, double simulated, do
   return fmt::format("{}/{} runs done, {}/{} jobs, simulated {}, {:.0f} jobs/s, ETA {}", runs_done,
                      runs.size(), done, all, Duration(simulated), rate,
                      eta ? Duration(*eta) : std::string("?"));
+}
+
+BatchOptions Batch(int threads, bool quiet) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return {.threads = threads, .show_progress = !quiet && ::isatty(2) == 1};
 }
 
 std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
