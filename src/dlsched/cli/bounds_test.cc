@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/inputs.h"
-#include "dlsched/cli/operator_command.h"
 #include "dlsched/cli/runs.h"
 #include "dlsched/cli/snapshot.h"
+#include "dlsched/cli/snapshot_command.h"
 #include "dlsched/cli/snapshot_server.h"
 #include "dlsched/cli/sweep.h"
 #include "dlsched/config/specs.h"

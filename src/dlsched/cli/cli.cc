@@ -1,10 +1,9 @@
 // The `dlsched` command line: the commands registered, the one given parsed
 // and run. Each command is a file of its own: <command>_command.cc holds
-// its flags and what it runs (operator and snapshot share
-// operator_command.cc, and run in dlsched-k8s: operator_run.cc); what
-// several share is in options.h (flags), inputs.h (loading the inputs),
-// provenance.h, runs.h (running simulations), tables.h (compare's and
-// sweep's tables) and errors.h (exit codes).
+// its flags and what it runs (operator and snapshot run in dlsched-k8s:
+// <command>_run.cc); what several share is in options.h (flags), inputs.h
+// (loading the inputs), provenance.h, runs.h (running simulations),
+// tables.h (compare's and sweep's tables) and errors.h (exit codes).
 #include "dlsched/cli/cli.h"
 
 #include <signal.h>
@@ -36,6 +35,7 @@
 #include "dlsched/cli/rerun_command.h"
 #include "dlsched/cli/simulate_command.h"
 #include "dlsched/cli/size_command.h"
+#include "dlsched/cli/snapshot_command.h"
 #include "dlsched/cli/sweep_command.h"
 #include "dlsched/cli/validate_command.h"
 #include "dlsched/core/text.h"

@@ -1,5 +1,5 @@
-// `dlsched operator` and `dlsched snapshot` themselves: the Kubernetes
-// client and servers. Linked into dlsched-k8s only (see operator_exec.cc).
+// `dlsched operator` itself: the Kubernetes client and servers. Linked into
+// dlsched-k8s only (see operator_exec.cc).
 #include "dlsched/cli/operator_command.h"
 
 #include <signal.h>
@@ -20,8 +20,6 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/inputs.h"
-#include "dlsched/cli/snapshot.h"
-#include "dlsched/config/specs.h"
 #include "dlsched/core/text.h"
 #include "dlsched/k8s/http_endpoints.h"
 #include "dlsched/k8s/leader.h"
@@ -29,7 +27,6 @@
 #include "dlsched/k8s/operator.h"
 #include "dlsched/k8s/rest_client.h"
 #include "dlsched/k8s/rest_config.h"
-#include "dlsched/report/output_dir.h"
 #include "dlsched/sim/generate.h"
 
 namespace dlsched::cli {
@@ -267,63 +264,6 @@ int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
   metrics_server.Stop();
   probe_server.Stop();
   return code;
-}
-
-int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
-  k8s::RestConfig config;
-  config.server = a.from;
-  if (config.server.find("://") == std::string::npos) config.server = "http://" + config.server;
-  while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
-  config.timeout_seconds = a.timeout;
-  config.max_response_bytes = a.max_response_bytes;
-  k8s::RestClient client(config);
-  auto response = client.Request("GET", "/snapshot");
-  if (!response) {
-    Fail(fmt::format("--from {}: {}", a.from, response.error().message));
-    return 1;
-  }
-  if (response->status != 200) {
-    Fail(fmt::format("--from {}: /snapshot answered HTTP {}: {}", a.from, response->status,
-                     core::EscapeText(response->body, 200)));
-    return 1;
-  }
-  auto snap = DecodeSnapshot(response->body, a.from, a.out);
-  if (!snap) {
-    Fail(snap.error().message);
-    return 1;
-  }
-  const std::string cluster_file = a.out + "/cluster.yaml";
-  const std::string workload_file = a.out + "/workload.yaml";
-  auto out = report::OutputDir::Open(a.out);
-  if (!out) {
-    Fail(out.error().message);
-    return 2;
-  }
-  for (auto [name, text] :
-       {std::pair{"cluster.yaml", &snap->cluster_yaml}, {"workload.yaml", &snap->workload_yaml}}) {
-    if (auto st = out->Add(name, *text); !st) {
-      Fail(st.error().message);
-      return 1;
-    }
-  }
-  if (auto st = out->Commit(); !st) {
-    Fail(st.error().message);
-    return 1;
-  }
-  int running = 0;
-  for (const core::JobSpec& job : snap->workload.jobs) running += job.initial ? 1 : 0;
-  std::printf("%s: %zu nodes\n%s: %zu jobs (%d placed, %zu waiting), continuing at t=%s s\n",
-              cluster_file.c_str(), snap->cluster.nodes.size(), workload_file.c_str(),
-              snap->workload.jobs.size(), running, snap->workload.jobs.size() - running,
-              fmt::format("{:g}", snap->workload.start).c_str());
-  if (snap->without_progress > 0) {
-    std::fprintf(stderr,
-                 "dlsched: note: %zu job(s) give no totalSteps or throughput table (e.g. %s): "
-                 "written to train 1 step/s for 1e9 steps, so they never finish in a replay\n",
-                 snap->without_progress,
-                 core::EscapeText(snap->without_progress_example, 200).c_str());
-  }
-  return 0;
 }
 
 }  // namespace dlsched::cli
