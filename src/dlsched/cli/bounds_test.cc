@@ -11,9 +11,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/inputs.h"
 #include "dlsched/cli/runs.h"
 #include "dlsched/cli/snapshot.h"
+#include "dlsched/cli/snapshot_command.h"
 #include "dlsched/cli/snapshot_server.h"
 #include "dlsched/cli/sweep.h"
 #include "dlsched/config/specs.h"

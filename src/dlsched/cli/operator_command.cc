@@ -1,7 +1,6 @@
 #include "dlsched/cli/operator_command.h"
 
 #include "dlsched/cli/options.h"
-#include "dlsched/policy/registry.h"
 
 namespace dlsched::cli {
 namespace {
@@ -13,17 +12,6 @@ constexpr double kMinLeaseSeconds = 0.01;
 constexpr double kMaxLeaseSeconds = 86400;
 
 }  // namespace
-
-// Here, not in cli.cc, so that what needs an engine (cli::DecodeSnapshot,
-// and the fuzz targets through it) links without the commands' Run.
-core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg,
-                                                         std::span<const std::string> overrides) {
-  auto spec = policy::ResolveProfile(profile_arg, overrides);
-  if (!spec) return std::unexpected(spec.error());
-  auto profile = policy::BuildProfile(*spec);
-  if (!profile) return std::unexpected(profile.error());
-  return std::make_unique<engine::Engine>(std::move(*profile));
-}
 
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
   CLI::App* cmd = app.add_subcommand(
@@ -88,32 +76,6 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
                   "the resources they free are placed as free (0: place around them at once)")
       ->capture_default_str()
       ->check(NumberIn(0, 3600));
-  return cmd;
-}
-
-CLI::App* AddSnapshotCommand(CLI::App& app, SnapshotArgs* a) {
-  CLI::App* cmd = app.add_subcommand(
-      "snapshot",
-      "Write the live queue of a running `dlsched operator` (nodes, running and waiting "
-      "TrainingJobs with their progress) as cluster and workload YAML that `simulate` and "
-      "`compare` continue from now: what-if on the live queue");
-  cmd->footer(
-      "Example (the leader's metrics port, e.g. through kubectl port-forward):\n"
-      "  kubectl -n dlsched-system port-forward deploy/dlsched-operator 8080 &\n"
-      "  dlsched snapshot --out now/\n"
-      "  dlsched compare --cluster now/cluster.yaml --workload now/workload.yaml \\\n"
-      "      -p gang-binpack -p kod2 -p fsched --out whatif/\n"
-      "See docs/operator.md#what-if-on-the-live-queue for what is and is not carried over.");
-  cmd->add_option("--from", a->from,
-                  "The operator's metrics address (it serves /snapshot there); only the leader "
-                  "answers")
-      ->capture_default_str();
-  cmd->add_option("--out,-o", a->out,
-                  "Directory to write cluster.yaml and workload.yaml to (replaced as a whole)")
-      ->required();
-  cmd->add_option("--timeout", a->timeout, "Seconds to wait for the operator's answer")
-      ->capture_default_str()
-      ->check(NumberIn(1, 600));
   return cmd;
 }
 

@@ -1,19 +1,13 @@
 #pragma once
 
 // `dlsched operator`: the Kubernetes backend as a command (cli/ internal).
-// The flags are registered here (operator_command.cc); the commands run in
-// operator_run.cc (dlsched-k8s) or are handed to it (operator_exec.cc,
+// The flags are registered here (operator_command.cc); the command runs in
+// operator_run.cc (dlsched-k8s) or is handed to it (operator_exec.cc,
 // dlsched).
 
-#include <cstdint>
-#include <memory>
-#include <span>
 #include <string>
 
 #include <CLI/CLI.hpp>
-
-#include "dlsched/core/error.h"
-#include "dlsched/engine/engine.h"
 
 namespace dlsched::cli {
 
@@ -37,22 +31,6 @@ struct OperatorArgs {
   double release_wait = 5;
 };
 
-// The longest answer `dlsched snapshot` takes from /snapshot: its cluster
-// and workload YAML are at most 64 MiB each (what dlsched reads back, as
-// any input file), and JSON's escapes at most double them.
-inline constexpr uint64_t kMaxSnapshotBytes = uint64_t{256} << 20;
-
-struct SnapshotArgs {
-  std::string from = "http://127.0.0.1:8080";
-  std::string out;
-  double timeout = 60;
-  uint64_t max_response_bytes = kMaxSnapshotBytes;  // not a flag: tests lower it
-};
-
-// A built-in profile name or a profile YAML file, built into an engine.
-core::Result<std::unique_ptr<engine::Engine>> LoadEngine(
-    const std::string& profile_arg, std::span<const std::string> overrides = {});
-
 // Registers the subcommand; returns it (parsed() tells whether it ran).
 CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* args);
 // Runs until SIGTERM or SIGINT (exit 0), or until leadership is lost (1).
@@ -61,12 +39,5 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* args);
 // that holds the Kubernetes client and servers, so that no other command
 // loads their libraries (16 ms of each start); dlsched-k8s runs it.
 int Operate(const OperatorArgs& args, int argc, char** argv);
-
-// `dlsched snapshot`: fetches /snapshot from a running operator and writes
-// <out>/cluster.yaml and <out>/workload.yaml. Exit 0, 1 (no answer, nothing
-// to replay), 2 (bad --out).
-CLI::App* AddSnapshotCommand(CLI::App& app, SnapshotArgs* args);
-// Run by dlsched-k8s as Operate is.
-int TakeSnapshot(const SnapshotArgs& args, int argc, char** argv);
 
 }  // namespace dlsched::cli

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/snapshot_command.h"
 #include "dlsched/core/text.h"
 
 namespace dlsched::cli {

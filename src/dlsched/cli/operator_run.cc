@@ -1,5 +1,5 @@
-// `dlsched operator` and `dlsched snapshot` themselves: the Kubernetes
-// client and servers. Linked into dlsched-k8s only (see operator_exec.cc).
+// `dlsched operator` itself: the Kubernetes client and servers. Linked into
+// dlsched-k8s only (see operator_exec.cc).
 #include "dlsched/cli/operator_command.h"
 
 #include <signal.h>
@@ -19,8 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dlsched/cli/snapshot.h"
-#include "dlsched/config/specs.h"
+#include "dlsched/cli/inputs.h"
 #include "dlsched/core/text.h"
 #include "dlsched/k8s/http_endpoints.h"
 #include "dlsched/k8s/leader.h"
@@ -28,7 +27,6 @@
 #include "dlsched/k8s/operator.h"
 #include "dlsched/k8s/rest_client.h"
 #include "dlsched/k8s/rest_config.h"
-#include "dlsched/report/output_dir.h"
 #include "dlsched/sim/generate.h"
 
 namespace dlsched::cli {
@@ -83,6 +81,132 @@ std::string SnapshotJson(const k8s::OperatorSnapshot& snap) {
       .dump();
 }
 
+// What the operator's loop shares with the threads of its HTTP endpoints.
+struct Shared {
+  std::unique_ptr<k8s::Operator> op;
+  std::atomic<bool> leading{false};
+  std::atomic<bool> synced{false};
+  // The endpoints read the operator's snapshot, which is thread-safe.
+  std::mutex op_mu;
+  // /snapshot: the operator's own thread builds it between steps.
+  std::mutex snapshot_mu;
+  std::vector<std::promise<std::string>> snapshot_requests;
+
+  std::string Metrics() {
+    std::lock_guard lock(op_mu);
+    return k8s::PrometheusText(op ? op->Stats() : k8s::OperatorStats{}, leading);
+  }
+
+  std::optional<std::string> Snapshot() {
+    std::future<std::string> answer;
+    {
+      std::lock_guard lock(snapshot_mu);
+      if (!leading) return std::nullopt;
+      answer = snapshot_requests.emplace_back().get_future();
+    }
+    if (answer.wait_for(std::chrono::seconds(30)) != std::future_status::ready) return std::nullopt;
+    try {
+      return answer.get();
+    } catch (const std::exception&) {
+      return std::nullopt;  // stopping
+    }
+  }
+
+  // On the operator's thread, between its steps.
+  void AnswerSnapshots() {
+    std::lock_guard lock(snapshot_mu);
+    if (!snapshot_requests.empty()) {
+      const std::string body = SnapshotJson(op->Snapshot());
+      for (auto& request : snapshot_requests) request.set_value(body);
+      snapshot_requests.clear();
+    }
+  }
+
+  void Stop() {
+    {
+      std::lock_guard lock(op_mu);
+      if (op) op->Stop();
+    }
+    // Anyone still waiting for a snapshot is told no.
+    std::lock_guard lock(snapshot_mu);
+    leading = false;
+    for (auto& request : snapshot_requests) {
+      request.set_exception(std::make_exception_ptr(std::runtime_error("stopping")));
+    }
+    snapshot_requests.clear();
+  }
+};
+
+// /metrics and /snapshot, and /healthz and /readyz, each unless its
+// address is 0. Errors name the flag.
+core::Status StartEndpoints(const OperatorArgs& a, Shared& shared, k8s::HttpEndpoints& metrics,
+                            k8s::HttpEndpoints& probe) {
+  if (a.metrics_address != "0") {
+    auto text = [&shared] { return shared.Metrics(); };
+    auto snapshot = [&shared] { return shared.Snapshot(); };
+    if (auto st = metrics.Start(a.metrics_address, {text, nullptr, nullptr, snapshot}); !st) {
+      return core::Errorf("--metrics-bind-address: {}", st.error().message);
+    }
+  }
+  if (a.probe_address != "0") {
+    auto ready = [&shared] { return !shared.leading || shared.synced; };
+    if (auto st = probe.Start(a.probe_address, {nullptr, nullptr, ready, nullptr}); !st) {
+      return core::Errorf("--health-probe-bind-address: {}", st.error().message);
+    }
+  }
+  return {};
+}
+
+// What the operator runs with.
+struct Setup {
+  const OperatorArgs& args;
+  const k8s::RestConfig& config;
+  const engine::Engine& engine;
+  const k8s::OperatorOptions& options;
+  std::string identity;  // in the Lease
+};
+
+// Takes or renews the lease when due, leads once it holds it (or at once
+// without leader election), and steps the operator, until a signal (0) or
+// a lease lost or an operator that could not start (1).
+int Loop(const Setup& s, k8s::LeaderElector& elector, Shared& shared) {
+  const OperatorArgs& a = s.args;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point next_renew = Clock::now();
+  while (!g_stop) {
+    if (a.leader_elect && Clock::now() >= next_renew) {
+      elector.TryAcquireOrRenew();
+      next_renew = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(a.retry_period));
+      if (shared.leading && !elector.IsLeader()) {
+        // As kube-scheduler: a leader that lost its lease exits, and its
+        // restart rebuilds everything from the API server.
+        Fail("lost the leader lease; exiting");
+        return 1;
+      }
+    }
+    const bool lead = !a.leader_elect || elector.IsLeader();
+    if (lead && !shared.op) {
+      shared.leading = true;
+      Log("leading", {{"identity", s.identity}});
+      std::lock_guard lock(shared.op_mu);
+      shared.op = std::make_unique<k8s::Operator>(s.config, s.engine, s.options);
+      if (auto st = shared.op->Start(); !st) {
+        Fail(st.error().message);
+        return 1;
+      }
+      shared.synced = true;
+    }
+    if (shared.op) {
+      shared.op->Step(a.leader_elect ? std::min(0.5, a.retry_period / 2) : 0.5);
+      shared.AnswerSnapshots();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
@@ -112,54 +236,19 @@ int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
   options.bind_with_node_name = a.bind_with_node_name;
   options.resync_seconds = a.resync;
   options.release_wait_seconds = a.release_wait;
-  std::unique_ptr<k8s::Operator> op;
-  std::atomic<bool> leading{false};
-  std::atomic<bool> synced{false};
-
-  // The endpoints read the operator's snapshot, which is thread-safe.
-  std::mutex op_mu;
-  auto metrics = [&] {
-    std::lock_guard lock(op_mu);
-    return k8s::PrometheusText(op ? op->Stats() : k8s::OperatorStats{}, leading);
-  };
-  // /snapshot: the operator's own thread builds it between steps.
-  std::mutex snapshot_mu;
-  std::vector<std::promise<std::string>> snapshot_requests;
-  auto snapshot = [&]() -> std::optional<std::string> {
-    std::future<std::string> answer;
-    {
-      std::lock_guard lock(snapshot_mu);
-      if (!leading) return std::nullopt;
-      answer = snapshot_requests.emplace_back().get_future();
-    }
-    if (answer.wait_for(std::chrono::seconds(30)) != std::future_status::ready) return std::nullopt;
-    try {
-      return answer.get();
-    } catch (const std::exception&) {
-      return std::nullopt;  // stopping
-    }
-  };
+  const Setup s{a, *config, **engine, options, a.identity.empty() ? DefaultIdentity() : a.identity};
+  Shared shared;
   k8s::HttpEndpoints metrics_server, probe_server;
-  if (a.metrics_address != "0") {
-    if (auto st = metrics_server.Start(a.metrics_address, {metrics, nullptr, nullptr, snapshot});
-        !st) {
-      Fail(fmt::format("--metrics-bind-address: {}", st.error().message));
-      return 2;
-    }
-  }
-  if (a.probe_address != "0") {
-    auto ready = [&] { return !leading || synced; };
-    if (auto st = probe_server.Start(a.probe_address, {nullptr, nullptr, ready, nullptr}); !st) {
-      Fail(fmt::format("--health-probe-bind-address: {}", st.error().message));
-      return 2;
-    }
+  if (auto st = StartEndpoints(a, shared, metrics_server, probe_server); !st) {
+    Fail(st.error().message);
+    return 2;
   }
 
   k8s::RestClient lease_client(*config);
   k8s::LeaderOptions lo;
   lo.namespace_name = a.lease_namespace.empty() ? config->namespace_name : a.lease_namespace;
   lo.lease_name = a.lease_name;
-  lo.identity = a.identity.empty() ? DefaultIdentity() : a.identity;
+  lo.identity = s.identity;
   lo.lease_duration_seconds = a.lease_duration;
   lo.renew_deadline_seconds = a.renew_deadline;
   lo.retry_period_seconds = a.retry_period;
@@ -169,122 +258,12 @@ int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
                                     {"leaderElect", a.leader_elect},
                                     {"metricsPort", metrics_server.Port()},
                                     {"probePort", probe_server.Port()}});
-
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point next_renew = Clock::now();
-  int code = 0;
-  while (!g_stop) {
-    if (a.leader_elect && Clock::now() >= next_renew) {
-      elector.TryAcquireOrRenew();
-      next_renew = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(a.retry_period));
-      if (leading && !elector.IsLeader()) {
-        // As kube-scheduler: a leader that lost its lease exits, and its
-        // restart rebuilds everything from the API server.
-        Fail("lost the leader lease; exiting");
-        code = 1;
-        break;
-      }
-    }
-    const bool lead = !a.leader_elect || elector.IsLeader();
-    if (lead && !op) {
-      leading = true;
-      Log("leading", {{"identity", lo.identity}});
-      std::lock_guard lock(op_mu);
-      op = std::make_unique<k8s::Operator>(*config, **engine, options);
-      if (auto st = op->Start(); !st) {
-        Fail(st.error().message);
-        code = 1;
-        break;
-      }
-      synced = true;
-    }
-    if (op) {
-      op->Step(a.leader_elect ? std::min(0.5, a.retry_period / 2) : 0.5);
-      std::lock_guard lock(snapshot_mu);
-      if (!snapshot_requests.empty()) {
-        const std::string body = SnapshotJson(op->Snapshot());
-        for (auto& request : snapshot_requests) request.set_value(body);
-        snapshot_requests.clear();
-      }
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  {
-    std::lock_guard lock(op_mu);
-    if (op) op->Stop();
-  }
-  {
-    // Anyone still waiting for a snapshot is told no.
-    std::lock_guard lock(snapshot_mu);
-    leading = false;
-    for (auto& request : snapshot_requests) {
-      request.set_exception(std::make_exception_ptr(std::runtime_error("stopping")));
-    }
-    snapshot_requests.clear();
-  }
+  const int code = Loop(s, elector, shared);
+  shared.Stop();
   if (a.leader_elect) elector.Release();
   metrics_server.Stop();
   probe_server.Stop();
   return code;
-}
-
-int TakeSnapshot(const SnapshotArgs& a, int /*argc*/, char** /*argv*/) {
-  k8s::RestConfig config;
-  config.server = a.from;
-  if (config.server.find("://") == std::string::npos) config.server = "http://" + config.server;
-  while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
-  config.timeout_seconds = a.timeout;
-  config.max_response_bytes = a.max_response_bytes;
-  k8s::RestClient client(config);
-  auto response = client.Request("GET", "/snapshot");
-  if (!response) {
-    Fail(fmt::format("--from {}: {}", a.from, response.error().message));
-    return 1;
-  }
-  if (response->status != 200) {
-    Fail(fmt::format("--from {}: /snapshot answered HTTP {}: {}", a.from, response->status,
-                     core::EscapeText(response->body, 200)));
-    return 1;
-  }
-  auto snap = DecodeSnapshot(response->body, a.from, a.out);
-  if (!snap) {
-    Fail(snap.error().message);
-    return 1;
-  }
-  const std::string cluster_file = a.out + "/cluster.yaml";
-  const std::string workload_file = a.out + "/workload.yaml";
-  auto out = report::OutputDir::Open(a.out);
-  if (!out) {
-    Fail(out.error().message);
-    return 2;
-  }
-  for (auto [name, text] :
-       {std::pair{"cluster.yaml", &snap->cluster_yaml}, {"workload.yaml", &snap->workload_yaml}}) {
-    if (auto st = out->Add(name, *text); !st) {
-      Fail(st.error().message);
-      return 1;
-    }
-  }
-  if (auto st = out->Commit(); !st) {
-    Fail(st.error().message);
-    return 1;
-  }
-  int running = 0;
-  for (const core::JobSpec& job : snap->workload.jobs) running += job.initial ? 1 : 0;
-  std::printf("%s: %zu nodes\n%s: %zu jobs (%d placed, %zu waiting), continuing at t=%s s\n",
-              cluster_file.c_str(), snap->cluster.nodes.size(), workload_file.c_str(),
-              snap->workload.jobs.size(), running, snap->workload.jobs.size() - running,
-              fmt::format("{:g}", snap->workload.start).c_str());
-  if (snap->without_progress > 0) {
-    std::fprintf(stderr,
-                 "dlsched: note: %zu job(s) give no totalSteps or throughput table (e.g. %s): "
-                 "written to train 1 step/s for 1e9 steps, so they never finish in a replay\n",
-                 snap->without_progress,
-                 core::EscapeText(snap->without_progress_example, 200).c_str());
-  }
-  return 0;
 }
 
 }  // namespace dlsched::cli

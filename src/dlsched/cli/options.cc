@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/cli/runs.h"
+#include "dlsched/core/limits.h"
 #include "dlsched/core/quantity.h"
 
 namespace dlsched::cli {
@@ -130,5 +131,85 @@ template CLI::Option* AddListOption(CLI::App*, const std::string&, std::vector<d
                                     const std::string&);
 template CLI::Option* AddListOption(CLI::App*, const std::string&, std::vector<uint64_t>*,
                                     const std::string&);
+
+void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
+  auto* workload =
+      cmd->add_option("--workload,-w", s->workload, "Workload YAML (jobs with arrival times)");
+  auto* trace = cmd->add_option(
+      "--trace,-t", s->trace,
+      "A job trace instead of a workload, as FORMAT:FILE: tiresias:, philly:, pollux: or "
+      "native: (docs/traces.md), e.g. tiresias:data/tiresias/60_job.csv");
+  workload->excludes(trace);
+  trace->excludes(workload);
+  cmd->add_option("--vc", s->vcs,
+                  "philly: keep only these virtual clusters (comma-separated ids, e.g. 6214e9)")
+      ->needs(trace);
+  cmd->add_option("--from", s->from,
+                  "philly: keep jobs submitted at or after this UTC time (YYYY-MM-DD[ HH:MM:SS])")
+      ->needs(trace);
+  cmd->add_option("--until", s->until, "philly: keep jobs submitted before this UTC time")
+      ->needs(trace);
+  cmd->add_option("--limit", s->limit, "Keep only the first N jobs of the trace (file order)")
+      ->check(IntegerIn(1, std::numeric_limits<int64_t>::max()))
+      ->needs(trace);
+  cmd->add_option("--elastic", s->elastic,
+                  "Make trace jobs elastic: MIN:MAX factors of each job's GPU count, e.g. 0.5:2 "
+                  "(default: rigid; not for native traces, whose rows state their range)")
+      ->needs(trace);
+  cmd->add_option(
+         "--scaling", s->scaling,
+         "How a trace job's speed follows its size when resized: linear (default), "
+         "sqrt, none or amdahl:P (not for pollux, whose speeds Pollux measured, nor native, "
+         "whose rows say)")
+      ->needs(trace);
+  cmd->add_option("--pollux-traces", s->pollux_traces,
+                  "pollux: the directory of Pollux's measurements (<application>/placements.csv "
+                  "...); default: traces/ beside the workload's directory")
+      ->needs(trace);
+  cmd->add_flag("--skip-bad-rows", s->skip_bad_rows,
+                "Skip malformed trace rows (counted on stderr) instead of failing on the first")
+      ->needs(trace);
+}
+
+void AddSetOption(CLI::App* cmd, std::vector<std::string>* overrides) {
+  cmd->add_option("--set", *overrides,
+                  "Change the profile before the run: PATH=VALUE, PATH its keys joined by '.' "
+                  "(order.args.kappa=2, sizer.args.vBound=0.3, protectFactor=3, "
+                  "scorers.0.weight=2); repeatable. The profile is named after it "
+                  "(kod2-kappa-2) unless it sets name=");
+}
+
+void AddRunOptions(CLI::App* cmd, RunArgs* a) {
+  cmd->add_option("--cluster,-c", a->cluster,
+                  "Cluster YAML (nodes and their resources), or tiresias:FILE for a Tiresias "
+                  "cluster spec CSV (e.g. tiresias:data/tiresias/n32g4.csv)")
+      ->required();
+  AddJobSourceOptions(cmd, &a->jobs);
+  cmd->add_option("--profile,-p", a->profile,
+                  "Scheduler profile: a built-in name (see `dlsched profiles`) or a profile YAML")
+      ->capture_default_str();
+  AddSetOption(cmd, &a->overrides);
+}
+
+std::vector<CLI::Option*> AddWorkloadShapeOptions(CLI::App* cmd, sim::GenerateOptions* gen) {
+  return {
+      cmd->add_option("--mean-interarrival", gen->mean_interarrival,
+                      "Mean seconds between arrivals (exponential); 0 puts every job at time 0")
+          ->capture_default_str()
+          ->check(NumberIn(0, core::kMaxTime)),
+      cmd->add_option("--max-workers", gen->max_workers, "Most workers (GPUs) a job asks for")
+          ->capture_default_str(),
+      cmd->add_option("--elastic-fraction", gen->elastic_fraction,
+                      "Share of jobs with minReplicas < maxReplicas")
+          ->capture_default_str()
+          ->check(NumberIn(0, 1)),
+      cmd->add_option("--min-steps", gen->min_steps, "Smallest totalSteps (log-uniform)")
+          ->capture_default_str()
+          ->check(NumberIn(1, core::kMaxSteps)),
+      cmd->add_option("--max-steps", gen->max_steps, "Largest totalSteps")
+          ->capture_default_str()
+          ->check(NumberIn(1, core::kMaxSteps)),
+  };
+}
 
 }  // namespace dlsched::cli

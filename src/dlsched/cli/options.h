@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include <string>
-
 #include <CLI/CLI.hpp>
 
+#include "dlsched/cli/report_command.h"
 #include "dlsched/core/error.h"
+#include "dlsched/sim/generate.h"
 
 namespace dlsched::cli {
 
@@ -48,5 +48,52 @@ core::Result<std::vector<std::string>> SplitList(std::string_view flag, std::str
 template <typename T>
 CLI::Option* AddListOption(CLI::App* cmd, const std::string& names, std::vector<T>* items,
                            const std::string& description);
+
+// Where a run's jobs come from: a workload YAML or a trace (docs/traces.md).
+struct JobSource {
+  std::string workload;
+  std::string trace;  // FORMAT:FILE
+  std::string vcs;    // philly virtual clusters, comma-separated
+  std::string from;
+  std::string until;
+  std::string elastic;
+  std::string scaling;  // empty: linear
+  std::string pollux_traces;
+  int64_t limit = 0;
+  bool skip_bad_rows = false;
+};
+
+// What a run of simulate, explain, compare or sweep is given.
+struct RunArgs {
+  std::string cluster;
+  JobSource jobs;
+  std::string profile = "gang-binpack";
+  std::vector<std::string> overrides;  // --set PATH=VALUE, for every profile
+  std::string report;                  // --report FILE of simulate, compare and sweep
+  PageArgs page;                       // --log-axis, --baseline (with --report)
+  std::string window;                  // --window FROM:TO
+};
+
+// --window's help on simulate, compare and sweep (each adds its own end).
+inline constexpr std::string_view kRunWindowHelp =
+    "Measure the run over the jobs submitted in [FROM, TO) (seconds; FROM: runs to the end, "
+    "e.g. 3600: drops a first hour of warm-up): JCT, slowdown, counts and the rest count those "
+    "jobs only, utilisation is averaged over [FROM, TO]; the window is recorded in "
+    "summary.json";
+
+// --workload or --trace and the trace's options (--vc, --from, --until,
+// --limit, --elastic, --scaling, --pollux-traces, --skip-bad-rows).
+void AddJobSourceOptions(CLI::App* cmd, JobSource* s);
+
+// --set PATH=VALUE, repeatable.
+void AddSetOption(CLI::App* cmd, std::vector<std::string>* overrides);
+
+// --cluster (required), the job source, --profile and --set.
+void AddRunOptions(CLI::App* cmd, RunArgs* a);
+
+// The shape of a generated workload: generate's options, which sweep
+// shares (its --jobs and --seeds are its own). Returns them, so that sweep
+// can make them need its --jobs.
+std::vector<CLI::Option*> AddWorkloadShapeOptions(CLI::App* cmd, sim::GenerateOptions* gen);
 
 }  // namespace dlsched::cli

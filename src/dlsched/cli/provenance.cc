@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/config/trace.h"
 #include "dlsched/policy/registry.h"
 
 namespace dlsched::cli {
@@ -167,6 +168,40 @@ core::Status AddProfile(report::Provenance& p, const std::string& name_or_path,
   if (!yaml) return std::unexpected(yaml.error());
   profile.yaml = std::move(*yaml);
   p.profiles.push_back(std::move(profile));
+  return {};
+}
+
+core::Result<report::Provenance> RunProvenance(const std::vector<std::string>& command,
+                                               const std::string& cluster, const JobSource& jobs,
+                                               const std::string& window) {
+  report::Provenance p;
+  if (!window.empty()) p.window = window;
+  p.version = DLSCHED_VERSION;
+  p.command = command;
+  core::Status st =
+      cluster.starts_with(kTiresiasPrefix)
+          ? AddInputFile(p, "cluster", "tiresias", cluster.substr(kTiresiasPrefix.size()))
+          : AddInputFile(p, "cluster", "", cluster);
+  if (st && !jobs.workload.empty()) st = AddInputFile(p, "workload", "", jobs.workload);
+  if (st && !jobs.trace.empty()) {
+    auto o = config::ParseTraceArg(jobs.trace);
+    if (!o) return std::unexpected(o.error());
+    st = AddInputFile(p, "trace", std::string(config::TraceFormatName(o->format)), o->path);
+    if (st && o->format == config::TraceFormat::kPollux) {
+      o->pollux_traces = jobs.pollux_traces;
+      st = AddInputTree(p, "pollux-traces", config::PolluxTracesDir(*o));
+    }
+  }
+  if (!st) return std::unexpected(st.error());
+  return p;
+}
+
+core::Status AddProfiles(report::Provenance& p, const LoadedProfiles& profiles) {
+  for (size_t i = 0; i < profiles.bases.size(); ++i) {
+    if (auto st = AddProfile(p, profiles.bases[i], profiles.overrides[i], profiles.dirs[i]); !st) {
+      return st;
+    }
+  }
   return {};
 }
 

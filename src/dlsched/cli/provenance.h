@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "dlsched/cli/inputs.h"
+#include "dlsched/cli/options.h"
 #include "dlsched/core/error.h"
 #include "dlsched/report/provenance.h"
 
@@ -42,5 +44,17 @@ core::Status AddInputTree(report::Provenance& p, const std::string& role, const 
 // file as an input (once).
 core::Status AddProfile(report::Provenance& p, const std::string& name_or_path,
                         std::span<const std::string> overrides, const std::string& name);
+
+// What a result directory records of a run of `cluster` and `jobs`: the
+// version, `command` (RecordedCommand's), the input files with their
+// SHA-256 and the --window as given; the caller adds the profiles and the
+// seeds.
+core::Result<report::Provenance> RunProvenance(const std::vector<std::string>& command,
+                                               const std::string& cluster, const JobSource& jobs,
+                                               const std::string& window);
+
+// Adds compare's or sweep's profiles (AddProfile), each named as its
+// results are.
+core::Status AddProfiles(report::Provenance& p, const LoadedProfiles& profiles);
 
 }  // namespace dlsched::cli

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "dlsched/cli/rerun.h"
+#include "dlsched/cli/rerun_command.h"
 #include "dlsched/cli/test_util.h"
 #include "dlsched/report/test_util.h"
 

@@ -1,6 +1,7 @@
 #include "dlsched/cli/runs.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -70,6 +71,49 @@ std::pair<int64_t, int64_t> JobsDone(std::span<const RunProgress> runs) {
   return {done, all};
 }
 
+// A request's run, its jobs made first when it makes them.
+core::Result<sim::SimResult> RunOne(const RunRequest& r) {
+  if (!r.make_workload) return sim::Simulate(*r.cluster, *r.workload, *r.engine, r.options);
+  auto made = r.make_workload();
+  if (!made) return std::unexpected(made.error());
+  return sim::Simulate(*r.cluster, *made, *r.engine, r.options);
+}
+
+// `threads` threads, each running `worker`. A thread that cannot be
+// created (no memory for its stack or its state, a limit on threads:
+// std::system_error or std::bad_alloc) leaves its runs to the others;
+// escaping here, it would end the process with the threads already started
+// unjoined.
+template <typename Worker>
+std::vector<std::thread> StartThreads(int threads, const Worker& worker) {
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads));
+  try {
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  } catch (const std::system_error&) {
+  } catch (const std::bad_alloc&) {
+  }
+  return pool;
+}
+
+// The progress line on stderr, over every run's jobs, those not started
+// too (the ETA covers them all); `counts` has a place for each run.
+void ShowProgress(std::span<const RunRequest> runs, const std::deque<sim::Progress>& progress,
+                  std::vector<RunProgress>& counts, double elapsed) {
+  double simulated = -1;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const sim::Progress& p = progress[i];
+    const size_t jobs = runs[i].workload ? runs[i].workload->jobs.size() : runs[i].jobs;
+    counts[i] = {static_cast<int64_t>(jobs), p.jobs_finished.load(), p.done.load()};
+    if (!p.done && p.jobs_total > 0) {
+      simulated = simulated < 0 ? p.now.load() : std::min(simulated, p.now.load());
+    }
+  }
+  std::fprintf(stderr, "\r\033[K%s",
+               ProgressLine(counts, std::max(simulated, 0.0), elapsed).c_str());
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 std::optional<double> EtaSeconds(std::span<const RunProgress> runs, double elapsed) {
@@ -87,6 +131,11 @@ std::string ProgressLine(std::span<const RunProgress> runs, double simulated, do
   return fmt::format("{}/{} runs done, {}/{} jobs, simulated {}, {:.0f} jobs/s, ETA {}", runs_done,
                      runs.size(), done, all, Duration(simulated), rate,
                      eta ? Duration(*eta) : std::string("?"));
+}
+
+BatchOptions Batch(int threads, bool quiet) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return {.threads = threads, .show_progress = !quiet && ::isatty(2) == 1};
 }
 
 std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
@@ -119,17 +168,7 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
         RunRequest& r = runs[i];
         r.options.progress = &progress[i];
         r.options.stop = &g_stop;
-        core::Result<sim::SimResult> result = core::MakeError("not run");
-        if (r.make_workload) {
-          auto made = r.make_workload();
-          if (made) {
-            result = sim::Simulate(*r.cluster, *made, *r.engine, r.options);
-          } else {
-            result = std::unexpected(made.error());
-          }
-        } else {
-          result = sim::Simulate(*r.cluster, *r.workload, *r.engine, r.options);
-        }
+        core::Result<sim::SimResult> result = RunOne(r);
         if (on_result) {
           on_result(i, std::move(result));
         } else {
@@ -149,18 +188,7 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
   std::vector<std::thread> pool;
   // One run with nothing to show needs no thread of its own: it runs here,
   // in the memory the loading left free.
-  if (threads > 1 || options.show_progress) {
-    pool.reserve(static_cast<size_t>(threads));
-    // A thread that cannot be created (no memory for its stack or its
-    // state, a limit on threads: std::system_error or std::bad_alloc)
-    // leaves its runs to the others; escaping here, it would end the
-    // process with the threads already started unjoined.
-    try {
-      for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-    } catch (const std::system_error&) {
-    } catch (const std::bad_alloc&) {
-    }
-  }
+  if (threads > 1 || options.show_progress) pool = StartThreads(threads, worker);
   if (pool.empty()) {
     worker();
     if (failure) std::rethrow_exception(failure);
@@ -175,21 +203,9 @@ std::vector<core::Result<sim::SimResult>> RunAll(std::span<RunRequest> runs,
     while (finished < static_cast<int>(runs.size()) && !failed) {
       all_done.wait_for(lock, std::chrono::milliseconds(250));
       if (!options.show_progress || failed) continue;
-      // Every run's jobs, those not started too: the ETA covers them all.
-      double simulated = -1;
-      for (size_t i = 0; i < runs.size(); ++i) {
-        const sim::Progress& p = progress[i];
-        const size_t jobs = runs[i].workload ? runs[i].workload->jobs.size() : runs[i].jobs;
-        counts[i] = {static_cast<int64_t>(jobs), p.jobs_finished.load(), p.done.load()};
-        if (!p.done && p.jobs_total > 0) {
-          simulated = simulated < 0 ? p.now.load() : std::min(simulated, p.now.load());
-        }
-      }
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      std::fprintf(stderr, "\r\033[K%s",
-                   ProgressLine(counts, std::max(simulated, 0.0), elapsed).c_str());
-      std::fflush(stderr);
+      ShowProgress(runs, progress, counts, elapsed);
     }
   } catch (...) {
     // Out of memory here too: the threads still run and must be joined.

@@ -59,6 +59,10 @@ struct BatchOptions {
   bool show_progress = false;  // a progress line on stderr, refreshed a few times a second
 };
 
+// The batch of a command's --threads (0: one per core) and --quiet: the
+// progress line shows on a terminal unless quiet.
+BatchOptions Batch(int threads, bool quiet);
+
 // Takes each result of RunAll on the thread that ran it, as soon as the run
 // ends; called concurrently for different indices.
 using OnResult = std::function<void(size_t index, core::Result<sim::SimResult>&& result)>;

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/inputs.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/sim/simulator.h"
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dlsched/cli/operator_command.h"
+#include "dlsched/cli/inputs.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/sim/simulator.h"
 

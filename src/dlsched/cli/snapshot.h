@@ -2,7 +2,7 @@
 
 // Decoding the answer of a dlsched operator's GET /snapshot, for `dlsched
 // snapshot` (cli/ internal; the command itself, which fetches it, is in
-// operator_run.cc). Pure: no network, no files, so the tests and the fuzz
+// snapshot_run.cc). Pure: no network, no files, so the tests and the fuzz
 // target run it on any bytes in process.
 
 #include <cstddef>

@@ -442,9 +442,9 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
 }
 
 core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
-                          const metrics::RunInput& input) {
+                          const metrics::RunInput& input, const Provenance* provenance) {
   DLSCHED_TRY_LET(out, OutputDir::Open(dir));
-  if (auto st = AddRunFiles(*out, "", summary, input); !st) return st;
+  if (auto st = AddRunFiles(*out, "", summary, input, provenance); !st) return st;
   return out->Commit();
 }
 

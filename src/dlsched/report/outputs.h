@@ -90,10 +90,10 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
                          const metrics::RunSummary& summary, const metrics::RunInput& input,
                          const Provenance* provenance = nullptr);
 
-// Writes a run's files into `dir` as one unit (OutputDir): creates it and
-// its parents if missing, replaces it as a whole otherwise. Errors read
-// "<path>: cannot write: <reason>", or come from CheckOutputDir.
+// Writes a run's files (AddRunFiles's) into `dir` as one unit (OutputDir):
+// creates it and its parents if missing, replaces it as a whole otherwise.
+// Errors read "<path>: cannot write: <reason>", or come from CheckOutputDir.
 core::Status WriteOutputs(const std::string& dir, const metrics::RunSummary& summary,
-                          const metrics::RunInput& input);
+                          const metrics::RunInput& input, const Provenance* provenance = nullptr);
 
 }  // namespace dlsched::report

@@ -1,4 +1,4 @@
-#include "dlsched/cli/rerun.h"
+#include "dlsched/cli/rerun_command.h"
 
 #include <sys/stat.h>
 
@@ -117,6 +117,83 @@ int FirstDifferingLine(std::string_view a, std::string_view b) {
   return 1 + static_cast<int>(std::count(a.begin(), ia, '\n'));
 }
 
+// The provenance `dir` records, checked: a simulate, compare or sweep
+// command as dlsched records it, results that are not partial, every input
+// file as it was. An error is bad input (exit 2).
+core::Result<report::Provenance> CheckedProvenance(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return core::MakeError(dir + ": no such directory");
+  auto found = report::ReadProvenance(dir);
+  if (!found) return std::unexpected(found.error());
+  if (!*found) {
+    return core::Errorf(
+        "{}: records no provenance (simulate, compare and sweep record it at the top of their "
+        "--out; a compare's or a sweep's run directories do not: rerun the directory above)",
+        dir);
+  }
+  const report::Provenance& p = (*found)->provenance;
+  const std::string& command = p.command[0];
+  if (command != "simulate" && command != "compare" && command != "sweep") {
+    return core::Errorf(
+        "{}: provenance.command: expected a simulate, compare or sweep command, got '{}'",
+        (*found)->file, command);
+  }
+  if (const std::string why = NotRecorded(p.command); !why.empty()) {
+    return core::Errorf("{}: provenance.command: {} (was the file edited?)", (*found)->file, why);
+  }
+  if (auto partial = PartialRun(dir)) {
+    return core::Errorf(
+        "{}: the run was interrupted (\"partial\": true); partial results cannot be reproduced",
+        *partial);
+  }
+  for (const auto& in : p.inputs) {
+    auto sha = Sha256File(in.path);
+    if (!sha) {
+      return core::Errorf(
+          "{}: the run's {} is missing or unreadable ({}); paths are relative to the directory "
+          "the run started in",
+          in.path, in.role, sha.error().message);
+    }
+    if (*sha != in.sha256) {
+      return core::Errorf("{}: the run's {} has changed since the run (SHA-256 {}, recorded {})",
+                          in.path, in.role, *sha, in.sha256);
+    }
+  }
+  return p;
+}
+
+// Whether `out` holds the files `dir` holds (ComparedFiles), no more, each
+// byte for byte; how many if so, else the first difference (`note` after
+// it).
+core::Result<size_t> CompareDirs(const std::string& dir, const std::string& out,
+                                 const std::string& note) {
+  const std::vector<std::string> expected = ComparedFiles(dir);
+  const std::vector<std::string> got = ComparedFiles(out);
+  for (const auto& f : expected) {
+    if (!std::binary_search(got.begin(), got.end(), f)) {
+      return core::Errorf("{}: not written again, but {} has it{}", (fs::path(out) / f).string(),
+                          dir, note);
+    }
+  }
+  for (const auto& f : got) {
+    if (!std::binary_search(expected.begin(), expected.end(), f)) {
+      return core::Errorf("{}: written, but {} has no such file{}", (fs::path(out) / f).string(),
+                          dir, note);
+    }
+  }
+  for (const auto& f : expected) {
+    auto want = ReadAll(fs::path(dir) / f);
+    if (!want) return std::unexpected(want.error());
+    auto have = ReadAll(fs::path(out) / f);
+    if (!have) return std::unexpected(have.error());
+    if (*want != *have) {
+      return core::Errorf("{} differs from {} from line {} on{}", (fs::path(out) / f).string(),
+                          (fs::path(dir) / f).string(), FirstDifferingLine(*want, *have), note);
+    }
+  }
+  return expected.size();
+}
+
 }  // namespace
 
 CLI::App* AddRerunCommand(CLI::App& app, RerunArgs* args) {
@@ -164,48 +241,10 @@ std::vector<std::string> ComparedFiles(const std::string& dir) {
 }
 
 int Rerun(const RerunArgs& a, const RunCommand& run) {
-  std::error_code ec;
-  if (!fs::is_directory(a.dir, ec)) return Fail(kBadInput, a.dir + ": no such directory");
-  auto found = report::ReadProvenance(a.dir);
-  if (!found) return Fail(kBadInput, found.error().message);
-  if (!*found) {
-    return Fail(kBadInput,
-                fmt::format("{}: records no provenance (simulate, compare and sweep record it at "
-                            "the top of their --out; a compare's or a sweep's run directories "
-                            "do not: rerun the directory above)",
-                            a.dir));
-  }
-  const report::Provenance& p = (*found)->provenance;
+  auto checked = CheckedProvenance(a.dir);
+  if (!checked) return Fail(kBadInput, checked.error().message);
+  const report::Provenance& p = *checked;
   const std::string& command = p.command[0];
-  if (command != "simulate" && command != "compare" && command != "sweep") {
-    return Fail(kBadInput, fmt::format("{}: provenance.command: expected a simulate, compare or "
-                                       "sweep command, got '{}'",
-                                       (*found)->file, command));
-  }
-  if (const std::string why = NotRecorded(p.command); !why.empty()) {
-    return Fail(kBadInput, fmt::format("{}: provenance.command: {} (was the file edited?)",
-                                       (*found)->file, why));
-  }
-  if (auto partial = PartialRun(a.dir)) {
-    return Fail(kBadInput, fmt::format("{}: the run was interrupted (\"partial\": true); partial "
-                                       "results cannot be reproduced",
-                                       *partial));
-  }
-  for (const auto& in : p.inputs) {
-    auto sha = Sha256File(in.path);
-    if (!sha) {
-      return Fail(kBadInput,
-                  fmt::format("{}: the run's {} is missing or unreadable ({}); paths are "
-                              "relative to the directory the run started in",
-                              in.path, in.role, sha.error().message));
-    }
-    if (*sha != in.sha256) {
-      return Fail(kBadInput,
-                  fmt::format("{}: the run's {} has changed since the run (SHA-256 {}, recorded "
-                              "{})",
-                              in.path, in.role, *sha, in.sha256));
-    }
-  }
   const std::string out = a.out.empty() ? DefaultOut(a.dir) : a.out;
   const fs::path dir_path = Canonical(a.dir);
   const fs::path out_path = Canonical(out);
@@ -237,35 +276,11 @@ int Rerun(const RerunArgs& a, const RunCommand& run) {
           ? std::string()
           : fmt::format(" ({} was written by dlsched {}, this is dlsched {})", a.dir, p.version,
                         DLSCHED_VERSION);
-  const std::vector<std::string> expected = ComparedFiles(a.dir);
-  const std::vector<std::string> got = ComparedFiles(out);
-  for (const auto& f : expected) {
-    if (!std::binary_search(got.begin(), got.end(), f)) {
-      return Fail(kNotReproduced, fmt::format("{}: not written again, but {} has it{}",
-                                              (fs::path(out) / f).string(), a.dir, version_note));
-    }
-  }
-  for (const auto& f : got) {
-    if (!std::binary_search(expected.begin(), expected.end(), f)) {
-      return Fail(kNotReproduced, fmt::format("{}: written, but {} has no such file{}",
-                                              (fs::path(out) / f).string(), a.dir, version_note));
-    }
-  }
-  for (const auto& f : expected) {
-    auto want = ReadAll(fs::path(a.dir) / f);
-    if (!want) return Fail(kNotReproduced, want.error().message);
-    auto have = ReadAll(fs::path(out) / f);
-    if (!have) return Fail(kNotReproduced, have.error().message);
-    if (*want != *have) {
-      return Fail(kNotReproduced,
-                  fmt::format("{} differs from {} from line {} on{}", (fs::path(out) / f).string(),
-                              (fs::path(a.dir) / f).string(), FirstDifferingLine(*want, *have),
-                              version_note));
-    }
-  }
+  auto compared = CompareDirs(a.dir, out, version_note);
+  if (!compared) return Fail(kNotReproduced, compared.error().message);
   std::printf("rerun: %s/ is byte for byte %s/ (%zu files compared; report.html is not)\n",
               core::EscapeText(out, 4096).c_str(), core::EscapeText(a.dir, 4096).c_str(),
-              expected.size());
+              *compared);
   return kOk;
 }
 

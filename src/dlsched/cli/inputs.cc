@@ -1,0 +1,230 @@
+#include "dlsched/cli/inputs.h"
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <ranges>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "dlsched/cli/errors.h"
+#include "dlsched/cli/runs.h"
+#include "dlsched/config/trace.h"
+#include "dlsched/core/text.h"
+#include "dlsched/policy/registry.h"
+#include "dlsched/report/output_dir.h"
+#include "dlsched/sim/simulator.h"
+
+namespace dlsched::cli {
+namespace {
+
+// Directory names for compare's profiles: each profile's name, with "-2",
+// "-3", ... for a name already taken, so two profiles that share a name
+// (two files, or one given twice) never write to the same place.
+std::vector<std::string> UniqueNames(const std::vector<std::string>& names) {
+  std::set<std::string> taken(names.begin(), names.end());
+  std::set<std::string> used;
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    std::string name = n;
+    // A suffixed name may not be another profile's own name either.
+    for (int k = 2; used.contains(name) || (name != n && taken.contains(name)); ++k) {
+      name = fmt::format("{}-{}", n, k);
+    }
+    used.insert(name);
+    out.push_back(name);
+  }
+  return out;
+}
+
+// The trace's options applied to what --trace gave: each checked against
+// the trace's format.
+core::Status ApplyTraceOptions(const JobSource& s, config::TraceOptions& o) {
+  if (!s.vcs.empty()) {
+    if (o.format != config::TraceFormat::kPhilly) {
+      return core::MakeError("--vc: applies to philly traces only");
+    }
+    auto vcs = SplitList("--vc", s.vcs);
+    if (!vcs) return std::unexpected(vcs.error());
+    o.virtual_clusters = std::move(*vcs);
+  }
+  for (auto [flag, text, out] :
+       {std::tuple{"--from", &s.from, &o.from}, std::tuple{"--until", &s.until, &o.until}}) {
+    if (text->empty()) continue;
+    if (o.format != config::TraceFormat::kPhilly) {
+      return core::Errorf("{}: applies to philly traces only", flag);
+    }
+    auto t = config::ParseTimestamp(*text);
+    if (!t) return core::Errorf("{}: {}", flag, t.error().message);
+    *out = *t;
+  }
+  if (!s.elastic.empty()) {
+    if (o.format == config::TraceFormat::kNative) {
+      return core::MakeError(
+          "--elastic: does not apply to native traces (each row states its min_workers and "
+          "max_workers)");
+    }
+    if (auto st = config::ParseElastic(s.elastic, o); !st) return std::unexpected(st.error());
+  }
+  if (!s.scaling.empty()) {
+    if (o.format == config::TraceFormat::kPollux || o.format == config::TraceFormat::kNative) {
+      return core::Errorf(
+          "--scaling: does not apply to {} traces ({})", config::TraceFormatName(o.format),
+          o.format == config::TraceFormat::kPollux ? "their speed at each size is Pollux's model"
+                                                   : "each row states its own scaling");
+    }
+    auto curve = core::ScalingCurve::Parse(s.scaling);
+    if (!curve) return core::Errorf("--scaling: {}", curve.error().message);
+    o.scaling = *curve;
+  }
+  if (!s.pollux_traces.empty()) {
+    if (o.format != config::TraceFormat::kPollux) {
+      return core::MakeError("--pollux-traces: applies to pollux traces only");
+    }
+    o.pollux_traces = s.pollux_traces;
+  }
+  return {};
+}
+
+// The jobs of --workload FILE.
+core::Result<config::WorkloadSpec> LoadWorkloadFile(const std::string& workload) {
+  if (workload.empty()) {
+    return core::MakeError("give the jobs with --workload FILE or --trace FORMAT:FILE");
+  }
+  if (IsCsvName(workload)) {
+    return core::Errorf(
+        "--workload: {} is a CSV file; --workload reads workload YAML. Give a trace as "
+        "--trace FORMAT:FILE (-t), FORMAT one of tiresias, philly, pollux, native "
+        "(docs/traces.md), e.g. -t native:{}",
+        workload, workload);
+  }
+  return sim::LoadWorkload(workload);
+}
+
+}  // namespace
+
+// Here, not with the commands, so that what needs an engine (cli::DecodeSnapshot,
+// and the fuzz targets through it) links without them.
+core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg,
+                                                         std::span<const std::string> overrides) {
+  auto spec = policy::ResolveProfile(profile_arg, overrides);
+  if (!spec) return std::unexpected(spec.error());
+  auto profile = policy::BuildProfile(*spec);
+  if (!profile) return std::unexpected(profile.error());
+  return std::make_unique<engine::Engine>(std::move(*profile));
+}
+
+core::Result<core::ClusterSpec> LoadClusterArg(const std::string& arg) {
+  if (arg.starts_with(kTiresiasPrefix)) {
+    return config::LoadTiresiasCluster(arg.substr(kTiresiasPrefix.size()));
+  }
+  // "tiresais:FILE" is a misspelt format, not a file of that name.
+  const size_t colon = arg.find(':');
+  std::error_code ec;
+  if (colon != std::string::npos && arg.find('/') > colon && !std::filesystem::exists(arg, ec)) {
+    constexpr std::string_view kFormats[] = {"tiresias"};
+    const std::string hint = core::DidYouMean(arg.substr(0, colon), kFormats);
+    if (!hint.empty()) {
+      return core::Errorf("--cluster: '{}': expected a cluster YAML or tiresias:FILE{}", arg, hint);
+    }
+  }
+  return config::LoadCluster(arg);
+}
+
+bool IsCsvName(std::string_view path) {
+  if (path.size() < 4) return false;
+  std::string ext(path.substr(path.size() - 4));
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".csv";
+}
+
+core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
+  if (s.trace.empty()) return LoadWorkloadFile(s.workload);
+  auto o = config::ParseTraceArg(s.trace);
+  if (!o) return std::unexpected(o.error());
+  o->stop = StopSignals::Flag();
+  o->skip_bad_rows = s.skip_bad_rows;
+  o->limit = s.limit;
+  if (auto st = ApplyTraceOptions(s, *o); !st) return std::unexpected(st.error());
+  auto load = config::LoadTrace(*o);
+  if (!load) return std::unexpected(load.error());
+  if (load->skipped > 0) {
+    std::fprintf(stderr, "dlsched: %s: skipped %lld bad rows of %lld (the first: %s)\n",
+                 core::EscapeText(o->path, kMaxMessageBytes).c_str(),
+                 static_cast<long long>(load->skipped), static_cast<long long>(load->rows),
+                 core::EscapeText(load->first_skipped, kMaxMessageBytes).c_str());
+  }
+  if (auto st = sim::ResolveWorkload(load->workload); !st) return std::unexpected(st.error());
+  return std::move(load->workload);
+}
+
+core::Result<Inputs> LoadInputs(const RunArgs& a) {
+  Inputs out;
+  auto cluster = LoadClusterArg(a.cluster);
+  if (!cluster) return std::unexpected(cluster.error());
+  out.cluster = std::move(*cluster);
+  auto workload = LoadJobs(a.jobs);
+  if (!workload) return std::unexpected(workload.error());
+  out.workload = std::move(*workload);
+  return out;
+}
+
+core::Result<Loaded> Load(const RunArgs& a) {
+  auto inputs = LoadInputs(a);
+  if (!inputs) return std::unexpected(inputs.error());
+  auto engine = LoadEngine(a.profile, a.overrides);
+  if (!engine) return std::unexpected(engine.error());
+  return Loaded{std::move(*inputs), std::move(*engine)};
+}
+
+core::Result<LoadedProfiles> LoadProfiles(const std::vector<std::string>& profiles,
+                                          const std::vector<std::string>& common_overrides) {
+  LoadedProfiles out;
+  std::vector<std::string> names;
+  for (const auto& profile : profiles) {
+    // NAME:PATH=VALUE[:PATH=VALUE...] is NAME with its own overrides, after
+    // --set's.
+    std::vector<std::string> overrides = common_overrides;
+    std::string name = profile;
+    if (const size_t colon = profile.find(':'); colon != std::string::npos) {
+      if (colon + 1 == profile.size()) {
+        return core::Errorf(
+            "--profiles: '{}': expected NAME:PATH=VALUE[:PATH=VALUE...], got nothing after ':'",
+            profile);
+      }
+      name = profile.substr(0, colon);
+      for (auto part : std::views::split(std::string_view(profile).substr(colon + 1), ':')) {
+        overrides.emplace_back(part.begin(), part.end());
+      }
+    }
+    auto engine = LoadEngine(name, overrides);
+    if (!engine) return std::unexpected(engine.error());
+    names.push_back((*engine)->profile().name);
+    out.engines.push_back(std::move(*engine));
+    out.bases.push_back(std::move(name));
+    out.overrides.push_back(std::move(overrides));
+  }
+  out.dirs = UniqueNames(names);
+  return out;
+}
+
+core::Status CheckOut(const std::string& dir) {
+  if (auto st = report::CheckOutputDir(dir); !st) {
+    return core::MakeError("--out: " + st.error().message);
+  }
+  return {};
+}
+
+core::Status CheckOutFile(std::string_view flag, const std::string& path) {
+  if (path.empty() || path == "-") return {};
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    return core::Errorf("{}: {} exists and is not a regular file", flag, path);
+  }
+  return {};
+}
+
+}  // namespace dlsched::cli
