@@ -305,8 +305,8 @@ core::Status TestApiServer::ApplyManifest(const std::string& text) {
       }
     }
     if (type == nullptr) return core::Errorf("manifest: no resource for {} {}", api, kind);
-    auto r = Create(type->Id(), type->namespaced ? Meta(object, "namespace") : "", object);
-    if (!r) return std::unexpected(r.error());
+    DLSCHED_TRY_LET(r,
+                    Create(type->Id(), type->namespaced ? Meta(object, "namespace") : "", object));
   }
   return {};
 }

@@ -46,8 +46,7 @@ core::Status ApplyTraceOptions(const JobSource& s, config::TraceOptions& o) {
     if (o.format != config::TraceFormat::kPhilly) {
       return core::MakeError("--vc: applies to philly traces only");
     }
-    auto vcs = SplitList("--vc", s.vcs);
-    if (!vcs) return std::unexpected(vcs.error());
+    DLSCHED_TRY_LET(vcs, SplitList("--vc", s.vcs));
     o.virtual_clusters = std::move(*vcs);
   }
   for (auto [flag, text, out] :
@@ -66,7 +65,7 @@ core::Status ApplyTraceOptions(const JobSource& s, config::TraceOptions& o) {
           "--elastic: does not apply to native traces (each row states its min_workers and "
           "max_workers)");
     }
-    if (auto st = config::ParseElastic(s.elastic, o); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(config::ParseElastic(s.elastic, o));
   }
   if (!s.scaling.empty()) {
     if (o.format == config::TraceFormat::kPollux || o.format == config::TraceFormat::kNative) {
@@ -109,10 +108,8 @@ core::Result<config::WorkloadSpec> LoadWorkloadFile(const std::string& workload)
 // and the fuzz targets through it) links without them.
 core::Result<std::unique_ptr<engine::Engine>> LoadEngine(const std::string& profile_arg,
                                                          std::span<const std::string> overrides) {
-  auto spec = policy::ResolveProfile(profile_arg, overrides);
-  if (!spec) return std::unexpected(spec.error());
-  auto profile = policy::BuildProfile(*spec);
-  if (!profile) return std::unexpected(profile.error());
+  DLSCHED_TRY_LET(spec, policy::ResolveProfile(profile_arg, overrides));
+  DLSCHED_TRY_LET(profile, policy::BuildProfile(*spec));
   return std::make_unique<engine::Engine>(std::move(*profile));
 }
 
@@ -142,40 +139,34 @@ bool IsCsvName(std::string_view path) {
 
 core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
   if (s.trace.empty()) return LoadWorkloadFile(s.workload);
-  auto o = config::ParseTraceArg(s.trace);
-  if (!o) return std::unexpected(o.error());
+  DLSCHED_TRY_LET(o, config::ParseTraceArg(s.trace));
   o->stop = StopSignals::Flag();
   o->skip_bad_rows = s.skip_bad_rows;
   o->limit = s.limit;
-  if (auto st = ApplyTraceOptions(s, *o); !st) return std::unexpected(st.error());
-  auto load = config::LoadTrace(*o);
-  if (!load) return std::unexpected(load.error());
+  DLSCHED_TRY(ApplyTraceOptions(s, *o));
+  DLSCHED_TRY_LET(load, config::LoadTrace(*o));
   if (load->skipped > 0) {
     std::fprintf(stderr, "dlsched: %s: skipped %lld bad rows of %lld (the first: %s)\n",
                  core::EscapeText(o->path, kMaxMessageBytes).c_str(),
                  static_cast<long long>(load->skipped), static_cast<long long>(load->rows),
                  core::EscapeText(load->first_skipped, kMaxMessageBytes).c_str());
   }
-  if (auto st = sim::ResolveWorkload(load->workload); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(sim::ResolveWorkload(load->workload));
   return std::move(load->workload);
 }
 
 core::Result<Inputs> LoadInputs(const RunArgs& a) {
   Inputs out;
-  auto cluster = LoadClusterArg(a.cluster);
-  if (!cluster) return std::unexpected(cluster.error());
+  DLSCHED_TRY_LET(cluster, LoadClusterArg(a.cluster));
   out.cluster = std::move(*cluster);
-  auto workload = LoadJobs(a.jobs);
-  if (!workload) return std::unexpected(workload.error());
+  DLSCHED_TRY_LET(workload, LoadJobs(a.jobs));
   out.workload = std::move(*workload);
   return out;
 }
 
 core::Result<Loaded> Load(const RunArgs& a) {
-  auto inputs = LoadInputs(a);
-  if (!inputs) return std::unexpected(inputs.error());
-  auto engine = LoadEngine(a.profile, a.overrides);
-  if (!engine) return std::unexpected(engine.error());
+  DLSCHED_TRY_LET(inputs, LoadInputs(a));
+  DLSCHED_TRY_LET(engine, LoadEngine(a.profile, a.overrides));
   return Loaded{std::move(*inputs), std::move(*engine)};
 }
 
@@ -199,8 +190,7 @@ core::Result<LoadedProfiles> LoadProfiles(const std::vector<std::string>& profil
         overrides.emplace_back(part.begin(), part.end());
       }
     }
-    auto engine = LoadEngine(name, overrides);
-    if (!engine) return std::unexpected(engine.error());
+    DLSCHED_TRY_LET(engine, LoadEngine(name, overrides));
     names.push_back((*engine)->profile().name);
     out.engines.push_back(std::move(*engine));
     out.bases.push_back(std::move(name));

@@ -127,8 +127,7 @@ std::vector<std::string> RecordedCommand(std::span<const std::string> args) {
 
 core::Status AddInputFile(report::Provenance& p, const std::string& role, const std::string& format,
                           const std::string& path) {
-  auto sha = Sha256File(path);
-  if (!sha) return std::unexpected(sha.error());
+  DLSCHED_TRY_LET(sha, Sha256File(path));
   p.inputs.push_back({role, format, path, std::move(*sha)});
   return {};
 }
@@ -164,8 +163,7 @@ core::Status AddProfile(report::Provenance& p, const std::string& name_or_path,
       if (auto st = AddInputFile(p, "profile", "", name_or_path); !st) return st;
     }
   }
-  auto yaml = policy::ResolvedProfileText(name_or_path, overrides);
-  if (!yaml) return std::unexpected(yaml.error());
+  DLSCHED_TRY_LET(yaml, policy::ResolvedProfileText(name_or_path, overrides));
   profile.yaml = std::move(*yaml);
   p.profiles.push_back(std::move(profile));
   return {};
@@ -184,15 +182,14 @@ core::Result<report::Provenance> RunProvenance(const std::vector<std::string>& c
           : AddInputFile(p, "cluster", "", cluster);
   if (st && !jobs.workload.empty()) st = AddInputFile(p, "workload", "", jobs.workload);
   if (st && !jobs.trace.empty()) {
-    auto o = config::ParseTraceArg(jobs.trace);
-    if (!o) return std::unexpected(o.error());
+    DLSCHED_TRY_LET(o, config::ParseTraceArg(jobs.trace));
     st = AddInputFile(p, "trace", std::string(config::TraceFormatName(o->format)), o->path);
     if (st && o->format == config::TraceFormat::kPollux) {
       o->pollux_traces = jobs.pollux_traces;
       st = AddInputTree(p, "pollux-traces", config::PolluxTracesDir(*o));
     }
   }
-  if (!st) return std::unexpected(st.error());
+  DLSCHED_TRY(st);
   return p;
 }
 

@@ -43,13 +43,9 @@ std::string NotADirectory(std::string& path) {
 // Loads, overlays and checks what the page needs.
 core::Result<std::string> Render(std::span<const std::string> dirs, const PageArgs& page,
                                  std::optional<metrics::Window> window) {
-  auto options = ParsePageArgs(page, window);
-  if (!options) return std::unexpected(options.error());
-  auto loaded = report::LoadReport(dirs);
-  if (!loaded) return std::unexpected(loaded.error());
-  if (auto st = report::CheckRenderOptions(*loaded, *options); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY_LET(options, ParsePageArgs(page, window));
+  DLSCHED_TRY_LET(loaded, report::LoadReport(dirs));
+  DLSCHED_TRY(report::CheckRenderOptions(*loaded, *options));
   return report::RenderHtml(*loaded, *options);
 }
 
@@ -196,8 +192,7 @@ CLI::Option* AddWindowOption(CLI::App* cmd, std::string* window, std::string_vie
 
 core::Status WriteReport(std::span<const std::string> dirs, const std::string& file,
                          const PageArgs& page) {
-  auto html = Render(dirs, page, std::nullopt);
-  if (!html) return std::unexpected(html.error());
+  DLSCHED_TRY_LET(html, Render(dirs, page, std::nullopt));
   return Write(file, *html);
 }
 

@@ -123,8 +123,7 @@ int FirstDifferingLine(std::string_view a, std::string_view b) {
 core::Result<report::Provenance> CheckedProvenance(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return core::MakeError(dir + ": no such directory");
-  auto found = report::ReadProvenance(dir);
-  if (!found) return std::unexpected(found.error());
+  DLSCHED_TRY_LET(found, report::ReadProvenance(dir));
   if (!*found) {
     return core::Errorf(
         "{}: records no provenance (simulate, compare and sweep record it at the top of their "
@@ -182,10 +181,8 @@ core::Result<size_t> CompareDirs(const std::string& dir, const std::string& out,
     }
   }
   for (const auto& f : expected) {
-    auto want = ReadAll(fs::path(dir) / f);
-    if (!want) return std::unexpected(want.error());
-    auto have = ReadAll(fs::path(out) / f);
-    if (!have) return std::unexpected(have.error());
+    DLSCHED_TRY_LET(want, ReadAll(fs::path(dir) / f));
+    DLSCHED_TRY_LET(have, ReadAll(fs::path(out) / f));
     if (*want != *have) {
       return core::Errorf("{} differs from {} from line {} on{}", (fs::path(out) / f).string(),
                           (fs::path(dir) / f).string(), FirstDifferingLine(*want, *have), note);

@@ -74,8 +74,7 @@ std::pair<int64_t, int64_t> JobsDone(std::span<const RunProgress> runs) {
 // A request's run, its jobs made first when it makes them.
 core::Result<sim::SimResult> RunOne(const RunRequest& r) {
   if (!r.make_workload) return sim::Simulate(*r.cluster, *r.workload, *r.engine, r.options);
-  auto made = r.make_workload();
-  if (!made) return std::unexpected(made.error());
+  DLSCHED_TRY_LET(made, r.make_workload());
   return sim::Simulate(*r.cluster, *made, *r.engine, r.options);
 }
 

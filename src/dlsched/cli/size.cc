@@ -160,8 +160,7 @@ core::Result<SizedCluster> SizeCluster(const config::WorkloadSpec& workload, con
   int64_t fit = 1;
   const core::JobSpec* largest = nullptr;
   for (const core::JobSpec& job : workload.jobs) {
-    auto n = NodesFor(job, per_node, source);
-    if (!n) return std::unexpected(n.error());
+    DLSCHED_TRY_LET(n, NodesFor(job, per_node, source));
     if (*n > fit) {
       fit = *n;
       largest = &job;
@@ -221,8 +220,7 @@ core::Result<std::string> SizedClusterYaml(const SizedCluster& c, std::string_vi
   o.cpus_per_node = c.node.cpus;
   o.memory_gi_per_node = c.node.memory_gi;
   o.generator = "dlsched size";
-  auto yaml = sim::ClusterYaml(o);
-  if (!yaml) return std::unexpected(yaml.error());
+  DLSCHED_TRY_LET(yaml, sim::ClusterYaml(o));
   return fmt::format("# {}\n{}", comment, *yaml);
 }
 

@@ -39,25 +39,20 @@ core::Result<DecodedSnapshot> DecodeSnapshot(std::string_view body, const std::s
     }
   }
   // What is written must read back: the replay starts from these files.
-  auto cluster = config::ParseCluster(d.cluster_yaml, out + "/cluster.yaml");
-  if (!cluster) return std::unexpected(cluster.error());
+  DLSCHED_TRY_LET(cluster, config::ParseCluster(d.cluster_yaml, out + "/cluster.yaml"));
   d.cluster = std::move(*cluster);
   if (d.workload_yaml == "jobs:\n" || d.workload_yaml.ends_with("\njobs:\n")) {
     return core::Errorf("--from {}: the operator has no unfinished TrainingJob: nothing to replay",
                         from);
   }
-  auto workload = config::ParseWorkload(d.workload_yaml, out + "/workload.yaml");
-  if (!workload) return std::unexpected(workload.error());
+  DLSCHED_TRY_LET(workload, config::ParseWorkload(d.workload_yaml, out + "/workload.yaml"));
   d.workload = std::move(*workload);
   // ... and a run starts from them as `simulate` starts it: its models
   // known, its jobs able to finish, each placed job on a node with room.
   // (Their messages name OUT/workload.yaml, the workload's source.)
-  if (auto st = sim::ResolveWorkload(d.workload); !st) return std::unexpected(st.error());
-  auto engine = LoadEngine("gang-binpack");
-  if (!engine) return std::unexpected(engine.error());
-  if (auto st = sim::CheckStart(d.cluster, d.workload, **engine); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(sim::ResolveWorkload(d.workload));
+  DLSCHED_TRY_LET(engine, LoadEngine("gang-binpack"));
+  DLSCHED_TRY(sim::CheckStart(d.cluster, d.workload, **engine));
   if (const auto it = root.find("withoutProgress"); it != root.end() && it->is_array()) {
     d.without_progress = it->size();
     if (!it->empty()) {

@@ -81,7 +81,7 @@ std::vector<RunRequest> CellRuns(const SweepGrid& grid, std::span<const SweepGri
         auto w = sim::GenerateWorkload(options);
         if (!w) return w;
         ScaleArrivalsInPlace(*w, load);
-        if (auto st = CheckScaledArrivals(*w, load); !st) return std::unexpected(st.error());
+        DLSCHED_TRY(CheckScaledArrivals(*w, load));
         return w;
       };
     } else if (load == 1) {

@@ -280,9 +280,8 @@ core::Result<std::optional<report::Provenance>> SweepProvenance(const SweepArgs&
                                                                 const SweepGrid& grid,
                                                                 const LoadedProfiles& profiles) {
   if (a.cell) return std::nullopt;
-  auto p = RunProvenance(a.command, a.run.cluster, a.run.jobs, a.run.window);
-  if (!p) return std::unexpected(p.error());
-  if (auto st = AddProfiles(*p, profiles); !st) return std::unexpected(st.error());
+  DLSCHED_TRY_LET(p, RunProvenance(a.command, a.run.cluster, a.run.jobs, a.run.window));
+  DLSCHED_TRY(AddProfiles(*p, profiles));
   if (a.generated) p->seeds = grid.seeds;
   return std::move(*p);
 }

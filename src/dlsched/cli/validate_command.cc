@@ -16,20 +16,16 @@ namespace {
 core::Result<std::string> Check(const std::string& f, config::FileKind kind) {
   switch (kind) {
     case config::FileKind::kCluster: {
-      auto c = config::LoadCluster(f);
-      if (!c) return std::unexpected(c.error());
+      DLSCHED_TRY_LET(c, config::LoadCluster(f));
       return fmt::format("cluster with {} nodes", c->nodes.size());
     }
     case config::FileKind::kWorkload: {
-      auto w = sim::LoadWorkload(f);
-      if (!w) return std::unexpected(w.error());
+      DLSCHED_TRY_LET(w, sim::LoadWorkload(f));
       return fmt::format("workload with {} jobs", w->jobs.size());
     }
     case config::FileKind::kProfile: {
-      auto p = config::LoadProfile(f);
-      if (!p) return std::unexpected(p.error());
-      auto built = policy::BuildProfile(*p);
-      if (!built) return std::unexpected(built.error());
+      DLSCHED_TRY_LET(p, config::LoadProfile(f));
+      DLSCHED_TRY_LET(built, policy::BuildProfile(*p));
       return fmt::format("profile '{}'", p->name);
     }
   }

@@ -109,8 +109,8 @@ core::Result<core::ContainerSpec> DecodeContainer(const Errors& e, const json& c
       as_strings[k] = v.is_number() ? json(v.dump()) : v;
       (std::string_view(which) == "requests" ? request_keys : limit_keys).push_back(k);
     }
-    auto parsed = config::ParseResourceList(ToYaml(as_strings), e.source(), Key(res_path, which));
-    if (!parsed) return std::unexpected(parsed.error());
+    DLSCHED_TRY_LET(
+        parsed, config::ParseResourceList(ToYaml(as_strings), e.source(), Key(res_path, which)));
     (std::string_view(which) == "requests" ? requests : limits) = *parsed;
   }
   out.requests = requests;
@@ -135,8 +135,7 @@ core::Status DecodeContainers(const Errors& e, const json& spec, const std::stri
   const std::string list_path = Key(path, key);
   if (!list.is_array()) return e.Expected(list_path, "a list of containers", list);
   for (size_t i = 0; i < list.size(); ++i) {
-    auto c = DecodeContainer(e, list[i], Index(list_path, i));
-    if (!c) return std::unexpected(c.error());
+    DLSCHED_TRY_LET(c, DecodeContainer(e, list[i], Index(list_path, i)));
     out.push_back(std::move(*c));
   }
   return {};
@@ -169,7 +168,7 @@ core::Status DecodePodTemplate(const json& tmpl, const std::string& source, cons
     // RuntimeClass overhead counts as part of the pod's request.
     auto overhead =
         config::ParseResourceList(ToYaml(spec["overhead"]), e.source(), Key(spec_path, "overhead"));
-    if (!overhead) return std::unexpected(overhead.error());
+    DLSCHED_TRY(overhead);
     sum += *overhead;
   }
   for (int r = 0; r < core::kMaxResources; ++r) {
@@ -235,26 +234,22 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
   const std::string path = Key(rs_path, name);
   const json& r = rs[name];
   const bool worker = role == core::Role::kWorker;
-  if (auto st =
-          worker ? e.Object(r, path,
-                            {"replicas", "minReplicas", "maxReplicas", "restartPolicy", "template"})
-                 : e.Object(r, path, {"replicas", "restartPolicy", "template"});
-      !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(
+      worker ? e.Object(r, path,
+                        {"replicas", "minReplicas", "maxReplicas", "restartPolicy", "template"})
+             : e.Object(r, path, {"replicas", "restartPolicy", "template"}));
   core::RoleSpec& out_role = job.role(role);
   const int64_t lo = worker ? 1 : 0;
   const int64_t hi = role == core::Role::kChief ? 1 : core::kMaxTasksPerJob;
   // TFJob defaults replicas to 1.
-  auto replicas = r.contains("replicas") ? e.Int(r["replicas"], Key(path, "replicas"), lo, hi)
-                                         : core::Result<int64_t>(1);
-  if (!replicas) return std::unexpected(replicas.error());
+  DLSCHED_TRY_LET(replicas, r.contains("replicas")
+                                ? e.Int(r["replicas"], Key(path, "replicas"), lo, hi)
+                                : core::Result<int64_t>(1));
   out_role.replicas = out_role.min_replicas = out_role.max_replicas = static_cast<int>(*replicas);
   if (worker) {
     for (const char* k : {"minReplicas", "maxReplicas"}) {
       if (!r.contains(k)) continue;
-      auto v = e.Int(r[k], Key(path, k), 1, core::kMaxTasksPerJob);
-      if (!v) return std::unexpected(v.error());
+      DLSCHED_TRY_LET(v, e.Int(r[k], Key(path, k), 1, core::kMaxTasksPerJob));
       (std::string_view(k) == "minReplicas" ? out_role.min_replicas : out_role.max_replicas) =
           static_cast<int>(*v);
     }
@@ -277,10 +272,7 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
   tasks += worker ? out_role.max_replicas : out_role.replicas;
   if (out_role.replicas == 0) return {};
   if (!r.contains("template")) return e.Fail(Key(path, "template"), "missing");
-  if (auto st = DecodePodTemplate(r["template"], e.source(), Key(path, "template"), out_role);
-      !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(DecodePodTemplate(r["template"], e.source(), Key(path, "template"), out_role));
   tmpl = r["template"];
   return {};
 }
@@ -295,9 +287,7 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
   }
   rs_path = tf ? "spec.tfReplicaSpecs" : "spec.replicaSpecs";
   const json& rs = spec[tf ? "tfReplicaSpecs" : "replicaSpecs"];
-  if (auto st = e.Object(rs, rs_path, {"PS", "Chief", "Worker"}); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(e.Object(rs, rs_path, {"PS", "Chief", "Worker"}));
   if (!rs.contains("Worker")) return e.Fail(Key(rs_path, "Worker"), "missing");
   int64_t tasks = 0;
   for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
@@ -316,9 +306,7 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
 
 // spec.scheduling: priorityClass, maxWaitMinutes, queue.
 core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job) {
-  if (auto st = e.Object(s, "spec.scheduling", {"priorityClass", "maxWaitMinutes", "queue"}); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(e.Object(s, "spec.scheduling", {"priorityClass", "maxWaitMinutes", "queue"}));
   if (s.contains("priorityClass")) {
     const json& p = s["priorityClass"];
     const std::string v = p.is_string() ? p.get<std::string>() : "";
@@ -333,9 +321,8 @@ core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job
     }
   }
   if (s.contains("maxWaitMinutes")) {
-    auto m = e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes", 0, true,
-                      core::kMaxWaitMinutes);
-    if (!m) return std::unexpected(m.error());
+    DLSCHED_TRY_LET(m, e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes", 0, true,
+                                core::kMaxWaitMinutes));
     job.max_wait_minutes = *m;
   }
   if (s.contains("queue")) {
@@ -351,9 +338,7 @@ core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job
 
 // spec.throughput: the steps/s table by workers, the locality sensitivity.
 core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job) {
-  if (auto st = e.Object(t, "spec.throughput", {"table", "localitySensitivity"}); !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(e.Object(t, "spec.throughput", {"table", "localitySensitivity"}));
   if (t.contains("table")) {
     const json& table = t["table"];
     if (!table.is_object() || table.empty()) {
@@ -367,8 +352,7 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
           workers > core::kMaxTasksPerJob) {
         return e.Fail(path, "the key must be a worker count in 1..100000");
       }
-      auto rate = e.Number(v, path, 0, false, core::kMaxRate);
-      if (!rate) return std::unexpected(rate.error());
+      DLSCHED_TRY_LET(rate, e.Number(v, path, 0, false, core::kMaxRate));
       if (*rate != 0 && *rate < core::kMinRate) {
         return e.Fail(path,
                       fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate));
@@ -377,8 +361,8 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
     }
   }
   if (t.contains("localitySensitivity")) {
-    auto s = e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity", 0, false, 1);
-    if (!s) return std::unexpected(s.error());
+    DLSCHED_TRY_LET(
+        s, e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity", 0, false, 1));
     job.throughput.locality_sensitivity = *s;
   }
   return {};
@@ -428,36 +412,27 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
 
   if (!object.contains("spec")) return e.Fail("spec", "missing");
   const json& spec = object["spec"];
-  if (auto st = e.Object(spec, "spec",
-                         {"replicaSpecs", "tfReplicaSpecs", "scheduling", "totalSteps",
-                          "throughput", "launchDelay", "checkpointDelay", "runPolicy"});
-      !st) {
-    return std::unexpected(st.error());
-  }
+  DLSCHED_TRY(e.Object(spec, "spec",
+                       {"replicaSpecs", "tfReplicaSpecs", "scheduling", "totalSteps", "throughput",
+                        "launchDelay", "checkpointDelay", "runPolicy"}));
   std::string rs_path;
-  if (auto st = DecodeReplicaSpecs(e, spec, out, rs_path); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(DecodeReplicaSpecs(e, spec, out, rs_path));
   if (spec.contains("scheduling")) {
-    if (auto st = DecodeScheduling(e, spec["scheduling"], job); !st) {
-      return std::unexpected(st.error());
-    }
+    DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }
   if (spec.contains("totalSteps")) {
-    auto t = e.Number(spec["totalSteps"], "spec.totalSteps", 0, true, core::kMaxSteps);
-    if (!t) return std::unexpected(t.error());
+    DLSCHED_TRY_LET(t, e.Number(spec["totalSteps"], "spec.totalSteps", 0, true, core::kMaxSteps));
     job.total_steps = *t;
   }
   for (const char* k : {"launchDelay", "checkpointDelay"}) {
     if (!spec.contains(k)) continue;
-    auto t = e.Number(spec[k], Key("spec", k), 0, false, core::kMaxTime);
-    if (!t) return std::unexpected(t.error());
+    DLSCHED_TRY_LET(t, e.Number(spec[k], Key("spec", k), 0, false, core::kMaxTime));
     (std::string_view(k) == "launchDelay" ? job.launch_delay : job.checkpoint_delay) = *t;
   }
   if (spec.contains("throughput")) {
-    if (auto st = DecodeThroughput(e, spec["throughput"], job); !st) {
-      return std::unexpected(st.error());
-    }
+    DLSCHED_TRY(DecodeThroughput(e, spec["throughput"], job));
   }
-  if (auto st = CheckLimits(e, job, rs_path); !st) return std::unexpected(st.error());
+  DLSCHED_TRY(CheckLimits(e, job, rs_path));
   return out;
 }
 

@@ -36,7 +36,7 @@ template <typename T, typename Impl>
 Factory<T> NoArgs() {
   return [](const YAML::Node& args, const std::string& where) -> core::Result<std::unique_ptr<T>> {
     ArgReader reader(args, where);
-    if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+    DLSCHED_TRY(reader.Finish());
     return std::unique_ptr<T>(std::make_unique<Impl>());
   };
 }

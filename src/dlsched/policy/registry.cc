@@ -173,7 +173,7 @@ core::Result<PluginTable> BuildTable(std::span<const Unit> units) {
           Merge(table.scorers, part.scorers, "NodeScorer", unit.name, owners[4]),
           Merge(table.preemptors, part.preemptors, "Preemptor", unit.name, owners[5]),
           Merge(table.sizers, part.sizers, "Sizer", unit.name, owners[6])}) {
-      if (!st) return std::unexpected(st.error());
+      DLSCHED_TRY(st);
     }
     table.requirements.insert(table.requirements.end(), part.requirements.begin(),
                               part.requirements.end());
@@ -191,9 +191,8 @@ void RegisterBaselines(PluginTable& t) {
       [](const YAML::Node& args,
          const std::string& where) -> core::Result<std::unique_ptr<engine::Admission>> {
         ArgReader reader(args, where);
-        auto backfill = reader.Bool("backfill", true);
-        if (!backfill) return std::unexpected(backfill.error());
-        if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+        DLSCHED_TRY_LET(backfill, reader.Bool("backfill", true));
+        DLSCHED_TRY(reader.Finish());
         return std::make_unique<GangAdmission>(*backfill);
       });
   t.admissions.emplace("PerPod", NoArgs<engine::Admission, PerPodAdmission>());
@@ -215,9 +214,8 @@ void RegisterBaselines(PluginTable& t) {
                        return core::Errorf("{}.slotGpus: required (the GPUs in one slot, e.g. 2)",
                                            where);
                      }
-                     auto n = reader.Int("slotGpus", 1, 1, 1024);
-                     if (!n) return std::unexpected(n.error());
-                     if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+                     DLSCHED_TRY_LET(n, reader.Int("slotGpus", 1, 1, 1024));
+                     DLSCHED_TRY(reader.Finish());
                      return std::make_unique<StaticPartitionSizer>(static_cast<int>(*n));
                    });
   // Per-pod admission is Kubernetes' default scheduler: pods one at a time.
@@ -280,29 +278,22 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   p.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score;
   p.task_loss =
       spec.restart_on_task_loss ? engine::TaskLossPolicy::kRestart : engine::TaskLossPolicy::kFail;
-  auto admission = Build<engine::Admission>(Admissions(), spec.admission, "Admission");
-  if (!admission) return std::unexpected(admission.error());
+  DLSCHED_TRY_LET(admission, Build<engine::Admission>(Admissions(), spec.admission, "Admission"));
   // Every name is known before combinations are judged.
-  auto order = Build<engine::JobOrder>(Orders(), spec.order, "JobOrder");
-  if (!order) return std::unexpected(order.error());
-  auto packer = Build<engine::Packer>(Packers(), spec.packer, "Packer");
-  if (!packer) return std::unexpected(packer.error());
-  auto preemptor = Build<engine::Preemptor>(Preemptors(), spec.preemptor, "Preemptor");
-  if (!preemptor) return std::unexpected(preemptor.error());
-  auto sizer = Build<engine::Sizer>(Sizers(), spec.sizer, "Sizer");
-  if (!sizer) return std::unexpected(sizer.error());
-  if (auto st = CheckCombination(spec); !st) return std::unexpected(st.error());
+  DLSCHED_TRY_LET(order, Build<engine::JobOrder>(Orders(), spec.order, "JobOrder"));
+  DLSCHED_TRY_LET(packer, Build<engine::Packer>(Packers(), spec.packer, "Packer"));
+  DLSCHED_TRY_LET(preemptor, Build<engine::Preemptor>(Preemptors(), spec.preemptor, "Preemptor"));
+  DLSCHED_TRY_LET(sizer, Build<engine::Sizer>(Sizers(), spec.sizer, "Sizer"));
+  DLSCHED_TRY(CheckCombination(spec));
   p.admission = std::move(*admission);
   p.order = std::move(*order);
   for (const auto& f : spec.filters) {
-    auto filter = Build<engine::NodeFilter>(Filters(), f, "NodeFilter");
-    if (!filter) return std::unexpected(filter.error());
+    DLSCHED_TRY_LET(filter, Build<engine::NodeFilter>(Filters(), f, "NodeFilter"));
     p.filters.push_back(std::move(*filter));
   }
   p.packer = std::move(*packer);
   for (const auto& s : spec.scorers) {
-    auto scorer = Build<engine::NodeScorer>(Scorers(), s, "NodeScorer");
-    if (!scorer) return std::unexpected(scorer.error());
+    DLSCHED_TRY_LET(scorer, Build<engine::NodeScorer>(Scorers(), s, "NodeScorer"));
     p.scorers.push_back(std::move(*scorer));
     p.scorer_weights.push_back(s.weight);
   }
@@ -376,15 +367,12 @@ core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path
   } else if (overrides.empty()) {
     return config::LoadProfile(name_or_path);
   } else {
-    auto read = config::internal::ReadFile(name_or_path);
-    if (!read) return std::unexpected(read.error());
+    DLSCHED_TRY_LET(read, config::internal::ReadFile(name_or_path));
     text = std::move(*read);
   }
   if (overrides.empty()) return config::ParseProfile(text, source);
-  auto before = config::ParseProfile(text, source);
-  if (!before) return std::unexpected(before.error());
-  auto changed = config::ApplyProfileOverrides(text, source, overrides);
-  if (!changed) return std::unexpected(changed.error());
+  DLSCHED_TRY_LET(before, config::ParseProfile(text, source));
+  DLSCHED_TRY_LET(changed, config::ApplyProfileOverrides(text, source, overrides));
   // Each override shortened: the source opens every error about the result.
   std::vector<std::string> shown;
   for (const std::string& o : overrides) shown.push_back(core::EscapeText(o, 100));
@@ -399,14 +387,12 @@ core::Result<config::ProfileSpec> ResolveProfile(const std::string& name_or_path
 
 core::Result<std::string> ResolvedProfileText(const std::string& name_or_path,
                                               std::span<const std::string> overrides) {
-  auto spec = ResolveProfile(name_or_path, overrides);
-  if (!spec) return std::unexpected(spec.error());
+  DLSCHED_TRY_LET(spec, ResolveProfile(name_or_path, overrides));
   std::string text;
   if (auto builtin = BuiltinProfileText(name_or_path)) {
     text = std::move(*builtin);
   } else {
-    auto read = config::internal::ReadFile(name_or_path);
-    if (!read) return std::unexpected(read.error());
+    DLSCHED_TRY_LET(read, config::internal::ReadFile(name_or_path));
     text = std::move(*read);
   }
   if (overrides.empty()) return text;

@@ -61,9 +61,8 @@ namespace {
 core::Result<std::unique_ptr<engine::JobOrder>> MakeEarliestDeadline(const YAML::Node& args,
                                                                      const std::string& where) {
   ArgReader reader(args, where);
-  auto default_deadline = reader.Double("defaultDeadline", 0, 0, core::kMaxTime);
-  if (!default_deadline) return std::unexpected(default_deadline.error());
-  if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY_LET(default_deadline, reader.Double("defaultDeadline", 0, 0, core::kMaxTime));
+  DLSCHED_TRY(reader.Finish());
   return std::make_unique<EarliestDeadlineOrder>(*default_deadline);
 }
 
@@ -71,9 +70,8 @@ core::Result<std::unique_ptr<engine::JobOrder>> MakeEarliestDeadline(const YAML:
 core::Result<std::unique_ptr<engine::Sizer>> MakeDeadlineFit(const YAML::Node& args,
                                                              const std::string& where) {
   ArgReader reader(args, where);
-  auto headroom = reader.Double("headroom", 1, 1, 100);
-  if (!headroom) return std::unexpected(headroom.error());
-  if (auto st = reader.Finish(); !st) return std::unexpected(st.error());
+  DLSCHED_TRY_LET(headroom, reader.Double("headroom", 1, 1, 100));
+  DLSCHED_TRY(reader.Finish());
   return std::make_unique<DeadlineFitSizer>(*headroom);
 }
 
