@@ -696,7 +696,8 @@ std::vector<int> CitationsOfAbsentDocs(std::string_view text) {
   for (size_t n = 0; n < lines.size(); ++n) {
     const std::string_view line = lines[n];
     bool cites = line.find(kDesignFile) != std::string_view::npos;
-    // The name as a word of its own, in capitals: not JobSpec, not SPECIAL.
+    // The name as a word of its own, in capitals: not inside JobSpec, nor
+    // inside a longer word in capitals.
     const size_t len = kSpecName.size();
     for (size_t i = line.find(kSpecName); !cites && i != std::string_view::npos;
          i = line.find(kSpecName, i + 1)) {
@@ -711,8 +712,8 @@ TEST(DocsStandAloneTest, FindsCitationsOfAbsentDocs) {
   const std::string& s = kSpecName;
   EXPECT_EQ(
       CitationsOfAbsentDocs("# KOD2 (" + s + " sections 2-3)\n" + "as " + kDesignFile + " asks\n" +
-                            "JobSpec, SPECIAL, INSPECT and spec are words of ours\n" + "(" + s +
-                            "'s choice)\n" + "see " + s + ".md\n" + s),
+                            "JobSpec, " + s + "IAL, IN" + s + "T and spec are words of ours\n" +
+                            "(" + s + "'s choice)\n" + "see " + s + ".md\n" + s),
       (std::vector<int>{1, 2, 4, 5, 6}));
   EXPECT_EQ(CitationsOfAbsentDocs(""), std::vector<int>{});
 }

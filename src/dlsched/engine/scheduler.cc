@@ -74,10 +74,7 @@ JobIndex Scheduler::AddJob(const core::JobSpec* spec, core::Time now) {
   return j;
 }
 
-void Scheduler::JobsAdded() {
-  progress_.resize(static_cast<size_t>(state_.NumJobs()));
-  lifecycle_.JobsAdded();
-}
+void Scheduler::JobsAdded() { lifecycle_.JobsAdded(); }
 
 void Scheduler::Arrive(std::span<const JobIndex> jobs) { lifecycle_.Arrive(jobs); }
 
