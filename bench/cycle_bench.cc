@@ -23,7 +23,7 @@
 
 #include "bench_state.h"
 #include "dlsched/engine/engine.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 
 namespace dlsched::bench {
 namespace {

@@ -19,7 +19,7 @@
 #include <fstream>
 #include <string>
 
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/generate.h"
 #include "sim/liveness.h"
 

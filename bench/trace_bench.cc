@@ -13,7 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include "dlsched/config/trace.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
 
 namespace dlsched::bench {

@@ -1,6 +1,6 @@
 # Writes OUT: one C++ initializer per built-in profile file in DIR
 # ({"<name>", R"dlsched_profile(<the file>)dlsched_profile"},), sorted by
-# name. src/dlsched/policy/builtin_profiles.cc includes it, so the YAML
+# name. src/dlsched/policy/framework/builtin_profiles.cc includes it, so the YAML
 # files users read and copy (examples/profiles/) are the profiles' only
 # source. Run by the build (CMakeLists.txt), not by hand.
 file(GLOB files "${DIR}/*.yaml")

@@ -17,7 +17,7 @@
 #include "dlsched/core/limits.h"
 #include "dlsched/core/quantity.h"
 #include "dlsched/core/resources.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/report/html.h"
 #include "dlsched/report/provenance.h"
 #include "dlsched/report/run_data.h"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/config/specs.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/generate.h"
 
 namespace dlsched::testing {

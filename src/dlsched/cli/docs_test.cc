@@ -643,12 +643,12 @@ TEST_P(DocsTest, CodeQuotedFromAFileIsInThatFile) {
 TEST(DocsQuoteTest, AQuoteMustStandInItsFileAsWritten) {
   const fs::path root(DLSCHED_SOURCE_DIR);
   const std::string doc =
-      "```cpp file=src/dlsched/policy/order_fifo.h\n"
+      "```cpp file=src/dlsched/policy/shared/order_fifo.h\n"
       "class FifoOrder final : public engine::JobOrder {\n"
       " public:\n"
       "```\n"
       "\n"
-      "```cpp file=src/dlsched/policy/order_fifo.h\n"
+      "```cpp file=src/dlsched/policy/shared/order_fifo.h\n"
       "class FifoOrder : public engine::JobOrder {\n"
       "```\n"
       "```yaml file=examples/none.yaml\n"
@@ -659,10 +659,11 @@ TEST(DocsQuoteTest, AQuoteMustStandInItsFileAsWritten) {
       "```\n";
   const QuoteCheck c = CheckQuotes("t.md", doc, root);
   EXPECT_EQ(c.quotes, 3);
-  EXPECT_EQ(c.bad, (std::vector<std::string>{
-                       "t.md:6: the block quoting src/dlsched/policy/order_fifo.h is not in that "
-                       "file as written",
-                       "t.md:9: quotes examples/none.yaml, which does not exist"}));
+  EXPECT_EQ(c.bad,
+            (std::vector<std::string>{
+                "t.md:6: the block quoting src/dlsched/policy/shared/order_fifo.h is not in that "
+                "file as written",
+                "t.md:9: quotes examples/none.yaml, which does not exist"}));
   const std::string guide = "docs/writing-a-policy.md";
   EXPECT_GE(CheckQuotes(guide, report::testing::ReadFile(root / guide), root).quotes, 8);
 }

@@ -13,7 +13,7 @@
 #include "dlsched/cli/runs.h"
 #include "dlsched/config/trace.h"
 #include "dlsched/core/text.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/report/output_dir.h"
 #include "dlsched/sim/simulator.h"
 

@@ -9,7 +9,7 @@
 
 #include "dlsched/cli/errors.h"
 #include "dlsched/core/text.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 
 namespace dlsched::cli {
 

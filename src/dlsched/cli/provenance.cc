@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/config/trace.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 
 namespace dlsched::cli {
 namespace {

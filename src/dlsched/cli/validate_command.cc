@@ -6,7 +6,7 @@
 
 #include "dlsched/cli/errors.h"
 #include "dlsched/config/specs.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
 
 namespace dlsched::cli {

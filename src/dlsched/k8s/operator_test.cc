@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/k8s/objects.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "k8s/apiserver.h"
 #include "k8s/test_kubelet.h"
 

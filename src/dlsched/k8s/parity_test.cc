@@ -18,7 +18,7 @@
 
 #include "dlsched/k8s/objects.h"
 #include "dlsched/k8s/operator.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/generate.h"
 #include "dlsched/sim/simulator.h"
 #include "k8s/apiserver.h"

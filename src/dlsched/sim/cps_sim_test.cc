@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dlsched/policy/cps/cps_test_util.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
 #include "dlsched/sim/test_util.h"
 

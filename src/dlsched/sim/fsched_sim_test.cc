@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/metrics/summary.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/generate.h"
 #include "dlsched/sim/model_zoo.h"
 #include "dlsched/sim/simulator.h"

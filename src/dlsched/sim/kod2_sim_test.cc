@@ -12,7 +12,7 @@
 
 #include "dlsched/config/specs.h"
 #include "dlsched/metrics/summary.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
 #include "dlsched/sim/test_util.h"
 

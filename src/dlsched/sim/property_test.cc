@@ -13,7 +13,7 @@
 #include <random>
 #include <string>
 
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/report/outputs.h"
 #include "dlsched/sim/simulator.h"
 #include "dlsched/sim/test_util.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dlsched/metrics/summary.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/report/outputs.h"
 
 namespace dlsched::sim {

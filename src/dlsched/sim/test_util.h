@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
 
 namespace dlsched::sim::testing {

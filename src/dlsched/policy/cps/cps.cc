@@ -2,7 +2,7 @@
 // the CombinedPriority order and the PS/worker affinity scorers.
 #include "dlsched/policy/cps/order_cps.h"
 #include "dlsched/policy/cps/scorers_affinity.h"
-#include "dlsched/policy/plugins.h"
+#include "dlsched/policy/framework/plugins.h"
 
 namespace dlsched::policy {
 namespace {

@@ -7,10 +7,10 @@
 #include "dlsched/config/specs.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/profile.h"
+#include "dlsched/policy/baselines/volcano/order_priority.h"
 #include "dlsched/policy/cps/cps_test_util.h"
 #include "dlsched/policy/cps/order_cps.h"
-#include "dlsched/policy/registry.h"
-#include "dlsched/policy/volcano/order_priority.h"
+#include "dlsched/policy/framework/registry.h"
 
 namespace dlsched::policy {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "dlsched/policy/args.h"
+#include "dlsched/policy/framework/args.h"
 
 namespace dlsched::policy {
 namespace {

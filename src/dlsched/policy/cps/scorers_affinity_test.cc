@@ -7,8 +7,8 @@
 
 #include "dlsched/engine/profile.h"
 #include "dlsched/engine/test_util.h"
-#include "dlsched/policy/packer_task_by_task.h"
-#include "dlsched/policy/resource_scorers.h"
+#include "dlsched/policy/shared/packer_task_by_task.h"
+#include "dlsched/policy/shared/resource_scorers.h"
 
 namespace dlsched::policy {
 namespace {

@@ -3,8 +3,8 @@
 #include "dlsched/policy/deadline/deadline.h"
 
 #include "dlsched/core/limits.h"
-#include "dlsched/policy/args.h"
-#include "dlsched/policy/plugins.h"
+#include "dlsched/policy/framework/args.h"
+#include "dlsched/policy/framework/plugins.h"
 
 namespace dlsched::policy {
 

@@ -1,8 +1,8 @@
 // F-scheduling as one unit (docs/policies/fsched.md): the FScheduling sizer
 // (throughput-aware fair reallocation, fsched_allocation.h) and its
 // arguments.
+#include "dlsched/policy/framework/plugins.h"
 #include "dlsched/policy/fsched/sizer_fsched.h"
-#include "dlsched/policy/plugins.h"
 
 namespace dlsched::policy {
 namespace {

@@ -8,9 +8,9 @@
 #include "dlsched/config/specs.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/test_util.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/policy/fsched/fsched_allocation.h"
 #include "dlsched/policy/fsched/sizer_fsched.h"
-#include "dlsched/policy/registry.h"
 
 namespace dlsched::policy {
 namespace {

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "dlsched/engine/profile.h"
-#include "dlsched/policy/admission_ordered.h"
 #include "dlsched/policy/kod2/order_kod2.h"
+#include "dlsched/policy/shared/admission_ordered.h"
 
 namespace dlsched::policy {
 namespace {

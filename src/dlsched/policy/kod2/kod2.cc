@@ -2,12 +2,12 @@
 // with starvation aging), Kod2 admission (steps 2 and 3), the Kod2ScaleIn
 // preemptor, the Kod2ScaleOut sizer and the FewestNodes packer, with their
 // arguments and the rules they impose on a profile.
+#include "dlsched/policy/framework/plugins.h"
 #include "dlsched/policy/kod2/admission_kod2.h"
 #include "dlsched/policy/kod2/order_kod2.h"
 #include "dlsched/policy/kod2/packer_fewest_nodes.h"
 #include "dlsched/policy/kod2/preemptor_kod2.h"
 #include "dlsched/policy/kod2/sizer_kod2.h"
-#include "dlsched/policy/plugins.h"
 
 namespace dlsched::policy {
 namespace {

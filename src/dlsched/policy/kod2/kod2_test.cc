@@ -23,11 +23,11 @@
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/profile.h"
 #include "dlsched/engine/test_util.h"
+#include "dlsched/policy/framework/registry.h"
 #include "dlsched/policy/kod2/admission_kod2.h"
 #include "dlsched/policy/kod2/order_kod2.h"
 #include "dlsched/policy/kod2/packer_fewest_nodes.h"
 #include "dlsched/policy/kod2/preemptor_kod2.h"
-#include "dlsched/policy/registry.h"
 
 namespace dlsched::policy {
 namespace {

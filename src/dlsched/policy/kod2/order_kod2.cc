@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "dlsched/policy/args.h"
+#include "dlsched/policy/framework/args.h"
 
 namespace dlsched::policy {
 namespace {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/engine/placement.h"
-#include "dlsched/policy/packer_task_by_task.h"
+#include "dlsched/policy/shared/packer_task_by_task.h"
 
 namespace dlsched::policy {
 namespace {

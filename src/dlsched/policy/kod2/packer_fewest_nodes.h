@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "dlsched/engine/extension_points.h"
-#include "dlsched/policy/packer_single_node.h"
+#include "dlsched/policy/shared/packer_single_node.h"
 
 namespace dlsched::policy {
 

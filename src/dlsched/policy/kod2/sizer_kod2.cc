@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/engine/placement.h"
-#include "dlsched/policy/args.h"
+#include "dlsched/policy/framework/args.h"
 #include "dlsched/policy/kod2/order_kod2.h"
 
 namespace dlsched::policy {

@@ -2,7 +2,7 @@
 // Replan admission's rounds. (Replan is tested on whole runs in
 // sim/tiresias_sim_test.cc and sim/pollux_sim_test.cc.)
 
-#include "dlsched/policy/tiresias/tiresias.h"
+#include "dlsched/policy/baselines/tiresias/tiresias.h"
 
 #include <algorithm>
 #include <string>
@@ -15,7 +15,7 @@
 #include "dlsched/engine/cluster_state.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/test_util.h"
-#include "dlsched/policy/test_util.h"
+#include "dlsched/policy/framework/test_util.h"
 
 namespace dlsched::policy {
 namespace {

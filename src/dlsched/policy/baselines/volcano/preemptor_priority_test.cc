@@ -1,4 +1,4 @@
-#include "dlsched/policy/volcano/preemptor_priority.h"
+#include "dlsched/policy/baselines/volcano/preemptor_priority.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 
 #include "dlsched/engine/profile.h"
 #include "dlsched/engine/test_util.h"
-#include "dlsched/policy/packer_task_by_task.h"
-#include "dlsched/policy/registry.h"
-#include "dlsched/policy/resource_scorers.h"
+#include "dlsched/policy/framework/registry.h"
+#include "dlsched/policy/shared/packer_task_by_task.h"
+#include "dlsched/policy/shared/resource_scorers.h"
 
 namespace dlsched::policy {
 namespace {

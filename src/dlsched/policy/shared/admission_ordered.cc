@@ -1,4 +1,4 @@
-#include "dlsched/policy/admission_ordered.h"
+#include "dlsched/policy/shared/admission_ordered.h"
 
 #include <cassert>
 #include <optional>

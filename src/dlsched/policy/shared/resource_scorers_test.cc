@@ -1,4 +1,4 @@
-#include "dlsched/policy/resource_scorers.h"
+#include "dlsched/policy/shared/resource_scorers.h"
 
 #include <string>
 #include <vector>

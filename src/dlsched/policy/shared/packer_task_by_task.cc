@@ -1,4 +1,4 @@
-#include "dlsched/policy/packer_task_by_task.h"
+#include "dlsched/policy/shared/packer_task_by_task.h"
 
 #include <algorithm>
 #include <cstdint>

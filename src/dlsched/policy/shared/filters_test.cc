@@ -1,7 +1,7 @@
 // Node filters: nodeSelector, required node affinity, taints and
 // tolerations, the per-node failure summary, and the one "never fits" path
 // that every admission uses.
-#include "dlsched/policy/filters.h"
+#include "dlsched/policy/shared/filters.h"
 
 #include <deque>
 #include <string>
@@ -11,8 +11,8 @@
 #include "dlsched/config/specs.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
-#include "dlsched/policy/registry.h"
-#include "dlsched/policy/test_util.h"
+#include "dlsched/policy/framework/registry.h"
+#include "dlsched/policy/framework/test_util.h"
 
 namespace dlsched::policy {
 namespace {

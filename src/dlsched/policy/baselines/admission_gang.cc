@@ -1,10 +1,10 @@
-#include "dlsched/policy/admission_gang.h"
+#include "dlsched/policy/baselines/admission_gang.h"
 
 #include <string>
 
 #include <fmt/format.h>
 
-#include "dlsched/policy/admission_ordered.h"
+#include "dlsched/policy/shared/admission_ordered.h"
 
 namespace dlsched::policy {
 namespace {

@@ -1,4 +1,4 @@
-#include "dlsched/policy/args.h"
+#include "dlsched/policy/framework/args.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 
 #include <algorithm>
 #include <charconv>
@@ -13,17 +13,8 @@
 
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/text.h"
-#include "dlsched/policy/admission_gang.h"
-#include "dlsched/policy/admission_per_pod.h"
-#include "dlsched/policy/args.h"
-#include "dlsched/policy/filters.h"
-#include "dlsched/policy/order_fifo.h"
-#include "dlsched/policy/packer_single_node.h"
-#include "dlsched/policy/packer_task_by_task.h"
-#include "dlsched/policy/plugins.h"
-#include "dlsched/policy/preemptor_none.h"
-#include "dlsched/policy/resource_scorers.h"
-#include "dlsched/policy/sizer_fixed.h"
+#include "dlsched/policy/framework/args.h"
+#include "dlsched/policy/framework/plugins.h"
 
 namespace dlsched::policy {
 namespace {
@@ -180,74 +171,6 @@ core::Result<PluginTable> BuildTable(std::span<const Unit> units) {
   }
   return table;
 }
-
-namespace {
-
-// The baselines: the pieces of the Kubernetes default scheduler, gang
-// scheduling and static partitioning (docs/policies.md).
-void RegisterBaselines(PluginTable& t) {
-  t.admissions.emplace(
-      "Gang",
-      [](const YAML::Node& args,
-         const std::string& where) -> core::Result<std::unique_ptr<engine::Admission>> {
-        ArgReader reader(args, where);
-        DLSCHED_TRY_LET(backfill, reader.Bool("backfill", true));
-        DLSCHED_TRY(reader.Finish());
-        return std::make_unique<GangAdmission>(*backfill);
-      });
-  t.admissions.emplace("PerPod", NoArgs<engine::Admission, PerPodAdmission>());
-  t.orders.emplace("FIFO", NoArgs<engine::JobOrder, FifoOrder>());
-  t.filters.emplace("NodeAffinity", NoArgs<engine::NodeFilter, NodeAffinityFilter>());
-  t.filters.emplace("TaintToleration", NoArgs<engine::NodeFilter, TaintTolerationFilter>());
-  t.packers.emplace("TaskByTask", NoArgs<engine::Packer, TaskByTaskPacker>());
-  t.packers.emplace("SingleNode", NoArgs<engine::Packer, SingleNodePacker>());
-  t.scorers.emplace("LeastAllocated", MakeLeastAllocated);
-  t.scorers.emplace("MostAllocated", MakeMostAllocated);
-  t.scorers.emplace("RequestedToCapacityRatio", MakeRequestedToCapacityRatio);
-  t.preemptors.emplace("None", NoArgs<engine::Preemptor, NoPreemptor>());
-  t.sizers.emplace("Fixed", NoArgs<engine::Sizer, FixedSizer>());
-  t.sizers.emplace("StaticPartition",
-                   [](const YAML::Node& args,
-                      const std::string& where) -> core::Result<std::unique_ptr<engine::Sizer>> {
-                     ArgReader reader(args, where);
-                     if (!reader.Has("slotGpus")) {
-                       return core::Errorf("{}.slotGpus: required (the GPUs in one slot, e.g. 2)",
-                                           where);
-                     }
-                     DLSCHED_TRY_LET(n, reader.Int("slotGpus", 1, 1, 1024));
-                     DLSCHED_TRY(reader.Finish());
-                     return std::make_unique<StaticPartitionSizer>(static_cast<int>(*n));
-                   });
-  // Per-pod admission is Kubernetes' default scheduler: pods one at a time.
-  t.requirements.push_back(
-      {"admission",
-       "PerPod",
-       "order",
-       {"FIFO"},
-       "pods are scheduled in the order they were created; a job order would be ignored"});
-  t.requirements.push_back(
-      {"admission",
-       "PerPod",
-       "packer",
-       {"TaskByTask"},
-       "pods are placed one at a time by the scorers; a packer would be ignored"});
-  t.requirements.push_back(
-      {"admission",
-       "PerPod",
-       "preemptor",
-       {"None"},
-       "per-pod scheduling here does not preempt; a preemptor would be ignored"});
-  t.requirements.push_back(
-      {"admission",
-       "PerPod",
-       "sizer",
-       {"Fixed"},
-       "a job's pods are created at its replicas and never resized; a sizer would be ignored"});
-}
-
-}  // namespace
-
-DLSCHED_REGISTER_UNIT(baselines, RegisterBaselines);
 
 std::vector<std::string_view> KnownNames(Point point) {
   switch (point) {

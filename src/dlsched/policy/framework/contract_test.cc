@@ -15,8 +15,8 @@
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/test_util.h"
-#include "dlsched/policy/plugins.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/plugins.h"
+#include "dlsched/policy/framework/registry.h"
 
 namespace dlsched::policy {
 namespace {

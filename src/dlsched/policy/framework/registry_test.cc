@@ -1,4 +1,4 @@
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "dlsched/policy/order_fifo.h"
-#include "dlsched/policy/plugins.h"
+#include "dlsched/policy/framework/plugins.h"
+#include "dlsched/policy/shared/order_fifo.h"
 
 namespace dlsched::policy {
 namespace {

@@ -2,8 +2,8 @@
 
 // What a policy unit hands the registry: factories for its pieces, by
 // extension point, and the rules its pieces impose on the others. Each
-// unit (a folder of policy/ such as kod2/, or the baselines in
-// registry.cc) adds them in one function and registers that function with
+// unit (a folder of policy/ such as kod2/, or the shared pieces in
+// shared/shared.cc) adds them in one function and registers that function with
 // DLSCHED_REGISTER_UNIT, so a policy's pieces, their argument types and
 // their rules live in one place, and no other file names the unit.
 
@@ -19,7 +19,7 @@
 
 #include "dlsched/core/error.h"
 #include "dlsched/engine/extension_points.h"
-#include "dlsched/policy/args.h"
+#include "dlsched/policy/framework/args.h"
 
 namespace dlsched::policy {
 

@@ -1,4 +1,4 @@
-#include "dlsched/policy/filters.h"
+#include "dlsched/policy/shared/filters.h"
 
 #include "dlsched/core/affinity.h"
 

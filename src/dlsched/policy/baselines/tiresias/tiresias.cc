@@ -1,4 +1,4 @@
-#include "dlsched/policy/tiresias/tiresias.h"
+#include "dlsched/policy/baselines/tiresias/tiresias.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "dlsched/core/limits.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/profile.h"
-#include "dlsched/policy/plugins.h"
+#include "dlsched/policy/framework/plugins.h"
 
 namespace dlsched::policy {
 

@@ -1,4 +1,4 @@
-#include "dlsched/policy/resource_scorers.h"
+#include "dlsched/policy/shared/resource_scorers.h"
 
 #include <array>
 #include <cassert>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/engine/cluster_state.h"
-#include "dlsched/policy/args.h"
+#include "dlsched/policy/framework/args.h"
 
 namespace dlsched::policy {
 namespace {

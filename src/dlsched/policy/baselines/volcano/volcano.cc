@@ -1,9 +1,9 @@
 // Volcano-like priority scheduling as one unit
 // (docs/policies/cps-volcano-affinity.md): the Priority order and the
 // PriorityEviction preemptor.
-#include "dlsched/policy/plugins.h"
-#include "dlsched/policy/volcano/order_priority.h"
-#include "dlsched/policy/volcano/preemptor_priority.h"
+#include "dlsched/policy/baselines/volcano/order_priority.h"
+#include "dlsched/policy/baselines/volcano/preemptor_priority.h"
+#include "dlsched/policy/framework/plugins.h"
 
 namespace dlsched::policy {
 namespace {

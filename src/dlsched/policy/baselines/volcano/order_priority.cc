@@ -1,4 +1,4 @@
-#include "dlsched/policy/volcano/order_priority.h"
+#include "dlsched/policy/baselines/volcano/order_priority.h"
 
 namespace dlsched::policy {
 

@@ -1,4 +1,4 @@
-#include "dlsched/policy/admission_per_pod.h"
+#include "dlsched/policy/baselines/admission_per_pod.h"
 
 #include <algorithm>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "dlsched/policy/sizer_fixed.h"
+#include "dlsched/policy/shared/sizer_fixed.h"
 
 #include <algorithm>
 

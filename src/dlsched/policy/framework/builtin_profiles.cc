@@ -1,6 +1,6 @@
 #include <array>
 
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 
 namespace dlsched::policy {
 namespace {

@@ -1,4 +1,4 @@
-#include "dlsched/policy/order_fifo.h"
+#include "dlsched/policy/shared/order_fifo.h"
 
 namespace dlsched::policy {
 

@@ -16,8 +16,8 @@
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/test_util.h"
-#include "dlsched/policy/packer_task_by_task.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
+#include "dlsched/policy/shared/packer_task_by_task.h"
 
 namespace dlsched::policy {
 namespace {

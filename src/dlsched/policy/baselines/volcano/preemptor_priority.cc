@@ -1,4 +1,4 @@
-#include "dlsched/policy/volcano/preemptor_priority.h"
+#include "dlsched/policy/baselines/volcano/preemptor_priority.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "dlsched/policy/packer_single_node.h"
+#include "dlsched/policy/shared/packer_single_node.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/profile.h"
-#include "dlsched/policy/packer_task_by_task.h"
+#include "dlsched/policy/shared/packer_task_by_task.h"
 
 namespace dlsched::policy {
 

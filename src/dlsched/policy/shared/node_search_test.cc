@@ -13,8 +13,8 @@
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/test_util.h"
-#include "dlsched/policy/registry.h"
-#include "dlsched/policy/test_util.h"
+#include "dlsched/policy/framework/registry.h"
+#include "dlsched/policy/framework/test_util.h"
 
 namespace dlsched::policy {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "dlsched/config/specs.h"
 #include "dlsched/engine/profile.h"
-#include "dlsched/policy/registry.h"
+#include "dlsched/policy/framework/registry.h"
 
 namespace dlsched::policy::testing {
 
