@@ -14,7 +14,9 @@
 
 #include "dlsched/config/specs.h"
 #include "dlsched/engine/cluster_state.h"
+#include "dlsched/engine/memos.h"
 #include "dlsched/engine/placement.h"
+#include "dlsched/engine/pod_queue.h"
 #include "dlsched/sim/generate.h"
 
 namespace dlsched::bench {
@@ -49,6 +51,10 @@ struct BenchState {
   core::ClusterSpec cluster;
   std::vector<core::JobSpec> specs;  // never resized after the state is built
   std::unique_ptr<engine::ClusterState> state;
+  // The per-pod queue (filled when `pod_queue`) and the engine's memos,
+  // kept across the benchmark's cycles as a scheduler keeps them.
+  engine::PodQueue pods;
+  engine::Memos memos;
   int running_jobs = 0;
   int waiting_jobs = 0;
   core::Time now = 0;
@@ -103,7 +109,7 @@ struct BenchState {
       ++waiting_jobs;
       if (pod_queue) {
         engine::GangSlots(*state, j, state->Job(j).target_workers, &slots);
-        for (const engine::TaskRef& t : slots) state->MutablePods().push_back({t, now, 0});
+        for (const engine::TaskRef& t : slots) pods.Add(t, now);
       }
     }
     now = specs.back().submit_time + 1;

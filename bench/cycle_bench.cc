@@ -61,7 +61,7 @@ void BM_Cycle(benchmark::State& bm, const std::string& profile) {
     // remembered failures (ClusterState::RoomEpoch): every iteration
     // measures a full cycle.
     s.state->NoteRoomChanged();
-    engine::Plan plan = engine.Cycle(*s.state, s.now);
+    engine::Plan plan = engine.Cycle(*s.state, s.pods, s.memos, s.now);
     binds = 0;
     starts = 0;
     for (const auto& a : plan.actions) {
@@ -74,7 +74,7 @@ void BM_Cycle(benchmark::State& bm, const std::string& profile) {
   bm.counters["starts"] = static_cast<double>(starts);
   bm.counters["running"] = s.running_jobs;
   bm.counters["free_gpu"] = static_cast<double>(s.state->TotalFree()[core::kGpu]);
-  bm.counters["pods"] = static_cast<double>(s.state->Pods().size());
+  bm.counters["pods"] = static_cast<double>(s.pods.size());
   bm.SetItemsProcessed(bm.iterations() * s.waiting_jobs);  // waiting jobs considered
 }
 
@@ -120,11 +120,11 @@ void BM_GangAtTheHead(benchmark::State& bm, const std::string& profile) {
   // The cycle before, which fills the memos (a job's first cycle words why
   // it can never fit: one scan of the nodes, remembered until a node
   // changes).
-  engine.Cycle(*s.state, now);
+  engine.Cycle(*s.state, s.pods, s.memos, now);
   int64_t binds = 0;
   for (auto _ : bm) {
     if (!warm) s.state->NoteRoomChanged();
-    engine::Plan plan = engine.Cycle(*s.state, now);
+    engine::Plan plan = engine.Cycle(*s.state, s.pods, s.memos, now);
     binds = 0;
     for (const auto& a : plan.actions) binds += a.kind == engine::ActionKind::kBind;
     benchmark::DoNotOptimize(plan);
@@ -145,7 +145,7 @@ void BM_PlacementRate(benchmark::State& bm, const std::string& profile) {
   int64_t total = 0;
   for (auto _ : bm) {
     s.state->NoteRoomChanged();
-    engine::Plan plan = engine.Cycle(*s.state, s.now);
+    engine::Plan plan = engine.Cycle(*s.state, s.pods, s.memos, s.now);
     binds = 0;
     for (const auto& a : plan.actions) binds += a.kind == engine::ActionKind::kBind;
     total += binds;

@@ -1,6 +1,7 @@
 #include "dlsched/engine/cluster_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <functional>
 
@@ -14,6 +15,8 @@ TaskRef JobState::TaskAt(JobIndex j, int slot) const {
 }
 
 ClusterState::ClusterState(const core::ClusterSpec& cluster) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   int max_gpu = 0;
   for (const auto& node : cluster.nodes) {
     max_gpu = std::max<int>(max_gpu, static_cast<int>(node.allocatable[core::kGpu]));
@@ -217,6 +220,7 @@ void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
   JobState& js = jobs_[j];
   js.phase_since = now;
   if (js.phase == p) return;
+  const core::JobPhase was = js.phase;
   auto& from = by_phase_[static_cast<int>(js.phase)];
   const JobIndex last = from.back();
   from[phase_pos_[j]] = last;
@@ -226,47 +230,11 @@ void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
   phase_pos_[j] = static_cast<int32_t>(to.size());
   to.push_back(j);
   js.phase = p;
-  if (p == core::JobPhase::kWaiting || p == core::JobPhase::kStarving ||
-      p == core::JobPhase::kStandby) {
+  if (InPendingPhase(p)) {
     entered_pending_.push_back(j);
-  } else if (js.in_pending_order) {
+  } else if (InPendingPhase(was)) {
     left_pending_.push_back(j);
   }
-}
-
-size_t ClusterState::GangShapeHash::operator()(const GangShape& s) const {
-  uint64_t h = s.exact ? 0x9e3779b97f4a7c15ULL : 0;
-  auto mix = [&h](int64_t v) { h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL; };
-  for (int r = 0; r < core::kNumRoles; ++r) {
-    mix(s.count[r]);
-    for (int64_t v : s.request[r].v) mix(v);
-    for (int64_t v : s.scoring[r].v) mix(v);
-  }
-  return static_cast<size_t>(h);
-}
-
-bool ClusterState::FitsEmpty(const GangShape& shape) {
-  const bool valid =
-      fits_empty_node_epoch_ == node_epoch_ &&
-      (fits_empty_hold_epoch_ == hold_epoch_ || (fits_empty_no_holds_ && !HasHolds()));
-  if (!valid) {
-    fits_empty_.clear();
-    fits_empty_node_epoch_ = node_epoch_;
-    fits_empty_hold_epoch_ = hold_epoch_;
-    fits_empty_no_holds_ = !HasHolds();
-    return false;
-  }
-  return fits_empty_.contains(shape);
-}
-
-void ClusterState::NoteFitsEmpty(const GangShape& shape) {
-  if (!FitsEmpty(shape)) fits_empty_.insert(shape);
-}
-
-void ClusterState::DropPendingOrder() {
-  for (const OrderEntry& e : pending_order_.entries) jobs_[e.job].in_pending_order = false;
-  pending_order_.entries.clear();
-  pending_order_.valid = false;
 }
 
 double JobState::PlacedRate() const {
@@ -337,10 +305,9 @@ void ClusterState::RemoveJob(JobIndex j) {
   from.pop_back();
   phase_pos_[j] = -1;
   js.removed = true;
-  if (js.in_pending_order) left_pending_.push_back(j);
+  left_pending_.push_back(j);  // if it was in the pending order
   auto it = job_by_name_.find(js.spec->name);
   if (it != job_by_name_.end() && it->second == j) job_by_name_.erase(it);
-  std::erase_if(pods_, [j](const PendingPod& p) { return p.task.job == j; });
 }
 
 void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {

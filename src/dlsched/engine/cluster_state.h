@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "dlsched/core/job.h"
@@ -31,22 +32,6 @@ struct TaskRef {
   core::Role role = core::Role::kWorker;
   int32_t index = 0;
   friend bool operator==(const TaskRef&, const TaskRef&) = default;
-};
-
-// A pod waiting to be scheduled on its own (per-pod admission, the
-// Kubernetes default). The backend keeps the queue in creation order and
-// owns the backoff timers; the engine only reads them.
-struct PendingPod {
-  TaskRef task;
-  core::Time not_before = 0;  // in backoff until then
-  int attempts = 0;           // failed attempts so far
-  // The RoomEpoch() of the cycle that last tried it (0: never tried). While
-  // RoomEpoch() stays there, no room was freed since: the pod is parked
-  // (kube's unschedulable pods), and not tried again.
-  uint64_t tried_epoch = 0;
-  std::string last_failure{};  // why its last attempt failed
-  bool unresolvable = false;   // ... and no node could ever take it
-  bool Parked(uint64_t room_epoch) const { return tried_epoch == room_epoch; }
 };
 
 // A job as the engine sees it.
@@ -128,67 +113,10 @@ struct JobState {
   // tasks span nodes. Both backends estimate progress with it.
   double PlacedRate() const;
   bool removed = false;  // ClusterState::RemoveJob: gone from every index
-  // The engine's memo of the job's last failed admission (kept in the cache
-  // as kube-scheduler keeps an unschedulable pod out of its active queue
-  // until a cluster event may let it fit): the verdict of a gang of
-  // `workers` that could not start, valid while the state's RoomEpoch() is
-  // still `epoch` (0: none). See AdmitInOrder.
-  struct WaitMemo {
-    uint64_t epoch = 0;
-    int workers = 0;
-    uint8_t status = 0;  // engine::WaitStatus
-    std::string reason;
-  };
-  WaitMemo wait_memo;
-  // Per-pod admission's last wait verdict on the job and what it was
-  // worded from: the pods bound of `total`, and the pod the text names
-  // (its failure at its `attempts`-th try), since the job entered its phase
-  // at `since`. A queue that did not change is neither worded again nor
-  // given a new verdict.
-  struct PodWaitText {
-    uint32_t reason_seq = 0;
-    int placed = -1;
-    int total = -1;
-    core::Time since = -1;
-    int role = -1;
-    int index = -1;
-    int attempts = 0;
-    uint8_t status = 0;  // engine::WaitStatus
-    std::string text;
-  };
-  PodWaitText pod_wait_text;
   // Bumped by the backend whenever it gives the job a reason other than a
   // wait verdict (started, resized, stopped, restarted, failed): a wait
-  // verdict remembered before no longer stands.
+  // verdict remembered before (engine::Memos) no longer stands.
   uint32_t reason_seq = 0;
-  // The last wait verdict given to the job by an admission that gives one
-  // only when it changes (Sizer::ReadsVerdicts false): it stands while
-  // `reason_seq` is the job's and the engine that gave it still owns the
-  // state's memos (given: false when none was).
-  struct StandingWait {
-    bool given = false;
-    uint32_t reason_seq = 0;
-    uint64_t owner = 0;
-    uint8_t status = 0;  // engine::WaitStatus
-    std::string reason;
-  };
-  StandingWait standing_wait;
-  // The memo of engine::NeverFits for a gang of `workers` (`exact` or
-  // not): its answer depends only on the nodes (and, when exact, on the
-  // holds of foreign and releasing pods), so it holds while NodeEpoch()
-  // (and HoldEpoch(), or the absence of any hold) stay as recorded
-  // (node_epoch 0: none).
-  struct NeverFitsMemo {
-    uint64_t node_epoch = 0;
-    uint64_t hold_epoch = 0;
-    int workers = 0;
-    bool exact = false;
-    bool no_holds = false;  // no hold was there when it was computed
-    std::optional<std::string> never;
-  };
-  NeverFitsMemo never_fits_memo;
-  // The job is in ClusterState::PendingOrder's entries.
-  bool in_pending_order = false;
 };
 
 // The cluster and its jobs: what a backend keeps up to date and the engine
@@ -269,10 +197,6 @@ class ClusterState {
     touched_.clear();
     ++touched_generation_;
   }
-  // Where the next sampled node search begins (kube-scheduler's
-  // nextStartNodeIndex; see SelectNode).
-  int NextStartNode() const { return next_start_node_; }
-  void SetNextStartNode(int n) { next_start_node_ = n; }
 
   // Jobs. Indices are stable for the life of the state; `spec` must
   // outlive the state.
@@ -298,38 +222,11 @@ class ClusterState {
   }
   // Pending jobs (see JobState::IsPending), ascending by index.
   void PendingJobs(std::vector<JobIndex>* out) const;
-  // The jobs in a phase a pending job may be in (Waiting, Starving,
-  // Standby) in the order of a JobOrder with static keys, as the engine
-  // that owns the memos last sorted them (engine::OrderPending), and the
-  // jobs moved into such a phase since (EnteredPending) and the jobs of
-  // the order that left such a phase or were removed since (LeftPending);
-  // each engine cycle ends by forgetting both. Another engine's claim drops
-  // the order.
-  struct OrderEntry {
-    double key = 0;
-    core::Time submit = 0;
-    JobIndex job = -1;
-    // PendingOrder::behind_epoch when the engine gave the job the order's
-    // `behind_text` verdict (0: not given), see PendingOrder.
-    uint32_t behind = 0;
-  };
-  struct PendingOrder {
-    bool valid = false;
-    std::vector<OrderEntry> entries;
-    // A strict-order admission gives every job behind a blocked one the
-    // same wait verdict, `behind_text`, and gives it again only when it
-    // changes (JobState::StandingWait). An entry whose `behind` equals
-    // `behind_epoch` stands on that verdict, so the admission passes over
-    // it without reading its JobState. The epoch moves on, voiding every
-    // such mark, when the text changes; a job that gets another reason
-    // (BumpReason) or leaves and comes back gets a new, unmarked entry.
-    uint32_t behind_epoch = 1;
-    std::string behind_text;
-
-    bool Marked(const OrderEntry& e) const { return e.behind == behind_epoch; }
-    void Mark(OrderEntry& e, bool on) { e.behind = on ? behind_epoch : 0; }
-  };
-  PendingOrder& MutablePendingOrder() { return pending_order_; }
+  // The jobs moved into a phase a pending job may be in (Waiting,
+  // Starving, Standby) since the last engine cycle (EnteredPending), and
+  // those that left such a phase or were removed or given another reason
+  // (BumpReason) since (LeftPending): the events that keep the pending
+  // order of engine::Memos. Each engine cycle ends by forgetting both.
   const std::vector<JobIndex>& EnteredPending() const { return entered_pending_; }
   const std::vector<JobIndex>& LeftPending() const { return left_pending_; }
   void ForgetEnteredPending() {
@@ -338,18 +235,18 @@ class ClusterState {
   }
   // The backend gave job `j` a reason other than a wait verdict: a wait
   // verdict it stood on no longer stands (JobState::reason_seq).
-  // A job of the kept order leaves its place and comes back unmarked.
+  // A pending job leaves the kept order and comes back unmarked.
   void BumpReason(JobIndex j) {
     ++jobs_[j].reason_seq;
-    if (jobs_[j].in_pending_order) {
+    if (InPendingPhase(jobs_[j].phase)) {
       left_pending_.push_back(j);
       entered_pending_.push_back(j);
     }
   }
-
-  // Per-pod queue (creation order).
-  const std::vector<PendingPod>& Pods() const { return pods_; }
-  std::vector<PendingPod>& MutablePods() { return pods_; }
+  static bool InPendingPhase(core::JobPhase p) {
+    return p == core::JobPhase::kWaiting || p == core::JobPhase::kStarving ||
+           p == core::JobPhase::kStandby;
+  }
 
   // Resources a task requests.
   const core::Resources& Request(TaskRef t) const {
@@ -373,7 +270,7 @@ class ClusterState {
   // task removed (other than UnplaceTentative), a releasing or foreign
   // task gone, a node added, changed, removed or made (un)schedulable. Any
   // other change only takes room, and a gang that failed to fit keeps
-  // failing with less room, so a failure recorded at an epoch (WaitMemo)
+  // failing with less room, so a failure recorded at an epoch (engine::Memos)
   // holds while the epoch stays. A backend that runs a cycle and does not
   // apply its plan's binds must call NoteRoomChanged (the cycle's end
   // rolls its placements back without counting them).
@@ -386,18 +283,17 @@ class ClusterState {
   // Counts the pods held on nodes outside any job's placement: a foreign
   // pod or a releasing task added or gone.
   uint64_t HoldEpoch() const { return hold_epoch_; }
-  // Memos hold for the engine that wrote them: a cycle of engine `owner`
-  // on a state whose memos another engine wrote invalidates them all.
-  void ClaimMemos(uint64_t owner) {
-    if (memo_owner_ != owner) {
-      memo_owner_ = owner;
-      ++room_epoch_;
-      ++node_epoch_;
-      DropPendingOrder();
-    }
+  // Process-unique: which state a memo store's memos are for.
+  uint64_t Id() const { return id_; }
+  // The memo store (engine::Memos) of the cycle about to run: true when
+  // the last cycle on this state used another store, or none.
+  bool ClaimMemos(uint64_t store) { return std::exchange(memo_owner_, store) != store; }
+  // A store dropped its memos: what the state keeps by its counts (the
+  // parked pods of a PodQueue) is tried again, as after a node change.
+  void NoteMemosDropped() {
+    ++room_epoch_;
+    ++node_epoch_;
   }
-  // The engine whose memos the state holds (ClaimMemos).
-  uint64_t MemoOwner() const { return memo_owner_; }
 
   // A backend's placements: assumed until confirmed or forgotten.
   void AssumeTask(TaskRef t, NodeIndex n);
@@ -422,24 +318,6 @@ class ClusterState {
   std::vector<JobIndex> ReleasingJobs() const;
   // Some foreign or releasing pod holds room on a node.
   bool HasHolds() const { return !foreign_.empty() || !releasing_.empty(); }
-
-  // The shape of a gang of a job without node constraints: per role, how
-  // many tasks and what each requests (and counts for scoring). Whether it
-  // could ever fit (engine::NeverFits) depends on nothing else, so gangs of
-  // one shape share the answer: as kube-scheduler's equivalence classes,
-  // and since a trace holds thousands of jobs of a few shapes.
-  struct GangShape {
-    bool exact = false;
-    std::array<int32_t, core::kNumRoles> count{};
-    std::array<core::Resources, core::kNumRoles> request{};
-    std::array<core::Resources, core::kNumRoles> scoring{};
-    friend bool operator==(const GangShape&, const GangShape&) = default;
-  };
-  // True when gangs of `shape` were found to fit the empty cluster since
-  // the nodes and the holds (foreign and releasing pods, if any) last
-  // changed; NoteFitsEmpty records it.
-  bool FitsEmpty(const GangShape& shape);
-  void NoteFitsEmpty(const GangShape& shape);
 
   // A pod dlsched does not own, named `key` (namespace/name), on node `n`:
   // counts against the node like a task. Adding a key again moves it.
@@ -489,20 +367,11 @@ class ClusterState {
   core::Resources total_requested_;
   uint64_t room_epoch_ = 1;
   uint64_t node_epoch_ = 1;
-  int next_start_node_ = 0;
   std::vector<NodeIndex> touched_;
   uint64_t touched_generation_ = 1;
   uint64_t hold_epoch_ = 1;
-  void DropPendingOrder();
+  uint64_t id_;
   uint64_t memo_owner_ = 0;
-  PendingOrder pending_order_;
-  struct GangShapeHash {
-    size_t operator()(const GangShape& s) const;
-  };
-  std::unordered_set<GangShape, GangShapeHash> fits_empty_;
-  uint64_t fits_empty_node_epoch_ = 0;
-  uint64_t fits_empty_hold_epoch_ = 0;
-  bool fits_empty_no_holds_ = false;
   std::vector<JobIndex> entered_pending_;
   std::vector<JobIndex> left_pending_;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
@@ -510,7 +379,6 @@ class ClusterState {
   std::vector<JobState> jobs_;
   std::vector<std::vector<JobIndex>> by_phase_;
   std::vector<int32_t> phase_pos_;  // position of each job in its by_phase_ list
-  std::vector<PendingPod> pods_;
   std::unordered_map<std::string, JobIndex> job_by_name_;  // jobs not removed
   std::unordered_set<uint64_t> assumed_;                   // Key(task)
   std::vector<Releasing> releasing_;

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "dlsched/engine/cycle_state.h"
+#include "dlsched/engine/memos.h"
 #include "dlsched/engine/plan.h"
+#include "dlsched/engine/pod_queue.h"
 #include "dlsched/engine/session.h"
 
 namespace dlsched::engine {
@@ -18,6 +20,11 @@ struct CycleContext {
   // What this cycle's stages decide and compute for each other; with the
   // session's steps, it becomes the cycle's plan.
   CycleState& decisions;
+  // Per-pod admission's queue of pods (empty under any other admission).
+  const PodQueue& pods;
+  // What the engine remembers between cycles (engine::Memos): a policy
+  // reads the cache through `session` only, and keeps its memos here.
+  Memos& memos;
   const Profile& profile;
   core::Time now = 0;
   int64_t cycle = 0;

@@ -133,7 +133,7 @@ void CycleState::SetPendingKeys(std::span<const JobIndex> jobs, std::span<const 
   pending_paired_ = false;
 }
 
-void CycleState::SetPendingOrder(std::span<const ClusterState::OrderEntry> entries) {
+void CycleState::SetPendingOrder(std::span<const Memos::OrderEntry> entries) {
   pending_jobs_.clear();
   pending_key_values_.clear();
   pending_entries_ = entries;
@@ -147,7 +147,7 @@ std::optional<double> CycleState::PendingKey(JobIndex j) const {
     for (size_t i = 0; i < pending_jobs_.size(); ++i) {
       pending_keys_.emplace_back(pending_jobs_[i], pending_key_values_[i]);
     }
-    for (const ClusterState::OrderEntry& e : pending_entries_) {
+    for (const Memos::OrderEntry& e : pending_entries_) {
       pending_keys_.emplace_back(e.job, e.key);
     }
     std::sort(pending_keys_.begin(), pending_keys_.end());

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "dlsched/engine/memos.h"
 #include "dlsched/engine/plan.h"
 
 namespace dlsched::engine {
@@ -62,7 +63,7 @@ class CycleState {
   void SetPendingKeys(std::span<const JobIndex> jobs, std::span<const double> keys);
   // The same from the cache's kept order when every entry is pending: read
   // only if asked, so `entries` must stay as they are for the cycle.
-  void SetPendingOrder(std::span<const ClusterState::OrderEntry> entries);
+  void SetPendingOrder(std::span<const Memos::OrderEntry> entries);
   std::optional<double> PendingKey(JobIndex j) const;
 
   // SelectNode's scores of the feasible nodes for one kind of task, kept
@@ -136,7 +137,7 @@ class CycleState {
   // the first PendingKey call (only preemptors ask).
   std::vector<JobIndex> pending_jobs_;
   std::vector<double> pending_key_values_;
-  std::span<const ClusterState::OrderEntry> pending_entries_;
+  std::span<const Memos::OrderEntry> pending_entries_;
   mutable std::vector<std::pair<JobIndex, double>> pending_keys_;
   mutable bool pending_paired_ = true;
 };

@@ -11,16 +11,17 @@ Engine::Engine(Profile profile) : profile_(std::move(profile)) {
   id_ = next_id.fetch_add(1, std::memory_order_relaxed);
 }
 
-Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& options) const {
+Plan Engine::Cycle(ClusterState& state, const PodQueue& pods, Memos& memos, core::Time now,
+                   const CycleOptions& options) const {
   Plan plan;
   // Memos written by another engine (another profile) do not hold here.
-  state.ClaimMemos(id_);
+  memos.Claim(id_, state);
   plan.room_epoch = state.RoomEpoch();
   // The journal of touched nodes serves this cycle's kept scores only.
   state.ForgetTouched();
   Session session(state);
   CycleState decisions;
-  CycleContext ctx{session,       decisions,         profile_,      now,
+  CycleContext ctx{session,       decisions,         pods,          memos, profile_, now,
                    options.cycle, options.trace_job, options.traces};
   profile_.admission->Admit(ctx, profile_);
   profile_.sizer->Resize(ctx, *profile_.packer);
@@ -32,7 +33,7 @@ Plan Engine::Cycle(ClusterState& state, core::Time now, const CycleOptions& opti
   }
   EmitPlan(session, decisions, &plan);
   session.RollbackTo(0);
-  // OrderPending has merged them (or the order does not keep them).
+  // The pending order has merged them (or the order does not keep them).
   state.ForgetEnteredPending();
   return plan;
 }

@@ -184,12 +184,11 @@ void JobLifecycle::CreatePods(std::span<const JobIndex> jobs) {
     longest = std::max(longest, tasks.size());
     per_job.push_back(std::move(tasks));
   }
-  auto& pods = state_.MutablePods();
   const core::Time now = backend_.Now();
   for (size_t i = 0; i < longest; ++i) {
     for (const auto& tasks : per_job) {
       if (i >= tasks.size()) continue;
-      pods.push_back(PendingPod{.task = tasks[i], .not_before = now});
+      pods_.Add(tasks[i], now);
       backend_.CreateTask(tasks[i]);
     }
   }
@@ -278,7 +277,7 @@ void JobLifecycle::Release(JobIndex j) {
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] != kNoNode) Unplace(js.TaskAt(j, s));
   }
-  std::erase_if(state_.MutablePods(), [&](const PendingPod& p) {
+  pods_.DropIf([&](const PendingPod& p) {
     if (p.task.job != j) return false;
     backend_.DeleteTask(p.task);
     return true;
@@ -331,6 +330,14 @@ void JobLifecycle::Fail(JobIndex j, std::string reason) {
 }
 
 void JobLifecycle::Apply(const Plan& plan) {
+  ApplyPlacements(plan);
+  size_t pod_cursor = 0;
+  const core::Time now = backend_.Now();
+  for (const Action& a : plan.actions) ApplyJobAction(a, now, plan.room_epoch, &pod_cursor);
+  DropBoundPods(plan);
+}
+
+void JobLifecycle::ApplyPlacements(const Plan& plan) {
   // Jobs that keep the workers they give up until their checkpoint is done.
   std::vector<JobIndex> holding;
   for (const Action& a : plan.actions) {
@@ -352,101 +359,112 @@ void JobLifecycle::Apply(const Plan& plan) {
       ++num_held_;
     }
   }
-  size_t pod_cursor = 0;
-  const core::Time now = backend_.Now();
-  for (const Action& a : plan.actions) {
-    const JobIndex j = a.task.job;
-    JobHistory& h = jobs_[j];
-    switch (a.kind) {
-      case ActionKind::kBind:
-      case ActionKind::kUnbind:
-        break;
-      case ActionKind::kStart: {
-        JobState& js = state_.MutableJob(j);
-        js.target_workers = a.workers;
-        js.sized_at = now;
-        if (h.admission_seq < 0) h.admission_seq = next_admission_++;
-        if (js.phase == JobPhase::kStandby) ++h.reallocations;
-        h.reason = a.reason;
-        state_.BumpReason(j);
-        StartLaunch(j, a.reason);
-        break;
-      }
-      case ActionKind::kResize:
-        Emit(j, TimelineKind::kResized, a.workers, a.by, [&] {
-          return fmt::format("{} -> {}: {}", state_.Job(j).target_workers, a.workers, a.reason);
-        });
-        state_.MutableJob(j).target_workers = a.workers;
-        state_.MutableJob(j).sized_at = now;
-        ++h.scale_events;
-        if (a.preempted) ++h.preemptions;
-        h.reason = a.reason;
-        state_.BumpReason(j);
-        if (a.restart) {
-          ++h.reallocations;
-          Checkpoint(j);
-        } else {
-          backend_.OnProgressChange(j);
-        }
-        break;
-      case ActionKind::kStop:
-        Emit(j, TimelineKind::kPreempted, 0, a.by, [&] { return a.reason; });
-        ++h.preemptions;
-        h.reason = a.reason;
-        state_.BumpReason(j);
+}
+
+void JobLifecycle::ApplyJobAction(const Action& a, core::Time now, uint64_t room_epoch,
+                                  size_t* pod_cursor) {
+  const JobIndex j = a.task.job;
+  JobHistory& h = jobs_[j];
+  switch (a.kind) {
+    case ActionKind::kBind:
+    case ActionKind::kUnbind:
+      break;
+    case ActionKind::kStart: {
+      JobState& js = state_.MutableJob(j);
+      js.target_workers = a.workers;
+      js.sized_at = now;
+      if (h.admission_seq < 0) h.admission_seq = next_admission_++;
+      if (js.phase == JobPhase::kStandby) ++h.reallocations;
+      h.reason = a.reason;
+      state_.BumpReason(j);
+      StartLaunch(j, a.reason);
+      break;
+    }
+    case ActionKind::kResize:
+      Emit(j, TimelineKind::kResized, a.workers, a.by, [&] {
+        return fmt::format("{} -> {}: {}", state_.Job(j).target_workers, a.workers, a.reason);
+      });
+      state_.MutableJob(j).target_workers = a.workers;
+      state_.MutableJob(j).sized_at = now;
+      ++h.scale_events;
+      if (a.preempted) ++h.preemptions;
+      h.reason = a.reason;
+      state_.BumpReason(j);
+      if (a.restart) {
+        ++h.reallocations;
         Checkpoint(j);
-        break;
-      case ActionKind::kWait:
-        h.reason = a.reason;
-        if (backend_.WantsTimeline() && !SameButNumbers(a.reason, h.timeline_wait)) {
-          h.timeline_wait = a.reason;
-          Emit(j, TimelineKind::kWaiting, -1, -1, [&] { return a.reason; });
-        }
-        break;
-      case ActionKind::kStarve:
-        if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving);
-        break;
-      case ActionKind::kSetLevel: {
-        JobState& js = state_.MutableJob(j);
-        js.level_place = a.place;
-        if (a.workers == js.level) break;  // a new place in the same level
-        if (a.workers < js.level) {
-          // Promoted (starvation): its service counts afresh from here.
-          js.level_base = js.attained;
-          js.ran_since = core::kNever;
-        }
-        js.level = a.workers;
-        js.level_since = now;
-        Emit(j, TimelineKind::kLevel, -1, -1, [&] { return fmt::format("queue {}", a.workers); });
-        break;
+      } else {
+        backend_.OnProgressChange(j);
       }
-      case ActionKind::kBackoff:
-        // Backoffs come in queue order: one forward walk finds them all.
-        for (auto& pods = state_.MutablePods(); pod_cursor < pods.size(); ++pod_cursor) {
-          PendingPod& pod = pods[pod_cursor];
-          if (pod.task == a.task) {
-            const core::Time delay = std::min(
-                options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
-            ++pod.attempts;
-            pod.not_before = now + delay;
-            // Parked until room is freed after the cycle that tried it.
-            pod.tried_epoch = plan.room_epoch;
-            pod.last_failure = a.reason;
-            pod.unresolvable = a.status == WaitStatus::kUnschedulableUnresolvable;
-            break;
-          }
-        }
-        break;
+      break;
+    case ActionKind::kStop:
+      Emit(j, TimelineKind::kPreempted, 0, a.by, [&] { return a.reason; });
+      ++h.preemptions;
+      h.reason = a.reason;
+      state_.BumpReason(j);
+      Checkpoint(j);
+      break;
+    case ActionKind::kWait:
+      h.reason = a.reason;
+      if (backend_.WantsTimeline() && !SameButNumbers(a.reason, h.timeline_wait)) {
+        h.timeline_wait = a.reason;
+        Emit(j, TimelineKind::kWaiting, -1, -1, [&] { return a.reason; });
+      }
+      break;
+    case ActionKind::kStarve:
+      if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving);
+      break;
+    case ActionKind::kSetLevel:
+      SetLevel(j, a.workers, a.place, now);
+      break;
+    case ActionKind::kBackoff:
+      BackOff(a, now, room_epoch, pod_cursor);
+      break;
+  }
+}
+
+void JobLifecycle::SetLevel(JobIndex j, int level, double place, core::Time now) {
+  JobState& js = state_.MutableJob(j);
+  js.level_place = place;
+  if (level == js.level) return;  // a new place in the same level
+  if (level < js.level) {
+    // Promoted (starvation): its service counts afresh from here.
+    js.level_base = js.attained;
+    js.ran_since = core::kNever;
+  }
+  js.level = level;
+  js.level_since = now;
+  Emit(j, TimelineKind::kLevel, -1, -1, [&] { return fmt::format("queue {}", level); });
+}
+
+void JobLifecycle::BackOff(const Action& a, core::Time now, uint64_t room_epoch,
+                           size_t* pod_cursor) {
+  // Backoffs come in queue order: one forward walk finds them all.
+  for (; *pod_cursor < pods_.size(); ++*pod_cursor) {
+    PendingPod& pod = pods_.At(*pod_cursor);
+    if (pod.task == a.task) {
+      const core::Time delay =
+          std::min(options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
+      ++pod.attempts;
+      pod.not_before = now + delay;
+      // Parked until room is freed after the cycle that tried it.
+      pod.tried_epoch = room_epoch;
+      pod.last_failure = a.reason;
+      pod.unresolvable = a.status == WaitStatus::kUnschedulableUnresolvable;
+      return;
     }
   }
+}
+
+void JobLifecycle::DropBoundPods(const Plan& plan) {
   // Bound pods leave the queue: only jobs with a bind in the plan have any.
   std::vector<JobIndex> bound;
   for (const Action& a : plan.actions) {
     if (a.kind == ActionKind::kBind) bound.push_back(a.task.job);
   }
-  if (bound.empty() || state_.Pods().empty()) return;
+  if (bound.empty() || pods_.empty()) return;
   std::sort(bound.begin(), bound.end());
-  std::erase_if(state_.MutablePods(), [&](const PendingPod& p) {
+  pods_.DropIf([&](const PendingPod& p) {
     return std::binary_search(bound.begin(), bound.end(), p.task.job) &&
            state_.Job(p.task.job).NodeOf(p.task.role, p.task.index) != kNoNode;
   });
@@ -458,7 +476,7 @@ void JobLifecycle::BindFailed(TaskRef t, std::string_view why) {
   const JobIndex j = t.job;
   if (pod_queue_ && state_.Job(j).IsPending()) {
     // One pod of a job still gathering its pods: back to the queue.
-    state_.MutablePods().push_back(PendingPod{.task = t, .not_before = backend_.Now()});
+    pods_.Add(t, backend_.Now());
     return;
   }
   Restart(j, fmt::format("binding {}[{}] failed: {}", core::RoleName(t.role), t.index, why));
@@ -507,8 +525,7 @@ void JobLifecycle::TasksLost(std::span<const TaskRef> tasks, std::string_view wh
       // Pods of a job still gathering them go back to the queue, as a
       // controller recreates a deleted pod.
       for (const TaskRef& t : tasks) {
-        if (t.job == j)
-          state_.MutablePods().push_back(PendingPod{.task = t, .not_before = backend_.Now()});
+        if (t.job == j) pods_.Add(t, backend_.Now());
       }
       continue;
     }
@@ -545,30 +562,10 @@ void JobLifecycle::NodeUpdated(NodeIndex n) {
                                  core::FormatTaint(*taint)));
 }
 
-namespace {
-
-// The backoff queue's flush at or after `t`: kube-scheduler moves pods
-// whose backoff completed to its active queue once a second
-// (flushBackoffQCompleted); times are whole seconds since the run began.
-core::Time BackoffFlush(core::Time t) { return std::ceil(t - 1e-9); }
-
-}  // namespace
-
-bool JobLifecycle::AnyPodUntried() const {
-  for (const auto& pod : state_.Pods()) {
-    if (pod.tried_epoch != state_.RoomEpoch()) return true;
-  }
-  return false;
-}
+bool JobLifecycle::AnyPodUntried() const { return pods_.AnyUntried(state_.RoomEpoch()); }
 
 core::Time JobLifecycle::NextPodRetry(core::Time now) const {
-  core::Time wake = core::kNever;
-  for (const auto& pod : state_.Pods()) {
-    if (pod.tried_epoch != state_.RoomEpoch() && pod.not_before > now) {
-      wake = std::min(wake, BackoffFlush(pod.not_before));
-    }
-  }
-  return wake;
+  return pods_.NextRetry(state_.RoomEpoch(), now);
 }
 
 }  // namespace dlsched::engine

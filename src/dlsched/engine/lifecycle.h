@@ -12,6 +12,7 @@
 #include "dlsched/core/time.h"
 #include "dlsched/engine/cluster_state.h"
 #include "dlsched/engine/plan.h"
+#include "dlsched/engine/pod_queue.h"
 #include "dlsched/engine/profile.h"
 
 namespace dlsched::engine {
@@ -152,9 +153,15 @@ class JobLifecycle {
  public:
   JobLifecycle(ClusterState& state, Backend& backend, const LifecycleOptions& options);
 
-  // Per-pod admission: the backend keeps a queue of pods (tasks created
-  // unbound) instead of placing gangs.
+  // Per-pod admission: the life cycle keeps a queue of pods (tasks
+  // created unbound) instead of placing gangs.
   void UsePodQueue(bool on) { pod_queue_ = on; }
+  // That queue, which the engine's cycles read.
+  const PodQueue& pods() const { return pods_; }
+  // Forgets the queued pods of job `j` (its pods are gone with it).
+  void ForgetPods(JobIndex j) {
+    pods_.DropIf([j](const PendingPod& p) { return p.task.job == j; });
+  }
 
   // Jobs added to the state after construction (ClusterState::AddJob).
   void JobsAdded();
@@ -245,11 +252,21 @@ class JobLifecycle {
   void Unplace(TaskRef t);
   void Restart(JobIndex j, std::string reason);
   void CreatePods(std::span<const JobIndex> jobs);
+  // Apply's parts: the plan's binds and unbinds, then each job-level
+  // action in order, then the bound pods out of the queue.
+  void ApplyPlacements(const Plan& plan);
+  void ApplyJobAction(const Action& a, core::Time now, uint64_t room_epoch, size_t* pod_cursor);
+  void SetLevel(JobIndex j, int level, double place, core::Time now);
+  // A pod's failed try (kBackoff): its backoff doubles; `pod_cursor` walks
+  // the queue forward, as backoffs come in queue order.
+  void BackOff(const Action& a, core::Time now, uint64_t room_epoch, size_t* pod_cursor);
+  void DropBoundPods(const Plan& plan);
 
   ClusterState& state_;
   Backend& backend_;
   LifecycleOptions options_;
   bool pod_queue_ = false;
+  PodQueue pods_;
   std::vector<JobHistory> jobs_;
   int64_t next_admission_ = 0;
   int unfinished_ = 0;

@@ -461,26 +461,26 @@ TEST_F(LifecycleTest, PodQueueInterleavesArrivalsAndBacksOffByDoubling) {
   lc().Arrive(arrived);
   EXPECT_EQ(backend_.log, (std::vector<std::string>{"create a/Worker0", "create b/Worker0",
                                                     "create a/Worker1", "create b/Worker1"}));
-  ASSERT_EQ(state_.Pods().size(), 4u);
+  ASSERT_EQ(lc().pods().size(), 4u);
   EXPECT_TRUE(lc().AnyPodUntried());
   Plan p;
   p.room_epoch = state_.RoomEpoch();
   p.actions = {Bind(a, 0, 0), Act(ActionKind::kBackoff, b, 0)};
   lc().Apply(p);
   // The bound pod left the queue; b's pod backs off 1 s.
-  ASSERT_EQ(state_.Pods().size(), 3u);
-  EXPECT_EQ(state_.Pods()[0].task, (TaskRef{b, Role::kWorker, 0}));
-  EXPECT_EQ(state_.Pods()[0].not_before, 1);
-  EXPECT_EQ(state_.Pods()[0].attempts, 1);
+  ASSERT_EQ(lc().pods().size(), 3u);
+  EXPECT_EQ(lc().pods()[0].task, (TaskRef{b, Role::kWorker, 0}));
+  EXPECT_EQ(lc().pods()[0].not_before, 1);
+  EXPECT_EQ(lc().pods()[0].attempts, 1);
   Plan again;
   again.room_epoch = state_.RoomEpoch();
   again.actions = {Act(ActionKind::kBackoff, b, 0)};
   backend_.now = 1;
   lc().Apply(again);
-  EXPECT_EQ(state_.Pods()[0].not_before, 3);  // then 2 s
+  EXPECT_EQ(lc().pods()[0].not_before, 3);  // then 2 s
   // No room freed since b's pod was tried: it is parked, no wake-up for it
   // (a1 and b1 are due already).
-  EXPECT_TRUE(state_.Pods()[0].Parked(state_.RoomEpoch()));
+  EXPECT_TRUE(lc().pods()[0].Parked(state_.RoomEpoch()));
   EXPECT_TRUE(lc().AnyPodUntried());
   EXPECT_EQ(lc().NextPodRetry(1), core::kNever);
   // A pending job's lost pod goes back to the queue, as a controller
@@ -488,14 +488,31 @@ TEST_F(LifecycleTest, PodQueueInterleavesArrivalsAndBacksOffByDoubling) {
   const TaskRef lost[] = {{a, Role::kWorker, 0}};
   lc().TasksLost(lost, "node-0 failed");
   EXPECT_EQ(Phase(a), JobPhase::kWaiting);
-  EXPECT_EQ(state_.Pods().back().task, (TaskRef{a, Role::kWorker, 0}));
-  EXPECT_EQ(state_.Pods().size(), 4u);
+  EXPECT_EQ(lc().pods().back().task, (TaskRef{a, Role::kWorker, 0}));
+  EXPECT_EQ(lc().pods().size(), 4u);
   // The lost pod's room is freed: b's pod is unparked, and due at 3.
-  EXPECT_FALSE(state_.Pods()[0].Parked(state_.RoomEpoch()));
+  EXPECT_FALSE(lc().pods()[0].Parked(state_.RoomEpoch()));
   EXPECT_EQ(lc().NextPodRetry(1), 3);
-  // Backoffs end at the next whole second (kube's once-a-second flush).
-  state_.MutablePods()[0].not_before = 3.25;
-  EXPECT_EQ(lc().NextPodRetry(1), 4);
+}
+
+// Backoffs end at the next whole second (kube's once-a-second flush); a
+// parked pod (tried at the room epoch) has no retry.
+TEST(PodQueueTest, ARetryComesAtTheFlushAfterTheBackoff) {
+  PodQueue q;
+  q.Add({0, Role::kWorker, 0}, 0);
+  EXPECT_TRUE(q.AnyUntried(5));
+  EXPECT_EQ(q.NextRetry(5, 1), core::kNever);  // due at 0, before 1
+  q.At(0).not_before = 3.25;
+  EXPECT_EQ(q.NextRetry(5, 1), 4);
+  q.At(0).not_before = 3;
+  EXPECT_EQ(q.NextRetry(5, 1), 3);
+  q.At(0).tried_epoch = 5;
+  EXPECT_FALSE(q.AnyUntried(5));
+  EXPECT_EQ(q.NextRetry(5, 1), core::kNever);
+  q.Add({1, Role::kWorker, 0}, 2);
+  q.DropIf([](const PendingPod& p) { return p.task.job == 0; });
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].task.job, 1);
 }
 
 }  // namespace

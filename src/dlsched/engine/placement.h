@@ -50,7 +50,7 @@ class NodeFailures {
 // On a cluster of 100 nodes or more, the profile's percentageOfNodesToScore
 // limits the search as kube-scheduler's does: when more nodes have the
 // GPUs than NodesToScore allows, nodes are looked at in index order from
-// where the last such search stopped (ClusterState::NextStartNode) until
+// where the last such search stopped (Memos::next_start_node) until
 // that many feasible ones are found, and only those are scored.
 NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace,
                      NodeFailures* failures = nullptr);
@@ -94,17 +94,17 @@ void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
 
 // The pending jobs (ClusterState::PendingJobs) sorted as OrderJobs sorts
 // them, with their keys. With a JobOrder of static keys the order is kept
-// in the cache between cycles (ClusterState::PendingOrder): jobs gone from
+// between cycles (Memos::PendingOrder): jobs gone from
 // the pending phases leave it and the jobs entered since are merged in, so
 // a long queue is not sorted again every cycle.
 void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<double>* keys);
 
-// With a JobOrder of static keys: the cache's kept order brought up to
+// With a JobOrder of static keys: the kept order brought up to
 // date, as OrderPending does (the jobs that left its phases, known from
 // ClusterState::LeftPending, dropped; those entered merged in), and
 // returned whole, so a caller visits only what it needs. A Standby job
 // holding its whole gang may be among the entries: it is not pending.
-std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx);
+std::span<Memos::OrderEntry> UpdatePendingOrder(CycleContext& ctx);
 
 // The plan of a cycle, in the order a backend applies it: kBind/kUnbind for
 // the net session steps, then the job-level actions in the order they were

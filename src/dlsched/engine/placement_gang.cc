@@ -80,10 +80,10 @@ std::optional<std::string> ComputeNeverFits(CycleContext& ctx, JobIndex j, int w
 
 // The shape of job `j`'s gang of `workers`, or nullopt when a role has
 // node constraints (the answer then depends on the job).
-std::optional<ClusterState::GangShape> ShapeOf(const ClusterState& st, JobIndex j, int workers,
-                                               bool exact) {
+std::optional<Memos::GangShape> ShapeOf(const ClusterState& st, JobIndex j, int workers,
+                                        bool exact) {
   const JobState& js = st.Job(j);
-  ClusterState::GangShape shape;
+  Memos::GangShape shape;
   shape.exact = exact;
   for (int r = 0; r < core::kNumRoles; ++r) {
     const auto role = static_cast<core::Role>(r);
@@ -105,7 +105,7 @@ std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
   // tasks), so it is remembered until a node changes, or, when exact, a
   // foreign or releasing pod comes or goes.
   const ClusterState& st = ctx.state();
-  const JobState::NeverFitsMemo& m = st.Job(j).never_fits_memo;
+  const Memos::NeverFitsMemo& m = ctx.memos.Job(j).never_fits;
   // A pod released and gone since (the simulator's completions) leaves the
   // holds as they were: none.
   if (m.node_epoch == st.NodeEpoch() && m.workers == workers && m.exact == exact &&
@@ -113,15 +113,15 @@ std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
     return m.never;
   }
   // Gangs of one shape share a yes (a no is worded for its job).
-  ClusterState& mst = ctx.session.mutable_state();
-  std::optional<ClusterState::GangShape> shape = ShapeOf(st, j, workers, exact);
+  std::optional<Memos::GangShape> shape = ShapeOf(st, j, workers, exact);
   std::optional<std::string> never;
-  if (!shape || !mst.FitsEmpty(*shape)) {
+  if (!shape || !ctx.memos.FitsEmpty(st, *shape)) {
     never = ComputeNeverFits(ctx, j, workers, packer, exact);
-    if (shape && !never) mst.NoteFitsEmpty(*shape);
+    if (shape && !never) ctx.memos.NoteFitsEmpty(st, *shape);
   }
-  JobState::NeverFitsMemo& w = mst.MutableJob(j).never_fits_memo;
-  w = {st.NodeEpoch(), st.HoldEpoch(), workers, exact, !st.HasHolds(), never};
+  // ComputeNeverFits may have grown the store: its own reference.
+  ctx.memos.Job(j).never_fits = {st.NodeEpoch(), st.HoldEpoch(), workers,
+                                 exact,          !st.HasHolds(), never};
   return never;
 }
 

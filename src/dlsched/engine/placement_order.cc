@@ -42,9 +42,10 @@ void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
 // binary search each; more, by a pass over the whole order.
 constexpr size_t kFewChanges = 8;
 
-std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
-  ClusterState& st = ctx.session.mutable_state();
-  using Entry = ClusterState::OrderEntry;
+std::span<Memos::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
+  const ClusterState& st = ctx.state();
+  Memos& memos = ctx.memos;
+  using Entry = Memos::OrderEntry;
   auto before = [](const Entry& a, const Entry& b) {
     if (a.key != b.key) return a.key < b.key;
     if (a.submit != b.submit) return a.submit < b.submit;
@@ -56,7 +57,7 @@ std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
            (js.phase == core::JobPhase::kWaiting || js.phase == core::JobPhase::kStarving ||
             js.phase == core::JobPhase::kStandby);
   };
-  ClusterState::PendingOrder& order = st.MutablePendingOrder();
+  Memos::PendingOrder& order = memos.pending_order();
   std::vector<Entry>& kept = order.entries;
   // The jobs that left since go, read from the cache's list rather than
   // from every kept job's state. One that left and came back goes too and
@@ -64,9 +65,9 @@ std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
   if (order.valid && !st.LeftPending().empty()) {
     std::vector<JobIndex> gone;
     for (JobIndex j : st.LeftPending()) {
-      JobState& js = st.MutableJob(j);
-      if (!js.in_pending_order) continue;  // listed twice
-      js.in_pending_order = false;
+      Memos::JobMemos& m = memos.Job(j);
+      if (!m.in_pending_order) continue;  // listed twice, or never merged in
+      m.in_pending_order = false;
       gone.push_back(j);
     }
     if (gone.size() <= kFewChanges) {
@@ -104,8 +105,8 @@ std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
   } else {
     // A job may have entered more than once since (Waiting, then Standby).
     for (JobIndex j : st.EnteredPending()) {
-      if (st.Job(j).in_pending_order || !pending_phase(j)) continue;
-      st.MutableJob(j).in_pending_order = true;
+      if (memos.Job(j).in_pending_order || !pending_phase(j)) continue;
+      memos.Job(j).in_pending_order = true;
       added.push_back(j);
     }
   }
@@ -116,7 +117,7 @@ std::span<ClusterState::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
   for (size_t i = 0; i < added.size(); ++i) {
     const JobIndex j = added[i];
     fresh[i] = {added_keys[i], st.Job(j).spec->submit_time, j};
-    st.MutableJob(j).in_pending_order = true;
+    memos.Job(j).in_pending_order = true;
   }
   std::sort(fresh.begin(), fresh.end(), before);
   if (fresh.size() <= kFewChanges) {
@@ -140,7 +141,7 @@ void OrderPending(CycleContext& ctx, std::vector<JobIndex>* jobs, std::vector<do
   }
   jobs->clear();
   keys->clear();
-  for (const ClusterState::OrderEntry& e : UpdatePendingOrder(ctx)) {
+  for (const Memos::OrderEntry& e : UpdatePendingOrder(ctx)) {
     if (!st.Job(e.job).IsPending()) continue;  // a Standby job holding its gang
     jobs->push_back(e.job);
     keys->push_back(e.key);

@@ -67,8 +67,8 @@ void SelectSampled(const CycleContext& ctx, TaskRef t, TaskTrace* trace, int wan
   const ClusterState& st = ctx.state();
   const int num = st.NumNodes();
   const int need_gpu = static_cast<int>(st.Request(t)[core::kGpu]);
-  ClusterState& mst = ctx.session.mutable_state();
-  const int start = mst.NextStartNode() % num;
+  int& next_start = ctx.memos.next_start_node;
+  const int start = next_start % num;
   int found = 0;
   int looked = 0;
   while (looked < num && found < want) {
@@ -78,7 +78,7 @@ void SelectSampled(const CycleContext& ctx, TaskRef t, TaskTrace* trace, int wan
     ++found;
     Better(n, TotalScore(ctx, t, n, trace), best, best_total);
   }
-  mst.SetNextStartNode((start + looked) % num);
+  next_start = (start + looked) % num;
   if (trace != nullptr && found == want) {
     trace->note = fmt::format(
         "scored the first {} feasible nodes of {} from {} on (percentageOfNodesToScore: {}%)", want,

@@ -120,7 +120,9 @@ struct World {
   Session session{state};
   CycleState decisions;
   Profile profile;
-  CycleContext ctx{session, decisions, profile, 0};
+  PodQueue pods;
+  Memos memos;
+  CycleContext ctx{session, decisions, pods, memos, profile, 0};
 };
 
 // One worker of `gpus` GPUs (and 1 core, 2 GiB), alone in its job.
@@ -383,7 +385,7 @@ TEST(OrderJobsTest, ByKeyThenSubmitTimeThenIndex) {
 
 // Keys 3, 1, 2 for jobs 0..2. Jobs 0 and 1 pending: 1, 0. Then job 1
 // starts and job 2 comes: 2, 0. Then job 1 waits again: 1, 2, 0. The
-// same whether the order is kept in the cache between cycles (static
+// same whether the order is kept between cycles (static
 // keys) or sorted afresh, and a kept order is kept: valid, in order.
 TEST(OrderPendingTest, KeepsTheQueueAsOrderJobsWouldSortIt) {
   for (const bool kept : {true, false}) {
@@ -408,7 +410,7 @@ TEST(OrderPendingTest, KeepsTheQueueAsOrderJobsWouldSortIt) {
     w.state.SetPhase(j1, core::JobPhase::kWaiting, 2);
     EXPECT_EQ(cycle(), (std::vector<JobIndex>{1, 2, 0}));
     EXPECT_EQ(keys, (std::vector<double>{1, 2, 3}));
-    EXPECT_EQ(w.state.MutablePendingOrder().valid, kept);
+    EXPECT_EQ(w.memos.pending_order().valid, kept);
   }
 }
 

@@ -100,6 +100,7 @@ void Scheduler::BindFailed(TaskRef t, std::string_view why) { lifecycle_.BindFai
 
 void Scheduler::RemoveJob(JobIndex j, std::string reason) {
   lifecycle_.Fail(j, std::move(reason));
+  lifecycle_.ForgetPods(j);
   state_.RemoveJob(j);
 }
 
@@ -146,7 +147,7 @@ Plan Scheduler::Cycle(core::Time now, const CycleOptions& options) {
       for (JobIndex j : state_.JobsInPhase(p)) Advance(j, now);
     }
   }
-  Plan plan = engine_.Cycle(state_, now, options);
+  Plan plan = engine_.Cycle(state_, lifecycle_.pods(), memos_, now, options);
   revisit_at_ = plan.revisit_at;
   lifecycle_.Apply(plan);
   return plan;

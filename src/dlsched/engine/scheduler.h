@@ -11,6 +11,7 @@
 #include "dlsched/engine/cluster_state.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/lifecycle.h"
+#include "dlsched/engine/memos.h"
 #include "dlsched/engine/plan.h"
 
 namespace dlsched::engine {
@@ -152,6 +153,8 @@ class Scheduler {
   Backend& backend_;
   ClusterState state_;
   JobLifecycle lifecycle_;
+  // What the engine remembers between this scheduler's cycles.
+  Memos memos_;
   std::vector<Progress> progress_;
   int training_ = 0;
   bool reads_progress_ = false;

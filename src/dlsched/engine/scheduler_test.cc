@@ -307,5 +307,42 @@ TEST_F(SchedulerTest, ForeignPodsHoldRoomUntilGone) {
   EXPECT_EQ(job(a).phase, JobPhase::kRunning);
 }
 
+// Per-pod admission: an arrival's pods wait in the life cycle's queue
+// (not the cache), and a job removed takes its queued pods with it. The
+// admission here tries none, so the pods stay queued.
+class QueueOnly final : public Admission {
+ public:
+  void Admit(CycleContext&, const Profile&) const override {}
+  bool UsesPodQueue() const override { return true; }
+};
+
+TEST(SchedulerQueueTest, ARemovedJobTakesItsQueuedPods) {
+  Profile p;
+  p.name = "queue";
+  p.admission = std::make_unique<QueueOnly>();
+  p.order = std::make_unique<AnyOrder>();
+  p.packer = std::make_unique<NoPacker>();
+  p.preemptor = std::make_unique<NoPreemption>();
+  Seen seen;
+  p.sizer = std::make_unique<Recorder>(seen, false);
+  const Engine engine(std::move(p));
+  FakeBackend backend;
+  const core::ClusterSpec cluster = Nodes(1, 8, 32, 4);
+  Scheduler scheduler(cluster, engine, backend);
+  backend.scheduler = &scheduler;
+  std::deque<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2), Job("b", 0, 0, 1, 1, 1)};
+  const JobIndex a = scheduler.AddJob(&specs[0], 0);
+  const JobIndex b = scheduler.AddJob(&specs[1], 0);
+  scheduler.JobsAdded();
+  const JobIndex jobs[] = {a, b};
+  scheduler.Arrive(jobs);
+  scheduler.Cycle(0, {});
+  EXPECT_EQ(scheduler.lifecycle().pods().size(), 3u);
+  scheduler.RemoveJob(a, "deleted");
+  EXPECT_TRUE(scheduler.state().Job(a).removed);
+  ASSERT_EQ(scheduler.lifecycle().pods().size(), 1u);
+  EXPECT_EQ(scheduler.lifecycle().pods()[0].task.job, b);
+}
+
 }  // namespace
 }  // namespace dlsched::engine

@@ -18,10 +18,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // The cache, read-only: placements go through Assign and Evict.
   const ClusterState& state() const { return state_; }
-  // For what the engine keeps in the cache beyond placements (a job's
-  // JobState::WaitMemo); placements go through Assign and Evict.
-  ClusterState& mutable_state() { return state_; }
 
   // Puts an unplaced task on node `n`. The caller checks that it fits.
   void Assign(TaskRef t, NodeIndex n);

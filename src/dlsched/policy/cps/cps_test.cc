@@ -66,7 +66,9 @@ std::vector<std::string> Served(const std::vector<core::JobSpec>& jobs,
   profile.order = std::move(order);
   engine::Session session(state);
   engine::CycleState plan;
-  engine::CycleContext ctx{session, plan, profile, 0};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 0};
   std::vector<engine::JobIndex> pending;
   state.PendingJobs(&pending);
   engine::OrderJobs(ctx, &pending);

@@ -44,7 +44,9 @@ class AffinityTest : public ::testing::Test {
     profile_.scorer_weights.assign(profile_.scorers.size(), 1.0);
     engine::Session session(state_);
     engine::CycleState plan;
-    engine::CycleContext ctx{session, plan, profile_, 0};
+    engine::PodQueue pods_ctx;
+    engine::Memos memos_ctx;
+    engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile_, 0};
     std::string reason;
     const bool ok = TaskByTaskPacker().PlaceGang(ctx, j, workers, &reason);
     session.Commit();
@@ -170,7 +172,9 @@ TEST_F(AffinityTest, NeitherMakesAJobUnschedulable) {
   {
     engine::Session session(single);
     engine::CycleState plan;
-    engine::CycleContext ctx{session, plan, profile_, 0};
+    engine::PodQueue pods_ctx;
+    engine::Memos memos_ctx;
+    engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile_, 0};
     std::string reason;
     EXPECT_TRUE(TaskByTaskPacker().PlaceGang(ctx, j, 2, &reason)) << reason;
     EXPECT_EQ(single.Job(j).placed_tasks, 4);

@@ -90,7 +90,9 @@ std::vector<std::string> Served(ClusterState& state, core::Time default_deadline
   profile.order = std::make_unique<EarliestDeadlineOrder>(default_deadline);
   engine::Session session(state);
   engine::CycleState plan;
-  engine::CycleContext ctx{session, plan, profile, now};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, now};
   std::vector<JobIndex> pending;
   state.PendingJobs(&pending);
   engine::OrderJobs(ctx, &pending);
@@ -187,7 +189,9 @@ TEST(DeadlineTest, TheWorkedExamplesFirstCycle) {
   const core::ClusterSpec cluster = engine::testing::Nodes(2, 32, 128, 4);
   ClusterState state(cluster);
   AddWaiting(state, specs);
-  const engine::Plan plan = engine.Cycle(state, 0);
+  engine::PodQueue pods;
+  engine::Memos memos;
+  const engine::Plan plan = engine.Cycle(state, pods, memos, 0);
   std::map<std::string, std::vector<int>> nodes;  // job -> node of each bound task
   std::map<std::string, int> started;             // job -> workers
   std::vector<std::string> waiting;

@@ -109,7 +109,9 @@ std::unique_ptr<World> MakeWorld(uint64_t seed) {
   auto spec = ResolveProfile("gang-binpack");
   auto profile = BuildProfile(*spec);
   const engine::Engine engine(std::move(*profile));
-  const engine::Plan plan = engine.Cycle(*w->state, 60);
+  engine::PodQueue pods;
+  engine::Memos memos;
+  const engine::Plan plan = engine.Cycle(*w->state, pods, memos, 60);
   engine::ApplyPlacements(*w->state, plan);
   for (const auto& a : plan.actions) {
     if (a.kind == engine::ActionKind::kStart && rng.In(0, 3) > 0) {
@@ -154,7 +156,9 @@ TEST_P(JobOrderContract, KeysAreFiniteDeterministicAndOrderIndependent) {
     }
     engine::CycleState plan;
     engine::Session session(*w->state);
-    engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
+    engine::PodQueue pods_ctx;
+    engine::Memos memos_ctx;
+    engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 500, 0, -1, nullptr};
     std::vector<JobIndex> forward = pending;
     std::vector<JobIndex> backward(pending.rbegin(), pending.rend());
     engine::OrderJobs(ctx, &forward);
@@ -300,7 +304,9 @@ TEST_P(PackerContract, PlacesTheWholeGangOrNothing) {
       const auto before = engine::testing::Take(*w->state);
       engine::CycleState plan;
       engine::Session session(*w->state);
-      engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
+      engine::PodQueue pods_ctx;
+      engine::Memos memos_ctx;
+      engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 500, 0, -1, nullptr};
       const engine::JobState& js = w->state->Job(j);
       const int workers = js.spec->role(core::Role::kWorker).min_replicas;
       std::string reason;
@@ -345,7 +351,9 @@ TEST_P(PreemptorContract, FailureChangesNothingSuccessPlacesTheGang) {
       const auto before = engine::testing::Take(*w->state);
       engine::CycleState plan;
       engine::Session session(*w->state);
-      engine::CycleContext ctx{session, plan, profile, 500, 0, -1, nullptr};
+      engine::PodQueue pods_ctx;
+      engine::Memos memos_ctx;
+      engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 500, 0, -1, nullptr};
       const int workers = profile.sizer->StartWorkers(*w->state, j);
       std::string reason;
       if (profile.preemptor->Preempt(ctx, j, workers, *profile.packer, &reason)) {
@@ -385,7 +393,9 @@ TEST_P(SizerContract, SizesStayWithinMinAndMax) {
       EXPECT_LE(start, r.max_replicas);
     }
     const auto before = engine::testing::Take(*w->state);
-    const engine::Plan plan = engine.Cycle(*w->state, 500);
+    engine::PodQueue pods;
+    engine::Memos memos;
+    const engine::Plan plan = engine.Cycle(*w->state, pods, memos, 500);
     ASSERT_EQ(engine::testing::Take(*w->state), before) << "Cycle must leave the state unchanged";
     engine::ApplyPlacements(*w->state, plan);
     for (JobIndex j = 0; j < w->state->NumJobs(); ++j) {

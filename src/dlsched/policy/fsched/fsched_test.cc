@@ -333,7 +333,9 @@ TEST_F(FschedSizerTest, ShrinksAwayFromThePsAndStartsTheWaitingJobOnTheFreedNode
     const JobIndex b = Add(engine::testing::Job("b", 10, 0, 2, 2, 4), {{2, 4}, {4, 8}});
     StartRunning(a, 0, {0, 0, 0, 0, 1, 1, 1, 1});
     const engine::Engine engine(FschedProfile(1, hold));
-    const engine::Plan plan = engine.Cycle(*state_, 100);
+    engine::PodQueue pods;
+    engine::Memos memos;
+    const engine::Plan plan = engine.Cycle(*state_, pods, memos, 100);
 
     const auto unbinds = Actions(plan, ActionKind::kUnbind);
     ASSERT_EQ(unbinds.size(), 4u);
@@ -399,7 +401,9 @@ TEST_F(FschedSizerTest, MinGainRejectsARestartButTheNewJobStillTakesTheIdleGpu) 
     const JobIndex b = Add(engine::testing::Job("b", 10, 0, 1, 1, 6), fb);
     StartRunning(a, 0, {0, 0, 0, 0, 0});
     const engine::Engine engine(FschedProfile(min_gain));
-    const engine::Plan plan = engine.Cycle(*state_, 100);
+    engine::PodQueue pods;
+    engine::Memos memos;
+    const engine::Plan plan = engine.Cycle(*state_, pods, memos, 100);
     const auto starts = Actions(plan, ActionKind::kStart);
     const auto resizes = Actions(plan, ActionKind::kResize);
     if (min_gain == 1.0) {
@@ -453,7 +457,9 @@ TEST_F(FschedSizerTest, RestartToGrowMustFinishTheJobSooner) {
     StartRunning(a, 0, {0, 0});
     state_->MutableJob(a).steps_done = done;
     const engine::Engine engine(FschedProfile(1));
-    const engine::Plan plan = engine.Cycle(*state_, 100);
+    engine::PodQueue pods;
+    engine::Memos memos;
+    const engine::Plan plan = engine.Cycle(*state_, pods, memos, 100);
     const auto resizes = Actions(plan, ActionKind::kResize);
     if (!grows) {
       EXPECT_FALSE(plan.ChangesState());
@@ -476,7 +482,9 @@ TEST_F(FschedSizerTest, ProtectedJobIsNotShrunk) {
   StartRunning(a, 0, {0, 0, 0, 0});
   state_->SetPhase(a, core::JobPhase::kRunningProtected, 0);
   const engine::Engine engine(FschedProfile(1));
-  const engine::Plan plan = engine.Cycle(*state_, 100);
+  engine::PodQueue pods;
+  engine::Memos memos;
+  const engine::Plan plan = engine.Cycle(*state_, pods, memos, 100);
   EXPECT_FALSE(plan.ChangesState());
   ExpectOnlyWait(plan, b,
                  "waiting: gang of 1 worker needs 1 nvidia.com/gpu, the cluster has 0 free; "

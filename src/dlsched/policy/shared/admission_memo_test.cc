@@ -64,6 +64,11 @@ struct Fragmented {
     return idx;
   }
 
+  // What a scheduler keeps beside the state: the engine's memos (and the
+  // per-pod queue, empty here).
+  engine::PodQueue pods;
+  engine::Memos memos;
+
   Fragmented() {
     const JobIndex filler = Add(2, 3000, 0);
     state.PlaceTask(TaskRef{filler, core::Role::kWorker, 0}, 0);
@@ -99,7 +104,7 @@ TEST(GangFitsInNodesTest, CountsWhatEachNodeCanHold) {
   Fragmented g;
   const JobIndex alone = g.Add(1, 2000, 1);
   const engine::Engine engine = GangBinpack();
-  const engine::Plan plan = engine.Cycle(g.state, 1);
+  const engine::Plan plan = engine.Cycle(g.state, g.pods, g.memos, 1);
   ASSERT_NE(Verdict(plan, alone), nullptr);
   EXPECT_EQ(Verdict(plan, alone)->kind, engine::ActionKind::kWait);
   EXPECT_NE(Verdict(plan, alone)->reason.find("0/2 nodes fit Worker: 2 insufficient cpu"),
@@ -129,27 +134,27 @@ TEST(WaitMemoTest, AFailedGangIsNotRetriedUntilRoomIsFreed) {
   // Needs 2 cores on one node: waits (see above).
   const JobIndex w = f.Add(1, 2000, 1);
   const engine::Engine engine = GangBinpack();
-  engine::Plan plan = engine.Cycle(f.state, 1);
+  engine::Plan plan = engine.Cycle(f.state, f.pods, f.memos, 1);
   ASSERT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kWait);
   const std::string reason = Verdict(plan, w)->reason;
-  EXPECT_EQ(f.state.Job(w).wait_memo.reason, reason);
-  EXPECT_EQ(f.state.Job(w).wait_memo.epoch, f.state.RoomEpoch());
+  EXPECT_EQ(f.memos.Job(w).wait.reason, reason);
+  EXPECT_EQ(f.memos.Job(w).wait.epoch, f.state.RoomEpoch());
 
   // Nothing freed: the remembered verdict stands without a new attempt
   // (a planted reason shows it was not recomputed).
-  f.state.MutableJob(w).wait_memo.reason = "remembered";
-  plan = engine.Cycle(f.state, 2);
+  f.memos.Job(w).wait.reason = "remembered";
+  plan = engine.Cycle(f.state, f.pods, f.memos, 2);
   EXPECT_EQ(Verdict(plan, w)->reason, "remembered");
 
   // Another engine does not trust this one's memos.
   const engine::Engine other = GangBinpack();
-  plan = other.Cycle(f.state, 3);
+  plan = other.Cycle(f.state, f.pods, f.memos, 3);
   EXPECT_EQ(Verdict(plan, w)->reason, reason);
 
   // The filler's task on node 0 goes: 4 free cores there, the job starts.
-  f.state.MutableJob(w).wait_memo.reason = "remembered";
+  f.memos.Job(w).wait.reason = "remembered";
   f.state.RemoveTask(TaskRef{0, core::Role::kWorker, 0});
-  plan = other.Cycle(f.state, 4);
+  plan = other.Cycle(f.state, f.pods, f.memos, 4);
   EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kStart);
 }
 
@@ -162,39 +167,39 @@ TEST(StandingWaitTest, AnUnchangedWaitIsGivenOnceUnlessTheSizerReadsVerdicts) {
   Fragmented f;
   const JobIndex w = f.Add(1, 2000, 1);  // waits (see above)
   const engine::Engine engine = GangBinpack();
-  engine::Plan plan = engine.Cycle(f.state, 1);
+  engine::Plan plan = engine.Cycle(f.state, f.pods, f.memos, 1);
   ASSERT_NE(Verdict(plan, w), nullptr);
   const std::string reason = Verdict(plan, w)->reason;
-  EXPECT_EQ(f.state.Job(w).standing_wait.reason, reason);
-  plan = engine.Cycle(f.state, 2);
+  EXPECT_EQ(f.memos.Job(w).standing_wait.reason, reason);
+  plan = engine.Cycle(f.state, f.pods, f.memos, 2);
   EXPECT_EQ(Verdict(plan, w), nullptr);
   // Room freed (the memo is retried) but the same verdict: it stands.
   f.state.NoteRoomChanged();
-  plan = engine.Cycle(f.state, 3);
+  plan = engine.Cycle(f.state, f.pods, f.memos, 3);
   EXPECT_EQ(Verdict(plan, w), nullptr);
   // The backend gave the job another reason (say, a restart): given again.
   f.state.BumpReason(w);
-  plan = engine.Cycle(f.state, 4);
+  plan = engine.Cycle(f.state, f.pods, f.memos, 4);
   ASSERT_NE(Verdict(plan, w), nullptr);
   EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kWait);
   EXPECT_EQ(Verdict(plan, w)->reason, reason);
-  plan = engine.Cycle(f.state, 5);
+  plan = engine.Cycle(f.state, f.pods, f.memos, 5);
   EXPECT_EQ(Verdict(plan, w), nullptr);
   // Another engine on the state (another profile's run) gives it again.
   const engine::Engine other = GangBinpack();
-  plan = other.Cycle(f.state, 5);
+  plan = other.Cycle(f.state, f.pods, f.memos, 5);
   ASSERT_NE(Verdict(plan, w), nullptr);
   EXPECT_EQ(Verdict(plan, w)->reason, reason);
   // KOD2's sizer reads verdicts: one in every cycle.
   const engine::Engine kod2 = Builtin("kod2");
   for (int t = 6; t < 8; ++t) {
-    plan = kod2.Cycle(f.state, t);
+    plan = kod2.Cycle(f.state, f.pods, f.memos, t);
     ASSERT_NE(Verdict(plan, w), nullptr) << t;
     EXPECT_EQ(Verdict(plan, w)->kind, engine::ActionKind::kWait);
   }
 }
 
-// The queue kept in the cache from cycle to cycle is, at every cycle, the
+// The queue the engine keeps from cycle to cycle is, at every cycle, the
 // queue a fresh sort of the pending jobs gives: jobs arrive (many with the
 // same submit time, so ties go to the job index), start, come back to
 // Standby or Waiting, finish and are removed, in random order.
@@ -209,6 +214,8 @@ TEST(PendingOrderTest, KeptQueueEqualsAFreshSortAsJobsComeAndGo) {
   constexpr core::JobPhase kPhases[] = {core::JobPhase::kWaiting,   core::JobPhase::kStarving,
                                         core::JobPhase::kLaunching, core::JobPhase::kRunning,
                                         core::JobPhase::kStandby,   core::JobPhase::kCompleted};
+  engine::PodQueue pods;
+  engine::Memos memos;
   for (int cycle = 0; cycle < 400; ++cycle) {
     for (int k = pick(3); k > 0; --k) {
       specs.push_back(
@@ -228,7 +235,8 @@ TEST(PendingOrderTest, KeptQueueEqualsAFreshSortAsJobsComeAndGo) {
     }
     engine::Session session(state);
     engine::CycleState decisions;
-    engine::CycleContext ctx{session, decisions, fifo.profile(), static_cast<double>(cycle)};
+    engine::CycleContext ctx{session, decisions,      pods,
+                             memos,   fifo.profile(), static_cast<double>(cycle)};
     std::vector<JobIndex> kept;
     std::vector<double> kept_keys;
     engine::OrderPending(ctx, &kept, &kept_keys);
@@ -244,7 +252,7 @@ TEST(PendingOrderTest, KeptQueueEqualsAFreshSortAsJobsComeAndGo) {
 }
 
 // Under fifo, the jobs behind a blocked head are passed over while they
-// stand on the "behind" verdict (ClusterState::PendingOrder's marks), yet
+// stand on the "behind" verdict (Memos::PendingOrder's marks), yet
 // what the backend was last told of each pending job is always what a
 // fresh look gives: its own verdict for the head, "behind" for the rest.
 // Jobs arrive, get another reason from the backend (a restart), leave
@@ -266,6 +274,8 @@ TEST(PendingOrderTest, JobsBehindABlockedHeadAreToldOnceAndStayTold) {
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
   std::map<JobIndex, std::string> told;  // the backend's last reason of each job
   std::string behind;
+  engine::PodQueue pods;
+  engine::Memos memos;
   for (int cycle = 0; cycle < 300; ++cycle) {
     for (int k = pick(3); k > 0; --k) {
       specs.push_back(
@@ -300,7 +310,7 @@ TEST(PendingOrderTest, JobsBehindABlockedHeadAreToldOnceAndStayTold) {
       }
     }
     const engine::Engine& e = pick(10) == 0 ? other : fifo;
-    const engine::Plan plan = e.Cycle(state, cycle);
+    const engine::Plan plan = e.Cycle(state, pods, memos, cycle);
     for (const engine::Action& a : plan.actions) {
       ASSERT_EQ(a.kind, engine::ActionKind::kWait) << "cycle " << cycle;
       told[a.task.job] = a.reason;
@@ -312,7 +322,8 @@ TEST(PendingOrderTest, JobsBehindABlockedHeadAreToldOnceAndStayTold) {
     state.PendingJobs(&order);
     engine::Session session(state);
     engine::CycleState decisions;
-    engine::CycleContext ctx{session, decisions, fifo.profile(), static_cast<double>(cycle)};
+    engine::CycleContext ctx{session, decisions,      pods,
+                             memos,   fifo.profile(), static_cast<double>(cycle)};
     engine::OrderJobs(ctx, &order, &keys);
     for (size_t i = 0; i < order.size(); ++i) {
       const std::string& reason = told[order[i]];
@@ -338,15 +349,17 @@ TEST(FailureMemoTest, APodFailingAsTheLastOneDidReusesItsCountUntilANodeIsTouche
   cluster.nodes[1].allocatable[core::kGpu] = 1;
   std::deque<core::JobSpec> specs;
   ClusterState state(cluster);
+  engine::PodQueue pods;
+  engine::Memos memos;
   std::vector<JobIndex> jobs;
   for (auto [name, gpus] : {std::pair{"a", 2}, {"b", 2}, {"c", 1}, {"d", 2}, {"e", 2}}) {
     specs.push_back(engine::testing::Job(name, 0, 0, 1, 1, 1, gpus));
     const JobIndex j = state.AddJob(&specs.back(), 0);
     state.SetPhase(j, core::JobPhase::kWaiting, 0);
-    state.MutablePods().push_back(engine::PendingPod{.task = {j, core::Role::kWorker, 0}});
+    pods.Add({j, core::Role::kWorker, 0}, 0);
     jobs.push_back(j);
   }
-  const engine::Plan plan = Builtin("k8s-default").Cycle(state, 0);
+  const engine::Plan plan = Builtin("k8s-default").Cycle(state, pods, memos, 0);
   std::map<JobIndex, std::string> backoff;
   std::map<JobIndex, std::string> bound;
   for (const engine::Action& a : plan.actions) {

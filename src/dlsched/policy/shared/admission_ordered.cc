@@ -9,160 +9,228 @@
 #include "dlsched/engine/placement.h"
 
 namespace dlsched::policy {
+namespace {
 
-void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
-                  const OrderedAdmissionOptions& options, OrderedAdmissionHooks& hooks) {
-  const engine::ClusterState& st = ctx.state();
-  engine::ClusterState& mutable_state = ctx.session.mutable_state();
-  // The jobs in order: the cache's kept order (a JobOrder of static keys),
-  // or sorted for this cycle.
-  const bool kept = profile.order->StaticKeys();
-  std::span<engine::ClusterState::OrderEntry> entries;
-  std::vector<engine::JobIndex> jobs;
-  std::vector<double> keys;
-  // A Standby job holding its whole gang may be among the kept entries.
-  bool skip_unpending = false;
-  if (kept) {
-    entries = engine::UpdatePendingOrder(ctx);
-    skip_unpending = !st.JobsInPhase(core::JobPhase::kStandby).empty();
-    if (skip_unpending) {
-      for (const auto& e : entries) {
-        if (!st.Job(e.job).IsPending()) continue;
-        jobs.push_back(e.job);
-        keys.push_back(e.key);
+// One cycle's pass of AdmitInOrder over the pending jobs.
+class OrderedPass {
+ public:
+  OrderedPass(engine::CycleContext& ctx, const engine::Profile& profile,
+              const OrderedAdmissionOptions& options, OrderedAdmissionHooks& hooks)
+      : ctx_(ctx),
+        profile_(profile),
+        options_(options),
+        hooks_(hooks),
+        st_(ctx.state()),
+        memos_(ctx.memos),
+        kept_(profile.order->StaticKeys()),
+        standing_(!profile.sizer->ReadsVerdicts()),
+        order_(memos_.pending_order()),
+        marks_(kept_ && standing_) {}
+
+  void Run() {
+    Order();
+    const size_t n = kept_ ? entries_.size() : jobs_.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (blocker_ >= 0 && marks_) {
+        i = PassStanding(i, n);
+        if (i == n) break;
       }
-      ctx.decisions.SetPendingKeys(jobs, keys);
-    } else {
-      ctx.decisions.SetPendingOrder(entries);
+      Visit(i);
     }
-  } else {
-    engine::OrderPending(ctx, &jobs, &keys);
-    ctx.decisions.SetPendingKeys(jobs, keys);
   }
-  const size_t n = kept ? entries.size() : jobs.size();
-  engine::JobIndex blocker = -1;
-  std::string behind;  // hooks.Behind(blocker), worded once
-  std::string reason;
-  const bool standing = !profile.sizer->ReadsVerdicts();
+
+ private:
+  // The jobs in order: the engine's kept order (a JobOrder of static
+  // keys), or sorted for this cycle; their keys go to the cycle state.
+  void Order() {
+    if (!kept_) {
+      engine::OrderPending(ctx_, &jobs_, &keys_);
+      ctx_.decisions.SetPendingKeys(jobs_, keys_);
+      return;
+    }
+    entries_ = engine::UpdatePendingOrder(ctx_);
+    // A Standby job holding its whole gang may be among the kept entries.
+    skip_unpending_ = !st_.JobsInPhase(core::JobPhase::kStandby).empty();
+    if (!skip_unpending_) {
+      ctx_.decisions.SetPendingOrder(entries_);
+      return;
+    }
+    for (const auto& e : entries_) {
+      if (!st_.Job(e.job).IsPending()) continue;
+      jobs_.push_back(e.job);
+      keys_.push_back(e.key);
+    }
+    ctx_.decisions.SetPendingKeys(jobs_, keys_);
+  }
+
   // In the kept order, the jobs behind a blocker that already stand on the
-  // same verdict are marked (ClusterState::PendingOrder) and passed over
-  // without reading their state: a long strict queue behind a blocked head
-  // costs a few bytes a job per cycle.
-  engine::ClusterState::PendingOrder& order = mutable_state.MutablePendingOrder();
-  const bool marks = kept && standing;
-  int pos = -1;
-  for (size_t i = 0; i < n; ++i) {
-    if (blocker >= 0 && marks) {
-      size_t next = i;
-      while (next < n && order.Marked(entries[next]) && entries[next].job != ctx.trace_job) {
-        assert(!profile.order->IsStarving(st, entries[next].job, ctx.now));
-        ++next;
-        // Positions count pending jobs only (a Standby one may hold its gang).
-        if (!skip_unpending || st.Job(entries[next - 1].job).IsPending()) ++pos;
-      }
-      i = next;
-      if (i == n) break;
+  // same verdict are marked (Memos::PendingOrder) and passed over without
+  // reading their state: a long strict queue behind a blocked head costs a
+  // few bytes a job per cycle. Returns the first entry from `i` on that is
+  // not passed over (or `n`).
+  size_t PassStanding(size_t i, size_t n) {
+    size_t next = i;
+    while (next < n && order_.Marked(entries_[next]) && entries_[next].job != ctx_.trace_job) {
+      assert(!profile_.order->IsStarving(st_, entries_[next].job, ctx_.now));
+      ++next;
+      // Positions count pending jobs only (a Standby one may hold its gang).
+      if (!skip_unpending_ || st_.Job(entries_[next - 1].job).IsPending()) ++pos_;
     }
-    engine::ClusterState::OrderEntry* entry = kept ? &entries[i] : nullptr;
-    const engine::JobIndex j = kept ? entry->job : jobs[i];
-    if (skip_unpending && !st.Job(j).IsPending()) continue;
-    ++pos;
-    const double key = kept ? entry->key : keys[i];
-    engine::JobTrace* trace = ctx.BeginTrace(j, pos);
-    if (st.Job(j).phase == core::JobPhase::kWaiting && profile.order->IsStarving(st, j, ctx.now)) {
-      ctx.AddAction(engine::ActionKind::kStarve, j, "waited past the starvation limit");
+    return next;
+  }
+
+  // The job at position `i` of the order.
+  struct Visited {
+    engine::JobIndex job = -1;
+    engine::Memos::OrderEntry* entry = nullptr;  // in the kept order
+    engine::JobTrace* trace = nullptr;
+    int workers = 0;
+    bool memo = false;  // its wait memo is read and written
+  };
+
+  void Visit(size_t i) {
+    Visited v;
+    v.entry = kept_ ? &entries_[i] : nullptr;
+    v.job = kept_ ? v.entry->job : jobs_[i];
+    const engine::JobIndex j = v.job;
+    if (skip_unpending_ && !st_.Job(j).IsPending()) return;
+    ++pos_;
+    const double key = kept_ ? v.entry->key : keys_[i];
+    v.trace = ctx_.BeginTrace(j, pos_);
+    if (st_.Job(j).phase == core::JobPhase::kWaiting &&
+        profile_.order->IsStarving(st_, j, ctx_.now)) {
+      ctx_.AddAction(engine::ActionKind::kStarve, j, "waited past the starvation limit");
     }
-    // A verdict the job already stands on is not given again, unless the
-    // sizer reads verdicts or the job is traced.
-    auto wait = [&](const std::string& why,
-                    engine::WaitStatus status = engine::WaitStatus::kUnschedulable,
-                    bool behind_verdict = false) {
-      if (trace != nullptr) trace->outcome = why;
-      if (standing) {
-        engine::JobState::StandingWait& w = mutable_state.MutableJob(j).standing_wait;
-        const uint32_t seq = st.Job(j).reason_seq;
-        const bool stands = w.given && w.reason_seq == seq && w.owner == st.MemoOwner() &&
-                            w.status == static_cast<uint8_t>(status) && w.reason == why;
-        if (marks) order.Mark(*entry, behind_verdict);
-        if (trace == nullptr && stands) return;
-        w = {true, seq, st.MemoOwner(), static_cast<uint8_t>(status), why};
-      }
-      ctx.decisions.Wait(j, why, status);
-    };
-    auto start = [&](int workers, bool after_preemption) {
-      std::string outcome = hooks.Started(j, workers, after_preemption);
-      if (trace != nullptr) trace->outcome = outcome;
-      ctx.decisions.Start(j, workers, std::move(outcome));
-      hooks.OnStarted(j);
-    };
-    if (blocker >= 0) {
-      wait(behind, engine::WaitStatus::kUnschedulable, true);
-      if (trace != nullptr) trace->outcome = hooks.Behind(blocker, true);
-      continue;
+    if (blocker_ >= 0) {
+      Wait(v, behind_, engine::WaitStatus::kUnschedulable, true);
+      if (v.trace != nullptr) v.trace->outcome = hooks_.Behind(blocker_, true);
+      return;
     }
-    auto block = [&] {
-      blocker = j;
-      behind = hooks.Behind(blocker, false);
-      // Marks given for another wording no longer say what a job stands on.
-      if (marks && behind != order.behind_text) {
-        order.behind_text = behind;
-        ++order.behind_epoch;
-      }
-    };
-    const bool may_preempt = hooks.MayPreempt(j, key);
-    const int workers = profile.sizer->StartWorkers(st, j);
+    const bool may_preempt = hooks_.MayPreempt(j, key);
+    v.workers = profile_.sizer->StartWorkers(st_, j);
     // A gang that failed with no room freed since fails again (less room
     // cannot help), unless a preemptor could evict for it: with a profile
     // that never evicts, its remembered verdict stands without visiting a
     // node (kube-scheduler leaves an unschedulable pod aside until a
     // cluster event may make it fit). The traced job is always tried, so
     // `explain` shows the attempt.
-    const bool memo = trace == nullptr && !profile.preemptor->MayEvict();
-    if (memo) {
-      const engine::JobState::WaitMemo& m = st.Job(j).wait_memo;
-      if (m.epoch == st.RoomEpoch() && m.workers == workers) {
+    v.memo = v.trace == nullptr && !profile_.preemptor->MayEvict();
+    if (v.memo) {
+      const engine::Memos::WaitMemo& m = memos_.Job(j).wait;
+      if (m.epoch == st_.RoomEpoch() && m.workers == v.workers) {
         const auto status = static_cast<engine::WaitStatus>(m.status);
-        wait(m.reason, status);
-        if (options.failure_blocks && status == engine::WaitStatus::kUnschedulable) block();
-        continue;
+        Wait(v, m.reason, status);
+        if (options_.failure_blocks && status == engine::WaitStatus::kUnschedulable) Block(j);
+        return;
       }
     }
-    auto remember = [&](std::string why, engine::WaitStatus status) {
-      if (!memo) return;
-      engine::JobState::WaitMemo& m = mutable_state.MutableJob(j).wait_memo;
-      m.epoch = st.RoomEpoch();
-      m.workers = workers;
-      m.status = static_cast<uint8_t>(status);
-      m.reason = std::move(why);
-    };
-    reason.clear();
-    if (profile.packer->PlaceGang(ctx, j, workers, &reason)) {
-      start(workers, false);
-      continue;
+    Try(v, may_preempt);
+  }
+
+  // Places the job's gang in idle room, else (if allowed) through the
+  // preemptor, else gives its wait.
+  void Try(const Visited& v, bool may_preempt) {
+    const engine::JobIndex j = v.job;
+    reason_.clear();
+    if (profile_.packer->PlaceGang(ctx_, j, v.workers, &reason_)) {
+      Start(v, false);
+      return;
     }
     if (!may_preempt) {
-      wait(hooks.IdleRoomOnly(reason));
-      continue;
+      Wait(v, hooks_.IdleRoomOnly(reason_));
+      return;
     }
     std::string preempt_reason;
-    if (profile.preemptor->Preempt(ctx, j, workers, *profile.packer, &preempt_reason)) {
-      start(workers, true);
-      continue;
+    if (profile_.preemptor->Preempt(ctx_, j, v.workers, *profile_.packer, &preempt_reason)) {
+      Start(v, true);
+      return;
     }
     // A job that can never fit must not hold up the queue for ever.
     const std::optional<std::string> never =
-        engine::NeverFits(ctx, j, workers, *profile.packer, options.exact_never_fits);
+        engine::NeverFits(ctx_, j, v.workers, *profile_.packer, options_.exact_never_fits);
     if (never) {
-      std::string why = hooks.NeverFits(*never);
-      wait(why, engine::WaitStatus::kUnschedulableUnresolvable);
-      remember(std::move(why), engine::WaitStatus::kUnschedulableUnresolvable);
-      continue;
+      std::string why = hooks_.NeverFits(*never);
+      Wait(v, why, engine::WaitStatus::kUnschedulableUnresolvable);
+      Remember(v, std::move(why), engine::WaitStatus::kUnschedulableUnresolvable);
+      return;
     }
-    std::string why = hooks.Waiting(reason, preempt_reason);
-    wait(why);
-    remember(std::move(why), engine::WaitStatus::kUnschedulable);
-    if (options.failure_blocks) block();
+    std::string why = hooks_.Waiting(reason_, preempt_reason);
+    Wait(v, why);
+    Remember(v, std::move(why), engine::WaitStatus::kUnschedulable);
+    if (options_.failure_blocks) Block(j);
   }
+
+  // A verdict the job already stands on is not given again, unless the
+  // sizer reads verdicts or the job is traced.
+  void Wait(const Visited& v, const std::string& why,
+            engine::WaitStatus status = engine::WaitStatus::kUnschedulable,
+            bool behind_verdict = false) {
+    if (v.trace != nullptr) v.trace->outcome = why;
+    if (standing_) {
+      engine::Memos::StandingWait& w = memos_.Job(v.job).standing_wait;
+      const uint32_t seq = st_.Job(v.job).reason_seq;
+      const bool stands = w.given && w.reason_seq == seq &&
+                          w.status == static_cast<uint8_t>(status) && w.reason == why;
+      if (marks_) order_.Mark(*v.entry, behind_verdict);
+      if (v.trace == nullptr && stands) return;
+      w = {true, seq, static_cast<uint8_t>(status), why};
+    }
+    ctx_.decisions.Wait(v.job, why, status);
+  }
+
+  void Start(const Visited& v, bool after_preemption) {
+    std::string outcome = hooks_.Started(v.job, v.workers, after_preemption);
+    if (v.trace != nullptr) v.trace->outcome = outcome;
+    ctx_.decisions.Start(v.job, v.workers, std::move(outcome));
+    hooks_.OnStarted(v.job);
+  }
+
+  // Job `j` holds up every later one in this cycle (strict order).
+  void Block(engine::JobIndex j) {
+    blocker_ = j;
+    behind_ = hooks_.Behind(blocker_, false);
+    // Marks given for another wording no longer say what a job stands on.
+    if (marks_ && behind_ != order_.behind_text) {
+      order_.behind_text = behind_;
+      ++order_.behind_epoch;
+    }
+  }
+
+  // A failure remembered until room is freed (its wait memo).
+  void Remember(const Visited& v, std::string why, engine::WaitStatus status) {
+    if (!v.memo) return;
+    engine::Memos::WaitMemo& m = memos_.Job(v.job).wait;
+    m.epoch = st_.RoomEpoch();
+    m.workers = v.workers;
+    m.status = static_cast<uint8_t>(status);
+    m.reason = std::move(why);
+  }
+
+  engine::CycleContext& ctx_;
+  const engine::Profile& profile_;
+  const OrderedAdmissionOptions& options_;
+  OrderedAdmissionHooks& hooks_;
+  const engine::ClusterState& st_;
+  engine::Memos& memos_;
+  const bool kept_;
+  const bool standing_;
+  engine::Memos::PendingOrder& order_;
+  const bool marks_;
+  std::span<engine::Memos::OrderEntry> entries_;
+  std::vector<engine::JobIndex> jobs_;
+  std::vector<double> keys_;
+  bool skip_unpending_ = false;
+  engine::JobIndex blocker_ = -1;
+  std::string behind_;  // hooks.Behind(blocker), worded once
+  std::string reason_;
+  int pos_ = -1;
+};
+
+}  // namespace
+
+void AdmitInOrder(engine::CycleContext& ctx, const engine::Profile& profile,
+                  const OrderedAdmissionOptions& options, OrderedAdmissionHooks& hooks) {
+  OrderedPass(ctx, profile, options, hooks).Run();
 }
 
 }  // namespace dlsched::policy

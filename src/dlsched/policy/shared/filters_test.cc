@@ -79,7 +79,9 @@ TEST_F(FiltersTest, EachFilterRejectsWithItsReason) {
   const engine::Profile profile = MakeProfile("name: p\n");  // default filters
   engine::CycleState decisions;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, decisions, profile, 0};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, decisions, pods_ctx, memos_ctx, profile, 0};
   const engine::TaskRef t{j, Role::kWorker, 0};
   NodeAffinityFilter affinity;
   TaintTolerationFilter taints;
@@ -136,7 +138,9 @@ TEST_F(FiltersTest, NeverFitsIsUnresolvableAndDoesNotBlockAStrictQueue) {
   const engine::JobIndex later = Add("later", 1, {});
   const engine::Engine engine(
       MakeProfile("name: strict\nadmission: {name: Gang, args: {backfill: false}}\n"));
-  const engine::Plan plan = engine.Cycle(*state_, 0);
+  engine::PodQueue pods;
+  engine::Memos memos;
+  const engine::Plan plan = engine.Cycle(*state_, pods, memos, 0);
   const engine::Action* wait = nullptr;
   const engine::Action* start = nullptr;
   for (const auto& a : plan.actions) {
@@ -161,13 +165,17 @@ TEST_F(FiltersTest, TolerationsAndAnEmptyFilterList) {
   const engine::Profile profile = MakeProfile("name: p\n");
   engine::CycleState decisions;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, decisions, profile, 0};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, decisions, pods_ctx, memos_ctx, profile, 0};
   EXPECT_TRUE(engine::Fits(ctx, {j, Role::kWorker, 0}, 0));
 
   const engine::JobIndex k = Add("plain", 1, {});
   EXPECT_FALSE(engine::Fits(ctx, {k, Role::kWorker, 0}, 0));
   const engine::Profile none = MakeProfile("name: p\nfilters: []\n");
-  engine::CycleContext bare{session, decisions, none, 0};
+  engine::PodQueue pods_bare;
+  engine::Memos memos_bare;
+  engine::CycleContext bare{session, decisions, pods_bare, memos_bare, none, 0};
   EXPECT_TRUE(engine::Fits(bare, {k, Role::kWorker, 0}, 0));
   EXPECT_FALSE(engine::Fits(bare, {k, Role::kWorker, 0}, 2));  // unschedulable stays a rule
 }

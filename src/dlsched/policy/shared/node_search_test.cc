@@ -92,8 +92,10 @@ TEST(NodeSearchTest, AYesToNeverFitsIsSharedByGangsOfOneShape) {
   const engine::Profile p = Builtin("gang-binpack");
   engine::CycleState decisions;
   engine::Session session(c.state);
-  engine::CycleContext ctx{session, decisions, p, 0};
-  ClusterState::GangShape shape;
+  engine::PodQueue pods;
+  engine::Memos memos;
+  engine::CycleContext ctx{session, decisions, pods, memos, p, 0};
+  engine::Memos::GangShape shape;
   shape.exact = true;
   shape.count[static_cast<int>(Role::kWorker)] = 1;
   shape.request[static_cast<int>(Role::kWorker)] = c.specs[0].role(Role::kWorker).resources;
@@ -101,21 +103,21 @@ TEST(NodeSearchTest, AYesToNeverFitsIsSharedByGangsOfOneShape) {
       c.state.Job(a).scoring_request[static_cast<int>(Role::kWorker)];
   const auto never = engine::NeverFits(ctx, a, 1, *p.packer, true);
   ASSERT_TRUE(never.has_value());
-  EXPECT_FALSE(c.state.FitsEmpty(shape));  // a "never" is not shared
+  EXPECT_FALSE(memos.FitsEmpty(c.state, shape));  // a "never" is not shared
   // A planted yes shows the shared answer is what answers b, not pinned.
-  c.state.NoteFitsEmpty(shape);
+  memos.NoteFitsEmpty(c.state, shape);
   EXPECT_EQ(engine::NeverFits(ctx, b, 1, *p.packer, true), std::nullopt);
   EXPECT_TRUE(engine::NeverFits(ctx, pinned, 1, *p.packer, true).has_value());
   // Another question (not exact, or 2 workers) is another shape.
-  c.state.MutableJob(b).never_fits_memo = {};
+  memos.Job(b).never_fits = {};
   EXPECT_EQ(engine::NeverFits(ctx, b, 1, *p.packer, false), never);
   // A node that changes voids it.
-  c.state.MutableJob(b).never_fits_memo = {};
-  c.state.NoteFitsEmpty(shape);
+  memos.Job(b).never_fits = {};
+  memos.NoteFitsEmpty(c.state, shape);
   core::NodeSpec relabelled = c.state.NodeSpecOf(0);
   relabelled.labels["zone"] = "b";
   c.state.UpdateNode(0, relabelled);
-  EXPECT_FALSE(c.state.FitsEmpty(shape));
+  EXPECT_FALSE(memos.FitsEmpty(c.state, shape));
   EXPECT_EQ(engine::NeverFits(ctx, b, 1, *p.packer, true), never);
   // A real yes is shared: a gang of 8 GPUs fits a node.
   const JobIndex small = c.Add(1, 8);
@@ -123,7 +125,7 @@ TEST(NodeSearchTest, AYesToNeverFitsIsSharedByGangsOfOneShape) {
   shape.request[static_cast<int>(Role::kWorker)] = c.specs.back().role(Role::kWorker).resources;
   shape.scoring[static_cast<int>(Role::kWorker)] =
       c.state.Job(small).scoring_request[static_cast<int>(Role::kWorker)];
-  EXPECT_TRUE(c.state.FitsEmpty(shape));
+  EXPECT_TRUE(memos.FitsEmpty(c.state, shape));
 }
 
 // 200 empty nodes and 30%: 200 x 30% = 60, raised to 100. Every node is
@@ -137,9 +139,11 @@ TEST(NodeSearchTest, SamplingScoresEnoughNodesFromWhereTheLastSearchStopped) {
   const engine::Profile p = MakeProfile("name: p\npercentageOfNodesToScore: 30\n");
   engine::CycleState decisions;
   engine::Session session(c.state);
-  engine::CycleContext ctx{session, decisions, p, 0};
+  engine::PodQueue pods;
+  engine::Memos memos;
+  engine::CycleContext ctx{session, decisions, pods, memos, p, 0};
   EXPECT_EQ(engine::SelectNode(ctx, TaskRef{j, Role::kWorker, 0}, nullptr), 0);
-  EXPECT_EQ(c.state.NextStartNode(), 100);
+  EXPECT_EQ(memos.next_start_node, 100);
   engine::TaskTrace trace;
   EXPECT_EQ(engine::SelectNode(ctx, TaskRef{j, Role::kWorker, 1}, &trace), 100);
   EXPECT_EQ(trace.candidates.size(), 100u);
@@ -147,9 +151,9 @@ TEST(NodeSearchTest, SamplingScoresEnoughNodesFromWhereTheLastSearchStopped) {
   EXPECT_EQ(trace.note,
             "scored the first 100 feasible nodes of 200 from node-100 on "
             "(percentageOfNodesToScore: 30%)");
-  EXPECT_EQ(c.state.NextStartNode(), 0);  // 100 + 100 wraps
+  EXPECT_EQ(memos.next_start_node, 0);  // 100 + 100 wraps
   EXPECT_EQ(engine::SelectNode(ctx, TaskRef{j, Role::kWorker, 2}, nullptr), 0);
-  EXPECT_EQ(c.state.NextStartNode(), 100);
+  EXPECT_EQ(memos.next_start_node, 100);
 
   // When no more nodes have the GPUs than are to be scored, every
   // feasible node is scored and the next search starts where it did:
@@ -158,7 +162,7 @@ TEST(NodeSearchTest, SamplingScoresEnoughNodesFromWhereTheLastSearchStopped) {
   for (int w = 0; w < 150; ++w) c.state.PlaceTask(TaskRef{filler, Role::kWorker, w}, w);
   const JobIndex late = c.Add(1);
   EXPECT_EQ(engine::SelectNode(ctx, TaskRef{late, Role::kWorker, 0}, nullptr), 150);
-  EXPECT_EQ(c.state.NextStartNode(), 100);
+  EXPECT_EQ(memos.next_start_node, 100);
 }
 
 // The scores kept between the tasks of one gang (all scorers node-local)
@@ -193,7 +197,9 @@ TEST(NodeSearchTest, KeptScoresPickWhatAFullScanPicks) {
   const engine::Profile p = Builtin("gang-binpack");
   engine::CycleState decisions;
   engine::Session session(state);
-  engine::CycleContext ctx{session, decisions, p, 0};
+  engine::PodQueue pods;
+  engine::Memos memos;
+  engine::CycleContext ctx{session, decisions, pods, memos, p, 0};
   auto place = [&](TaskRef t) {
     engine::TaskTrace trace;
     const NodeIndex full = engine::SelectNode(ctx, t, &trace);
@@ -233,12 +239,14 @@ TEST(NodeSearchTest, NeverFitsIsRememberedUntilANodeChanges) {
   const engine::Profile p = Builtin("gang-binpack");
   engine::CycleState decisions;
   engine::Session session(c.state);
-  engine::CycleContext ctx{session, decisions, p, 0};
+  engine::PodQueue pods;
+  engine::Memos memos;
+  engine::CycleContext ctx{session, decisions, pods, memos, p, 0};
   const auto first = engine::NeverFits(ctx, j, 1, *p.packer, false);
   ASSERT_TRUE(first.has_value());
-  EXPECT_EQ(c.state.Job(j).never_fits_memo.node_epoch, c.state.NodeEpoch());
+  EXPECT_EQ(memos.Job(j).never_fits.node_epoch, c.state.NodeEpoch());
   // A planted answer shows the memo is what answers.
-  c.state.MutableJob(j).never_fits_memo.never = "remembered";
+  memos.Job(j).never_fits.never = "remembered";
   const JobIndex other = c.Add(1);
   c.state.PlaceTask(TaskRef{other, Role::kWorker, 0}, 0);
   c.state.RemoveTask(TaskRef{other, Role::kWorker, 0});
@@ -248,22 +256,22 @@ TEST(NodeSearchTest, NeverFitsIsRememberedUntilANodeChanges) {
   c.state.AddForeignTask("ns/pod", 1, core::Resources{}, core::Resources{});
   EXPECT_EQ(engine::NeverFits(ctx, j, 1, *p.packer, false), "remembered");
   EXPECT_EQ(engine::NeverFits(ctx, j, 1, *p.packer, true), first);
-  c.state.MutableJob(j).never_fits_memo.never = "remembered";
+  memos.Job(j).never_fits.never = "remembered";
   EXPECT_EQ(engine::NeverFits(ctx, j, 1, *p.packer, true), "remembered");
   c.state.RemoveForeignTask("ns/pod");
   EXPECT_EQ(engine::NeverFits(ctx, j, 1, *p.packer, true), first);
   // Another gang size is another question.
-  c.state.MutableJob(j).never_fits_memo.never = "remembered";
+  memos.Job(j).never_fits.never = "remembered";
   EXPECT_NE(engine::NeverFits(ctx, j, 2, *p.packer, true), "remembered");
   // A pod that comes and goes (a completion's releasing pods) leaves no
   // hold: an exact answer given with none stands.
-  ASSERT_TRUE(c.state.Job(j).never_fits_memo.no_holds);
-  c.state.MutableJob(j).never_fits_memo.never = "remembered";
+  ASSERT_TRUE(memos.Job(j).never_fits.no_holds);
+  memos.Job(j).never_fits.never = "remembered";
   c.state.AddForeignTask("ns/pod2", 1, core::Resources{}, core::Resources{});
   c.state.RemoveForeignTask("ns/pod2");
   EXPECT_EQ(engine::NeverFits(ctx, j, 2, *p.packer, true), "remembered");
   // A node grows to 16 GPUs: now it fits.
-  c.state.MutableJob(j).never_fits_memo.never = "remembered";
+  memos.Job(j).never_fits.never = "remembered";
   core::NodeSpec bigger = c.state.NodeSpecOf(2);
   bigger.allocatable[core::kGpu] = 16;
   c.state.UpdateNode(2, bigger);

@@ -1,0 +1,58 @@
+#include "dlsched/engine/memos.h"
+
+#include <atomic>
+
+namespace dlsched::engine {
+
+Memos::Memos() {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Memos::Claim(uint64_t engine, ClusterState& state) {
+  const bool other_store = state.ClaimMemos(id_);
+  if (!other_store && engine == engine_ && state.Id() == state_) return;
+  Drop();
+  engine_ = engine;
+  state_ = state.Id();
+  state.NoteMemosDropped();
+}
+
+void Memos::Drop() {
+  jobs_.clear();
+  pending_order_.entries.clear();
+  pending_order_.valid = false;
+  fits_empty_.clear();
+  fits_empty_node_epoch_ = 0;  // epochs begin at 1: no state's
+}
+
+size_t Memos::GangShapeHash::operator()(const GangShape& s) const {
+  uint64_t h = s.exact ? 0x9e3779b97f4a7c15ULL : 0;
+  auto mix = [&h](int64_t v) { h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL; };
+  for (int r = 0; r < core::kNumRoles; ++r) {
+    mix(s.count[r]);
+    for (int64_t v : s.request[r].v) mix(v);
+    for (int64_t v : s.scoring[r].v) mix(v);
+  }
+  return static_cast<size_t>(h);
+}
+
+bool Memos::FitsEmpty(const ClusterState& state, const GangShape& shape) {
+  const bool valid =
+      fits_empty_node_epoch_ == state.NodeEpoch() &&
+      (fits_empty_hold_epoch_ == state.HoldEpoch() || (fits_empty_no_holds_ && !state.HasHolds()));
+  if (!valid) {
+    fits_empty_.clear();
+    fits_empty_node_epoch_ = state.NodeEpoch();
+    fits_empty_hold_epoch_ = state.HoldEpoch();
+    fits_empty_no_holds_ = !state.HasHolds();
+    return false;
+  }
+  return fits_empty_.contains(shape);
+}
+
+void Memos::NoteFitsEmpty(const ClusterState& state, const GangShape& shape) {
+  if (!FitsEmpty(state, shape)) fits_empty_.insert(shape);
+}
+
+}  // namespace dlsched::engine
