@@ -50,6 +50,96 @@ double PopulationVariance(std::span<const double> values) {
   return var / static_cast<double>(values.size());
 }
 
+namespace {
+
+// Step 1: every job at its minimum, running jobs first (they hold at least
+// their minimum already, so with a consistent input they always fit);
+// frozen jobs keep what they hold. Returns the GPUs left; marks the jobs
+// that got their minimum `growable`.
+int AdmitMinimums(const FschedInput& input, FschedAllocation* out, std::vector<uint8_t>* growable) {
+  const std::span<const FschedJob> jobs = input.jobs;
+  const int n = static_cast<int>(jobs.size());
+  int left = input.free_gpus;
+  auto admit = [&](int i) {
+    const FschedJob& job = jobs[i];
+    const int need = job.fixed_gpus + job.min_workers * job.gpus_per_worker;
+    if (need > left) {
+      out->left_at_turn[i] = left;
+      return;
+    }
+    left -= need;
+    out->workers[i] = job.min_workers;
+    (*growable)[i] = 1;
+  };
+  for (int i = 0; i < n; ++i) {
+    if (jobs[i].frozen) {
+      out->workers[i] = jobs[i].current_workers;
+    } else if (jobs[i].current_workers > 0) {
+      admit(i);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!jobs[i].frozen && jobs[i].current_workers == 0) admit(i);
+  }
+  return left;
+}
+
+// One turn of step 2: the job to give one more worker (the most throughput
+// under the variance bound, else the smallest variance), or -1 when none
+// can grow. `step` gets the candidates when `traced`.
+int PickWorker(const FschedInput& input, const FschedAllocation& out,
+               const std::vector<uint8_t>& growable, int left, bool traced, FschedStep* step) {
+  const std::span<const FschedJob> jobs = input.jobs;
+  const int n = static_cast<int>(jobs.size());
+  double sum = 0;
+  double sum_sq = 0;
+  double total = 0;
+  int holding = 0;
+  for (int i = 0; i < n; ++i) {
+    if (out.workers[i] == 0) continue;
+    const double s = Slowdown(jobs[i], out.best[i], out.workers[i]);
+    sum += s;
+    sum_sq += s * s;
+    total += Rate(jobs[i], out.workers[i]);
+    ++holding;
+  }
+  int best_under = -1;
+  int best_any = -1;
+  FschedCandidate best_under_c;
+  FschedCandidate best_any_c;
+  for (int i = 0; i < n; ++i) {
+    const FschedJob& job = jobs[i];
+    if (!growable[i] || out.workers[i] >= job.max_workers || job.gpus_per_worker > left) {
+      continue;
+    }
+    const int w = out.workers[i];
+    const double s0 = Slowdown(job, out.best[i], w);
+    const double s1 = Slowdown(job, out.best[i], w + 1);
+    FschedCandidate c;
+    c.job = i;
+    c.workers = w + 1;
+    c.variance = VarianceOf(sum - s0 + s1, sum_sq - s0 * s0 + s1 * s1, holding);
+    c.throughput = total - Rate(job, w) + Rate(job, w + 1);
+    c.under_bound = Below(c.variance, input.v_bound);
+    // Candidates come in job order, so strict comparisons keep the earlier
+    // job on ties.
+    if (c.under_bound && (best_under < 0 || Below(best_under_c.throughput, c.throughput))) {
+      best_under = i;
+      best_under_c = c;
+    }
+    if (best_any < 0 || Below(c.variance, best_any_c.variance)) {
+      best_any = i;
+      best_any_c = c;
+    }
+    if (traced) step->candidates.push_back(c);
+  }
+  if (best_any < 0) return -1;
+  step->smallest_variance = best_under < 0;
+  return best_under >= 0 ? best_under : best_any;
+}
+
+}  // namespace
+
 FschedAllocation AllocateFsched(const FschedInput& input, std::vector<FschedStep>* trace) {
   const std::span<const FschedJob> jobs = input.jobs;
   const int n = static_cast<int>(jobs.size());
@@ -61,81 +151,14 @@ FschedAllocation AllocateFsched(const FschedInput& input, std::vector<FschedStep
   std::vector<uint8_t> growable(n, 0);
   for (int i = 0; i < n; ++i) out.best[i] = BestRate(jobs[i], input.cluster_gpus);
 
-  // Step 1. Running jobs first: they hold at least their minimum already,
-  // so with a consistent input they always fit.
-  int left = input.free_gpus;
-  auto admit = [&](int i) {
-    const FschedJob& job = jobs[i];
-    const int need = job.fixed_gpus + job.min_workers * job.gpus_per_worker;
-    if (need > left) {
-      out.left_at_turn[i] = left;
-      return;
-    }
-    left -= need;
-    out.workers[i] = job.min_workers;
-    growable[i] = 1;
-  };
-  for (int i = 0; i < n; ++i) {
-    if (jobs[i].frozen) {
-      out.workers[i] = jobs[i].current_workers;
-    } else if (jobs[i].current_workers > 0) {
-      admit(i);
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    if (!jobs[i].frozen && jobs[i].current_workers == 0) admit(i);
-  }
-
+  int left = AdmitMinimums(input, &out, &growable);
   // Step 2: one worker at a time.
   for (;;) {
-    double sum = 0;
-    double sum_sq = 0;
-    double total = 0;
-    int holding = 0;
-    for (int i = 0; i < n; ++i) {
-      if (out.workers[i] == 0) continue;
-      const double s = Slowdown(jobs[i], out.best[i], out.workers[i]);
-      sum += s;
-      sum_sq += s * s;
-      total += Rate(jobs[i], out.workers[i]);
-      ++holding;
-    }
     FschedStep step;
     step.gpus_left = left;
-    int best_under = -1;
-    int best_any = -1;
-    FschedCandidate best_under_c;
-    FschedCandidate best_any_c;
-    for (int i = 0; i < n; ++i) {
-      const FschedJob& job = jobs[i];
-      if (!growable[i] || out.workers[i] >= job.max_workers || job.gpus_per_worker > left) {
-        continue;
-      }
-      const int w = out.workers[i];
-      const double s0 = Slowdown(job, out.best[i], w);
-      const double s1 = Slowdown(job, out.best[i], w + 1);
-      FschedCandidate c;
-      c.job = i;
-      c.workers = w + 1;
-      c.variance = VarianceOf(sum - s0 + s1, sum_sq - s0 * s0 + s1 * s1, holding);
-      c.throughput = total - Rate(job, w) + Rate(job, w + 1);
-      c.under_bound = Below(c.variance, input.v_bound);
-      // Candidates come in job order, so strict comparisons keep the earlier
-      // job on ties.
-      if (c.under_bound && (best_under < 0 || Below(best_under_c.throughput, c.throughput))) {
-        best_under = i;
-        best_under_c = c;
-      }
-      if (best_any < 0 || Below(c.variance, best_any_c.variance)) {
-        best_any = i;
-        best_any_c = c;
-      }
-      if (trace != nullptr) step.candidates.push_back(c);
-    }
-    if (best_any < 0) break;
-    const int pick = best_under >= 0 ? best_under : best_any;
+    const int pick = PickWorker(input, out, growable, left, trace != nullptr, &step);
+    if (pick < 0) break;
     if (trace != nullptr) {
-      step.smallest_variance = best_under < 0;
       for (int k = 0; k < static_cast<int>(step.candidates.size()); ++k) {
         if (step.candidates[k].job == pick) step.chosen = k;
       }

@@ -106,7 +106,9 @@ class Kod2Test : public ::testing::Test {
   // without the phase changes).
   engine::Plan CycleAndApply(core::Time now) {
     const engine::Engine engine(Kod2Profile(order_args_));
-    engine::Plan plan = engine.Cycle(*state_, now);
+    engine::PodQueue pods;
+    engine::Memos memos;
+    engine::Plan plan = engine.Cycle(*state_, pods, memos, now);
     engine::ApplyPlacements(*state_, plan);
     return plan;
   }
@@ -216,7 +218,9 @@ TEST_F(Kod2Test, WeightsMatchTheHandComputation) {
   const engine::Profile profile = Kod2Profile();
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 0};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 0};
   engine::OrderJobs(ctx, &jobs);
   EXPECT_EQ(jobs, (std::vector<JobIndex>{b, a, c}));
 }
@@ -257,7 +261,9 @@ TEST_F(Kod2Test, AgingPutsStarvingJobsFirstInFifoOrder) {
     state_->PendingJobs(&jobs);
     engine::CycleState plan;
     engine::Session session(*state_);
-    engine::CycleContext ctx{session, plan, profile, now};
+    engine::PodQueue pods_ctx;
+    engine::Memos memos_ctx;
+    engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, now};
     engine::OrderJobs(ctx, &jobs);
     return jobs;
   };
@@ -443,7 +449,9 @@ TEST_F(Kod2Test, ScaleInTakesLightestFirstPsNodeLastAndStopsAtMinimum) {
   const engine::Profile profile = Kod2Profile();
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 30};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 30};
   std::string reason;
   ASSERT_TRUE(profile.preemptor->Preempt(ctx, j, 3, *profile.packer, &reason)) << reason;
   // Evictions in order, then j's placement.
@@ -471,7 +479,9 @@ TEST_F(Kod2Test, ScaleInLeavesAJobSizedAtThisInstant) {
   const engine::Profile profile = Kod2Profile();
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 30};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 30};
   std::string reason;
   ASSERT_TRUE(profile.preemptor->Preempt(ctx, j, 3, *profile.packer, &reason)) << reason;
   EXPECT_EQ(Steps(session), (std::vector<std::string>{
@@ -503,7 +513,9 @@ TEST_F(Kod2Test, FailedScaleInLeavesSessionAndPlanUnchanged) {
   const engine::Profile profile = Kod2Profile();
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 20};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 20};
   std::string reason;
   EXPECT_FALSE(profile.preemptor->Preempt(ctx, j, 1, *profile.packer, &reason));
   EXPECT_EQ(
@@ -525,7 +537,9 @@ TEST_F(Kod2Test, FrozenJobsAreNeitherShrunkNorGrown) {
   const engine::Profile profile = Kod2Profile();
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 20};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 20};
   std::string reason;
   EXPECT_FALSE(profile.preemptor->Preempt(ctx, j, 2, *profile.packer, &reason));
   EXPECT_EQ(reason,
@@ -544,7 +558,9 @@ TEST_F(Kod2Test, RestartOnResizeIsCarried) {
   profile.preemptor = std::move(*MakeKod2ScaleIn(YAML::Load("{restartOnResize: true}"), "p"));
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 20};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 20};
   ASSERT_TRUE(profile.preemptor->Preempt(ctx, j, 1, *profile.packer, nullptr));
   ASSERT_EQ(plan.actions().size(), 1u);
   EXPECT_TRUE(plan.actions()[0].restart);
@@ -574,7 +590,9 @@ TEST_F(Kod2Test, ScaleOutHeaviestFirstOnOwnNodesUpToMax) {
   const engine::Profile profile = Kod2Profile();
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 10};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 10};
   profile.sizer->Resize(ctx, *profile.packer);
   EXPECT_EQ(JobActions(plan), (std::vector<std::string>{"resize x 6", "resize w 3"}));
   EXPECT_EQ(Find(plan, ActionKind::kResize, x)->reason, "scaled out 4 workers into idle room");
@@ -603,7 +621,9 @@ TEST_F(Kod2Test, ScaleOutLeavesAJobSizedAtThisInstant) {
   for (const core::Time now : {10.0, 11.0}) {
     engine::CycleState plan;
     engine::Session session(*state_);
-    engine::CycleContext ctx{session, plan, profile, now};
+    engine::PodQueue pods_ctx;
+    engine::Memos memos_ctx;
+    engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, now};
     profile.sizer->Resize(ctx, *profile.packer);
     const std::vector<std::string> expected =
         now == 10 ? std::vector<std::string>{"resize w 3"}
@@ -638,7 +658,9 @@ TEST_F(Kod2Test, FewestNodesPrefersOneNodeThenMostIdleFirst) {
   const engine::Profile profile = Kod2Profile();
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 20};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 20};
   const FewestNodesPacker packer;
   std::string reason;
   ASSERT_TRUE(packer.PlaceGang(ctx, g, 6, &reason)) << reason;
@@ -667,7 +689,9 @@ TEST_F(Kod2Test, FewestNodesIsAllOrNothing) {
   const engine::Profile profile = Kod2Profile();
   engine::CycleState plan;
   engine::Session session(*state_);
-  engine::CycleContext ctx{session, plan, profile, 20};
+  engine::PodQueue pods_ctx;
+  engine::Memos memos_ctx;
+  engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 20};
   std::string reason;
   EXPECT_FALSE(FewestNodesPacker().PlaceGang(ctx, g, 2, &reason));
   EXPECT_EQ(reason,

@@ -45,16 +45,6 @@ class Kod2ScaleIn final : public engine::Preemptor {
   bool restart_on_resize() const { return restart_on_resize_; }
 
  private:
-  struct Victim {
-    engine::JobIndex job;
-    double weight;
-    int removed;
-  };
-  struct WorkerSlot {
-    bool ps_node;  // its node holds one of the victim's PS
-    engine::NodeIndex node;
-    int index;
-  };
   bool restart_on_resize_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -48,203 +49,273 @@ void ReplanAdmission::WaitForRound(engine::CycleContext& ctx) const {
   }
 }
 
-void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
-  if (interval_ > 0 && !AtRound(ctx.now)) {
-    WaitForRound(ctx);
-    return;
-  }
-  const engine::ClusterState& st = ctx.state();
-  std::vector<JobIndex> jobs;
-  st.PendingJobs(&jobs);
-  // Running jobs are re-planned with the pending ones; launching, frozen
-  // and stopping jobs keep what they hold.
-  for (JobIndex v : st.JobsInPhase(core::JobPhase::kRunning)) {
-    if (st.Job(v).IsActive()) jobs.push_back(v);
-  }
-  std::vector<double> keys;
-  engine::OrderJobs(ctx, &jobs, &keys);
-  // The level each job should be at (LasOrder: running jobs go down,
-  // starving ones back up), before this cycle places anything.
-  std::vector<int> levels(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) levels[i] = profile.order->Level(st, jobs[i], ctx.now);
-  {
-    std::vector<JobIndex> pending;
-    std::vector<double> pending_keys;
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (st.Job(jobs[i]).IsPending()) {
-        pending.push_back(jobs[i]);
-        pending_keys.push_back(keys[i]);
-      }
-    }
-    ctx.decisions.SetPendingKeys(pending, pending_keys);
+namespace {
+
+// One round of ReplanAdmission: every pending and running job in order,
+// who makes the cut, the stops, the levels and the verdicts.
+class ReplanPass {
+ public:
+  ReplanPass(engine::CycleContext& ctx, const engine::Profile& profile,
+             const ReplanAdmission& admission)
+      : ctx_(ctx), profile_(profile), admission_(admission), st_(ctx.state()) {}
+
+  void Run() {
+    Gather();
+    Demands();
+    Select();
+    StopEvicted();
+    SetLevels();
+    Verdicts();
   }
 
-  // Who makes the cut, counting resources over the whole cluster (as
-  // Tiresias' `count` placement scheme): each job in order takes its demand
-  // while the total lasts. Then the running jobs that did not make it are
-  // evicted and the pending ones that did are placed. A pending job the
-  // packer cannot place after all (fragmentation, a PS that fits nowhere)
-  // must not hold room it cannot use, nor cost running jobs their place:
-  // the session is rolled back, the job is left out, and the selection is
-  // made again, at most kMaxRounds times (then nobody is evicted).
-  constexpr int kMaxRounds = 16;
-  core::Resources total = st.TotalFree();
-  std::vector<core::Resources> need(jobs.size());
-  std::vector<int> workers(jobs.size(), 0);
-  // Whether each job was pending when the cycle began (placing a Standby
-  // job's gang in the session makes JobState::IsPending false).
-  std::vector<uint8_t> pending(jobs.size(), 0);
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const JobState& js = st.Job(jobs[i]);
-    const core::Resources held = st.Held(jobs[i]);
-    pending[i] = js.IsPending();
-    if (pending[i]) {
-      workers[i] = profile.sizer->StartWorkers(st, jobs[i]);
-      need[i] = js.spec->Demand(workers[i]) - held;
-    } else {
-      total += held;
-      need[i] = held;
+ private:
+  // The jobs in order with their keys, and the level each should be at
+  // (LasOrder: running jobs go down, starving ones back up), before this
+  // cycle places anything. Running jobs are re-planned with the pending
+  // ones; launching, frozen and stopping jobs keep what they hold.
+  void Gather() {
+    st_.PendingJobs(&jobs_);
+    for (JobIndex v : st_.JobsInPhase(core::JobPhase::kRunning)) {
+      if (st_.Job(v).IsActive()) jobs_.push_back(v);
+    }
+    engine::OrderJobs(ctx_, &jobs_, &keys_);
+    levels_.resize(jobs_.size());
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      levels_[i] = profile_.order->Level(st_, jobs_[i], ctx_.now);
+    }
+    std::vector<JobIndex> pending;
+    std::vector<double> pending_keys;
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      if (st_.Job(jobs_[i]).IsPending()) {
+        pending.push_back(jobs_[i]);
+        pending_keys.push_back(keys_[i]);
+      }
+    }
+    ctx_.decisions.SetPendingKeys(pending, pending_keys);
+  }
+
+  // What each job needs of the cluster's room (counted over the whole
+  // cluster, as Tiresias' `count` placement scheme): a pending job its
+  // starting gang, a running job what it holds (which adds to the room).
+  void Demands() {
+    const size_t n = jobs_.size();
+    total_ = st_.TotalFree();
+    need_.resize(n);
+    workers_.assign(n, 0);
+    pending_.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const JobState& js = st_.Job(jobs_[i]);
+      const core::Resources held = st_.Held(jobs_[i]);
+      // Whether it was pending when the cycle began (placing a Standby
+      // job's gang in the session makes JobState::IsPending false).
+      pending_[i] = js.IsPending();
+      if (pending_[i]) {
+        workers_[i] = profile_.sizer->StartWorkers(st_, jobs_[i]);
+        need_[i] = js.spec->Demand(workers_[i]) - held;
+      } else {
+        total_ += held;
+        need_[i] = held;
+      }
     }
   }
-  std::vector<uint8_t> unplaceable(jobs.size(), 0);
-  std::vector<uint8_t> selected(jobs.size(), 0);
-  std::vector<uint8_t> placed(jobs.size(), 0);
-  std::vector<std::string> why(jobs.size());
-  const engine::Session::Mark mark = ctx.session.GetMark();
-  for (int round = 0;; ++round) {
-    const bool evict = round < kMaxRounds;
-    core::Resources room = total;
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      selected[i] = !unplaceable[i] && (need[i].FitsIn(room) || (!evict && !pending[i]));
-      if (selected[i]) room -= need[i];
-    }
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (evict && !selected[i] && !pending[i]) {
-        const JobState& js = st.Job(jobs[i]);
-        for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
-          if (js.task_node[s] != engine::kNoNode) ctx.session.Evict(js.TaskAt(jobs[i], s));
-        }
+
+  // Who makes the cut: each job in order takes its demand while the total
+  // lasts. Then the running jobs that did not make it are evicted and the
+  // pending ones that did are placed. A pending job the packer cannot place
+  // after all (fragmentation, a PS that fits nowhere) must not hold room it
+  // cannot use, nor cost running jobs their place: the session is rolled
+  // back, the job is left out, and the selection is made again, at most
+  // kMaxRounds times (then nobody is evicted).
+  void Select() {
+    constexpr int kMaxRounds = 16;
+    const size_t n = jobs_.size();
+    unplaceable_.assign(n, 0);
+    selected_.assign(n, 0);
+    placed_.assign(n, 0);
+    why_.assign(n, std::string());
+    const engine::Session::Mark mark = ctx_.session.GetMark();
+    for (int round = 0;; ++round) {
+      const bool evict = round < kMaxRounds;
+      core::Resources room = total_;
+      for (size_t i = 0; i < n; ++i) {
+        selected_[i] = !unplaceable_[i] && (need_[i].FitsIn(room) || (!evict && !pending_[i]));
+        if (selected_[i]) room -= need_[i];
       }
+      for (size_t i = 0; i < n; ++i) {
+        if (evict && !selected_[i] && !pending_[i]) Evict(jobs_[i]);
+      }
+      if (!PlaceSelected(evict)) break;
+      ctx_.session.RollbackTo(mark);
     }
-    bool retry = false;
-    for (size_t i = 0; i < jobs.size() && !retry; ++i) {
-      placed[i] = 0;
-      if (!selected[i] || !pending[i]) continue;
-      why[i].clear();
-      if (profile.packer->PlaceGang(ctx, jobs[i], workers[i], &why[i])) {
-        placed[i] = 1;
+  }
+
+  void Evict(JobIndex j) {
+    const JobState& js = st_.Job(j);
+    for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+      if (js.task_node[s] != engine::kNoNode) ctx_.session.Evict(js.TaskAt(j, s));
+    }
+  }
+
+  // Places the selected pending jobs in order; true (retry) when one could
+  // not be placed while evicting, which is then left out.
+  bool PlaceSelected(bool evict) {
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      placed_[i] = 0;
+      if (!selected_[i] || !pending_[i]) continue;
+      why_[i].clear();
+      if (profile_.packer->PlaceGang(ctx_, jobs_[i], workers_[i], &why_[i])) {
+        placed_[i] = 1;
       } else if (evict) {
-        unplaceable[i] = 1;
-        retry = true;
+        unplaceable_[i] = 1;
+        return true;
       }
     }
-    if (!retry) break;
-    ctx.session.RollbackTo(mark);
+    return false;
   }
 
   // The running jobs that lost their place, named after the first pending
   // job ahead of them that started.
-  const bool evicted = [&] {
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (!selected[i] && !pending[i]) return true;
+  void StopEvicted() {
+    bool evicted = false;
+    for (size_t i = 0; i < jobs_.size(); ++i) evicted = evicted || (!selected_[i] && !pending_[i]);
+    JobIndex first_started = -1;
+    for (size_t i = 0; i < jobs_.size() && evicted; ++i) {
+      const JobIndex j = jobs_[i];
+      if (pending_[i]) {
+        if (placed_[i] && first_started < 0) first_started = j;
+        continue;
+      }
+      if (selected_[i]) continue;
+      ctx_.AddAction(
+          engine::ActionKind::kStop, j,
+          first_started < 0
+              ? std::string("preempted: jobs ahead of it in the order need its resources")
+              : fmt::format("preempted by {} (ahead of it in the order)",
+                            st_.Job(first_started).spec->name),
+          0, first_started);
     }
-    return false;
-  }();
-  JobIndex first_started = -1;
-  for (size_t i = 0; i < jobs.size() && evicted; ++i) {
-    const JobIndex j = jobs[i];
-    if (pending[i]) {
-      if (placed[i] && first_started < 0) first_started = j;
-      continue;
-    }
-    if (selected[i]) continue;
-    ctx.AddAction(engine::ActionKind::kStop, j,
-                  first_started < 0
-                      ? std::string("preempted: jobs ahead of it in the order need its resources")
-                      : fmt::format("preempted by {} (ahead of it in the order)",
-                                    st.Job(first_started).spec->name),
-                  0, first_started);
   }
 
-  // Levels (LasOrder): record each job's change and wake up for the next
-  // one (a job just preempted may starve). An order that keeps lists (KeepsPlaces) also gets each
-  // job's new place, as Tiresias' scheduler rearranges each queue's list after its pass: the jobs
-  // running now first, then the pending ones, each in the order of the list before the pass
-  // (`jobs`: running, pending, then the jobs entering the level now). So a job that starts, or
-  // keeps running in a level it just entered, goes behind every running job; a running job that is
-  // stopped goes ahead of every pending one, unless it just entered the level (then behind them, as
-  // a newcomer that waits); any other job keeps its place. New places are numbered past the lowest
-  // and highest of any unfinished job's, so they need no other job's place changed.
-  const bool lists = profile.order->KeepsPlaces();
-  double front = 0;
-  double back = 0;
-  if (lists) {
+  bool Enters(size_t i) const {
+    const JobState& js = st_.Job(jobs_[i]);
+    return levels_[i] != js.level || js.level_place == engine::kNoPlace;
+  }
+
+  // An order that keeps lists (KeepsPlaces) numbers new places past the
+  // lowest and highest of any unfinished job's, so they need no other
+  // job's place changed: the front and back to number from.
+  void PlaceRange(double* front, double* back) const {
     bool any = false;
     for (core::JobPhase p :
          {core::JobPhase::kWaiting, core::JobPhase::kStarving, core::JobPhase::kLaunching,
           core::JobPhase::kRunningProtected, core::JobPhase::kRunning,
           core::JobPhase::kCheckpointing, core::JobPhase::kStopping, core::JobPhase::kStandby}) {
-      for (JobIndex v : st.JobsInPhase(p)) {
-        const double place = st.Job(v).level_place;
+      for (JobIndex v : st_.JobsInPhase(p)) {
+        const double place = st_.Job(v).level_place;
         if (place == engine::kNoPlace) continue;
-        front = any ? std::min(front, place) : place;
-        back = any ? std::max(back, place) : place;
+        *front = any ? std::min(*front, place) : place;
+        *back = any ? std::max(*back, place) : place;
         any = true;
       }
     }
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      const JobState& js = st.Job(jobs[i]);
-      const bool enters = levels[i] != js.level || js.level_place == engine::kNoPlace;
-      if (!pending[i] && !selected[i] && !enters) --front;
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      if (!pending_[i] && !selected_[i] && !Enters(i)) --*front;
     }
-  }
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const JobIndex j = jobs[i];
-    const JobState& js = st.Job(j);
-    double place = js.level_place;
-    if (lists) {
-      const bool enters = levels[i] != js.level || js.level_place == engine::kNoPlace;
-      const bool runs = pending[i] ? placed[i] != 0 : selected[i] != 0;
-      if (runs ? pending[i] || enters : enters) {
-        place = ++back;
-      } else if (!runs && !pending[i]) {
-        place = front++;
-      }
-    }
-    if (levels[i] != js.level || place != js.level_place) {
-      ctx.decisions.SetLevel(j, levels[i], place, fmt::format("level {}", levels[i]));
-    }
-    ctx.decisions.RevisitAt(NextRound(profile.order->NextLevelChange(st, j, ctx.now)));
   }
 
-  int position = 0;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const JobIndex j = jobs[i];
-    if (!pending[i]) continue;
-    engine::JobTrace* trace = ctx.BeginTrace(j, position++);
-    auto wait = [&](std::string reason, engine::WaitStatus status) {
-      if (trace != nullptr) trace->outcome = reason;
-      ctx.decisions.Wait(j, std::move(reason), status);
-    };
-    if (placed[i]) {
-      std::string outcome =
-          fmt::format("started with {} worker{}", workers[i], workers[i] == 1 ? "" : "s");
-      if (trace != nullptr) trace->outcome = outcome;
-      ctx.decisions.Start(j, workers[i], std::move(outcome));
-      continue;
-    }
-    const std::optional<std::string> never =
-        engine::NeverFits(ctx, j, workers[i], *profile.packer, false);
-    if (never) {
-      wait("waiting: can never fit in this cluster: " + *never,
-           engine::WaitStatus::kUnschedulableUnresolvable);
-    } else if (unplaceable[i] || selected[i]) {
-      wait("waiting: " + why[i], engine::WaitStatus::kUnschedulable);
-    } else {
-      wait("waiting: jobs ahead of it in the order hold the resources it needs",
-           engine::WaitStatus::kUnschedulable);
+  // Levels (LasOrder): record each job's change and wake up for the next
+  // one (a job just preempted may starve). An order that keeps lists also
+  // gets each job's new place, as Tiresias' scheduler rearranges each
+  // queue's list after its pass: the jobs running now first, then the
+  // pending ones, each in the order of the list before the pass (`jobs`:
+  // running, pending, then the jobs entering the level now). So a job that
+  // starts, or keeps running in a level it just entered, goes behind every
+  // running job; a running job that is stopped goes ahead of every pending
+  // one, unless it just entered the level (then behind them, as a newcomer
+  // that waits); any other job keeps its place.
+  void SetLevels() {
+    const bool lists = profile_.order->KeepsPlaces();
+    double front = 0;
+    double back = 0;
+    if (lists) PlaceRange(&front, &back);
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      const JobIndex j = jobs_[i];
+      const JobState& js = st_.Job(j);
+      double place = js.level_place;
+      if (lists) {
+        const bool enters = Enters(i);
+        const bool runs = pending_[i] ? placed_[i] != 0 : selected_[i] != 0;
+        if (runs ? pending_[i] || enters : enters) {
+          place = ++back;
+        } else if (!runs && !pending_[i]) {
+          place = front++;
+        }
+      }
+      if (levels_[i] != js.level || place != js.level_place) {
+        ctx_.decisions.SetLevel(j, levels_[i], place, fmt::format("level {}", levels_[i]));
+      }
+      ctx_.decisions.RevisitAt(
+          admission_.NextRound(profile_.order->NextLevelChange(st_, j, ctx_.now)));
     }
   }
+
+  // Each pending job's start or wait.
+  void Verdicts() {
+    int position = 0;
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      const JobIndex j = jobs_[i];
+      if (!pending_[i]) continue;
+      engine::JobTrace* trace = ctx_.BeginTrace(j, position++);
+      auto wait = [&](std::string reason, engine::WaitStatus status) {
+        if (trace != nullptr) trace->outcome = reason;
+        ctx_.decisions.Wait(j, std::move(reason), status);
+      };
+      if (placed_[i]) {
+        std::string outcome =
+            fmt::format("started with {} worker{}", workers_[i], workers_[i] == 1 ? "" : "s");
+        if (trace != nullptr) trace->outcome = outcome;
+        ctx_.decisions.Start(j, workers_[i], std::move(outcome));
+        continue;
+      }
+      const std::optional<std::string> never =
+          engine::NeverFits(ctx_, j, workers_[i], *profile_.packer, false);
+      if (never) {
+        wait("waiting: can never fit in this cluster: " + *never,
+             engine::WaitStatus::kUnschedulableUnresolvable);
+      } else if (unplaceable_[i] || selected_[i]) {
+        wait("waiting: " + why_[i], engine::WaitStatus::kUnschedulable);
+      } else {
+        wait("waiting: jobs ahead of it in the order hold the resources it needs",
+             engine::WaitStatus::kUnschedulable);
+      }
+    }
+  }
+
+  engine::CycleContext& ctx_;
+  const engine::Profile& profile_;
+  const ReplanAdmission& admission_;
+  const engine::ClusterState& st_;
+  std::vector<JobIndex> jobs_;
+  std::vector<double> keys_;
+  std::vector<int> levels_;
+  core::Resources total_;
+  std::vector<core::Resources> need_;
+  std::vector<int> workers_;
+  std::vector<uint8_t> pending_;
+  std::vector<uint8_t> unplaceable_;
+  std::vector<uint8_t> selected_;
+  std::vector<uint8_t> placed_;
+  std::vector<std::string> why_;
+};
+
+}  // namespace
+
+void ReplanAdmission::Admit(engine::CycleContext& ctx, const engine::Profile& profile) const {
+  if (interval_ > 0 && !AtRound(ctx.now)) {
+    WaitForRound(ctx);
+    return;
+  }
+  ReplanPass(ctx, profile, *this).Run();
 }
 
 void GpuDemandOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,

@@ -37,9 +37,10 @@ class ReplanAdmission final : public engine::Admission {
   // ended at it), and an operator wakes up for a round a little late.
   static constexpr double kRoundSlack = 0.5;
 
- private:
   // The first round at or after `t` (t itself without rounds).
   core::Time NextRound(core::Time t) const;
+
+ private:
   bool AtRound(core::Time now) const;
   // A cycle between rounds.
   void WaitForRound(engine::CycleContext& ctx) const;

@@ -294,7 +294,9 @@ TEST(ReplanAdmissionTest, DecidesOnlyInRounds) {
     engine::ClusterState state(cluster);
     state.AddJob(&x, x.submit_time);
     state.SetPhase(0, core::JobPhase::kWaiting, waiting_since);
-    const engine::Plan plan = engine.Cycle(state, now);
+    engine::PodQueue pods;
+    engine::Memos memos;
+    const engine::Plan plan = engine.Cycle(state, pods, memos, now);
     std::vector<std::string> out;
     for (const auto& a : plan.actions) {
       if (a.kind == engine::ActionKind::kStart) out.push_back("start");

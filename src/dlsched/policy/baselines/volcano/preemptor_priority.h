@@ -40,6 +40,13 @@ class PriorityEvictionPreemptor final : public engine::Preemptor {
                       std::span<const engine::JobIndex> victims, std::span<const uint8_t> spared,
                       engine::JobIndex j, int workers, const engine::Packer& packer,
                       std::string* reason);
+  // With the gang placed after evicting `victims` in turn: gives back each
+  // earlier victim the gang does not need (`spared`), leaving the session
+  // with the gang placed; false if it no longer places.
+  static bool SpareUnneeded(engine::CycleContext& ctx, engine::Session::Mark mark,
+                            std::span<const engine::JobIndex> victims, engine::JobIndex j,
+                            int workers, const engine::Packer& packer, std::vector<uint8_t>* spared,
+                            std::string* why);
 
   bool skip_frozen_;
 };

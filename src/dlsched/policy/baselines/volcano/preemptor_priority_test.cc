@@ -92,7 +92,9 @@ class PriorityEvictionTest : public ::testing::Test {
   // applied (committed) so the test can look at the outcome.
   bool Preempt(JobIndex j, bool skip_frozen = true) {
     engine::Session session(state_);
-    engine::CycleContext ctx{session, plan_, profile_, 100};
+    engine::PodQueue pods_ctx;
+    engine::Memos memos_ctx;
+    engine::CycleContext ctx{session, plan_, pods_ctx, memos_ctx, profile_, 100};
     const int workers = state_.Job(j).spec->role(Role::kWorker).replicas;
     reason_.clear();
     const bool ok = PriorityEvictionPreemptor(skip_frozen)
