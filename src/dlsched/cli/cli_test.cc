@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/files.h"
+
 namespace {
 
 struct CmdResult {
@@ -39,12 +41,7 @@ CmdResult Dlsched(const std::string& args, const std::string& binary = DLSCHED_B
   return r;
 }
 
-std::string Slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using dlsched::testing::ReadFile;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -66,7 +63,7 @@ TEST_F(CliTest, SimulateExampleSucceedsAndWritesResults) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("JCT mean"), std::string::npos) << r.out;
   ASSERT_TRUE(std::filesystem::exists(out_ / "summary.json"));
-  const std::string csv = Slurp(out_ / "jobs.csv");
+  const std::string csv = ReadFile(out_ / "jobs.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')).find("admission_seq") != std::string::npos, true);
   // Seven jobs plus the header.
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 8) << csv;
@@ -80,7 +77,7 @@ TEST_F(CliTest, DeadlockedRunExitsOne) {
       out_.string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("2 stuck"), std::string::npos) << r.out;
-  const std::string csv = Slurp(out_ / "jobs.csv");
+  const std::string csv = ReadFile(out_ / "jobs.csv");
   EXPECT_NE(csv.find("3 of 4 pods bound"), std::string::npos) << csv;
 }
 
@@ -214,7 +211,7 @@ TEST_F(CliTest, CompareRunsEveryProfileAndWritesATable) {
   EXPECT_NE(r.out.find("gang-binpack              all done   2/2     317.4"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("marked >= count the jobs that did not complete"), std::string::npos);
-  const std::string csv = Slurp(out_ / "compare.csv");
+  const std::string csv = ReadFile(out_ / "compare.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "profile,status,total,completed,failed,stuck,unfinished,jct_censored,jct_mean,jct_p50,"
             "jct_p95,jct_p99,makespan,mean_queueing,mean_launching,mean_running,slowdown_mean,"
@@ -223,7 +220,7 @@ TEST_F(CliTest, CompareRunsEveryProfileAndWritesATable) {
   EXPECT_NE(csv.find("\nk8s-default,2 stuck (deadlocked),2,0,0,2,0,2,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\ngang-binpack,all done,2,2,0,0,0,0,317.393144,"), std::string::npos) << csv;
   // compare.json: the same rows as objects.
-  const auto json = nlohmann::json::parse(Slurp(out_ / "compare.json"));
+  const auto json = nlohmann::json::parse(ReadFile(out_ / "compare.json"));
   ASSERT_EQ(json["profiles"].size(), 2u);
   EXPECT_EQ(json["profiles"][0]["status"], "2 stuck (deadlocked)");
   EXPECT_EQ(json["profiles"][1]["profile"], "gang-binpack");
@@ -251,7 +248,7 @@ TEST_F(CliTest, CompareKeepsProfilesWithOneNameApart) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(std::filesystem::exists(out_ / "gang-binpack" / "jobs.csv"));
   EXPECT_TRUE(std::filesystem::exists(out_ / "gang-binpack-2" / "jobs.csv"));
-  const std::string csv = Slurp(out_ / "compare.csv");
+  const std::string csv = ReadFile(out_ / "compare.csv");
   EXPECT_NE(csv.find("\ngang-binpack,all done,2,2,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\ngang-binpack-2,all done,2,2,"), std::string::npos) << csv;
 }
@@ -267,13 +264,14 @@ TEST_F(CliTest, CompareRunsVariantsOfAProfile) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(std::filesystem::exists(out_ / "kod2" / "events.csv"));
   EXPECT_TRUE(std::filesystem::exists(out_ / "kod2-kappa-8-protectFactor-1" / "jobs.csv"));
-  const std::string kappa = Slurp(out_ / "kod2-kappa-8-protectFactor-1" / "summary.json");
+  const std::string kappa = ReadFile(out_ / "kod2-kappa-8-protectFactor-1" / "summary.json");
   EXPECT_NE(kappa.find("\"profile\": \"kod2-kappa-8-protectFactor-1\""), std::string::npos);
   // kappa 8 saturates both KOD2 weights (the sigmoid of 8 x ...), as the
   // reasons say; the default's are 0.8107 and 0.6608.
-  EXPECT_NE(Slurp(out_ / "kod2-kappa-8-protectFactor-1" / "jobs.csv").find("weight 1 >= 1"),
+  EXPECT_NE(ReadFile(out_ / "kod2-kappa-8-protectFactor-1" / "jobs.csv").find("weight 1 >= 1"),
             std::string::npos);
-  EXPECT_NE(Slurp(out_ / "kod2" / "jobs.csv").find("weight 0.8107 >= 0.6608"), std::string::npos);
+  EXPECT_NE(ReadFile(out_ / "kod2" / "jobs.csv").find("weight 0.8107 >= 0.6608"),
+            std::string::npos);
   const CmdResult bad = Dlsched(
       "compare -c examples/cluster-kod2-elastic.yaml -w examples/workload-kod2-elastic.yaml -p "
       "kod2 --set order.args.kappa=-1 -o " +
@@ -348,7 +346,7 @@ TEST_F(CliTest, OutputDirectoryIsReplacedAsAWholeOrRefused) {
   EXPECT_EQ(refused.code, 2);
   EXPECT_NE(refused.out.find("holds 'notes.txt', which dlsched did not write"), std::string::npos)
       << refused.out;
-  EXPECT_EQ(Slurp(out_ / "notes.txt"), "mine\n");
+  EXPECT_EQ(ReadFile(out_ / "notes.txt"), "mine\n");
 }
 
 }  // namespace
@@ -373,16 +371,16 @@ TEST_F(CliTest, TraceSimulateAndConvertAgree) {
   EXPECT_NE(r.out.find("wrote 60 jobs"), std::string::npos) << r.out;
   r = Dlsched("convert --trace native:" + native + " --out " + yaml);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(Slurp(yaml).find("duration: 164"), std::string::npos);
+  EXPECT_NE(ReadFile(yaml).find("duration: 164"), std::string::npos);
   r = Dlsched("simulate " + common + "--trace native:" + native + " --out " +
               (out_ / "native").string());
   ASSERT_EQ(r.code, 0) << r.out;
   r = Dlsched("simulate " + common + "--workload " + yaml + " --out " + (out_ / "yaml").string());
   ASSERT_EQ(r.code, 0) << r.out;
-  const std::string jobs = Slurp(out_ / "trace" / "jobs.csv");
+  const std::string jobs = ReadFile(out_ / "trace" / "jobs.csv");
   EXPECT_EQ(std::count(jobs.begin(), jobs.end(), '\n'), 61);
-  EXPECT_EQ(Slurp(out_ / "native" / "jobs.csv"), jobs);
-  EXPECT_EQ(Slurp(out_ / "yaml" / "jobs.csv"), jobs);
+  EXPECT_EQ(ReadFile(out_ / "native" / "jobs.csv"), jobs);
+  EXPECT_EQ(ReadFile(out_ / "yaml" / "jobs.csv"), jobs);
 }
 
 // A Pollux job alone on Pollux's testbed: 30 s restart delay, then the
@@ -402,13 +400,13 @@ TEST_F(CliTest, PolluxTraceRunsAsPolluxsModel) {
   CmdResult r =
       Dlsched("simulate " + common + "-t pollux:" + w + traces + " -o " + (out_ / "o").string());
   ASSERT_EQ(r.code, 0) << r.out;
-  const std::string jobs = Slurp(out_ / "o" / "jobs.csv");
+  const std::string jobs = ReadFile(out_ / "o" / "jobs.csv");
   // name,namespace,submit,first_start,completion,jct,queueing,launching,running,...
   EXPECT_NE(jobs.find("\ncifar10-0,default,107,107,1047,940,0,30,910,"), std::string::npos) << jobs;
   r = Dlsched("simulate " + common + "-t pollux:" + w + traces + " -p pollux-tiresias -o " +
               (out_ / "p").string());
   ASSERT_EQ(r.code, 0) << r.out;
-  const std::string rounds = Slurp(out_ / "p" / "jobs.csv");
+  const std::string rounds = ReadFile(out_ / "p" / "jobs.csv");
   EXPECT_NE(rounds.find("\ncifar10-0,default,107,120,1060,953,13,30,910,"), std::string::npos)
       << rounds;
 
@@ -417,7 +415,7 @@ TEST_F(CliTest, PolluxTraceRunsAsPolluxsModel) {
   ASSERT_EQ(r.code, 0) << r.out;
   r = Dlsched("simulate " + common + "-w " + yaml + " -o " + (out_ / "y").string());
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(Slurp(out_ / "y" / "jobs.csv"), jobs);
+  EXPECT_EQ(ReadFile(out_ / "y" / "jobs.csv"), jobs);
 
   r = Dlsched("convert -t pollux:" + w + traces + " --out " + (out_ / "one-native.csv").string());
   EXPECT_EQ(r.code, 2);
@@ -507,7 +505,7 @@ TEST_F(CliTest, GeneratedWorkloadRunsTheSameFromTheNativeFormat) {
   ASSERT_EQ(r.code, 0) << r.out;
   r = Dlsched("convert -w " + w + " -o " + csv);
   ASSERT_EQ(r.code, 0) << r.out;
-  const std::string native = Slurp(csv);
+  const std::string native = ReadFile(csv);
   EXPECT_EQ(native.substr(0, native.find('\n')),
             "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling,ps,"
             "ps_cpu,ps_memory,steps,model");
@@ -515,7 +513,7 @@ TEST_F(CliTest, GeneratedWorkloadRunsTheSameFromTheNativeFormat) {
   r = Dlsched("generate --jobs 300 --seed 5 --mean-interarrival 20 --out " +
               (out_ / "g.csv").string());
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(Slurp(out_ / "g.csv"), native);
+  EXPECT_EQ(ReadFile(out_ / "g.csv"), native);
   for (const char* profile : {"gang-binpack", "kod2"}) {
     const std::string a = (out_ / (std::string("yaml-") + profile)).string();
     const std::string b = (out_ / (std::string("native-") + profile)).string();
@@ -523,9 +521,9 @@ TEST_F(CliTest, GeneratedWorkloadRunsTheSameFromTheNativeFormat) {
     ASSERT_EQ(r.code, 0) << r.out;
     r = Dlsched("simulate -q -c " + c + " -t native:" + csv + " -p " + profile + " -o " + b);
     ASSERT_EQ(r.code, 0) << r.out;
-    const std::string jobs = Slurp(std::filesystem::path(a) / "jobs.csv");
+    const std::string jobs = ReadFile(std::filesystem::path(a) / "jobs.csv");
     EXPECT_EQ(std::count(jobs.begin(), jobs.end(), '\n'), 301) << profile;
-    EXPECT_EQ(Slurp(std::filesystem::path(b) / "jobs.csv"), jobs) << profile;
+    EXPECT_EQ(ReadFile(std::filesystem::path(b) / "jobs.csv"), jobs) << profile;
   }
 }
 
@@ -561,7 +559,7 @@ TEST_F(CliTest, ParallelCompareEqualsSerialByteForByte) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(out_ / "serial")) {
     if (!e.is_regular_file()) continue;
     const auto rel = std::filesystem::relative(e.path(), out_ / "serial");
-    EXPECT_EQ(Slurp(e.path()), Slurp(out_ / "parallel" / rel)) << rel;
+    EXPECT_EQ(ReadFile(e.path()), ReadFile(out_ / "parallel" / rel)) << rel;
     ++files;
   }
   EXPECT_GE(files, 16);  // compare.csv and 3+ files for each of 5 profiles
@@ -591,12 +589,12 @@ TEST_F(CliTest, InterruptedCompareWritesPartialResults) {
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  const std::string log = Slurp(out_ / "log");
+  const std::string log = ReadFile(out_ / "log");
   ASSERT_TRUE(WIFEXITED(status)) << log;
   EXPECT_EQ(WEXITSTATUS(status), 130) << log;
   EXPECT_NE(log.find("dlsched: interrupted: the results are partial"), std::string::npos) << log;
   for (const char* p : {"gang-binpack", "fsched"}) {
-    const std::string summary = Slurp(std::filesystem::path(out) / p / "summary.json");
+    const std::string summary = ReadFile(std::filesystem::path(out) / p / "summary.json");
     EXPECT_NE(summary.find("\"partial\": true"), std::string::npos) << p << summary.substr(0, 300);
   }
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "compare.csv"));

@@ -30,6 +30,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "core/files.h"
 #include "dlsched/cli/provenance.h"
 #include "dlsched/cli/snapshot.h"
 #include "dlsched/cli/snapshot_server.h"
@@ -142,10 +143,7 @@ std::map<std::string, std::string> Snapshot(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     const std::string rel = fs::relative(e.path(), dir).string();
     if (e.is_regular_file()) {
-      std::ifstream in(e.path(), std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      out[rel] = ss.str();
+      out[rel] = dlsched::testing::ReadFile(e.path());
     } else {
       out[rel] = e.is_directory() ? "<dir>" : "<special>";
     }

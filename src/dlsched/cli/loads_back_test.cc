@@ -131,12 +131,10 @@ TEST_F(LoadsBackTest, SweepCellsLoadBackWithTheirJobs) {
     }
   }
   EXPECT_EQ(cells, 12);
-  std::ifstream in(tmp_ / "sweep/sweep.csv");
-  std::stringstream csv;
-  csv << in.rdbuf();
+  const std::string csv = report::testing::ReadFile(tmp_ / "sweep/sweep.csv");
   auto merged = report::MergeSweepCells(Path("sweep"));
   ASSERT_TRUE(merged.has_value()) << merged.error().message;
-  EXPECT_EQ(*merged, csv.str());
+  EXPECT_EQ(*merged, csv);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "dlsched/core/error.h"
 #include "dlsched/core/text.h"
 #include "dlsched/report/provenance.h"
+#include "dlsched/report/schema.h"
 
 namespace dlsched::cli {
 namespace {
@@ -79,11 +80,13 @@ std::optional<std::pair<dev_t, ino_t>> DirId(const std::string& path) {
 // The first summary.json under `dir` of a run that was interrupted.
 std::optional<std::string> PartialRun(const std::string& dir) {
   for (const std::string& rel : ComparedFiles(dir)) {
-    if (fs::path(rel).filename() != "summary.json") continue;
+    if (fs::path(rel).filename() != report::schema::kSummaryJson) continue;
     const fs::path p = fs::path(dir) / rel;
     auto text = ReadAll(p);
     // summary.json's top-level "partial" key, as dlsched writes it.
-    if (text && text->find("\n  \"partial\": true,\n") != std::string::npos) return p.string();
+    const std::string partial =
+        fmt::format("\n  \"{}\": true,\n", report::schema::summary::kPartial);
+    if (text && text->find(partial) != std::string::npos) return p.string();
   }
   return std::nullopt;
 }

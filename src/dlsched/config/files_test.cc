@@ -1,12 +1,12 @@
 // Loading from files: the shipped examples, read errors and DetectKind.
 
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "core/files.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/resources.h"
 
@@ -19,12 +19,7 @@ std::string Example(const std::string& name) {
   return std::string(DLSCHED_SOURCE_DIR) + "/examples/" + name;
 }
 
-// Writes `text` to a fresh file under the test temp dir and returns its path.
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = testing::TempDir() + "dlsched_config_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using dlsched::testing::WriteTemp;
 
 TEST(ExamplesTest, Cluster3Node) {
   auto c = LoadCluster(Example("cluster-3node.yaml"));
@@ -102,7 +97,7 @@ TEST(ExamplesTest, BrokenWorkload) {
 }
 
 TEST(LoadTest, MissingFile) {
-  std::string path = testing::TempDir() + "dlsched_config_no_such_file.yaml";
+  std::string path = ::testing::TempDir() + "dlsched_config_no_such_file.yaml";
   std::string expected = path + ": cannot read file: " + std::strerror(ENOENT);
   auto c = LoadCluster(path);
   ASSERT_FALSE(c.has_value());

@@ -128,81 +128,10 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
   app.name_ = std::string(name);
   app.max_epochs_ = c->max_epochs;
   const std::filesystem::path dir = std::filesystem::path(traces_dir) / app.name_;
-
-  // A placement is its GPUs per node as digits ("44": 2 nodes of 4).
-  constexpr Column kPlacementColumns[] = {
-      {"placement", {1, false, 1e15}}, {"local_bsz", kBatch}, {"step_time"}, {"sync_time"}};
-  const std::string placements_path = (dir / "placements.csv").string();
-  DLSCHED_TRY_LET(placements, ReadNumbers(placements_path, kPlacementColumns));
   int64_t min_local = std::numeric_limits<int64_t>::max();
   int64_t max_local = 0;
-  for (const auto& r : *placements) {
-    app.placements_[static_cast<int64_t>(r[0])].push_back({r[1], r[2], r[3]});
-    min_local = std::min(min_local, static_cast<int64_t>(r[1]));
-    max_local = std::max(max_local, static_cast<int64_t>(r[1]));
-  }
-  constexpr Column kScalabilityColumns[] = {{"num_nodes", kCount},
-                                            {"num_replicas", kCount},
-                                            {"local_bsz", kBatch},
-                                            {"step_time"},
-                                            {"sync_time"}};
-  DLSCHED_TRY_LET(scalability,
-                  ReadNumbers((dir / "scalability.csv").string(), kScalabilityColumns));
-  for (const auto& r : *scalability) {
-    app.at_[{static_cast<int>(r[0]), static_cast<int>(r[1])}].push_back({r[2], r[3], r[4]});
-  }
-  auto by_bsz = [](const Point& a, const Point& b) { return a.local_bsz < b.local_bsz; };
-  for (auto& [_, points] : app.placements_) std::sort(points.begin(), points.end(), by_bsz);
-  // Up to 4 nodes, the mean of the placements of each (nodes, GPUs) at
-  // each per-GPU batch (Pollux's groupby(["num_nodes", "num_replicas",
-  // "local_bsz"]).mean()): with scalability.csv's, the lines that
-  // placements beyond 4 nodes are interpolated between (Throughput).
-  std::map<std::tuple<int, int, double>, std::pair<Point, int>> sums;
-  for (const auto& [id, points] : app.placements_) {
-    int nodes = 0;
-    int replicas = 0;
-    for (int64_t rest = id; rest > 0; rest /= 10) {
-      ++nodes;
-      replicas += static_cast<int>(rest % 10);
-    }
-    for (const Point& pt : points) {
-      auto& [sum, count] = sums[{nodes, replicas, pt.local_bsz}];
-      sum.local_bsz = pt.local_bsz;
-      sum.step_time += pt.step_time;
-      sum.sync_time += pt.sync_time;
-      ++count;
-    }
-  }
-  for (const auto& [key, entry] : sums) {
-    const auto& [sum, count] = entry;
-    app.at_[{std::get<0>(key), std::get<1>(key)}].push_back(
-        {sum.local_bsz, sum.step_time / count, sum.sync_time / count});
-  }
-  for (auto& [_, points] : app.at_) std::sort(points.begin(), points.end(), by_bsz);
-
-  std::error_code ec;
-  constexpr Column kValidationColumns[] = {{"progress"}, {"grad_sqr"}, {"grad_var"}};
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string file = entry.path().filename().string();
-    if (!file.starts_with("validation-") || !file.ends_with(".csv")) continue;
-    const std::string_view digits =
-        std::string_view(file).substr(11, file.size() - 11 - 4);  // validation-<N>.csv
-    auto bsz = IntField(digits, "batch size", 1, static_cast<int64_t>(kMaxBatch));
-    if (!bsz)
-      return core::Errorf("{}: expected validation-<batch size>.csv", entry.path().string());
-    DLSCHED_TRY_LET(rows, ReadNumbers(entry.path().string(), kValidationColumns));
-    if (static_cast<int>(rows->size()) < app.max_epochs_) {
-      return core::Errorf("{}: {} epochs, expected at least {} (max_epochs of {})",
-                          entry.path().string(), rows->size(), app.max_epochs_, app.name_);
-    }
-    Validation& v = app.validation_[*bsz];
-    for (const auto& r : *rows) {
-      v.progress.push_back(r[0]);
-      v.grad_sqr.push_back(r[1]);
-      v.grad_var.push_back(r[2]);
-    }
-  }
-  if (ec) return core::Errorf("{}: cannot read directory: {}", dir.string(), ec.message());
+  DLSCHED_TRY(app.ReadThroughputs(dir.string(), min_local, max_local));
+  DLSCHED_TRY(app.ReadValidation(dir.string()));
   if (app.validation_.empty()) {
     return core::Errorf("{}: no validation-<batch size>.csv files", dir.string());
   }
@@ -220,6 +149,88 @@ core::Result<PolluxApplication> PolluxApplication::Load(const std::string& trace
     }
   }
   return app;
+}
+
+core::Status PolluxApplication::ReadThroughputs(const std::string& dir_name, int64_t& min_local,
+                                                int64_t& max_local) {
+  // A placement is its GPUs per node as digits ("44": 2 nodes of 4).
+  constexpr Column kPlacementColumns[] = {
+      {"placement", {1, false, 1e15}}, {"local_bsz", kBatch}, {"step_time"}, {"sync_time"}};
+  const std::filesystem::path dir(dir_name);
+  const std::string placements_path = (dir / "placements.csv").string();
+  DLSCHED_TRY_LET(placements, ReadNumbers(placements_path, kPlacementColumns));
+  for (const auto& r : *placements) {
+    placements_[static_cast<int64_t>(r[0])].push_back({r[1], r[2], r[3]});
+    min_local = std::min(min_local, static_cast<int64_t>(r[1]));
+    max_local = std::max(max_local, static_cast<int64_t>(r[1]));
+  }
+  constexpr Column kScalabilityColumns[] = {{"num_nodes", kCount},
+                                            {"num_replicas", kCount},
+                                            {"local_bsz", kBatch},
+                                            {"step_time"},
+                                            {"sync_time"}};
+  DLSCHED_TRY_LET(scalability,
+                  ReadNumbers((dir / "scalability.csv").string(), kScalabilityColumns));
+  for (const auto& r : *scalability) {
+    at_[{static_cast<int>(r[0]), static_cast<int>(r[1])}].push_back({r[2], r[3], r[4]});
+  }
+  auto by_bsz = [](const Point& a, const Point& b) { return a.local_bsz < b.local_bsz; };
+  for (auto& [_, points] : placements_) std::sort(points.begin(), points.end(), by_bsz);
+  // Up to 4 nodes, the mean of the placements of each (nodes, GPUs) at
+  // each per-GPU batch (Pollux's groupby(["num_nodes", "num_replicas",
+  // "local_bsz"]).mean()): with scalability.csv's, the lines that
+  // placements beyond 4 nodes are interpolated between (Throughput).
+  std::map<std::tuple<int, int, double>, std::pair<Point, int>> sums;
+  for (const auto& [id, points] : placements_) {
+    int nodes = 0;
+    int replicas = 0;
+    for (int64_t rest = id; rest > 0; rest /= 10) {
+      ++nodes;
+      replicas += static_cast<int>(rest % 10);
+    }
+    for (const Point& pt : points) {
+      auto& [sum, count] = sums[{nodes, replicas, pt.local_bsz}];
+      sum.local_bsz = pt.local_bsz;
+      sum.step_time += pt.step_time;
+      sum.sync_time += pt.sync_time;
+      ++count;
+    }
+  }
+  for (const auto& [key, entry] : sums) {
+    const auto& [sum, count] = entry;
+    at_[{std::get<0>(key), std::get<1>(key)}].push_back(
+        {sum.local_bsz, sum.step_time / count, sum.sync_time / count});
+  }
+  for (auto& [_, points] : at_) std::sort(points.begin(), points.end(), by_bsz);
+  return {};
+}
+
+core::Status PolluxApplication::ReadValidation(const std::string& dir_name) {
+  const std::filesystem::path dir(dir_name);
+  std::error_code ec;
+  constexpr Column kValidationColumns[] = {{"progress"}, {"grad_sqr"}, {"grad_var"}};
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (!file.starts_with("validation-") || !file.ends_with(".csv")) continue;
+    const std::string_view digits =
+        std::string_view(file).substr(11, file.size() - 11 - 4);  // validation-<N>.csv
+    auto bsz = IntField(digits, "batch size", 1, static_cast<int64_t>(kMaxBatch));
+    if (!bsz)
+      return core::Errorf("{}: expected validation-<batch size>.csv", entry.path().string());
+    DLSCHED_TRY_LET(rows, ReadNumbers(entry.path().string(), kValidationColumns));
+    if (static_cast<int>(rows->size()) < max_epochs_) {
+      return core::Errorf("{}: {} epochs, expected at least {} (max_epochs of {})",
+                          entry.path().string(), rows->size(), max_epochs_, name_);
+    }
+    Validation& v = validation_[*bsz];
+    for (const auto& r : *rows) {
+      v.progress.push_back(r[0]);
+      v.grad_sqr.push_back(r[1]);
+      v.grad_var.push_back(r[2]);
+    }
+  }
+  if (ec) return core::Errorf("{}: cannot read directory: {}", dir.string(), ec.message());
+  return {};
 }
 
 std::expected<std::pair<double, double>, std::string> PolluxApplication::Throughput(

@@ -71,6 +71,12 @@ class PolluxApplication {
   // definition).
   std::expected<std::pair<double, double>, std::string> Throughput(
       const std::vector<int>& placement, int64_t local_bsz) const;
+  // Load's parts: placements.csv and scalability.csv (into placements_
+  // and at_; the smallest and largest per-GPU batch measured), and the
+  // validation-<N>.csv files (into validation_) of the application's
+  // directory `dir`.
+  core::Status ReadThroughputs(const std::string& dir, int64_t& min_local, int64_t& max_local);
+  core::Status ReadValidation(const std::string& dir);
 
   std::string name_;
   int max_epochs_ = 0;

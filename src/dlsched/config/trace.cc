@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -18,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "dlsched/config/csv.h"
+#include "dlsched/config/job_codec.h"
 #include "dlsched/config/pollux.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
@@ -376,130 +378,142 @@ RowResult<void> NativeQuantity(std::string_view s, std::string_view column, core
 
 // The native format: kNativeHeader, one job a line, and optionally the
 // columns of kNativeWideHeader beyond it (empty when absent).
-core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
-  constexpr std::string_view kColumns[] = {"name",        "submit", "workers", "min_workers",
-                                           "max_workers", "gpus",   "cpu",     "memory",
-                                           "duration",    "scaling"};
-  constexpr std::string_view kOptional[] = {"ps", "ps_cpu", "ps_memory", "steps", "model"};
-  enum Field : size_t {
-    kName,
-    kSubmit,
-    kWorkers,
-    kMinWorkers,
-    kMaxWorkers,
-    kGpus,
-    kCpu,
-    kMemory,
-    kDuration,
-    kScaling,
-    kPs,
-    kPsCpu,
-    kPsMemory,
-    kSteps,
-    kModel,
-  };
+constexpr std::string_view kNativeColumns[] = {"name",        "submit", "workers", "min_workers",
+                                               "max_workers", "gpus",   "cpu",     "memory",
+                                               "duration",    "scaling"};
+constexpr std::string_view kNativeOptional[] = {"ps", "ps_cpu", "ps_memory", "steps", "model"};
+enum NativeField : size_t {
+  kName,
+  kSubmit,
+  kWorkers,
+  kMinWorkers,
+  kMaxWorkers,
+  kGpus,
+  kCpu,
+  kMemory,
+  kDuration,
+  kScaling,
+  kPs,
+  kPsCpu,
+  kPsMemory,
+  kSteps,
+  kModel,
+};
+// The fields of a job's limits by the native columns that give them.
+constexpr std::pair<std::string_view, std::string_view> kNativeFields[] = {
+    {"arrival", "submit"},
+    {"worker.replicas", "workers"},
+    {"worker.minReplicas", "min_workers"},
+    {"worker.maxReplicas", "max_workers"},
+    {"worker.resources.nvidia.com/gpu", "gpus"},
+    {"worker.resources.cpu", "cpu"},
+    {"worker.resources.memory", "memory"},
+    {"ps.replicas", "ps"},
+    {"ps.resources.cpu", "ps_cpu"},
+    {"ps.resources.memory", "ps_memory"},
+    {"duration", "duration"},
+    {"totalSteps", "steps"},
+};
+
+// A native row's workers and PS.
+RowResult<void> NativeRoles(const Importer& in, core::JobSpec& job) {
+  core::RoleSpec& w = job.role(core::Role::kWorker);
+  core::RoleSpec& ps = job.role(core::Role::kPS);
+  DLSCHED_TRY_LET(workers, IntField(in.field(kWorkers), "workers", 1, core::kMaxTasksPerJob));
+  DLSCHED_TRY_LET(min, IntField(in.field(kMinWorkers), "min_workers", 1, *workers));
+  DLSCHED_TRY_LET(max,
+                  IntField(in.field(kMaxWorkers), "max_workers", *workers, core::kMaxTasksPerJob));
+  w.replicas = static_cast<int>(*workers);
+  w.min_replicas = static_cast<int>(*min);
+  w.max_replicas = static_cast<int>(*max);
+  for (auto [f, column, id] :
+       {std::tuple{kGpus, "gpus", core::kGpu}, std::tuple{kCpu, "cpu", core::kCpu},
+        std::tuple{kMemory, "memory", core::kMemory}}) {
+    if (auto r = NativeQuantity(in.field(f), column, id, w.resources[id]); !r) return r;
+  }
+
+  // PS as the YAML's `ps: {replicas: N, resources: {cpu, memory}}`:
+  // replicas = minReplicas = maxReplicas = N.
+  if (!in.field(kPs).empty()) {
+    DLSCHED_TRY_LET(n, IntField(in.field(kPs), "ps", 0, core::kMaxTasksPerJob));
+    ps.replicas = ps.min_replicas = ps.max_replicas = static_cast<int>(*n);
+  }
+  for (auto [f, column, id] : {std::tuple{kPsCpu, "ps_cpu", core::kCpu},
+                               std::tuple{kPsMemory, "ps_memory", core::kMemory}}) {
+    if (in.field(f).empty()) continue;
+    if (ps.replicas == 0) {
+      return std::unexpected(
+          RowError{fmt::format("{}: given for a job without PS (ps is empty or 0)", column)});
+    }
+    if (auto r = NativeQuantity(in.field(f), column, id, ps.resources[id]); !r) return r;
+  }
+  return {};
+}
+
+// A native row's work: a duration (and scaling), or steps and a model.
+RowResult<void> NativeWork(const Importer& in, core::JobSpec& job) {
   const NumberRange steps_range{0, true, core::kMaxSteps};
   constexpr std::string_view kEither =
       "give either duration (seconds at the job's size) or steps and model, not both";
-  constexpr std::pair<std::string_view, std::string_view> kFields[] = {
-      {"arrival", "submit"},
-      {"worker.replicas", "workers"},
-      {"worker.minReplicas", "min_workers"},
-      {"worker.maxReplicas", "max_workers"},
-      {"worker.resources.nvidia.com/gpu", "gpus"},
-      {"worker.resources.cpu", "cpu"},
-      {"worker.resources.memory", "memory"},
-      {"ps.replicas", "ps"},
-      {"ps.resources.cpu", "ps_cpu"},
-      {"ps.resources.memory", "ps_memory"},
-      {"duration", "duration"},
-      {"totalSteps", "steps"},
-  };
-  Importer in(o, kFields);
-  DLSCHED_TRY(in.Open(kColumns, kOptional));
+  const std::string_view duration_field = in.field(kDuration);
+  const std::string_view steps_field = in.field(kSteps);
+  const std::string_view model_field = in.field(kModel);
+  if (!duration_field.empty() || (steps_field.empty() && model_field.empty())) {
+    if (!steps_field.empty()) return std::unexpected(RowError{fmt::format("steps: {}", kEither)});
+    if (!model_field.empty()) return std::unexpected(RowError{fmt::format("model: {}", kEither)});
+    DLSCHED_TRY_LET(duration, NumberField(duration_field, "duration", kPositiveSeconds));
+    core::ScalingCurve curve;
+    if (!in.field(kScaling).empty()) {
+      auto c = core::ScalingCurve::Parse(in.field(kScaling));
+      if (!c) return std::unexpected(RowError{"scaling: " + c.error().message});
+      curve = *c;
+    }
+    job.SetDuration(*duration, curve);
+    return {};
+  }
+  if (!in.field(kScaling).empty()) {
+    return std::unexpected(RowError{"scaling: applies only to a job given by its duration"});
+  }
+  if (steps_field.empty()) {
+    return std::unexpected(
+        RowError{fmt::format("steps: missing, expected {} (a job with a model gives its steps)",
+                             steps_range.Describe())});
+  }
+  DLSCHED_TRY_LET(steps, NumberField(steps_field, "steps", steps_range));
+  if (model_field.empty()) {
+    return std::unexpected(
+        RowError{"model: missing, expected a model-zoo name (a job with steps gives its model)"});
+  }
+  if (auto problem = core::NameProblem(model_field)) {
+    return std::unexpected(RowError{fmt::format("model: {}", *problem)});
+  }
+  // As the YAML's `totalSteps` and `throughput: {model: M}`: the table
+  // comes from the model zoo when the workload is resolved.
+  job.total_steps = *steps;
+  job.throughput.model = std::string(model_field);
+  return {};
+}
+
+// One native row as a job.
+RowResult<void> NativeRow(const Importer& in, core::JobSpec& job) {
+  if (auto problem = core::NameProblem(in.field(kName))) {
+    return std::unexpected(RowError{fmt::format("name: {}", *problem)});
+  }
+  job.name = std::string(in.field(kName));
+  DLSCHED_TRY_LET(submit, NumberField(in.field(kSubmit), "submit", kSeconds));
+  job.submit_time = *submit;
+  if (auto r = NativeRoles(in, job); !r) return r;
+  return NativeWork(in, job);
+}
+
+core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
+  Importer in(o, kNativeFields);
+  DLSCHED_TRY(in.Open(kNativeColumns, kNativeOptional));
   while (true) {
     DLSCHED_TRY_LET(more, in.Next());
     if (!*more) break;
     core::JobSpec job;
-    core::RoleSpec& w = job.role(core::Role::kWorker);
-    core::RoleSpec& ps = job.role(core::Role::kPS);
-    auto row = [&]() -> RowResult<void> {
-      if (auto problem = core::NameProblem(in.field(kName))) {
-        return std::unexpected(RowError{fmt::format("name: {}", *problem)});
-      }
-      job.name = std::string(in.field(kName));
-      DLSCHED_TRY_LET(submit, NumberField(in.field(kSubmit), "submit", kSeconds));
-      job.submit_time = *submit;
-      DLSCHED_TRY_LET(workers, IntField(in.field(kWorkers), "workers", 1, core::kMaxTasksPerJob));
-      DLSCHED_TRY_LET(min, IntField(in.field(kMinWorkers), "min_workers", 1, *workers));
-      DLSCHED_TRY_LET(
-          max, IntField(in.field(kMaxWorkers), "max_workers", *workers, core::kMaxTasksPerJob));
-      w.replicas = static_cast<int>(*workers);
-      w.min_replicas = static_cast<int>(*min);
-      w.max_replicas = static_cast<int>(*max);
-      for (auto [f, column, id] :
-           {std::tuple{kGpus, "gpus", core::kGpu}, std::tuple{kCpu, "cpu", core::kCpu},
-            std::tuple{kMemory, "memory", core::kMemory}}) {
-        if (auto r = NativeQuantity(in.field(f), column, id, w.resources[id]); !r) return r;
-      }
-
-      // PS as the YAML's `ps: {replicas: N, resources: {cpu, memory}}`:
-      // replicas = minReplicas = maxReplicas = N.
-      if (!in.field(kPs).empty()) {
-        DLSCHED_TRY_LET(n, IntField(in.field(kPs), "ps", 0, core::kMaxTasksPerJob));
-        ps.replicas = ps.min_replicas = ps.max_replicas = static_cast<int>(*n);
-      }
-      for (auto [f, column, id] : {std::tuple{kPsCpu, "ps_cpu", core::kCpu},
-                                   std::tuple{kPsMemory, "ps_memory", core::kMemory}}) {
-        if (in.field(f).empty()) continue;
-        if (ps.replicas == 0) {
-          return std::unexpected(
-              RowError{fmt::format("{}: given for a job without PS (ps is empty or 0)", column)});
-        }
-        if (auto r = NativeQuantity(in.field(f), column, id, ps.resources[id]); !r) return r;
-      }
-
-      // The work: a duration (and scaling), or steps and a model.
-      const std::string_view duration_field = in.field(kDuration);
-      const std::string_view steps_field = in.field(kSteps);
-      const std::string_view model_field = in.field(kModel);
-      if (!duration_field.empty() || (steps_field.empty() && model_field.empty())) {
-        if (!steps_field.empty())
-          return std::unexpected(RowError{fmt::format("steps: {}", kEither)});
-        if (!model_field.empty())
-          return std::unexpected(RowError{fmt::format("model: {}", kEither)});
-        DLSCHED_TRY_LET(duration, NumberField(duration_field, "duration", kPositiveSeconds));
-        core::ScalingCurve curve;
-        if (!in.field(kScaling).empty()) {
-          auto c = core::ScalingCurve::Parse(in.field(kScaling));
-          if (!c) return std::unexpected(RowError{"scaling: " + c.error().message});
-          curve = *c;
-        }
-        job.SetDuration(*duration, curve);
-        return {};
-      }
-      if (!in.field(kScaling).empty()) {
-        return std::unexpected(RowError{"scaling: applies only to a job given by its duration"});
-      }
-      if (steps_field.empty()) {
-        return std::unexpected(
-            RowError{fmt::format("steps: missing, expected {} (a job with a model gives its steps)",
-                                 steps_range.Describe())});
-      }
-      DLSCHED_TRY_LET(steps, NumberField(steps_field, "steps", steps_range));
-      if (model_field.empty()) {
-        return std::unexpected(RowError{
-            "model: missing, expected a model-zoo name (a job with steps gives its model)"});
-      }
-      if (auto problem = core::NameProblem(model_field)) {
-        return std::unexpected(RowError{fmt::format("model: {}", *problem)});
-      }
-      // As the YAML's `totalSteps` and `throughput: {model: M}`: the table
-      // comes from the model zoo when the workload is resolved.
-      job.total_steps = *steps;
-      job.throughput.model = std::string(model_field);
-      return {};
-    }();
+    const RowResult<void> row = NativeRow(in, job);
     const core::Status st = row ? in.Add(std::move(job)) : in.Skip(row.error());
     DLSCHED_TRY(st);
   }
@@ -724,6 +738,129 @@ core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
   return cluster;
 }
 
+namespace {
+
+// A job as the native format holds it: the fields of EncodeJob that have a
+// column, and the keys of those that have none (`beyond`, as the YAML
+// names them).
+struct NativeJob : JobFieldSink {
+  std::string_view name;
+  std::string arrival, duration, scaling, steps;
+  const core::RoleSpec* worker = nullptr;
+  const core::RoleSpec* ps = nullptr;
+  bool chief = false;
+  const core::ThroughputProfile* throughput = nullptr;
+  std::vector<std::string_view> beyond;
+
+  void Scalar(std::string_view key, std::string_view text, Text) override {
+    if (key == "name") {
+      name = text;
+    } else if (key == "arrival") {
+      arrival = text;
+    } else if (key == "duration") {
+      duration = text;
+    } else if (key == "scaling") {
+      scaling = text;
+    } else if (key == "totalSteps") {
+      steps = text;
+    } else {
+      beyond.push_back(key);
+    }
+  }
+  void Role(std::string_view key, const core::RoleSpec& role, bool is_worker) override {
+    if (is_worker) {
+      worker = &role;
+    } else if (key == core::RoleKey(core::Role::kPS)) {
+      ps = &role;
+    } else {
+      chief = true;
+    }
+  }
+  void Throughput(const core::ThroughputProfile& tp) override { throughput = &tp; }
+  void Initial(const core::InitialState&) override { beyond.push_back("running"); }
+  void Unwritten(std::string_view key) override { beyond.push_back(key); }
+};
+
+// Why the native format cannot hold `job` (in words), or nullopt.
+std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_model) {
+  if (job.chief) return "it has Chief replicas";
+  if (job.name.find_first_of(",\"") != std::string::npos) return "its name has a comma or quote";
+  if (job.throughput != nullptr) {
+    const core::ThroughputProfile& tp = *job.throughput;
+    // The model's own throughput: unresolved (as read from YAML), or the
+    // zoo's table.
+    const core::ThroughputProfile* zoo =
+        tp.model.empty() || find_model == nullptr ? nullptr : find_model(tp.model);
+    const bool own = !tp.model.empty() && (tp.steps_per_s.empty() ||
+                                           (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
+                                            zoo->locality_sensitivity == tp.locality_sensitivity &&
+                                            zoo->placements == tp.placements));
+    if (!own) {
+      return tp.model.empty()
+                 ? std::string("its throughput is a table, not a model-zoo model")
+                 : fmt::format("its throughput '{}' is a table, not a model-zoo model", tp.model);
+    }
+    if (tp.model.find_first_of(",\"") != std::string::npos || core::NameProblem(tp.model)) {
+      return "its model name has a comma, a quote or a control character";
+    }
+  }
+  // PS without replicas is dropped, as it changes nothing.
+  for (auto [role, what] : {std::pair{job.worker, "workers"}, std::pair{job.ps, "PS"}}) {
+    if (role == nullptr) continue;
+    const core::NodeConstraints& c = role->constraints;
+    if (!c.node_selector.empty() || !c.required_terms.empty() || !c.tolerations.empty() ||
+        !role->containers.empty() || !role->init_containers.empty()) {
+      return fmt::format("its {} have node constraints or containers", what);
+    }
+    for (int i = 0; i < core::kMaxResources; ++i) {
+      const auto id = static_cast<core::ResourceId>(i);
+      const bool held =
+          id == core::kCpu || id == core::kMemory || (role == job.worker && id == core::kGpu);
+      if (!held && role->resources[id] != 0) {
+        return fmt::format("its {} request {}", what, core::ResourceName(id));
+      }
+    }
+  }
+  if (!job.beyond.empty()) return fmt::format("it sets {}", fmt::join(job.beyond, ", "));
+  return std::nullopt;
+}
+
+// The row of `job`, which the native format holds.
+void AppendNativeRow(std::string& out, const NativeJob& job, bool wide) {
+  auto emit = std::back_inserter(out);
+  auto amount = [](const core::RoleSpec& role, core::ResourceId id) {
+    return role.resources[id] == 0 ? std::string()
+                                   : core::FormatResourceAmount(id, role.resources[id]);
+  };
+  const core::RoleSpec& w = *job.worker;
+  fmt::format_to(emit, "{},{},{},{},{},{},{},{},", job.name, job.arrival, w.replicas,
+                 w.min_replicas, w.max_replicas, amount(w, core::kGpu), amount(w, core::kCpu),
+                 amount(w, core::kMemory));
+  const bool by_duration = job.throughput == nullptr;
+  if (by_duration) {
+    fmt::format_to(emit, "{},{}", job.duration,
+                   job.scaling.empty() ? core::ScalingCurve{}.ToString() : job.scaling);
+  } else {
+    out += ',';
+  }
+  if (wide) {
+    if (job.ps != nullptr) {
+      fmt::format_to(emit, ",{},{},{}", job.ps->replicas, amount(*job.ps, core::kCpu),
+                     amount(*job.ps, core::kMemory));
+    } else {
+      out += ",,,";
+    }
+    if (by_duration) {
+      out += ",,";
+    } else {
+      fmt::format_to(emit, ",{},{}", job.steps, job.throughput->model);
+    }
+  }
+  out += '\n';
+}
+
+}  // namespace
+
 core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup find_model) {
   const bool wide =
       std::any_of(workload.jobs.begin(), workload.jobs.end(), [](const core::JobSpec& job) {
@@ -731,104 +868,16 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
       });
   std::string out(wide ? kNativeWideHeader : kNativeHeader);
   out += '\n';
-  auto emit = std::back_inserter(out);
   for (const auto& job : workload.jobs) {
-    auto refuse = [&](std::string_view what) {
+    NativeJob native;
+    EncodeJob(job, native);
+    if (auto problem = NativeProblem(native, find_model)) {
       return core::Errorf(
           "{}: job '{}': {}; the native format holds workers and PS with gpus, cpu and memory, "
           "and a duration or steps and a model-zoo model (write YAML instead)",
-          workload.source, job.name, what);
-    };
-    const core::RoleSpec& w = job.role(core::Role::kWorker);
-    const core::RoleSpec& ps = job.role(core::Role::kPS);
-    if (job.role(core::Role::kChief).replicas > 0) return refuse("it has Chief replicas");
-    if (job.name.find_first_of(",\"") != std::string::npos)
-      return refuse("its name has a comma or quote");
-    const core::ThroughputProfile& tp = job.throughput;
-    if (!job.duration) {
-      // The model's own throughput: unresolved (as read from YAML), or the
-      // zoo's table.
-      const core::ThroughputProfile* zoo =
-          tp.model.empty() || find_model == nullptr ? nullptr : find_model(tp.model);
-      const bool own =
-          !tp.model.empty() &&
-          (tp.steps_per_s.empty() || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
-                                      zoo->locality_sensitivity == tp.locality_sensitivity &&
-                                      zoo->placements == tp.placements));
-      if (!own) {
-        return refuse(
-            tp.model.empty()
-                ? std::string("its throughput is a table, not a model-zoo model")
-                : fmt::format("its throughput '{}' is a table, not a model-zoo model", tp.model));
-      }
-      if (tp.model.find_first_of(",\"") != std::string::npos || core::NameProblem(tp.model)) {
-        return refuse("its model name has a comma, a quote or a control character");
-      }
+          workload.source, job.name, *problem);
     }
-    for (auto [role, what] : {std::pair{&w, "workers"}, std::pair{&ps, "PS"}}) {
-      if (role == &ps && ps.replicas == 0) continue;  // dropped, as it changes nothing
-      const core::NodeConstraints& c = role->constraints;
-      if (!c.node_selector.empty() || !c.required_terms.empty() || !c.tolerations.empty() ||
-          !role->containers.empty() || !role->init_containers.empty()) {
-        return refuse(fmt::format("its {} have node constraints or containers", what));
-      }
-      for (int i = 0; i < core::kMaxResources; ++i) {
-        const auto id = static_cast<core::ResourceId>(i);
-        const bool held =
-            id == core::kCpu || id == core::kMemory || (role == &w && id == core::kGpu);
-        if (!held && role->resources[id] != 0) {
-          return refuse(fmt::format("its {} request {}", what, core::ResourceName(id)));
-        }
-      }
-    }
-    // The YAML keys the format does not hold, as the YAML names them.
-    std::vector<std::string_view> beyond;
-    for (auto [set, key] : {std::pair{job.namespace_name != "default", "namespace"},
-                            {job.priority != core::PriorityClass::kNormal, "priority"},
-                            {job.max_wait_minutes.has_value(), "maxWaitMinutes"},
-                            {job.queue != "default", "queue"},
-                            {job.steps_done != 0, "stepsDone"},
-                            {job.attained != 0, "attainedGpuSeconds"},
-                            {job.launch_attained != 0, "launchGpuSeconds"},
-                            {job.level != 0, "level"},
-                            {job.level_since.has_value(), "levelSince"},
-                            {job.level_base != 0, "levelBaseGpuSeconds"},
-                            {job.ran_since.has_value(), "ranSince"},
-                            {job.level_place.has_value(), "levelPlace"},
-                            {!job.duration && job.scaling != core::ScalingCurve{}, "scaling"},
-                            {job.launch_delay != 0, "launchDelay"},
-                            {job.checkpoint_delay != 0, "checkpointDelay"},
-                            {job.deadline.has_value(), "deadline"},
-                            {job.initial.has_value(), "running"}}) {
-      if (set) beyond.push_back(key);
-    }
-    if (!beyond.empty()) return refuse(fmt::format("it sets {}", fmt::join(beyond, ", ")));
-    auto amount = [](const core::RoleSpec& role, core::ResourceId id) {
-      return role.resources[id] == 0 ? std::string()
-                                     : core::FormatResourceAmount(id, role.resources[id]);
-    };
-    fmt::format_to(emit, "{},{},{},{},{},{},{},{},", job.name, job.submit_time, w.replicas,
-                   w.min_replicas, w.max_replicas, amount(w, core::kGpu), amount(w, core::kCpu),
-                   amount(w, core::kMemory));
-    if (job.duration) {
-      fmt::format_to(emit, "{},{}", *job.duration, job.scaling.ToString());
-    } else {
-      out += ',';
-    }
-    if (wide) {
-      if (ps.replicas > 0) {
-        fmt::format_to(emit, ",{},{},{}", ps.replicas, amount(ps, core::kCpu),
-                       amount(ps, core::kMemory));
-      } else {
-        out += ",,,";
-      }
-      if (job.duration) {
-        out += ",,";
-      } else {
-        fmt::format_to(emit, ",{},{}", job.total_steps, tp.model);
-      }
-    }
-    out += '\n';
+    AppendNativeRow(out, native, wide);
   }
   return out;
 }

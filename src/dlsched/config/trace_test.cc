@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/files.h"
 #include "dlsched/config/csv.h"
 #include "dlsched/config/pollux.h"
 #include "dlsched/config/specs.h"
@@ -31,11 +32,7 @@ std::string Data(const std::string& name) {
   return std::string(DLSCHED_SOURCE_DIR) + "/data/" + name;
 }
 
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = testing::TempDir() + "dlsched_trace_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using dlsched::testing::WriteTemp;
 
 // The file's rows split on commas, header included: the tests' own reading
 // of the data, independent of the importers.
@@ -358,7 +355,7 @@ TEST(CsvReaderTest, ACutLineKeepsItsLastByte) {
 // 2-3 GB before its error. Not a regular file: refused without blocking,
 // as YAML inputs.
 TEST(CsvReaderTest, FilesOverTheCapAreRefusedUnread) {
-  const std::string path = testing::TempDir() + "dlsched_trace_sparse.csv";
+  const std::string path = ::testing::TempDir() + "dlsched_trace_sparse.csv";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(core::kMaxCsvBytes) + 1), 0);
@@ -477,7 +474,7 @@ TEST(PolluxTraceTest, MatchesPolluxsModelOnWorkload1) {
 
 // --elastic gives the table at every size Pollux's measurements define.
 TEST(PolluxTraceTest, ElasticJobsGetPolluxsSpeedAtEachSize) {
-  const std::string dir = testing::TempDir() + "dlsched_pollux_workloads";
+  const std::string dir = ::testing::TempDir() + "dlsched_pollux_workloads";
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/w.csv";
   std::ofstream(path) << "name,time,application,num_replicas,batch_size\n"
@@ -526,7 +523,7 @@ TEST(PolluxTraceTest, ElasticJobsGetPolluxsSpeedAtEachSize) {
 // here. bert at batch 384 on 16 GPUs over 4 + 4 + 4 + 2 + 2 (12 per GPU,
 // measured on both lines): 1303 s, Pollux's.
 TEST(PolluxTraceTest, EachPlacementRunsAtPolluxsSpeedForIt) {
-  const std::string dir = testing::TempDir() + "dlsched_pollux_placements";
+  const std::string dir = ::testing::TempDir() + "dlsched_pollux_placements";
   std::filesystem::create_directories(dir);
   TraceOptions o;
   o.format = TraceFormat::kPollux;
@@ -556,7 +553,7 @@ TEST(PolluxTraceTest, EachPlacementRunsAtPolluxsSpeedForIt) {
 }
 
 TEST(PolluxTraceTest, BadRows) {
-  const std::string dir = testing::TempDir() + "dlsched_pollux_bad";
+  const std::string dir = ::testing::TempDir() + "dlsched_pollux_bad";
   std::filesystem::create_directories(dir);
   const std::string header = "name,time,application,num_replicas,batch_size\n";
   TraceOptions o;
@@ -597,7 +594,7 @@ TEST(PolluxTraceTest, BadRows) {
 // integers: each is bounded where it is read (a local_bsz of 0 divided by
 // zero into a signed overflow, UBSan's report).
 TEST(PolluxTraceTest, MeasurementsAreBounded) {
-  const std::string dir = testing::TempDir() + "dlsched_pollux_measurements";
+  const std::string dir = ::testing::TempDir() + "dlsched_pollux_measurements";
   const std::string bert = dir + "/m/bert";
   std::filesystem::create_directories(bert);
   std::ofstream(bert + "/validation-12.csv") << "progress,grad_sqr,grad_var\n1,1,1\n2,1,1\n";

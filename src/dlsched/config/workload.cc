@@ -293,55 +293,33 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
                         out.locality_sensitivity);
 }
 
-// `running`: where the job is when the run begins (times are checked
-// against the workload's `start` once it is read).
-core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::string& path,
-                          core::JobSpec& job) {
-  if (auto st = r.CheckMap(
-          n, path, "a map",
-          {"phase", "since", "firstStart", "lastLaunch", "admissionOrder", "nodes", "held"});
-      !st) {
-    return st;
+// `running.phase`: the phase the job is in when the run begins.
+core::Status ParseInitialPhase(const Reader& r, const YAML::Node& p, const std::string& path,
+                               core::JobPhase& out) {
+  const std::string s = p.IsScalar() ? p.Scalar() : "";
+  if (s == "Running") {
+    out = core::JobPhase::kRunning;
+  } else if (s == "RunningProtected") {
+    out = core::JobPhase::kRunningProtected;
+  } else if (s == "Launching") {
+    out = core::JobPhase::kLaunching;
+  } else if (s == "Checkpointing") {
+    out = core::JobPhase::kCheckpointing;
+  } else if (s == "Waiting") {
+    out = core::JobPhase::kWaiting;
+  } else {
+    return r.Expected(path, "one of Running, RunningProtected, Launching, Checkpointing, Waiting",
+                      p);
   }
-  core::InitialState& in = job.initial.emplace();
-  if (Given(n["phase"])) {
-    const YAML::Node& p = n["phase"];
-    const std::string s = p.IsScalar() ? p.Scalar() : "";
-    if (s == "Running") {
-      in.phase = core::JobPhase::kRunning;
-    } else if (s == "RunningProtected") {
-      in.phase = core::JobPhase::kRunningProtected;
-    } else if (s == "Launching") {
-      in.phase = core::JobPhase::kLaunching;
-    } else if (s == "Checkpointing") {
-      in.phase = core::JobPhase::kCheckpointing;
-    } else if (s == "Waiting") {
-      in.phase = core::JobPhase::kWaiting;
-    } else {
-      return r.Expected(Key(path, "phase"),
-                        "one of Running, RunningProtected, Launching, Checkpointing, Waiting", p);
-    }
-  }
-  // Absent times are filled in once `start` is known (since: start,
-  // firstStart: since).
-  in.since = in.first_start = -1;
-  for (auto [key, field] : {std::pair{"since", &in.since},
-                            {"firstStart", &in.first_start},
-                            {"lastLaunch", &in.last_launch}}) {
-    if (auto st = OptionalNumber(r, n, key, path, internal::kTime, *field); !st) return st;
-  }
-  if (Given(n["admissionOrder"])) {
-    DLSCHED_TRY_LET(
-        v, r.Int(n["admissionOrder"], Key(path, "admissionOrder"), 0, core::kMaxWorkloadTasks));
-    in.admission_seq = *v;
-  }
-  const std::string nodes_path = Key(path, "nodes");
-  constexpr std::string_view kNodesExpected =
-      "a map of task (ps-0, chief-0, worker-0, ...) to node name";
-  if (!Given(n["nodes"])) return r.Missing(nodes_path, kNodesExpected);
-  if (auto st = r.CheckAnyMap(n["nodes"], nodes_path, kNodesExpected); !st) return st;
-  std::vector<int> given[core::kNumRoles];
-  for (const auto& kv : n["nodes"]) {
+  return {};
+}
+
+// `running.nodes`: each task (ps-<i>, chief-0, worker-<i>) on its node;
+// the indices given of each role into `given`.
+core::Status ParseInitialNodes(const Reader& r, const YAML::Node& nodes,
+                               const std::string& nodes_path, const core::JobSpec& job,
+                               core::InitialState& in, std::vector<int> (&given)[core::kNumRoles]) {
+  for (const auto& kv : nodes) {
     const std::string task = kv.first.Scalar();
     const std::string task_path = Key(nodes_path, task);
     const size_t dash = task.rfind('-');
@@ -372,42 +350,50 @@ core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::strin
     in.tasks.push_back({role, index, *node});
   }
   if (in.tasks.empty()) return r.Fail(nodes_path, "expected at least one task");
-  // `held`: workers a Checkpointing job gave up that keep their nodes' room
-  // until its checkpoint is done (an F-scheduling hand-over).
-  if (Given(n["held"])) {
-    const std::string held_path = Key(path, "held");
-    constexpr std::string_view kHeldExpected = "a map of worker task (worker-<i>) to node name";
-    if (in.phase != core::JobPhase::kCheckpointing) {
-      return r.Fail(held_path, "only a Checkpointing job holds tasks it gave up");
-    }
-    if (auto st = r.CheckAnyMap(n["held"], held_path, kHeldExpected); !st) return st;
-    std::vector<int>& workers = given[static_cast<int>(core::Role::kWorker)];
-    const int limit = job.role(core::Role::kWorker).max_replicas;
-    for (const auto& kv : n["held"]) {
-      const std::string task = kv.first.Scalar();
-      const std::string task_path = Key(held_path, task);
-      const std::string digits = task.starts_with("worker-") ? task.substr(7) : "";
-      int index = -1;
-      if (!digits.empty() && digits.size() <= 6 && (digits.size() == 1 || digits[0] != '0') &&
-          std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        index = std::stoi(digits);
-      }
-      if (index < 0 || index >= limit) {
-        return r.Fail(
-            task_path,
-            fmt::format("expected a worker task worker-<i> with i below maxReplicas {}", limit));
-      }
-      if (std::find(workers.begin(), workers.end(), index) != workers.end() ||
-          std::any_of(in.held.begin(), in.held.end(),
-                      [&](const core::InitialState::Placed& h) { return h.index == index; })) {
-        return r.Fail(task_path, "the task is in running.nodes already");
-      }
-      DLSCHED_TRY_LET(node, r.Name(kv.second, task_path));
-      in.held.push_back({core::Role::kWorker, index, *node});
-    }
+  return {};
+}
+
+// `running.held`: workers a Checkpointing job gave up that keep their
+// nodes' room until its checkpoint is done (an F-scheduling hand-over);
+// `workers` are the worker indices of running.nodes.
+core::Status ParseInitialHeld(const Reader& r, const YAML::Node& held, const std::string& held_path,
+                              const core::JobSpec& job, const std::vector<int>& workers,
+                              core::InitialState& in) {
+  constexpr std::string_view kHeldExpected = "a map of worker task (worker-<i>) to node name";
+  if (in.phase != core::JobPhase::kCheckpointing) {
+    return r.Fail(held_path, "only a Checkpointing job holds tasks it gave up");
   }
-  if (in.phase == core::JobPhase::kWaiting) return {};
-  // A started job holds its whole gang: every PS and chief, workers 0..k-1.
+  if (auto st = r.CheckAnyMap(held, held_path, kHeldExpected); !st) return st;
+  const int limit = job.role(core::Role::kWorker).max_replicas;
+  for (const auto& kv : held) {
+    const std::string task = kv.first.Scalar();
+    const std::string task_path = Key(held_path, task);
+    const std::string digits = task.starts_with("worker-") ? task.substr(7) : "";
+    int index = -1;
+    if (!digits.empty() && digits.size() <= 6 && (digits.size() == 1 || digits[0] != '0') &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      index = std::stoi(digits);
+    }
+    if (index < 0 || index >= limit) {
+      return r.Fail(
+          task_path,
+          fmt::format("expected a worker task worker-<i> with i below maxReplicas {}", limit));
+    }
+    if (std::find(workers.begin(), workers.end(), index) != workers.end() ||
+        std::any_of(in.held.begin(), in.held.end(),
+                    [&](const core::InitialState::Placed& h) { return h.index == index; })) {
+      return r.Fail(task_path, "the task is in running.nodes already");
+    }
+    DLSCHED_TRY_LET(node, r.Name(kv.second, task_path));
+    in.held.push_back({core::Role::kWorker, index, *node});
+  }
+  return {};
+}
+
+// A started job holds its whole gang: every PS and chief, workers 0..k-1.
+core::Status CheckWholeGang(const Reader& r, const std::string& nodes_path,
+                            const core::JobSpec& job, const core::InitialState& in,
+                            std::vector<int> (&given)[core::kNumRoles]) {
   for (int ri = 0; ri < core::kNumRoles; ++ri) {
     const auto role = static_cast<core::Role>(ri);
     std::vector<int>& idx = given[ri];
@@ -428,6 +414,47 @@ core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::strin
     }
   }
   return {};
+}
+
+// `running`: where the job is when the run begins (times are checked
+// against the workload's `start` once it is read).
+core::Status ParseInitial(const Reader& r, const YAML::Node& n, const std::string& path,
+                          core::JobSpec& job) {
+  if (auto st = r.CheckMap(
+          n, path, "a map",
+          {"phase", "since", "firstStart", "lastLaunch", "admissionOrder", "nodes", "held"});
+      !st) {
+    return st;
+  }
+  core::InitialState& in = job.initial.emplace();
+  if (Given(n["phase"]))
+    DLSCHED_TRY(ParseInitialPhase(r, n["phase"], Key(path, "phase"), in.phase));
+  // Absent times are filled in once `start` is known (since: start,
+  // firstStart: since).
+  in.since = in.first_start = -1;
+  for (auto [key, field] : {std::pair{"since", &in.since},
+                            {"firstStart", &in.first_start},
+                            {"lastLaunch", &in.last_launch}}) {
+    if (auto st = OptionalNumber(r, n, key, path, internal::kTime, *field); !st) return st;
+  }
+  if (Given(n["admissionOrder"])) {
+    DLSCHED_TRY_LET(
+        v, r.Int(n["admissionOrder"], Key(path, "admissionOrder"), 0, core::kMaxWorkloadTasks));
+    in.admission_seq = *v;
+  }
+  const std::string nodes_path = Key(path, "nodes");
+  constexpr std::string_view kNodesExpected =
+      "a map of task (ps-0, chief-0, worker-0, ...) to node name";
+  if (!Given(n["nodes"])) return r.Missing(nodes_path, kNodesExpected);
+  if (auto st = r.CheckAnyMap(n["nodes"], nodes_path, kNodesExpected); !st) return st;
+  std::vector<int> given[core::kNumRoles];
+  DLSCHED_TRY(ParseInitialNodes(r, n["nodes"], nodes_path, job, in, given));
+  if (Given(n["held"])) {
+    DLSCHED_TRY(ParseInitialHeld(r, n["held"], Key(path, "held"), job,
+                                 given[static_cast<int>(core::Role::kWorker)], in));
+  }
+  if (in.phase == core::JobPhase::kWaiting) return {};
+  return CheckWholeGang(r, nodes_path, job, in, given);
 }
 
 // The job's work: `totalSteps` and a `throughput` model, or its `duration`
@@ -476,38 +503,10 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
   return ParseThroughput(r, n["throughput"], Key(path, "throughput"), job.throughput);
 }
 
-core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
-                      core::JobSpec& job) {
-  if (auto st = r.CheckMap(n, path, "a map",
-                           {"name",
-                            "namespace",
-                            "arrival",
-                            "priority",
-                            "maxWaitMinutes",
-                            "queue",
-                            "ps",
-                            "worker",
-                            "chief",
-                            "totalSteps",
-                            "stepsDone",
-                            "attainedGpuSeconds",
-                            "level",
-                            "levelSince",
-                            "levelPlace",
-                            "levelBaseGpuSeconds",
-                            "ranSince",
-                            "throughput",
-                            "duration",
-                            "scaling",
-                            "launchDelay",
-                            "checkpointDelay",
-                            "deadline",
-                            "running",
-                            "launchGpuSeconds"});
-      !st) {
-    return st;
-  }
-
+// A job's name and how it is scheduled: name, namespace, arrival,
+// priority, maxWaitMinutes, queue.
+core::Status ParseJobScheduling(const Reader& r, const YAML::Node& n, const std::string& path,
+                                core::JobSpec& job) {
   if (!Given(n["name"])) return r.Missing(Key(path, "name"), "a non-empty string");
   DLSCHED_TRY_LET(name, r.Name(n["name"], Key(path, "name")));
   job.name = *name;
@@ -547,6 +546,12 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
     job.queue = *q;
   }
 
+  return {};
+}
+
+// A job's roles: ps, worker and chief.
+core::Status ParseJobRoles(const Reader& r, const YAML::Node& n, const std::string& path,
+                           core::JobSpec& job) {
   if (Given(n["ps"])) {
     if (auto st =
             ParseRole(r, n["ps"], Key(path, "ps"), core::Role::kPS, job.role(core::Role::kPS));
@@ -569,8 +574,13 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
       return st;
     }
   }
-  if (auto st = ParseWork(r, n, path, job); !st) return st;
+  return {};
+}
 
+// Where a job stands: its progress, its attained service and Tiresias
+// level, its delays and deadline.
+core::Status ParseJobProgress(const Reader& r, const YAML::Node& n, const std::string& path,
+                              core::JobSpec& job) {
   if (auto st = OptionalNumber(r, n, "attainedGpuSeconds", path,
                                NumberRange{0, false, core::kMaxAttained}, job.attained);
       !st) {
@@ -615,6 +625,45 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   }
   if (auto st = OptionalNumber(r, n, "deadline", path, internal::kPositiveTime, job.deadline); !st)
     return st;
+  return {};
+}
+
+core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
+                      core::JobSpec& job) {
+  if (auto st = r.CheckMap(n, path, "a map",
+                           {"name",
+                            "namespace",
+                            "arrival",
+                            "priority",
+                            "maxWaitMinutes",
+                            "queue",
+                            "ps",
+                            "worker",
+                            "chief",
+                            "totalSteps",
+                            "stepsDone",
+                            "attainedGpuSeconds",
+                            "level",
+                            "levelSince",
+                            "levelPlace",
+                            "levelBaseGpuSeconds",
+                            "ranSince",
+                            "throughput",
+                            "duration",
+                            "scaling",
+                            "launchDelay",
+                            "checkpointDelay",
+                            "deadline",
+                            "running",
+                            "launchGpuSeconds"});
+      !st) {
+    return st;
+  }
+
+  DLSCHED_TRY(ParseJobScheduling(r, n, path, job));
+  DLSCHED_TRY(ParseJobRoles(r, n, path, job));
+  if (auto st = ParseWork(r, n, path, job); !st) return st;
+  DLSCHED_TRY(ParseJobProgress(r, n, path, job));
   if (Given(n["running"])) return ParseInitial(r, n["running"], Key(path, "running"), job);
   return {};
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/builders.h"
 #include "dlsched/core/limits.h"
 
 namespace dlsched::core {
@@ -11,22 +12,17 @@ namespace {
 
 std::string Text(const LimitCheck& p) { return p ? p->field + ": " + p->what : "ok"; }
 
+// Two workers of 1 GPU and 8 GiB, 100 s.
 JobSpec SmallJob() {
-  JobSpec job;
-  job.name = "j";
-  RoleSpec& w = job.role(Role::kWorker);
-  w.replicas = w.min_replicas = w.max_replicas = 2;
-  w.resources[kGpu] = 1;
-  w.resources[kMemory] = int64_t{8} << 30;
-  job.SetDuration(100, ScalingCurve{});
-  return job;
+  using dlsched::testing::GiB;
+  return dlsched::testing::JobBuilder("j")
+      .Workers(2)
+      .WorkerResources(dlsched::testing::Res(0, GiB(8), 1))
+      .Duration(100);
 }
 
 NodeSpec Node(const std::string& name, int64_t memory) {
-  NodeSpec n;
-  n.name = name;
-  n.allocatable[kMemory] = memory;
-  return n;
+  return dlsched::testing::Node(name, 0, memory);
 }
 
 TEST(SpecLimitsTest, Amounts) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dlsched/engine/test_util.h"
+#include "engine/fake_backend.h"
 
 namespace dlsched::engine {
 namespace {
@@ -21,54 +22,10 @@ using core::Role;
 using testing::Job;
 using testing::Nodes;
 
-// Records every call; binds are confirmed and pods gone at once unless told
-// otherwise, as a simulator does; timers wait until Fire().
-class FakeBackend final : public Backend {
- public:
-  explicit FakeBackend(ClusterState& state) : state_(state) {}
-
-  core::Time Now() const override { return now; }
-  void SetTimer(core::Time at, TimerKind kind, JobIndex j, uint64_t epoch) override {
-    timers.push_back({at, kind, j, epoch});
-  }
-  void Bind(TaskRef t, NodeIndex n) override {
-    log.push_back("bind " + Name(t) + " " + std::to_string(n));
-    if (confirm_binds) state_.ConfirmTask(t);
-  }
-  void Unbind(TaskRef t, NodeIndex n) override {
-    log.push_back("unbind " + Name(t) + " " + std::to_string(n));
-    if (pods_vanish) state_.TaskGone(t);
-  }
-  void CreateTask(TaskRef t) override { log.push_back("create " + Name(t)); }
-  void DeleteTask(TaskRef t) override { log.push_back("delete " + Name(t)); }
-  void OnProgressChange(JobIndex j) override { ++progress_changes[j]; }
-  void OnPhase(JobIndex j, JobPhase from) override {
-    phases.push_back(std::string(core::PhaseName(from)) + "->" +
-                     std::string(core::PhaseName(state_.Job(j).phase)));
-  }
-
-  std::string Name(TaskRef t) const {
-    return state_.Job(t.job).spec->name + "/" + std::string(core::RoleName(t.role)) +
-           std::to_string(t.index);
-  }
-
-  struct Timer {
-    core::Time at;
-    TimerKind kind;
-    JobIndex job;
-    uint64_t epoch;
-  };
-  core::Time now = 0;
-  bool confirm_binds = true;
-  bool pods_vanish = true;
-  std::vector<Timer> timers;
-  std::vector<std::string> log;
-  std::vector<std::string> phases;
-  std::map<JobIndex, int> progress_changes;
-
- private:
-  ClusterState& state_;
-};
+// The shared fake (testing/engine): it records every call; binds are
+// confirmed and pods gone at once unless told otherwise, as a simulator
+// does; timers wait for RunUntil.
+using dlsched::testing::FakeBackend;
 
 class LifecycleTest : public ::testing::Test {
  protected:
@@ -113,15 +70,9 @@ class LifecycleTest : public ::testing::Test {
   }
   // Fires every timer due at or before `t`, in time order, at their times.
   void RunUntil(core::Time t) {
-    for (;;) {
-      auto it = std::min_element(
-          backend_.timers.begin(), backend_.timers.end(),
-          [](const FakeBackend::Timer& a, const FakeBackend::Timer& b) { return a.at < b.at; });
-      if (it == backend_.timers.end() || it->at > t) break;
-      const FakeBackend::Timer timer = *it;
-      backend_.timers.erase(it);
-      backend_.now = timer.at;
-      lc().OnTimer(timer.kind, timer.job, timer.epoch);
+    while (const auto timer = backend_.TakeDue(t)) {
+      backend_.now = timer->at;
+      lc().OnTimer(timer->kind, timer->job, timer->epoch);
     }
     backend_.now = t;
   }

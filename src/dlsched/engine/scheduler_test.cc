@@ -14,6 +14,7 @@
 
 #include "dlsched/engine/cycle_context.h"
 #include "dlsched/engine/test_util.h"
+#include "engine/fake_backend.h"
 
 namespace dlsched::engine {
 namespace {
@@ -96,36 +97,6 @@ class Recorder final : public Sizer {
   bool reads_progress_;
 };
 
-// A backend as the simulator is: binds and pod deletions take effect at
-// once; a job's progress is repriced when the life cycle says it changed.
-class FakeBackend final : public Backend {
- public:
-  core::Time Now() const override { return now; }
-  void SetTimer(core::Time at, TimerKind kind, JobIndex j, uint64_t epoch) override {
-    timers.push_back({at, kind, j, epoch});
-  }
-  void Bind(TaskRef t, NodeIndex) override { scheduler->BindDone(t); }
-  void Unbind(TaskRef t, NodeIndex) override { scheduler->TaskGone(t); }
-  void CreateTask(TaskRef) override {}
-  void DeleteTask(TaskRef) override {}
-  void OnProgressChange(JobIndex j) override {
-    ++progress_changes;
-    rates.push_back(scheduler->Reprice(j, now));
-  }
-
-  struct Timer {
-    core::Time at;
-    TimerKind kind;
-    JobIndex job;
-    uint64_t epoch;
-  };
-  Scheduler* scheduler = nullptr;
-  core::Time now = 0;
-  std::vector<Timer> timers;
-  int progress_changes = 0;
-  std::vector<double> rates;
-};
-
 class SchedulerTest : public ::testing::Test {
  protected:
   explicit SchedulerTest(bool reads_progress = true) {
@@ -138,7 +109,12 @@ class SchedulerTest : public ::testing::Test {
     p.sizer = std::make_unique<Recorder>(seen_, reads_progress);
     engine_ = std::make_unique<Engine>(std::move(p));
     scheduler_ = std::make_unique<Scheduler>(cluster_, *engine_, backend_);
-    backend_.scheduler = scheduler_.get();
+    // A backend as the simulator is: binds and pod deletions take effect
+    // at once; a job's progress is repriced when the life cycle says it
+    // changed.
+    backend_.on_bind_confirmed = [this](TaskRef t) { scheduler_->BindDone(t); };
+    backend_.on_pod_gone = [this](TaskRef t) { scheduler_->TaskGone(t); };
+    backend_.on_progress_change = [this](JobIndex j) { scheduler_->Reprice(j, backend_.now); };
   }
 
   // Two one-GPU workers at 10 steps/s together, 1,000 steps, no launch or
@@ -164,7 +140,7 @@ class SchedulerTest : public ::testing::Test {
   core::ClusterSpec cluster_ = Nodes(1, 8, 32, 4);
   std::deque<core::JobSpec> specs_;
   Seen seen_;
-  FakeBackend backend_;
+  dlsched::testing::FakeBackend backend_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Scheduler> scheduler_;
 };
@@ -242,7 +218,7 @@ TEST_F(SchedulerTest, AnAdoptedJobTrainsFromItsAdoption) {
   scheduler_->Place(TaskRef{a, Role::kWorker, 1}, 0);
   scheduler_->Adopt(a, JobPhase::kRunning, 0);
   EXPECT_EQ(job(a).phase, JobPhase::kRunning);
-  EXPECT_EQ(backend_.progress_changes, 1);
+  EXPECT_EQ(backend_.progress_calls, 1);
   EXPECT_EQ(scheduler_->NumTraining(), 1);
   scheduler_->Advance(a, 110);
   EXPECT_DOUBLE_EQ(job(a).steps_done, 100.0);  // 10 steps/s from 100 s to 110 s
@@ -257,7 +233,7 @@ TEST_F(SchedulerTest, AnAdoptedJobTrainsFromItsAdoption) {
 TEST_F(SchedulerTest, AnAdoptedFinishedJobIsNotRepriced) {
   const JobIndex a = Add("a");
   scheduler_->Adopt(a, JobPhase::kCompleted, 0);
-  EXPECT_EQ(backend_.progress_changes, 0);
+  EXPECT_EQ(backend_.progress_calls, 0);
   EXPECT_EQ(scheduler_->Unfinished(), 0);
 }
 
@@ -326,10 +302,9 @@ TEST(SchedulerQueueTest, ARemovedJobTakesItsQueuedPods) {
   Seen seen;
   p.sizer = std::make_unique<Recorder>(seen, false);
   const Engine engine(std::move(p));
-  FakeBackend backend;
+  dlsched::testing::FakeBackend backend;
   const core::ClusterSpec cluster = Nodes(1, 8, 32, 4);
   Scheduler scheduler(cluster, engine, backend);
-  backend.scheduler = &scheduler;
   std::deque<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2), Job("b", 0, 0, 1, 1, 1)};
   const JobIndex a = scheduler.AddJob(&specs[0], 0);
   const JobIndex b = scheduler.AddJob(&specs[1], 0);

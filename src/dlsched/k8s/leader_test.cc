@@ -12,19 +12,20 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/files.h"
 #include "k8s/apiserver.h"
 
 namespace dlsched::k8s {
 namespace {
 
 using nlohmann::json;
+using testing::ReadFile;
 using testing::TestApiServer;
 namespace fs = std::filesystem;
 
@@ -111,13 +112,6 @@ class Process {
   pid_t pid_ = -1;
 };
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 bool WaitFor(const std::function<bool()>& cond, double seconds = 30) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < until) {
@@ -145,7 +139,7 @@ json TrainingJobOf(const std::string& name) {
 }
 
 int MetricsPortOf(const std::string& log) {
-  std::istringstream lines(ReadAll(log));
+  std::istringstream lines(ReadFile(log));
   for (std::string line; std::getline(lines, line);) {
     const json j = json::parse(line, nullptr, false);
     if (j.is_object() && j.value("msg", "") == "dlsched operator starting") {
@@ -166,7 +160,7 @@ std::string Metrics(int port) {
 TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKilled) {
   TestApiServer server;
   ASSERT_TRUE(server.Start().has_value());
-  ASSERT_TRUE(server.ApplyManifest(ReadAll(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
+  ASSERT_TRUE(server.ApplyManifest(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
                   .has_value());
   ASSERT_TRUE(
       server
@@ -207,15 +201,15 @@ TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKill
     auto p = server.Get("pods", "default", pod);
     return p && !(*p)["spec"].value("nodeName", "").empty();
   };
-  ASSERT_TRUE(WaitFor([&] { return bound("first-worker-0"); })) << ReadAll(log_a);
+  ASSERT_TRUE(WaitFor([&] { return bound("first-worker-0"); })) << ReadFile(log_a);
   EXPECT_EQ(Holder(server), "a");
   Process b(args("b"), log_b);
-  ASSERT_TRUE(WaitFor([&] { return MetricsPortOf(log_b) > 0; })) << ReadAll(log_b);
+  ASSERT_TRUE(WaitFor([&] { return MetricsPortOf(log_b) > 0; })) << ReadFile(log_b);
   // b stands by: it renews nothing and writes nothing.
   const auto counts = server.RequestCounts();
   std::this_thread::sleep_for(std::chrono::seconds(1));
   EXPECT_EQ(Holder(server), "a");
-  EXPECT_EQ(ReadAll(log_b).find("\"msg\":\"leading\""), std::string::npos) << ReadAll(log_b);
+  EXPECT_EQ(ReadFile(log_b).find("\"msg\":\"leading\""), std::string::npos) << ReadFile(log_b);
   EXPECT_NE(Metrics(MetricsPortOf(log_a)).find("dlsched_leader 1"), std::string::npos);
   EXPECT_NE(Metrics(MetricsPortOf(log_b)).find("dlsched_leader 0"), std::string::npos);
   EXPECT_EQ(server.RequestCounts()["POST pods"], counts.at("POST pods"));
@@ -225,18 +219,18 @@ TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKill
   // pod for it) and schedules the next one.
   const auto killed = std::chrono::steady_clock::now();
   EXPECT_EQ(a->Signal(SIGKILL), -SIGKILL);
-  ASSERT_TRUE(WaitFor([&] { return Holder(server) == "b"; })) << ReadAll(log_b);
+  ASSERT_TRUE(WaitFor([&] { return Holder(server) == "b"; })) << ReadFile(log_b);
   const double takeover =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   ::testing::Test::RecordProperty("takeover_seconds", std::to_string(takeover));
   ASSERT_TRUE(
       server.Create("trainingjobs.dlsched.io", "default", TrainingJobOf("second")).has_value());
-  ASSERT_TRUE(WaitFor([&] { return bound("second-worker-0"); })) << ReadAll(log_b);
+  ASSERT_TRUE(WaitFor([&] { return bound("second-worker-0"); })) << ReadFile(log_b);
   EXPECT_EQ(server.RequestCounts()["POST pods"], 2) << "first's pod adopted, not recreated";
   auto first = server.Get("trainingjobs.dlsched.io", "default", "first");
   EXPECT_EQ((*first)["status"].value("phase", ""), "Running");
   // SIGTERM: b releases the lease and exits 0.
-  EXPECT_EQ(b.Signal(SIGTERM), 0) << ReadAll(log_b);
+  EXPECT_EQ(b.Signal(SIGTERM), 0) << ReadFile(log_b);
   EXPECT_EQ(Holder(server), "");
   fs::remove_all(dir);
 }
@@ -247,7 +241,7 @@ TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKill
 TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
   TestApiServer server;
   ASSERT_TRUE(server.Start().has_value());
-  ASSERT_TRUE(server.ApplyManifest(ReadAll(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
+  ASSERT_TRUE(server.ApplyManifest(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
                   .has_value());
   ASSERT_TRUE(
       server
@@ -291,12 +285,12 @@ TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
     auto p = server.Get("pods", "default", pod);
     return p && !(*p)["spec"].value("nodeName", "").empty();
   };
-  ASSERT_TRUE(WaitFor([&] { return bound("first-worker-0"); })) << ReadAll(log);
+  ASSERT_TRUE(WaitFor([&] { return bound("first-worker-0"); })) << ReadFile(log);
   ASSERT_TRUE(server.Create("trainingjobs.dlsched.io", "default", job("big", 4, 50)).has_value());
   ASSERT_TRUE(WaitFor([&] {
     auto big = server.Get("trainingjobs.dlsched.io", "default", "big");
     return big && big->contains("status") && (*big)["status"].value("phase", "") == "Waiting";
-  })) << ReadAll(log);
+  })) << ReadFile(log);
 
   auto run = [&](const std::string& args, const std::string& out) {
     const int status = std::system(
@@ -307,9 +301,9 @@ TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
   ASSERT_EQ(run(fmt::format("snapshot --from 127.0.0.1:{} --out {}", MetricsPortOf(log), now),
                 "snapshot.out"),
             0)
-      << ReadAll((dir / "snapshot.out").string());
-  const std::string cluster = ReadAll(now + "/cluster.yaml");
-  const std::string workload = ReadAll(now + "/workload.yaml");
+      << ReadFile((dir / "snapshot.out").string());
+  const std::string cluster = ReadFile(now + "/cluster.yaml");
+  const std::string workload = ReadFile(now + "/workload.yaml");
   EXPECT_NE(cluster.find("  - name: node-a\n"), std::string::npos) << cluster;
   EXPECT_NE(cluster.find("    reserved: {cpu: \"2\"}\n"), std::string::npos) << cluster;
   EXPECT_NE(cluster.find("    labels: {zone: z1}\n"), std::string::npos) << cluster;
@@ -324,10 +318,10 @@ TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
   EXPECT_LT(running, big) << "first is placed, big waits";
   EXPECT_NE(workload.find("      nodes: {worker-0: node-a}\n"), std::string::npos) << workload;
   EXPECT_EQ(workload.find("running:", big), std::string::npos) << workload;
-  EXPECT_NE(ReadAll((dir / "snapshot.out").string())
+  EXPECT_NE(ReadFile((dir / "snapshot.out").string())
                 .find("workload.yaml: 2 jobs (1 placed, 1 waiting), continuing at t="),
             std::string::npos)
-      << ReadAll((dir / "snapshot.out").string());
+      << ReadFile((dir / "snapshot.out").string());
 
   // The what-if: both jobs finish under two profiles.
   ASSERT_EQ(run(fmt::format("compare -c {0}/cluster.yaml -w {0}/workload.yaml -p gang-binpack,kod2 "
@@ -335,7 +329,7 @@ TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
                             now, (dir / "whatif").string()),
                 "compare.out"),
             0)
-      << ReadAll((dir / "compare.out").string());
+      << ReadFile((dir / "compare.out").string());
   // Pods of other owners asking for more than node-a has (cpu 2 + 20 of
   // 8): `reserved` is capped at what the workload's pods leave of the
   // node, so the snapshot still loads (a `reserved` over its node is
@@ -345,20 +339,20 @@ TEST(SnapshotCommandTest, WritesTheLiveQueueThatCompareReplays) {
   ASSERT_TRUE(WaitFor([&] {
     return run(fmt::format("snapshot --from 127.0.0.1:{} --out {}", MetricsPortOf(log), later),
                "later.out") == 0 &&
-           ReadAll(later + "/cluster.yaml").find("    reserved: {cpu: \"8\"}\n") !=
+           ReadFile(later + "/cluster.yaml").find("    reserved: {cpu: \"8\"}\n") !=
                std::string::npos;
-  })) << ReadAll((dir / "later.out").string())
-      << ReadAll(later + "/cluster.yaml");
+  })) << ReadFile((dir / "later.out").string())
+      << ReadFile(later + "/cluster.yaml");
 
   // No operator there: one line, exit 1, nothing written.
   EXPECT_EQ(run(fmt::format("snapshot --from 127.0.0.1:1 --timeout 2 --out {}/none", dir.string()),
                 "none.out"),
             1);
-  const std::string none = ReadAll((dir / "none.out").string());
+  const std::string none = ReadFile((dir / "none.out").string());
   EXPECT_TRUE(none.starts_with("dlsched: --from 127.0.0.1:1: ")) << none;
   EXPECT_EQ(std::count(none.begin(), none.end(), '\n'), 1) << none;
   EXPECT_FALSE(fs::exists(dir / "none"));
-  EXPECT_EQ(op.Signal(SIGTERM), 0) << ReadAll(log);
+  EXPECT_EQ(op.Signal(SIGTERM), 0) << ReadFile(log);
   fs::remove_all(dir);
 }
 

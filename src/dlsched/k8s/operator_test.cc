@@ -8,40 +8,26 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "core/files.h"
 #include "dlsched/k8s/objects.h"
-#include "dlsched/policy/framework/registry.h"
 #include "k8s/apiserver.h"
 #include "k8s/test_kubelet.h"
+#include "policy/profiles.h"
 
 namespace dlsched::k8s {
 namespace {
 
 using nlohmann::json;
+using testing::NewEngine;
+using testing::ReadFile;
 using testing::TestApiServer;
 using testing::TestKubelet;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::unique_ptr<engine::Engine> MakeEngine(const std::string& profile) {
-  auto spec = policy::ResolveProfile(profile);
-  EXPECT_TRUE(spec.has_value());
-  auto built = policy::BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value());
-  return std::make_unique<engine::Engine>(std::move(*built));
-}
 
 json Node(const std::string& name, int gpus, json labels = json::object(),
           json taints = json::array()) {
@@ -111,7 +97,7 @@ class OperatorTest : public ::testing::Test {
   }
 
   void StartOperator(const std::string& profile, bool bind_with_node_name = false) {
-    engine_ = MakeEngine(profile);
+    engine_ = NewEngine(profile);
     OperatorOptions o;
     o.bind_with_node_name = bind_with_node_name;
     o.clock = [this] { return Clock(); };
@@ -424,7 +410,7 @@ EndState RunWithCrash(int64_t crash_after) {
   };
   TestKubelet kubelet(config, clock);
   kubelet.Start();
-  auto engine = MakeEngine("gang-binpack");
+  auto engine = NewEngine("gang-binpack");
   auto converged = [&] {
     for (const auto& [name, workers] : jobs) {
       auto tj = server.Get("trainingjobs.dlsched.io", "default", name);

@@ -9,34 +9,28 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/files.h"
 #include "dlsched/k8s/objects.h"
 #include "dlsched/k8s/operator.h"
-#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/generate.h"
 #include "dlsched/sim/simulator.h"
 #include "k8s/apiserver.h"
 #include "k8s/test_kubelet.h"
+#include "policy/profiles.h"
 
 namespace dlsched::k8s {
 namespace {
 
 using nlohmann::json;
+using testing::NewEngine;
+using testing::ReadFile;
 using testing::TestApiServer;
 using testing::TestKubelet;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 json Requests(const core::ContainerSpec& c) {
   json r = json::object();
@@ -124,14 +118,6 @@ json EncodeNode(const core::NodeSpec& n) {
           {"metadata", {{"name", n.name}, {"labels", n.labels}}},
           {"spec", {{"unschedulable", !n.schedulable}, {"taints", taints}}},
           {"status", {{"allocatable", alloc}}}};
-}
-
-std::unique_ptr<engine::Engine> MakeEngine(const std::string& profile) {
-  auto spec = policy::ResolveProfile(profile);
-  EXPECT_TRUE(spec.has_value()) << profile;
-  auto built = policy::BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << profile;
-  return std::make_unique<engine::Engine>(std::move(*built));
 }
 
 // "t=<time> start <job> <workers>: <role>-<index>@<node>,..." for every
@@ -310,7 +296,7 @@ TEST_P(ParityTest, OperatorPlacesAndStartsJobsAsTheSimulator) {
   ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
   auto workload = sim::LoadWorkload(Example(c.workload));
   ASSERT_TRUE(workload.has_value()) << workload.error().message;
-  auto engine = MakeEngine(c.profile);
+  auto engine = NewEngine(c.profile);
   const std::vector<std::string> expected = SimulatorStarts(*cluster, *workload, *engine);
   ASSERT_FALSE(expected.empty());
   LockStep run(*cluster, *workload, *engine);
@@ -337,7 +323,7 @@ TEST_P(ParityTest, SnapshotReplayedByTheSimulatorMakesTheOperatorsNextDecisions)
   ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
   auto workload = sim::LoadWorkload(Example(c.workload));
   ASSERT_TRUE(workload.has_value()) << workload.error().message;
-  auto engine = MakeEngine(c.profile);
+  auto engine = NewEngine(c.profile);
   LockStep run(*cluster, *workload, *engine);
   run.TakeSnapshots();
   const std::vector<std::string> got = run.Run();

@@ -101,15 +101,10 @@ std::string ResourceLabel(core::ResourceId id) {
   return std::string(name);
 }
 
-RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
-  RunSummary s;
-  s.window = window;
-  s.profile = input.profile;
-  s.deadlocked = input.deadlocked;
-  s.partial = input.partial;
-  s.cycles = input.cycles;
-  s.end_time = input.end_time;
+namespace {
 
+// What Summarize gathers from the jobs in its window.
+struct JobTotals {
   std::vector<double> jcts;
   std::vector<double> slowdowns;
   std::vector<double> speeds;  // 1 / slowdown
@@ -119,11 +114,16 @@ RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
   int completed_with_jct = 0;
   core::Time last_end = -std::numeric_limits<double>::infinity();
   core::Time first_submit = core::kNever;
+};
 
+// Counts the jobs in `s`'s window into `s` and gathers their times.
+JobTotals CountJobs(const RunInput& input, RunSummary& s) {
+  JobTotals t;
+  const std::optional<Window>& window = s.window;
   for (const JobRecord& job : input.jobs) {
     if (window && !window->Contains(job.submit)) continue;
     ++s.total_jobs;
-    first_submit = std::min(first_submit, job.submit);
+    t.first_submit = std::min(t.first_submit, job.submit);
     s.preemptions += job.preemptions;
     s.scale_events += job.scale_events;
     s.reallocations += job.reallocations;
@@ -146,49 +146,56 @@ RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
     // A job that did not complete is censored at the run's end.
     std::optional<core::Time> jct = Jct(job);
     if (jct) {
-      ++completed_with_jct;
-      queueing += job.queueing;
-      launching += job.launching;
-      running += job.running;
-      last_end = std::max(last_end, job.completion);
+      ++t.completed_with_jct;
+      t.queueing += job.queueing;
+      t.launching += job.launching;
+      t.running += job.running;
+      t.last_end = std::max(t.last_end, job.completion);
     } else {
       ++s.jct_censored;
       jct = std::max(0.0, input.end_time - job.submit);
-      last_end = std::max(last_end, input.end_time);
+      t.last_end = std::max(t.last_end, input.end_time);
     }
-    jcts.push_back(*jct);
+    t.jcts.push_back(*jct);
     if (job.ideal_runtime > 0) {
-      slowdowns.push_back(SlowdownOf(*jct, job.ideal_runtime));
-      speeds.push_back(1 / slowdowns.back());
+      t.slowdowns.push_back(SlowdownOf(*jct, job.ideal_runtime));
+      t.speeds.push_back(1 / t.slowdowns.back());
     }
   }
+  return t;
+}
 
-  if (!jcts.empty()) {
-    s.jct_mean = Mean(jcts);
-    std::vector<double> sorted = jcts;
+// The JCT, phase and slowdown figures of `t` into `s`.
+void SummarizeTimes(JobTotals& t, RunSummary& s) {
+  if (!t.jcts.empty()) {
+    s.jct_mean = Mean(t.jcts);
+    std::vector<double> sorted = t.jcts;
     std::sort(sorted.begin(), sorted.end());
     s.jct_p50 = Percentile(sorted, 50);
     s.jct_p95 = Percentile(sorted, 95);
     s.jct_p99 = Percentile(sorted, 99);
-    s.makespan = std::max(0.0, last_end - first_submit);
+    s.makespan = std::max(0.0, t.last_end - t.first_submit);
   }
-  if (completed_with_jct > 0) {
-    const double n = static_cast<double>(completed_with_jct);
-    s.mean_queueing = queueing / n;
-    s.mean_launching = launching / n;
-    s.mean_running = running / n;
+  if (t.completed_with_jct > 0) {
+    const double n = static_cast<double>(t.completed_with_jct);
+    s.mean_queueing = t.queueing / n;
+    s.mean_launching = t.launching / n;
+    s.mean_running = t.running / n;
   }
 
-  s.slowdown_jobs = static_cast<int>(slowdowns.size());
-  s.slowdown_mean = Mean(slowdowns);
-  s.slowdown_variance = Variance(slowdowns, s.slowdown_mean);
-  std::sort(slowdowns.begin(), slowdowns.end());
-  s.slowdown_p95 = Percentile(slowdowns, 95);
-  s.jain_index = JainIndex(speeds);
+  s.slowdown_jobs = static_cast<int>(t.slowdowns.size());
+  s.slowdown_mean = Mean(t.slowdowns);
+  s.slowdown_variance = Variance(t.slowdowns, s.slowdown_mean);
+  std::sort(t.slowdowns.begin(), t.slowdowns.end());
+  s.slowdown_p95 = Percentile(t.slowdowns, 95);
+  s.jain_index = JainIndex(t.speeds);
+}
 
-  if (window) {
-    s.window_start = window->from;
-    s.window_end = std::max(std::min(window->to, input.end_time), s.window_start);
+// The utilisation window and each resource's utilisation over it into `s`.
+void SummarizeUtilization(const RunInput& input, core::Time first_submit, RunSummary& s) {
+  if (s.window) {
+    s.window_start = s.window->from;
+    s.window_end = std::max(std::min(s.window->to, input.end_time), s.window_start);
   } else {
     s.window_start = input.jobs.empty() ? 0 : first_submit;
     s.window_end = std::max(input.end_time, s.window_start);
@@ -207,6 +214,21 @@ RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
                                           capacity, s.window_start, s.window_end);
     s.utilization.push_back(std::move(u));
   }
+}
+
+}  // namespace
+
+RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
+  RunSummary s;
+  s.window = window;
+  s.profile = input.profile;
+  s.deadlocked = input.deadlocked;
+  s.partial = input.partial;
+  s.cycles = input.cycles;
+  s.end_time = input.end_time;
+  JobTotals totals = CountJobs(input, s);
+  SummarizeTimes(totals, s);
+  SummarizeUtilization(input, totals.first_submit, s);
   return s;
 }
 

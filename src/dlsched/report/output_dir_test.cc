@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ReadFile;
 using testing::TempDir;
+using testing::WriteFile;
 
 std::set<std::string> Entries(const fs::path& dir) {
   std::set<std::string> out;
@@ -55,11 +56,6 @@ class FileSizeLimit {
   rlimit saved_{};
 };
 
-void Write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-
 TEST(OutputDirTest, WritesANewDirectoryAndLeavesNothingElse) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "runs" / "out";
@@ -81,9 +77,9 @@ TEST(OutputDirTest, WritesANewDirectoryAndLeavesNothingElse) {
 TEST(OutputDirTest, ReplacesEarlierResultsAsAWhole) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "out";
-  Write(dir / "summary.json", "old\n");
-  Write(dir / "jobs.csv", "old\n");
-  Write(dir / "gang-binpack" / "jobs.csv", "old\n");
+  WriteFile(dir / "summary.json", "old\n");
+  WriteFile(dir / "jobs.csv", "old\n");
+  WriteFile(dir / "gang-binpack" / "jobs.csv", "old\n");
   auto out = OutputDir::Open(dir.string());
   ASSERT_TRUE(out.has_value()) << out.error().message;
   ASSERT_TRUE(out->Add("summary.json", "new\n").has_value());
@@ -95,8 +91,8 @@ TEST(OutputDirTest, ReplacesEarlierResultsAsAWhole) {
 TEST(OutputDirTest, RefusesADirectoryWithFilesItDidNotWrite) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "mine";
-  Write(dir / "notes.txt", "keep me\n");
-  Write(dir / "jobs.csv", "old\n");
+  WriteFile(dir / "notes.txt", "keep me\n");
+  WriteFile(dir / "jobs.csv", "old\n");
   auto out = OutputDir::Open(dir.string());
   ASSERT_FALSE(out.has_value());
   EXPECT_EQ(out.error().message,
@@ -107,7 +103,7 @@ TEST(OutputDirTest, RefusesADirectoryWithFilesItDidNotWrite) {
   EXPECT_EQ(Entries(tmp.path()),
             (std::set<std::string>{"mine", "mine/notes.txt", "mine/jobs.csv"}));
   // A foreign file one level down is refused too.
-  Write(tmp.path() / "out2" / "kod2" / "plot.png", "x");
+  WriteFile(tmp.path() / "out2" / "kod2" / "plot.png", "x");
   EXPECT_FALSE(CheckOutputDir((tmp.path() / "out2").string()).has_value());
   EXPECT_TRUE(CheckOutputDir((tmp.path() / "absent").string()).has_value());
 }
@@ -121,16 +117,16 @@ TEST(OutputDirTest, AcceptsEveryFileDlschedWrites) {
   for (const char* f :
        {"summary.json", "jobs.csv", "utilization.csv", "events.csv", "allocations.csv",
         "compare.csv", "compare.json", "sweep.csv", "cell.csv", "report.html"}) {
-    Write(dir / f, "x");
-    Write(dir / "kod2" / f, "x");
+    WriteFile(dir / f, "x");
+    WriteFile(dir / "kod2" / f, "x");
     // A sweep's cell directory, four levels down.
-    Write(dir / "cells" / "kod2" / "load-1.5" / "seed-3" / f, "x");
+    WriteFile(dir / "cells" / "kod2" / "load-1.5" / "seed-3" / f, "x");
   }
   EXPECT_TRUE(CheckOutputDir(dir.string()).has_value());
-  Write(dir / "cells" / "kod2" / "load-1.5" / "seed-3" / "deeper" / "jobs.csv", "x");
+  WriteFile(dir / "cells" / "kod2" / "load-1.5" / "seed-3" / "deeper" / "jobs.csv", "x");
   EXPECT_FALSE(CheckOutputDir(dir.string()).has_value());
   fs::remove_all(dir / "cells" / "kod2" / "load-1.5" / "seed-3" / "deeper");
-  Write(dir / "report.htm", "x");
+  WriteFile(dir / "report.htm", "x");
   EXPECT_FALSE(CheckOutputDir(dir.string()).has_value());
 }
 
@@ -140,7 +136,7 @@ TEST(OutputDirTest, AcceptsEveryFileDlschedWrites) {
 TEST(OutputDirTest, AFailedWriteLeavesTheOldResults) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "out";
-  Write(dir / "summary.json", "old\n");
+  WriteFile(dir / "summary.json", "old\n");
   auto out = OutputDir::Open(dir.string());
   ASSERT_TRUE(out.has_value()) << out.error().message;
   ASSERT_TRUE(out->Add("jobs.csv", "small\n").has_value());
@@ -245,12 +241,12 @@ TEST(OutputDirTest, SweepsTemporariesWhoseWriterIsGone) {
   const std::string dead = ".out.dlsched-tmp-0123456789abcdef0123456789abcdef";
   const std::string live = ".out.dlsched-tmp-fedcba9876543210fedcba9876543210";
   const std::string pid = ".out.dlsched-tmp-1";
-  Write(tmp.path() / dead / "summary.json", "half\n");
-  Write(tmp.path() / (dead + "-old") / "summary.json", "old\n");
-  Write(tmp.path() / (dead + ".lock"), "");
-  Write(tmp.path() / live / "summary.json", "busy\n");
-  Write(tmp.path() / (live + ".lock"), "");
-  Write(tmp.path() / pid / "summary.json", "old version\n");
+  WriteFile(tmp.path() / dead / "summary.json", "half\n");
+  WriteFile(tmp.path() / (dead + "-old") / "summary.json", "old\n");
+  WriteFile(tmp.path() / (dead + ".lock"), "");
+  WriteFile(tmp.path() / live / "summary.json", "busy\n");
+  WriteFile(tmp.path() / (live + ".lock"), "");
+  WriteFile(tmp.path() / pid / "summary.json", "old version\n");
   // The live writer's lock (as TempClaim takes it).
   const int fd = ::open((tmp.path() / (live + ".lock")).c_str(), O_RDWR | O_CLOEXEC);
   ASSERT_GE(fd, 0);
@@ -285,7 +281,7 @@ TEST(OutputDirTest, SweepsTemporariesWhoseWriterIsGone) {
 TEST(OutputDirTest, TwoWritersOfOneDirectoryEachCommitAWholeSet) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "out";
-  Write(dir / "summary.json", "old\n");
+  WriteFile(dir / "summary.json", "old\n");
   auto a = OutputDir::Open(dir.string());
   ASSERT_TRUE(a.has_value()) << a.error().message;
   auto b = OutputDir::Open(dir.string());
@@ -318,7 +314,7 @@ TEST(OutputDirTest, AbandonedWithoutCommitLeavesNothing) {
 TEST(OutputDirTest, FollowsASymlink) {
   TempDir tmp;
   const fs::path real = tmp.path() / "real";
-  Write(real / "summary.json", "old\n");
+  WriteFile(real / "summary.json", "old\n");
   fs::create_directory_symlink(real, tmp.path() / "link");
   auto out = OutputDir::Open((tmp.path() / "link").string());
   ASSERT_TRUE(out.has_value()) << out.error().message;
@@ -333,7 +329,7 @@ TEST(ReplaceFilesTest, WritesAllOrLeavesAll) {
   fs::create_directories(tmp.path());
   const fs::path a = tmp.path() / "w.yaml";
   const fs::path b = tmp.path() / "c.yaml";
-  Write(a, "old a\n");
+  WriteFile(a, "old a\n");
   const FileContent files[] = {{a.string(), "new a\n"}, {b.string(), "new b\n"}};
   ASSERT_TRUE(ReplaceFiles(files).has_value());
   EXPECT_EQ(ReadFile(a), "new a\n");

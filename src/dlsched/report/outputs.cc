@@ -83,8 +83,8 @@ std::optional<double> TimeOrNull(core::Time t) {
   return t >= core::kNever ? std::nullopt : std::optional<double>(t);
 }
 
-using NumberFields = std::initializer_list<std::pair<const char*, std::optional<double>>>;
-using IntFields = std::initializer_list<std::pair<const char*, int64_t>>;
+using NumberFields = std::initializer_list<std::pair<std::string_view, std::optional<double>>>;
+using IntFields = std::initializer_list<std::pair<std::string_view, int64_t>>;
 
 void Numbers(JsonWriter& w, NumberFields fields) {
   for (const auto& [key, value] : fields) {
@@ -100,32 +100,35 @@ void Ints(JsonWriter& w, IntFields fields) {
   }
 }
 
+// One job of summary.json's `jobs`: keys named as jobs.csv's columns.
 void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
+  namespace col = schema::jobs;
   w.BeginObject();
-  w.Key("name");
+  w.Key(col::kName);
   w.String(job.name);
-  w.Key("namespace");
+  w.Key(col::kNamespace);
   w.String(job.namespace_name);
-  Numbers(w, {{"submit", TimeOrNull(job.submit)},
-              {"first_start", TimeOrNull(job.first_start)},
-              {"completion", TimeOrNull(job.completion)},
-              {"jct", metrics::Jct(job)},
-              {"queueing", job.queueing},
-              {"launching", job.launching},
-              {"running", job.running}});
-  w.Key("final_state");
+  Numbers(w, {{col::kSubmit, TimeOrNull(job.submit)},
+              {col::kFirstStart, TimeOrNull(job.first_start)},
+              {col::kCompletion, TimeOrNull(job.completion)},
+              {col::kJct, metrics::Jct(job)},
+              {col::kQueueing, job.queueing},
+              {col::kLaunching, job.launching},
+              {col::kRunning, job.running}});
+  w.Key(col::kFinalState);
   w.String(core::PhaseName(job.final_phase));
-  Ints(w, {{"admission_seq", job.admission_seq},
-           {"reallocations", job.reallocations},
-           {"preemptions", job.preemptions},
-           {"scale_events", job.scale_events},
-           {"final_workers", job.final_workers},
-           {"gpus", job.gpus}});
-  w.Key("stuck");
+  Ints(w, {{col::kAdmissionSeq, job.admission_seq},
+           {col::kReallocations, job.reallocations},
+           {col::kPreemptions, job.preemptions},
+           {col::kScaleEvents, job.scale_events},
+           {col::kFinalWorkers, job.final_workers},
+           {col::kGpus, job.gpus}});
+  w.Key(col::kStuck);
   w.Bool(job.stuck);
-  w.Key("reason");
+  w.Key(col::kReason);
   w.String(job.reason);
-  Numbers(w, {{"ideal_runtime", job.ideal_runtime}, {"slowdown", metrics::Slowdown(job)}});
+  Numbers(w, {{col::kIdealRuntime, job.ideal_runtime},
+              {schema::summary::kSlowdown, metrics::Slowdown(job)}});
   w.EndObject();
 }
 
@@ -137,7 +140,8 @@ void WindowJson(JsonWriter& w, const std::optional<metrics::Window>& window) {
     return;
   }
   w.BeginObject();
-  Numbers(w, {{"from", window->from}, {"to", TimeOrNull(window->to)}});
+  Numbers(w,
+          {{schema::summary::kFrom, window->from}, {schema::summary::kTo, TimeOrNull(window->to)}});
   w.EndObject();
 }
 
@@ -263,62 +267,66 @@ void WriteUtilizationCsv(TextOut& out, const metrics::RunSummary& summary,
 
 void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics::RunInput& input,
                       const Provenance* provenance) {
+  namespace key = schema::summary;
   JsonWriter w(&out.text());
   w.BeginObject();
-  w.Key("profile");
+  w.Key(key::kProfile);
   w.String(s.profile);
-  w.Key("counts");
-  IntObject(w, {{"total", s.total_jobs},
-                {"completed", s.completed_jobs},
-                {"failed", s.failed_jobs},
-                {"stuck", s.stuck_jobs},
-                {"unfinished", s.unfinished_jobs}});
-  w.Key("deadlocked");
+  w.Key(key::kCounts);
+  IntObject(w, {{key::kTotal, s.total_jobs},
+                {key::kCompleted, s.completed_jobs},
+                {key::kFailed, s.failed_jobs},
+                {key::kStuck, s.stuck_jobs},
+                {key::kUnfinished, s.unfinished_jobs}});
+  w.Key(key::kDeadlocked);
   w.Bool(s.deadlocked);
-  w.Key("partial");
+  w.Key(key::kPartial);
   w.Bool(s.partial);
-  w.Key("cycles");
+  w.Key(key::kCycles);
   w.Int(s.cycles);
-  Numbers(w, {{"end_time", s.end_time}});
-  w.Key("window");
+  Numbers(w, {{key::kEndTime, s.end_time}});
+  w.Key(key::kWindow);
   WindowJson(w, s.window);
-  w.Key("jct");
+  w.Key(key::kJct);
   w.BeginObject();
-  Numbers(w, {{"mean", s.jct_mean}, {"p50", s.jct_p50}, {"p95", s.jct_p95}, {"p99", s.jct_p99}});
-  Ints(w, {{"censored", s.jct_censored}});
+  Numbers(w, {{key::kMean, s.jct_mean},
+              {key::kP50, s.jct_p50},
+              {key::kP95, s.jct_p95},
+              {key::kP99, s.jct_p99}});
+  Ints(w, {{key::kCensored, s.jct_censored}});
   w.EndObject();
-  Numbers(w, {{"makespan", s.makespan}});
-  w.Key("mean_phase_time");
-  NumberObject(w, {{"queueing", s.mean_queueing},
-                   {"launching", s.mean_launching},
-                   {"running", s.mean_running}});
-  w.Key("utilization");
+  Numbers(w, {{key::kMakespan, s.makespan}});
+  w.Key(key::kMeanPhaseTime);
+  NumberObject(w, {{key::kQueueing, s.mean_queueing},
+                   {key::kLaunching, s.mean_launching},
+                   {key::kRunning, s.mean_running}});
+  w.Key(key::kUtilization);
   w.BeginObject();
-  Numbers(w, {{"window_start", s.window_start}, {"window_end", s.window_end}});
-  w.Key("resources");
+  Numbers(w, {{key::kWindowStart, s.window_start}, {key::kWindowEnd, s.window_end}});
+  w.Key(key::kResources);
   w.BeginObject();
   for (const auto& u : s.utilization) {
     w.Key(u.name);
     w.BeginObject();
-    Ints(w, {{"capacity", u.capacity}});
-    Numbers(w, {{"allocated", u.allocated}, {"effective", u.effective}});
+    Ints(w, {{key::kCapacity, u.capacity}});
+    Numbers(w, {{key::kAllocated, u.allocated}, {key::kEffective, u.effective}});
     w.EndObject();
   }
   w.EndObject();
   w.EndObject();
-  w.Key("slowdown");
+  w.Key(key::kSlowdown);
   w.BeginObject();
-  Ints(w, {{"jobs", s.slowdown_jobs}});
-  Numbers(w, {{"mean", s.slowdown_mean},
-              {"p95", s.slowdown_p95},
-              {"variance", s.slowdown_variance},
-              {"jain_index", s.jain_index}});
+  Ints(w, {{key::kJobs, s.slowdown_jobs}});
+  Numbers(w, {{key::kMean, s.slowdown_mean},
+              {key::kP95, s.slowdown_p95},
+              {key::kVariance, s.slowdown_variance},
+              {key::kJainIndex, s.jain_index}});
   w.EndObject();
-  w.Key("events");
-  IntObject(w, {{"preemptions", s.preemptions},
-                {"scale_events", s.scale_events},
-                {"reallocations", s.reallocations}});
-  w.Key("jobs");
+  w.Key(key::kEvents);
+  IntObject(w, {{key::kPreemptions, s.preemptions},
+                {key::kScaleEvents, s.scale_events},
+                {key::kReallocations, s.reallocations}});
+  w.Key(key::kJobs);
   w.BeginArray();
   for (const auto& job : input.jobs) {
     JobJson(w, job);
@@ -326,7 +334,7 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
   }
   w.EndArray();
   if (provenance != nullptr) {
-    w.Key("provenance");
+    w.Key(key::kProvenance);
     WriteProvenance(w, *provenance);
   }
   w.EndObject();

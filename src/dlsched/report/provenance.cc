@@ -204,7 +204,7 @@ core::Result<Provenance> ParseProvenance(const json& v) {
 
 core::Result<json> ParseJsonFile(const std::string& text, const std::string& path, bool skip_jobs) {
   const json::parser_callback_t skip = [](int depth, json::parse_event_t event, json& parsed) {
-    return !(event == json::parse_event_t::key && depth == 1 && parsed == "jobs");
+    return !(event == json::parse_event_t::key && depth == 1 && parsed == schema::summary::kJobs);
   };
   const auto line_at = [&](size_t byte) {
     const auto end = text.begin() + static_cast<std::ptrdiff_t>(std::min(byte, text.size()));
@@ -237,8 +237,7 @@ core::Result<json> ParseJsonFile(const std::string& text, const std::string& pat
 }
 
 core::Result<std::optional<FoundProvenance>> ReadProvenance(const std::string& dir) {
-  for (std::string_view name :
-       {kProvenanceFile, std::string_view("compare.json"), std::string_view("summary.json")}) {
+  for (std::string_view name : {kProvenanceFile, schema::kCompareJson, schema::kSummaryJson}) {
     const fs::path file = fs::path(dir) / name;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) continue;
@@ -246,7 +245,7 @@ core::Result<std::optional<FoundProvenance>> ReadProvenance(const std::string& d
     // summary.json's per-job array can be most of the file: dropped unbuilt.
     DLSCHED_TRY_LET(root, ParseJsonFile(*text, file.string(), /*skip_jobs=*/true));
     if (!root->is_object()) return core::Errorf("{}: not a JSON object", file.string());
-    const auto it = root->find("provenance");
+    const auto it = root->find(schema::summary::kProvenance);
     if (it == root->end()) return std::nullopt;
     auto p = ParseProvenance(*it);
     if (!p) return core::Errorf("{}: {}", file.string(), p.error().message);

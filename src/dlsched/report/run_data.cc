@@ -402,6 +402,7 @@ class SummaryReader {
 core::Result<SummaryData> ParseSummary(const std::string& path, const std::string& text) {
   // The per-job array can be most of the file (100,000 jobs); the report
   // reads jobs.csv instead, so the parser drops it unbuilt.
+  namespace key = schema::summary;
   DLSCHED_TRY_LET(parsed, ParseJsonFile(text, path, /*skip_jobs=*/true));
   const nlohmann::json& root = *parsed;
   if (!root.is_object()) return At(path, 1, "expected a JSON object");
@@ -413,61 +414,63 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
   auto count = [&](std::initializer_list<const char*> keys) {
     return static_cast<int>(std::min<int64_t>(r.Count(keys), std::numeric_limits<int>::max()));
   };
-  s.profile = r.String({"profile"});
-  const std::optional<double> end = r.Number({"end_time"});
+  s.profile = r.String({key::kProfile});
+  const std::optional<double> end = r.Number({key::kEndTime});
   d.has_end_time = end.has_value();
   s.end_time = end.value_or(0);
-  s.partial = r.Bool({"partial"});
-  s.deadlocked = r.Bool({"deadlocked"});
-  s.cycles = r.Count({"cycles"});
-  if (r.Object({"window"}) != nullptr) {
+  s.partial = r.Bool({key::kPartial});
+  s.deadlocked = r.Bool({key::kDeadlocked});
+  s.cycles = r.Count({key::kCycles});
+  if (r.Object({key::kWindow}) != nullptr) {
     metrics::Window w;
-    w.from = r.Number({"window", "from"}).value_or(0);
-    w.to = r.Number({"window", "to"}).value_or(core::kNever);
+    w.from = r.Number({key::kWindow, key::kFrom}).value_or(0);
+    w.to = r.Number({key::kWindow, key::kTo}).value_or(core::kNever);
     s.window = w;
   }
-  s.total_jobs = count({"counts", "total"});
-  s.completed_jobs = count({"counts", "completed"});
-  s.stuck_jobs = count({"counts", "stuck"});
-  s.failed_jobs = count({"counts", "failed"});
-  s.unfinished_jobs = count({"counts", "unfinished"});
-  s.jct_mean = r.Number({"jct", "mean"}).value_or(0);
-  s.jct_p50 = r.Number({"jct", "p50"}).value_or(0);
-  s.jct_p95 = r.Number({"jct", "p95"}).value_or(0);
-  s.jct_p99 = r.Number({"jct", "p99"}).value_or(0);
-  s.jct_censored = count({"jct", "censored"});
-  s.makespan = r.Number({"makespan"}).value_or(0);
-  s.mean_queueing = r.Number({"mean_phase_time", "queueing"}).value_or(0);
-  s.mean_launching = r.Number({"mean_phase_time", "launching"}).value_or(0);
-  s.mean_running = r.Number({"mean_phase_time", "running"}).value_or(0);
-  s.window_start = r.Number({"utilization", "window_start"}).value_or(0);
-  s.window_end = r.Number({"utilization", "window_end"}).value_or(s.end_time);
-  s.slowdown_jobs = count({"slowdown", "jobs"});
-  s.slowdown_mean = r.Number({"slowdown", "mean"}).value_or(0);
-  s.slowdown_p95 = r.Number({"slowdown", "p95"}).value_or(0);
-  s.slowdown_variance = r.Number({"slowdown", "variance"}).value_or(0);
-  s.jain_index = r.Number({"slowdown", "jain_index"}).value_or(0);
-  s.preemptions = r.Count({"events", "preemptions"});
-  s.scale_events = r.Count({"events", "scale_events"});
-  s.reallocations = r.Count({"events", "reallocations"});
-  if (const nlohmann::json* res = r.Object({"utilization", "resources"})) {
+  s.total_jobs = count({key::kCounts, key::kTotal});
+  s.completed_jobs = count({key::kCounts, key::kCompleted});
+  s.stuck_jobs = count({key::kCounts, key::kStuck});
+  s.failed_jobs = count({key::kCounts, key::kFailed});
+  s.unfinished_jobs = count({key::kCounts, key::kUnfinished});
+  s.jct_mean = r.Number({key::kJct, key::kMean}).value_or(0);
+  s.jct_p50 = r.Number({key::kJct, key::kP50}).value_or(0);
+  s.jct_p95 = r.Number({key::kJct, key::kP95}).value_or(0);
+  s.jct_p99 = r.Number({key::kJct, key::kP99}).value_or(0);
+  s.jct_censored = count({key::kJct, key::kCensored});
+  s.makespan = r.Number({key::kMakespan}).value_or(0);
+  s.mean_queueing = r.Number({key::kMeanPhaseTime, key::kQueueing}).value_or(0);
+  s.mean_launching = r.Number({key::kMeanPhaseTime, key::kLaunching}).value_or(0);
+  s.mean_running = r.Number({key::kMeanPhaseTime, key::kRunning}).value_or(0);
+  s.window_start = r.Number({key::kUtilization, key::kWindowStart}).value_or(0);
+  s.window_end = r.Number({key::kUtilization, key::kWindowEnd}).value_or(s.end_time);
+  s.slowdown_jobs = count({key::kSlowdown, key::kJobs});
+  s.slowdown_mean = r.Number({key::kSlowdown, key::kMean}).value_or(0);
+  s.slowdown_p95 = r.Number({key::kSlowdown, key::kP95}).value_or(0);
+  s.slowdown_variance = r.Number({key::kSlowdown, key::kVariance}).value_or(0);
+  s.jain_index = r.Number({key::kSlowdown, key::kJainIndex}).value_or(0);
+  s.preemptions = r.Count({key::kEvents, key::kPreemptions});
+  s.scale_events = r.Count({key::kEvents, key::kScaleEvents});
+  s.reallocations = r.Count({key::kEvents, key::kReallocations});
+  if (const nlohmann::json* res = r.Object({key::kUtilization, key::kResources})) {
     for (const auto& [name, value] : res->items()) {
       metrics::ResourceUtilization u;
       u.name = name;
       if (!value.is_object()) {
-        r.Fail({"utilization", "resources", name.c_str()}, "an object");
+        r.Fail({key::kUtilization, key::kResources, name.c_str()}, "an object");
         break;
       }
-      u.capacity = r.Count({"utilization", "resources", name.c_str(), "capacity"});
-      u.allocated = r.Number({"utilization", "resources", name.c_str(), "allocated"}).value_or(0);
-      u.effective = r.Number({"utilization", "resources", name.c_str(), "effective"}).value_or(0);
+      u.capacity = r.Count({key::kUtilization, key::kResources, name.c_str(), key::kCapacity});
+      u.allocated =
+          r.Number({key::kUtilization, key::kResources, name.c_str(), key::kAllocated}).value_or(0);
+      u.effective =
+          r.Number({key::kUtilization, key::kResources, name.c_str(), key::kEffective}).value_or(0);
       s.utilization.push_back(std::move(u));
     }
   }
   DLSCHED_TRY(r.status());
-  if (const auto it = root.find("provenance"); it != root.end()) {
+  if (const auto it = root.find(key::kProvenance); it != root.end()) {
     auto p = ParseProvenance(*it);
-    if (!p) return At(path, LineOfKey(text, "provenance"), p.error().message);
+    if (!p) return At(path, LineOfKey(text, key::kProvenance), p.error().message);
     d.provenance = std::move(*p);
   }
   return d;

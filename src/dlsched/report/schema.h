@@ -84,6 +84,56 @@ inline constexpr std::string_view kGpus = "gpus";
 inline constexpr std::string_view kColumns[] = {kNode, kJob, kStart, kEnd, kTasks, kGpus};
 }  // namespace allocations
 
+// summary.json: a run's figures (metrics::RunSummary) and its jobs. Keys
+// are char arrays, for the writer (outputs.cc) and the readers alike
+// (run_data.cc's key paths, provenance.cc's and rerun's look-ups).
+namespace summary {
+inline constexpr char kProfile[] = "profile";
+inline constexpr char kCounts[] = "counts";  // an object of:
+inline constexpr char kTotal[] = "total";
+inline constexpr char kCompleted[] = "completed";
+inline constexpr char kFailed[] = "failed";
+inline constexpr char kStuck[] = "stuck";
+inline constexpr char kUnfinished[] = "unfinished";
+inline constexpr char kDeadlocked[] = "deadlocked";
+inline constexpr char kPartial[] = "partial";
+inline constexpr char kCycles[] = "cycles";
+inline constexpr char kEndTime[] = "end_time";
+inline constexpr char kWindow[] = "window";  // null or an object of:
+inline constexpr char kFrom[] = "from";
+inline constexpr char kTo[] = "to";
+inline constexpr char kJct[] = "jct";  // an object of:
+inline constexpr char kMean[] = "mean";
+inline constexpr char kP50[] = "p50";
+inline constexpr char kP95[] = "p95";
+inline constexpr char kP99[] = "p99";
+inline constexpr char kCensored[] = "censored";
+inline constexpr char kMakespan[] = "makespan";
+inline constexpr char kMeanPhaseTime[] = "mean_phase_time";  // an object of:
+inline constexpr char kQueueing[] = "queueing";
+inline constexpr char kLaunching[] = "launching";
+inline constexpr char kRunning[] = "running";
+inline constexpr char kUtilization[] = "utilization";  // an object of:
+inline constexpr char kWindowStart[] = "window_start";
+inline constexpr char kWindowEnd[] = "window_end";
+inline constexpr char kResources[] = "resources";  // by name, an object of:
+inline constexpr char kCapacity[] = "capacity";
+inline constexpr char kAllocated[] = "allocated";
+inline constexpr char kEffective[] = "effective";
+inline constexpr char kSlowdown[] = "slowdown";  // an object of:
+inline constexpr char kJobs[] = "jobs";          // (also the per-job array)
+// mean, p95 and:
+inline constexpr char kVariance[] = "variance";
+inline constexpr char kJainIndex[] = "jain_index";
+inline constexpr char kEvents[] = "events";  // an object of:
+inline constexpr char kPreemptions[] = "preemptions";
+inline constexpr char kScaleEvents[] = "scale_events";
+inline constexpr char kReallocations[] = "reallocations";
+// kJobs: one object a job, its keys those of jobs.csv's columns (jobs::,
+// ideal_runtime and slowdown included) in their order.
+inline constexpr char kProvenance[] = "provenance";  // provenance.h
+}  // namespace summary
+
 // Appends a CSV header line of `columns` (names that need no quoting).
 template <size_t N>
 void AppendHeader(std::string& out, const std::string_view (&columns)[N]) {

@@ -14,35 +14,19 @@
 
 #include <gtest/gtest.h>
 
+#include "core/files.h"
 #include "dlsched/metrics/records.h"
 
 namespace dlsched::report::testing {
 
-inline std::string ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Reading and writing files, from the shared test library (testing/core).
+using dlsched::testing::ReadFile;
+using dlsched::testing::WriteFile;
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
+// A fresh directory per test (not created), removed afterwards.
+class TempDir : public dlsched::testing::TempDir {
  public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            ("dlsched-report-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "-" +
-             info->name());
-    std::filesystem::remove_all(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : dlsched::testing::TempDir("dlsched-report", /*create=*/false) {}
 };
 
 // A small run used by the report tests, on a cluster of 8 cpu (8000m) and
@@ -119,11 +103,6 @@ inline metrics::RunInput SampleRun() {
       {1, 1, 50, core::kNever, 1, 0},
   };
   return in;
-}
-
-inline void WriteFile(const std::filesystem::path& p, std::string_view text) {
-  std::filesystem::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
 }
 
 // ---- reading the HTML report back -------------------------------------------

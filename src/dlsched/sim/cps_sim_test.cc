@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "dlsched/policy/cps/cps_test_util.h"
-#include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
 #include "dlsched/sim/test_util.h"
 
@@ -24,14 +23,12 @@ using policy::testing::CpsScenarioJobs;
 
 // A built-in profile; for `cps`, namespace "u<n>" gets user priority n.
 engine::Engine MakeEngine(const std::string& name) {
-  auto spec = policy::ResolveProfile(name);
-  EXPECT_TRUE(spec.has_value()) << spec.error().message;
-  if (name == "cps") {
-    for (int u = 1; u <= 10; ++u) spec->order.args["namespaceWeights"]["u" + std::to_string(u)] = u;
-  }
-  auto built = policy::BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << built.error().message;
-  return engine::Engine(std::move(*built));
+  return testing::MakeEngine(name, [&](config::ProfileSpec& spec) {
+    if (name == "cps") {
+      for (int u = 1; u <= 10; ++u)
+        spec.order.args["namespaceWeights"]["u" + std::to_string(u)] = u;
+    }
+  });
 }
 
 // Job names by admission_seq (the order gangs were started).

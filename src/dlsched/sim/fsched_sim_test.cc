@@ -32,44 +32,25 @@ using core::Role;
 // anything else by `edit`.
 engine::Engine FschedEngine(double min_gain = -1, double protect_factor = -1,
                             const std::function<void(config::ProfileSpec&)>& edit = {}) {
-  auto spec = policy::ResolveProfile("fsched");
-  EXPECT_TRUE(spec.has_value()) << spec.error().message;
-  if (min_gain >= 0) spec->sizer.args["minGain"] = min_gain;
-  if (protect_factor >= 0) spec->protect_factor = protect_factor;
-  if (edit) edit(*spec);
-  auto built = policy::BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << built.error().message;
-  return engine::Engine(std::move(*built));
+  return MakeEngine("fsched", [&](config::ProfileSpec& spec) {
+    if (min_gain >= 0) spec.sizer.args["minGain"] = min_gain;
+    if (protect_factor >= 0) spec.protect_factor = protect_factor;
+    if (edit) edit(spec);
+  });
 }
 
-core::ClusterSpec OneNode(int64_t gpus) {
-  core::ClusterSpec c;
-  core::NodeSpec node;
-  node.name = "gpu-0";
-  node.allocatable[core::kCpu] = 16000;
-  node.allocatable[core::kMemory] = int64_t{64} << 30;
-  node.allocatable[core::kGpu] = gpus;
-  c.nodes.push_back(node);
-  return c;
-}
+// One node gpu-0 of 16 cores, 64 GiB and `gpus` GPUs.
+core::ClusterSpec OneNode(int64_t gpus) { return dlsched::testing::Nodes(1, 16, 64, gpus, "gpu-"); }
 
-// No PS; one-GPU workers elastic in [1, 6]; launch 10 s, checkpoint 5 s.
+// No PS; one-GPU workers (1 core, 2 GiB) elastic in [1, 6]; launch 10 s,
+// checkpoint 5 s.
 core::JobSpec Elastic(std::string name, double arrival, std::map<int, double> table, double steps) {
-  core::JobSpec j;
-  j.name = std::move(name);
-  j.submit_time = arrival;
-  auto& w = j.role(Role::kWorker);
-  w.replicas = 1;
-  w.min_replicas = 1;
-  w.max_replicas = 6;
-  w.resources[core::kCpu] = 1000;
-  w.resources[core::kMemory] = int64_t{2} << 30;
-  w.resources[core::kGpu] = 1;
-  j.total_steps = steps;
-  j.throughput.steps_per_s = std::move(table);
-  j.launch_delay = 10;
-  j.checkpoint_delay = 5;
-  return j;
+  return dlsched::testing::JobBuilder(std::move(name))
+      .Submit(arrival)
+      .Workers(1, 1, 6)
+      .WorkerResources(dlsched::testing::Res(1000, dlsched::testing::GiB(2), 1))
+      .Steps(steps, std::move(table))
+      .Delays(10, 5);
 }
 
 // f_A = 4, 7, 9 for 1..3 workers, then +0.2 per worker to 9.6 at 6.

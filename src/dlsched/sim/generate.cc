@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dlsched/config/job_codec.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/sim/model_zoo.h"
 #include "dlsched/sim/simulator.h"
@@ -308,6 +309,28 @@ void AppendInitial(std::string& out, const core::InitialState& in) {
   out += "}\n";
 }
 
+// A job's fields (config::EncodeJob) as an item of the workload YAML's
+// `jobs` list.
+struct YamlJob : config::JobFieldSink {
+  explicit YamlJob(std::string& o) : out(o) {}
+  std::string& out;
+  bool first = true;  // the job's first field starts its item
+
+  void Scalar(std::string_view key, std::string_view text, Text kind) override {
+    fmt::format_to(std::back_inserter(out), "{}{}: {}\n", first ? "  - " : "    ", key,
+                   kind == Text::kString ? Str(text) : text);
+    first = false;
+  }
+  void Role(std::string_view key, const core::RoleSpec& role, bool worker) override {
+    AppendRole(out, key, role, worker);
+  }
+  void Throughput(const core::ThroughputProfile& tp) override {
+    fmt::format_to(std::back_inserter(out), "    throughput: {}\n", ThroughputYaml(tp));
+  }
+  void Initial(const core::InitialState& in) override { AppendInitial(out, in); }
+  void Unwritten(std::string_view) override {}
+};
+
 }  // namespace
 
 double OfferedLoad(const config::WorkloadSpec& workload, int64_t gpus) {
@@ -414,56 +437,10 @@ std::string WorkloadToYaml(const config::WorkloadSpec& workload) {
                                   [](const core::JobSpec& j) { return j.initial.has_value(); });
   if (workload.start != 0 || placed) out += fmt::format("start: {}\n", Num(workload.start));
   out += "jobs:\n";
-  auto emit = std::back_inserter(out);
+  YamlJob writer(out);
   for (const core::JobSpec& job : workload.jobs) {
-    fmt::format_to(emit, "  - name: {}\n", Str(job.name));
-    if (job.namespace_name != "default") {
-      fmt::format_to(emit, "    namespace: {}\n", Str(job.namespace_name));
-    }
-    fmt::format_to(emit, "    arrival: {}\n", Num(job.submit_time));
-    if (job.priority != core::PriorityClass::kNormal) {
-      fmt::format_to(emit, "    priority: {}\n", core::PriorityClassName(job.priority));
-    }
-    if (job.max_wait_minutes) {
-      fmt::format_to(emit, "    maxWaitMinutes: {}\n", Num(*job.max_wait_minutes));
-    }
-    if (job.queue != "default") fmt::format_to(emit, "    queue: {}\n", Str(job.queue));
-    if (job.role(core::Role::kPS).replicas > 0) {
-      AppendRole(out, "ps", job.role(core::Role::kPS), false);
-    }
-    if (job.role(core::Role::kChief).replicas > 0) {
-      AppendRole(out, "chief", job.role(core::Role::kChief), false);
-    }
-    AppendRole(out, "worker", job.role(core::Role::kWorker), true);
-    if (job.duration) {
-      fmt::format_to(emit, "    duration: {}\n", Num(*job.duration));
-      if (job.scaling != core::ScalingCurve{}) {
-        fmt::format_to(emit, "    scaling: {}\n", job.scaling.ToString());
-      }
-    } else {
-      fmt::format_to(emit, "    totalSteps: {}\n", Num(job.total_steps));
-    }
-    if (job.steps_done != 0) fmt::format_to(emit, "    stepsDone: {}\n", Num(job.steps_done));
-    if (job.attained != 0) {
-      fmt::format_to(emit, "    attainedGpuSeconds: {}\n", Num(job.attained));
-    }
-    if (job.launch_attained != 0) {
-      fmt::format_to(emit, "    launchGpuSeconds: {}\n", Num(job.launch_attained));
-    }
-    if (job.level != 0) fmt::format_to(emit, "    level: {}\n", job.level);
-    if (job.level_since) fmt::format_to(emit, "    levelSince: {}\n", Num(*job.level_since));
-    if (job.level_base != 0) {
-      fmt::format_to(emit, "    levelBaseGpuSeconds: {}\n", Num(job.level_base));
-    }
-    if (job.ran_since) fmt::format_to(emit, "    ranSince: {}\n", Num(*job.ran_since));
-    if (job.level_place) fmt::format_to(emit, "    levelPlace: {}\n", Num(*job.level_place));
-    if (!job.duration) fmt::format_to(emit, "    throughput: {}\n", ThroughputYaml(job.throughput));
-    if (job.launch_delay != 0) fmt::format_to(emit, "    launchDelay: {}\n", Num(job.launch_delay));
-    if (job.checkpoint_delay != 0) {
-      fmt::format_to(emit, "    checkpointDelay: {}\n", Num(job.checkpoint_delay));
-    }
-    if (job.deadline) fmt::format_to(emit, "    deadline: {}\n", Num(*job.deadline));
-    if (job.initial) AppendInitial(out, *job.initial);
+    writer.first = true;
+    config::EncodeJob(job, writer);
   }
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/files.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
@@ -27,13 +28,8 @@ config::WorkloadSpec Generate(const GenerateOptions& o) {
 // Writes `text` to a fresh file and loads it the way the CLI does
 // (config::LoadWorkload, then model-zoo resolution).
 core::Result<config::WorkloadSpec> LoadViaFile(const std::string& text, const std::string& name) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("dlsched-generate-" + std::to_string(::getpid()) + "-" + name + ".yaml");
-  {
-    std::ofstream f(path);
-    f << text;
-  }
-  auto w = LoadWorkload(path.string());
+  const std::string path = dlsched::testing::WriteTemp("generate-" + name + ".yaml", text);
+  auto w = LoadWorkload(path);
   std::filesystem::remove(path);
   return w;
 }

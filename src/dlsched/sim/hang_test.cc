@@ -12,28 +12,16 @@ namespace {
 using testing::MakeEngine;
 using testing::Record;
 
+// `workers` one-GPU workers (nothing else requested), 100 steps at 1 step/s.
 core::JobSpec GpuJob(const std::string& name, int workers) {
-  core::JobSpec j;
-  j.name = name;
-  auto& w = j.role(core::Role::kWorker);
-  w.replicas = w.min_replicas = w.max_replicas = workers;
-  w.resources[core::kGpu] = 1;
-  j.total_steps = 100;
-  j.throughput.steps_per_s = {{1, 1.0}};
-  return j;
+  return dlsched::testing::JobBuilder(name)
+      .Workers(workers)
+      .WorkerResources(dlsched::testing::Res(0, 0, 1))
+      .Steps(100, {{1, 1.0}});
 }
 
-core::ClusterSpec TwoNodes(int64_t gpus) {
-  core::ClusterSpec c;
-  for (int i = 0; i < 2; ++i) {
-    core::NodeSpec n;
-    n.name = "n" + std::to_string(i);
-    n.allocatable[core::kCpu] = 8000;
-    n.allocatable[core::kGpu] = gpus;
-    c.nodes.push_back(n);
-  }
-  return c;
-}
+// Nodes n0 and n1 of 8 cores, no memory, `gpus` GPUs.
+core::ClusterSpec TwoNodes(int64_t gpus) { return dlsched::testing::Nodes(2, 8, 0, gpus, "n"); }
 
 // The per-pod deadlock (two 4-worker jobs, two 3-GPU nodes: each job gets 3
 // GPUs and waits for its 4th) with deadlines 9e8 s away. Backoff retries

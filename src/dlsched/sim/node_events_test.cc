@@ -17,12 +17,7 @@ using testing::MakeEngine;
 using testing::Record;
 
 core::NodeSpec GpuNode(const std::string& name, int gpus) {
-  core::NodeSpec n;
-  n.name = name;
-  n.allocatable[core::kCpu] = 8000;
-  n.allocatable[core::kMemory] = int64_t{32} << 30;
-  n.allocatable[core::kGpu] = gpus;
-  return n;
+  return dlsched::testing::Node(name, 8000, dlsched::testing::GiB(32), gpus);
 }
 
 core::NodeEvent At(core::Time t, core::NodeEvent::Kind kind, core::NodeSpec node) {

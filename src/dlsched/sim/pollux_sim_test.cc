@@ -31,13 +31,7 @@ core::ClusterSpec TwoNodes() { return engine::testing::Nodes(2, 64, 256, 4); }
 // `gpus` one-GPU workers that run `duration` seconds once launched, paying
 // Pollux's 30 s restart delay at every (re)start.
 core::JobSpec PolluxJob(std::string name, double submit, int gpus, double duration) {
-  core::JobSpec j;
-  j.name = std::move(name);
-  j.submit_time = submit;
-  auto& w = j.role(core::Role::kWorker);
-  w.replicas = w.min_replicas = w.max_replicas = gpus;
-  w.resources[core::kGpu] = 1;
-  j.SetDuration(duration, {});
+  core::JobSpec j = dlsched::testing::TraceJob(std::move(name), submit, gpus, duration);
   j.launch_delay = 30;
   return j;
 }

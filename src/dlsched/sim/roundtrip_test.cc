@@ -17,6 +17,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "core/files.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/trace.h"
 #include "dlsched/config/yaml_util.h"
@@ -118,22 +119,10 @@ std::string Dump(const core::ClusterSpec& c) {
 
 class RoundTripTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("dlsched-roundtrip-{}-{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   // `text` as the file `name` (dlsched loads files, not text).
   std::string Write(const std::string& name, const std::string& text) {
     const fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
+    dlsched::testing::WriteFile(p, text);
     return p.string();
   }
 
@@ -182,7 +171,8 @@ class RoundTripTest : public ::testing::Test {
     ExpectSame(LoadNative(*csv), w);
   }
 
-  fs::path dir_;
+  dlsched::testing::TempDir scratch_{"dlsched-roundtrip"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 TEST_F(RoundTripTest, GeneratedWorkloads) {

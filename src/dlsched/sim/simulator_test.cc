@@ -20,34 +20,19 @@ using testing::Record;
 
 using core::Role;
 
+// n nodes gpu-0.. of 16 cores, 64 GiB and `gpus` GPUs.
 core::ClusterSpec GpuNodes(int n, int64_t gpus) {
-  core::ClusterSpec c;
-  for (int i = 0; i < n; ++i) {
-    core::NodeSpec node;
-    node.name = "gpu-" + std::to_string(i);
-    node.allocatable[core::kCpu] = 16000;
-    node.allocatable[core::kMemory] = int64_t{64} << 30;
-    node.allocatable[core::kGpu] = gpus;
-    c.nodes.push_back(node);
-  }
-  return c;
+  return dlsched::testing::Nodes(n, 16, 64, gpus, "gpu-");
 }
 
+// No PS; workers of 1 core, 2 GiB and 1 GPU.
 core::JobSpec WorkerJob(std::string name, double arrival, int workers, int min, int max,
                         std::map<int, double> table, double steps) {
-  core::JobSpec j;
-  j.name = std::move(name);
-  j.submit_time = arrival;
-  auto& w = j.role(Role::kWorker);
-  w.replicas = workers;
-  w.min_replicas = min;
-  w.max_replicas = max;
-  w.resources[core::kCpu] = 1000;
-  w.resources[core::kMemory] = int64_t{2} << 30;
-  w.resources[core::kGpu] = 1;
-  j.total_steps = steps;
-  j.throughput.steps_per_s = std::move(table);
-  return j;
+  return dlsched::testing::JobBuilder(std::move(name))
+      .Submit(arrival)
+      .Workers(workers, min, max)
+      .WorkerResources(dlsched::testing::Res(1000, dlsched::testing::GiB(2), 1))
+      .Steps(steps, std::move(table));
 }
 
 // Two jobs of 4 one-GPU workers arrive together on two nodes of 3 GPUs. Their

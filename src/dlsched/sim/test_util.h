@@ -9,19 +9,16 @@
 
 #include <fmt/format.h>
 
+#include "core/builders.h"
 #include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
+#include "policy/profiles.h"
 
 namespace dlsched::sim::testing {
 
-// The engine of a built-in profile (or a profile file).
-inline engine::Engine MakeEngine(const std::string& profile) {
-  auto spec = policy::ResolveProfile(profile);
-  EXPECT_TRUE(spec.has_value()) << profile << ": " << spec.error().message;
-  auto built = policy::BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << profile << ": " << built.error().message;
-  return engine::Engine(std::move(*built));
-}
+// Engines and jobs come from the shared test library (testing/).
+using dlsched::testing::GpuJob;
+using dlsched::testing::MakeEngine;
 
 // A test name for a profile run: its file's stem (profile-deadline) or
 // its name, in the letters a test name allows.
@@ -60,24 +57,6 @@ inline std::string EventDetail(const SimResult& r, const std::string& name, std:
     if (r.run.jobs[e.job].name == name && e.kind == kind) return e.detail;
   }
   return "(none)";
-}
-
-// Workers of `milli_cpu` / `mem_gib` / 1 GPU, no PS, elastic in [min, max],
-// f(n) = n steps/s up to max (or f(min) = min only, for a fixed job).
-inline core::JobSpec GpuJob(std::string name, double arrival, int min, int max, int64_t milli_cpu,
-                            int64_t mem_gib, double steps) {
-  core::JobSpec j;
-  j.name = std::move(name);
-  j.submit_time = arrival;
-  auto& w = j.role(core::Role::kWorker);
-  w.replicas = w.min_replicas = min;
-  w.max_replicas = max;
-  w.resources[core::kCpu] = milli_cpu;
-  w.resources[core::kMemory] = mem_gib << 30;
-  w.resources[core::kGpu] = 1;
-  for (int n = min; n <= max; ++n) j.throughput.steps_per_s[n] = n;
-  j.total_steps = steps;
-  return j;
 }
 
 }  // namespace dlsched::sim::testing

@@ -32,17 +32,7 @@ core::ClusterSpec Cluster(int nodes, int gpus) {
   return engine::testing::Nodes(nodes, 64, 256, gpus);
 }
 
-// A trace job: `gpus` one-GPU workers that run `duration` seconds.
-core::JobSpec TraceJob(std::string name, double submit, int gpus, double duration) {
-  core::JobSpec j;
-  j.name = std::move(name);
-  j.submit_time = submit;
-  auto& w = j.role(core::Role::kWorker);
-  w.replicas = w.min_replicas = w.max_replicas = gpus;
-  w.resources[core::kGpu] = 1;
-  j.SetDuration(duration, {});
-  return j;
-}
+using dlsched::testing::TraceJob;
 
 SimResult RunJobs(const std::string& profile, const core::ClusterSpec& cluster,
                   std::vector<core::JobSpec> jobs) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/builders.h"
 #include "dlsched/core/job.h"
 #include "dlsched/core/node.h"
 #include "dlsched/policy/cps/order_cps.h"
@@ -20,23 +21,15 @@ namespace dlsched::policy::testing {
 inline core::JobSpec CpsJob(int number, int user, core::PriorityClass priority,
                             double max_wait_minutes, int ps, int workers, int64_t cores = 1,
                             int64_t mem_gib = 1) {
-  core::JobSpec j;
-  j.name = "job" + std::to_string(number);
-  j.namespace_name = "u" + std::to_string(user);
-  j.submit_time = 0;
-  j.priority = priority;
-  j.max_wait_minutes = max_wait_minutes;
-  auto& p = j.role(core::Role::kPS);
-  p.replicas = p.min_replicas = p.max_replicas = ps;
-  p.resources[core::kCpu] = cores * 1000;
-  p.resources[core::kMemory] = mem_gib << 30;
-  auto& w = j.role(core::Role::kWorker);
-  w.replicas = w.min_replicas = w.max_replicas = workers;
-  w.resources[core::kCpu] = cores * 1000;
-  w.resources[core::kMemory] = mem_gib << 30;
-  j.total_steps = 100;
-  j.throughput.steps_per_s = {{1, 1.0}};
-  return j;
+  const core::Resources each = dlsched::testing::Res(cores * 1000, dlsched::testing::GiB(mem_gib));
+  return dlsched::testing::JobBuilder("job" + std::to_string(number))
+      .Namespace("u" + std::to_string(user))
+      .Priority(priority)
+      .MaxWait(max_wait_minutes)
+      .Ps(ps, each)
+      .Workers(workers)
+      .WorkerResources(each)
+      .Steps(100, {{1, 1.0}});
 }
 
 // Namespace "u<n>" has user priority n, n = 1..10.
@@ -87,15 +80,7 @@ inline std::vector<core::JobSpec> CpsGroupJobs() {
 // Its cluster: 3 VMs, one the control plane, so 2 worker nodes of 8 cpu /
 // 16 GiB.
 inline core::ClusterSpec CpsGroupCluster() {
-  core::ClusterSpec c;
-  for (int i = 0; i < 2; ++i) {
-    core::NodeSpec n;
-    n.name = "worker-" + std::to_string(i);
-    n.allocatable[core::kCpu] = 8000;
-    n.allocatable[core::kMemory] = int64_t{16} << 30;
-    c.nodes.push_back(n);
-  }
-  return c;
+  return dlsched::testing::Nodes(2, 8, 16, 0, "worker-");
 }
 
 }  // namespace dlsched::policy::testing

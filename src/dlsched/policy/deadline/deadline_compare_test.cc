@@ -25,7 +25,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -33,17 +32,13 @@
 
 #include <fmt/format.h>
 
+#include "core/files.h"
+
 namespace dlsched::policy {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using dlsched::testing::ReadFile;
 
 // The rows of a CSV file, each split at its commas, keyed by the first
 // field. (Only jobs.csv's last field, the reason, may hold a comma: the
@@ -83,9 +78,9 @@ TEST(DeadlineCompareTest, EveryPieceIsNeededToMeetTheDeadlines) {
       ">'{}.log' 2>&1",
       DLSCHED_SOURCE_DIR, DLSCHED_BINARY, out.string(), out.string(), fmt::arg("p", p));
   const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(out.string() + ".log");
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(out.string() + ".log");
 
-  const auto compare = Rows(Slurp(out / "compare.csv"));
+  const auto compare = Rows(ReadFile(out / "compare.csv"));
   const std::map<std::string, std::string> want_status = {
       {"gang-binpack", "2 failed"}, {"deadline", "all done"},    {"no-edf", "1 failed"},
       {"no-fit", "1 failed"},       {"no-together", "3 failed"},
@@ -96,7 +91,7 @@ TEST(DeadlineCompareTest, EveryPieceIsNeededToMeetTheDeadlines) {
   }
 
   // Under the profile, the worked example's times.
-  const auto jobs = Rows(Slurp(out / "deadline" / "jobs.csv"));
+  const auto jobs = Rows(ReadFile(out / "deadline" / "jobs.csv"));
   for (const char* demo : {"demo-a", "demo-b", "demo-c"}) {
     EXPECT_EQ(Field(jobs, "name", demo, "final_workers"), "2") << demo;
     EXPECT_EQ(std::stod(Field(jobs, "name", demo, "completion")), 500) << demo;

@@ -17,6 +17,7 @@
 #include "dlsched/engine/test_util.h"
 #include "dlsched/policy/framework/plugins.h"
 #include "dlsched/policy/framework/registry.h"
+#include "policy/profiles.h"
 
 namespace dlsched::policy {
 namespace {
@@ -106,9 +107,7 @@ std::unique_ptr<World> MakeWorld(uint64_t seed) {
     w->state->SetPhase(j, core::JobPhase::kWaiting, w->specs.back().submit_time);
   }
   // Start what fits, as a backend would after a gang-binpack cycle.
-  auto spec = ResolveProfile("gang-binpack");
-  auto profile = BuildProfile(*spec);
-  const engine::Engine engine(std::move(*profile));
+  const engine::Engine engine = dlsched::testing::MakeEngine("gang-binpack");
   engine::PodQueue pods;
   engine::Memos memos;
   const engine::Plan plan = engine.Cycle(*w->state, pods, memos, 60);

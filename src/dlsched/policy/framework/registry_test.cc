@@ -3,21 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "core/files.h"
 #include "dlsched/policy/framework/plugins.h"
 #include "dlsched/policy/shared/order_fifo.h"
 
 namespace dlsched::policy {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using dlsched::testing::ReadFile;
 
 TEST(RegistryTest, EveryBuiltinProfileBuildsAndMatchesItsExampleFile) {
   for (const auto& b : BuiltinProfiles()) {
@@ -30,7 +24,7 @@ TEST(RegistryTest, EveryBuiltinProfileBuildsAndMatchesItsExampleFile) {
     // (the embedding keeps semicolons, backslashes and quotes as they are).
     const std::string path =
         std::string(DLSCHED_SOURCE_DIR) + "/examples/profiles/" + std::string(b.name) + ".yaml";
-    EXPECT_EQ(Slurp(path), b.yaml) << path << " differs from the built-in profile";
+    EXPECT_EQ(ReadFile(path), b.yaml) << path << " differs from the built-in profile";
   }
 }
 

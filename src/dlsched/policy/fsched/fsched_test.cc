@@ -11,6 +11,7 @@
 #include "dlsched/policy/framework/registry.h"
 #include "dlsched/policy/fsched/fsched_allocation.h"
 #include "dlsched/policy/fsched/sizer_fsched.h"
+#include "policy/profiles.h"
 
 namespace dlsched::policy {
 namespace {
@@ -254,13 +255,10 @@ TEST(FschedAllocationTest, PopulationVariance) {
 // --- The sizer inside a whole engine cycle (profile `fsched`).
 
 engine::Profile FschedProfile(double min_gain, bool hold = true) {
-  auto spec = ResolveProfile("fsched");
-  EXPECT_TRUE(spec.has_value()) << spec.error().message;
-  spec->sizer.args["minGain"] = min_gain;
-  spec->sizer.args["holdUntilCheckpoint"] = hold;
-  auto built = BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << built.error().message;
-  return std::move(*built);
+  return dlsched::testing::BuiltinProfile("fsched", [&](config::ProfileSpec& spec) {
+    spec.sizer.args["minGain"] = min_gain;
+    spec.sizer.args["holdUntilCheckpoint"] = hold;
+  });
 }
 
 class FschedSizerTest : public ::testing::Test {

@@ -28,6 +28,7 @@
 #include "dlsched/policy/kod2/order_kod2.h"
 #include "dlsched/policy/kod2/packer_fewest_nodes.h"
 #include "dlsched/policy/kod2/preemptor_kod2.h"
+#include "policy/profiles.h"
 
 namespace dlsched::policy {
 namespace {
@@ -46,31 +47,20 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 // / `worker_gpus`, elastic in [min, max], starting with min.
 core::JobSpec Spec(std::string name, double submit, int ps, int min, int max,
                    int64_t worker_milli_cpu, int64_t worker_mem_gib, int64_t worker_gpus) {
-  core::JobSpec j;
-  j.name = std::move(name);
-  j.submit_time = submit;
-  auto& p = j.role(Role::kPS);
-  p.replicas = p.min_replicas = p.max_replicas = ps;
-  p.resources[core::kCpu] = 1000;
-  p.resources[core::kMemory] = int64_t{2} << 30;
-  auto& w = j.role(Role::kWorker);
-  w.replicas = w.min_replicas = min;
-  w.max_replicas = max;
-  w.resources[core::kCpu] = worker_milli_cpu;
-  w.resources[core::kMemory] = worker_mem_gib << 30;
-  w.resources[core::kGpu] = worker_gpus;
-  j.total_steps = 1000;
-  j.throughput.steps_per_s = {{1, 1.0}};
-  return j;
+  using dlsched::testing::GiB;
+  using dlsched::testing::Res;
+  return dlsched::testing::JobBuilder(std::move(name))
+      .Submit(submit)
+      .Ps(ps, Res(1000, GiB(2)))
+      .Workers(min, min, max)
+      .WorkerResources(Res(worker_milli_cpu, GiB(worker_mem_gib), worker_gpus))
+      .Steps(1000, {{1, 1.0}});
 }
 
 engine::Profile Kod2Profile(const std::string& order_args = "") {
-  auto spec = ResolveProfile("kod2");
-  EXPECT_TRUE(spec.has_value()) << spec.error().message;
-  if (!order_args.empty()) spec->order.args = YAML::Load(order_args);
-  auto built = BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value()) << built.error().message;
-  return std::move(*built);
+  return dlsched::testing::BuiltinProfile("kod2", [&](config::ProfileSpec& spec) {
+    if (!order_args.empty()) spec.order.args = YAML::Load(order_args);
+  });
 }
 
 class Kod2Test : public ::testing::Test {

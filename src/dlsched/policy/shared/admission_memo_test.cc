@@ -16,8 +16,8 @@
 #include "dlsched/engine/engine.h"
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/test_util.h"
-#include "dlsched/policy/framework/registry.h"
 #include "dlsched/policy/shared/packer_task_by_task.h"
+#include "policy/profiles.h"
 
 namespace dlsched::policy {
 namespace {
@@ -26,13 +26,7 @@ using engine::ClusterState;
 using engine::JobIndex;
 using engine::TaskRef;
 
-engine::Engine Builtin(const char* name) {
-  auto spec = ResolveProfile(name);
-  EXPECT_TRUE(spec.has_value());
-  auto profile = BuildProfile(*spec);
-  EXPECT_TRUE(profile.has_value());
-  return engine::Engine(std::move(*profile));
-}
+engine::Engine Builtin(const char* name) { return dlsched::testing::MakeEngine(name); }
 
 engine::Engine GangBinpack() { return Builtin("gang-binpack"); }
 

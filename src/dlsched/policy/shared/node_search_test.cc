@@ -28,12 +28,8 @@ using engine::TaskRef;
 using testing::MakeProfile;
 
 engine::Profile Builtin(const std::string& name, int percentage = 100) {
-  auto spec = ResolveProfile(name);
-  EXPECT_TRUE(spec.has_value());
-  spec->percentage_of_nodes_to_score = percentage;
-  auto built = BuildProfile(*spec);
-  EXPECT_TRUE(built.has_value());
-  return std::move(*built);
+  return dlsched::testing::BuiltinProfile(
+      name, [&](config::ProfileSpec& spec) { spec.percentage_of_nodes_to_score = percentage; });
 }
 
 // kube-scheduler's numFeasibleNodesToFind, worked by hand:

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/builders.h"
 #include "dlsched/engine/cluster_state.h"
 
 namespace dlsched::policy {
@@ -200,33 +201,15 @@ TEST(RequestedToCapacityRatioTest, ZeroScoresLeaveTheWeightSum) {
 // ---------------------------------------------------------------------------
 // Score() through a real ClusterState.
 
-core::NodeSpec Node(std::string name, int64_t milli_cpu, int64_t memory, int64_t gpu) {
-  core::NodeSpec n;
-  n.name = std::move(name);
-  n.allocatable[kCpu] = milli_cpu;
-  n.allocatable[kMemory] = memory;
-  n.allocatable[kGpu] = gpu;
-  return n;
-}
+using dlsched::testing::Node;
+using dlsched::testing::Res;
 
-core::Resources Req(int64_t milli_cpu, int64_t memory, int64_t gpu) {
-  core::Resources r;
-  r[kCpu] = milli_cpu;
-  r[kMemory] = memory;
-  r[kGpu] = gpu;
-  return r;
-}
-
+// One PS requesting `ps` (none if `ps` is zero) and `workers` workers.
 core::JobSpec Job(std::string name, core::Resources ps, int workers, core::Resources worker) {
-  core::JobSpec j;
-  j.name = std::move(name);
-  auto& p = j.role(core::Role::kPS);
-  p.replicas = p.min_replicas = p.max_replicas = ps.IsZero() ? 0 : 1;
-  p.resources = ps;
-  auto& w = j.role(core::Role::kWorker);
-  w.replicas = w.min_replicas = w.max_replicas = workers;
-  w.resources = worker;
-  return j;
+  return dlsched::testing::JobBuilder(std::move(name))
+      .Ps(ps.IsZero() ? 0 : 1, ps)
+      .Workers(workers)
+      .WorkerResources(worker);
 }
 
 TaskRef Ps(engine::JobIndex j) { return TaskRef{j, core::Role::kPS, 0}; }
@@ -238,7 +221,7 @@ TEST(ResourceScorerTest, DefaultsForTasksWithoutCpuOrMemory) {
   core::ClusterSpec cluster;
   cluster.nodes = {Node("n0", 1000, 1000 * kMi, 4)};
   ClusterState state(cluster);
-  core::JobSpec spec = Job("gpu-only", {}, 2, Req(0, 0, 1));
+  core::JobSpec spec = Job("gpu-only", {}, 2, Res(0, 0, 1));
   const auto j = state.AddJob(&spec, 0);
   LeastAllocated least(DefaultResourceWeights());
   MostAllocated most(DefaultResourceWeights());
@@ -269,11 +252,11 @@ TEST(ResourceScorerTest, ContainerDefaultsApplyPerContainerAndNotToAnExplicitZer
   core::ClusterSpec cluster;
   cluster.nodes = {Node("n0", 1000, 1000 * kMi, 4)};
   ClusterState state(cluster);
-  core::JobSpec spec = Job("containers", {}, 2, Req(0, 100 * kMi, 0));
+  core::JobSpec spec = Job("containers", {}, 2, Res(0, 100 * kMi, 0));
   auto& w = spec.role(core::Role::kWorker);
   core::ContainerSpec main;
   main.name = "main";
-  main.requests = Req(0, 100 * kMi, 0);
+  main.requests = Res(0, 100 * kMi, 0);
   main.sets_cpu = main.sets_memory = true;
   core::ContainerSpec sidecar;
   sidecar.name = "sidecar";
@@ -288,7 +271,7 @@ TEST(ResourceScorerTest, ContainerDefaultsApplyPerContainerAndNotToAnExplicitZer
   EXPECT_EQ(state.NonZeroRequested(0)[kMemory], 300 * kMi);
   EXPECT_EQ(state.Requested(0)[kMemory], 100 * kMi);
 
-  core::JobSpec plain = Job("plain", {}, 1, Req(0, 100 * kMi, 0));
+  core::JobSpec plain = Job("plain", {}, 1, Res(0, 100 * kMi, 0));
   ClusterState fresh(cluster);
   const auto p = fresh.AddJob(&plain, 0);
   EXPECT_EQ(least.Score(fresh, Worker(p, 0), 0), 90);
@@ -301,7 +284,7 @@ TEST(ResourceScorerTest, ExtendedResourceNotRequestedIsSkipped) {
   core::ClusterSpec cluster;
   cluster.nodes = {Node("n0", 4000, 16 * kGi, 4)};
   ClusterState state(cluster);
-  core::JobSpec spec = Job("j", Req(1000, kGi, 0), 1, Req(1000, 3 * kGi, 1));
+  core::JobSpec spec = Job("j", Res(1000, kGi, 0), 1, Res(1000, 3 * kGi, 1));
   const auto j = state.AddJob(&spec, 0);
   state.PlaceTask(Worker(j, 0), 0);
   const std::vector<ResourceWeight> w = {{kCpu, 1}, {kGpu, 1}};
@@ -329,7 +312,7 @@ struct Demo {
 
   Demo()
       : cluster{{Node("n0", 32000, 128 * kGi, 4), Node("n1", 32000, 128 * kGi, 4)}, {}, {}},
-        spec(Job("demo", Req(2000, 4 * kGi, 0), 4, Req(4000, 16 * kGi, 1))),
+        spec(Job("demo", Res(2000, 4 * kGi, 0), 4, Res(4000, 16 * kGi, 1))),
         state(cluster),
         j(state.AddJob(&spec, 0)) {}
 
@@ -379,7 +362,7 @@ TEST(ResourceScorerTest, BinpackDemoFirstChoice) {
 }
 
 TEST(ResourceScorerTest, BinpackDemoWholeJobThenFourGpuWorker) {
-  core::JobSpec big = Job("big", {}, 1, Req(4000, 16 * kGi, 4));
+  core::JobSpec big = Job("big", {}, 1, Res(4000, 16 * kGi, 4));
   {
     // Binpack (MostAllocated on gpu). The PS does not request gpu, so every
     // node scores 0 and it goes to n0 on the tie. Workers: n0 scores
@@ -447,7 +430,7 @@ TEST(ResourceScorerArgsTest, DefaultsAreCpuAndMemoryWeightOne) {
   core::ClusterSpec cluster;
   cluster.nodes = {Node("n0", 3000, 10 * kGi, 4)};
   ClusterState state(cluster);
-  core::JobSpec spec = Job("j", {}, 1, Req(1000, 5 * kGi, 1));
+  core::JobSpec spec = Job("j", {}, 1, Res(1000, 5 * kGi, 1));
   const auto j = state.AddJob(&spec, 0);
   for (const char* yaml : {"{}", "{resources: []}", "{resources: ~}"}) {
     auto s = MakeLeastAllocated(YAML::Load(yaml), kWhere);
@@ -466,7 +449,7 @@ TEST(ResourceScorerArgsTest, ParsesResourcesAndShape) {
   core::ClusterSpec cluster;
   cluster.nodes = {Node("n0", 3000, 10 * kGi, 4)};
   ClusterState state(cluster);
-  core::JobSpec spec = Job("j", {}, 1, Req(1000, 5 * kGi, 1));
+  core::JobSpec spec = Job("j", {}, 1, Res(1000, 5 * kGi, 1));
   const auto j = state.AddJob(&spec, 0);
   auto most = MakeMostAllocated(YAML::Load(R"(
 resources:
