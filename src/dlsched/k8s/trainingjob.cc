@@ -1,7 +1,6 @@
 #include "dlsched/k8s/trainingjob.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <optional>
 
@@ -9,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dlsched/config/fields.h"
+#include "dlsched/config/job_checks.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/spec_limits.h"
@@ -71,6 +71,11 @@ class Errors : public config::FieldReader<JsonFields> {
     return {};
   }
 };
+
+// A TrainingJob's words for the checks every format of a job shares.
+constexpr config::JobWording kTrainingJobWording{.min_above_max_only_when_both_given = false,
+                                                 .replicas_above_max_on_max = true,
+                                                 .priority_expected = "high, normal or low"};
 
 // JSON text is YAML: sub-objects go through the workload's parsers, so a
 // pod template means exactly what a workload role does.
@@ -242,20 +247,8 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
       (std::string_view(k) == "minReplicas" ? out_role.min_replicas : out_role.max_replicas) =
           static_cast<int>(*v);
     }
-    if (out_role.min_replicas > out_role.max_replicas) {
-      return e.Fail(Key(path, "minReplicas"),
-                    fmt::format("{} is greater than maxReplicas {}", out_role.min_replicas,
-                                out_role.max_replicas));
-    }
-    if (out_role.min_replicas > out_role.replicas) {
-      return e.Fail(
-          Key(path, "minReplicas"),
-          fmt::format("{} is greater than replicas {}", out_role.min_replicas, out_role.replicas));
-    }
-    if (out_role.replicas > out_role.max_replicas) {
-      return e.Fail(
-          Key(path, "maxReplicas"),
-          fmt::format("{} is less than replicas {}", out_role.max_replicas, out_role.replicas));
+    if (auto p = config::CheckWorkerReplicas(out_role, true, true, kTrainingJobWording)) {
+      return e.Fail(Key(path, p->key), p->what);
     }
   }
   tasks += worker ? out_role.max_replicas : out_role.replicas;
@@ -298,16 +291,12 @@ core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job
   DLSCHED_TRY(e.Object(s, "spec.scheduling", {"priorityClass", "maxWaitMinutes", "queue"}));
   if (s.contains("priorityClass")) {
     const json& p = s["priorityClass"];
-    const std::string v = p.is_string() ? p.get<std::string>() : "";
-    if (v == "high") {
-      job.priority = core::PriorityClass::kHigh;
-    } else if (v == "normal") {
-      job.priority = core::PriorityClass::kNormal;
-    } else if (v == "low") {
-      job.priority = core::PriorityClass::kLow;
-    } else {
-      return e.Expected("spec.scheduling.priorityClass", "high, normal or low", p);
+    const std::optional<core::PriorityClass> priority =
+        config::PriorityFromName(p.is_string() ? p.get<std::string>() : "");
+    if (!priority) {
+      return e.Expected("spec.scheduling.priorityClass", kTrainingJobWording.priority_expected, p);
     }
+    job.priority = *priority;
   }
   if (s.contains("maxWaitMinutes")) {
     DLSCHED_TRY_LET(m, e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes",
@@ -335,18 +324,14 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
     }
     for (const auto& [k, v] : table.items()) {
       const std::string path = Key("spec.throughput.table", k);
-      int workers = 0;
-      auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), workers);
-      if (ec != std::errc() || end != k.data() + k.size() || workers < 1 ||
-          workers > core::kMaxTasksPerJob) {
-        return e.Fail(path, "the key must be a worker count in 1..100000");
-      }
+      const std::optional<int> workers = config::WorkerCount(k);
+      if (!workers) return e.Fail(path, "the key must be a worker count in 1..100000");
       DLSCHED_TRY_LET(rate, e.Number(v, path, NumberRange{0, false, core::kMaxRate}));
-      if (*rate != 0 && *rate < core::kMinRate) {
+      if (!config::IsRate(*rate)) {
         return e.Fail(path,
                       fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate));
       }
-      job.throughput.steps_per_s[workers] = *rate;
+      job.throughput.steps_per_s[*workers] = *rate;
     }
   }
   if (t.contains("localitySensitivity")) {
