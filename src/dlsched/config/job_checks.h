@@ -11,9 +11,18 @@
 #include <string>
 #include <string_view>
 
+#include "dlsched/config/fields.h"
 #include "dlsched/core/job.h"
+#include "dlsched/core/limits.h"
 
 namespace dlsched::config {
+
+// The bounds of a job's numbers that every format reads (besides kTime).
+inline constexpr NumberRange kTotalStepsRange{0, true, core::kMaxSteps};
+inline constexpr NumberRange kMaxWaitMinutesRange{0, true, core::kMaxWaitMinutes};
+// A throughput table's steps/s (then IsRate), and the locality sensitivity.
+inline constexpr NumberRange kTableRateRange{0, false, core::kMaxRate};
+inline constexpr NumberRange kLocalityRange{0, false, 1};
 
 // How a format words and places what the shared checks find.
 struct JobWording {

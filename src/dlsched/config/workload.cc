@@ -271,7 +271,7 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
           fmt::format("a worker count (an integer between 1 and {}) as key", core::kMaxTasksPerJob),
           kv.first);
     }
-    DLSCHED_TRY_LET(rate, r.Number(kv.second, entry_path, NumberRange{0, false, core::kMaxRate}));
+    DLSCHED_TRY_LET(rate, r.Number(kv.second, entry_path, kTableRateRange));
     if (!IsRate(*rate)) {
       return r.Expected(entry_path,
                         fmt::format("0 or a rate of at least {:g} steps/s", core::kMinRate),
@@ -287,7 +287,7 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   if (auto st = ParsePlacementRates(r, n["placements"], Key(path, "placements"), out); !st) {
     return st;
   }
-  return OptionalNumber(r, n, "localitySensitivity", path, NumberRange{0, false, 1},
+  return OptionalNumber(r, n, "localitySensitivity", path, kLocalityRange,
                         out.locality_sensitivity);
 }
 
@@ -487,12 +487,11 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
   if (Given(n["scaling"])) {
     return r.Fail(Key(path, "scaling"), "applies only to a job given by its duration");
   }
-  const NumberRange steps_range{0, true, core::kMaxSteps};
   if (!Given(n["totalSteps"])) {
     return r.Missing(Key(path, "totalSteps"),
-                     steps_range.Describe() + " (or give the job's duration in seconds)");
+                     kTotalStepsRange.Describe() + " (or give the job's duration in seconds)");
   }
-  if (auto st = OptionalNumber(r, n, "totalSteps", path, steps_range, job.total_steps); !st) {
+  if (auto st = OptionalNumber(r, n, "totalSteps", path, kTotalStepsRange, job.total_steps); !st) {
     return st;
   }
   if (!Given(n["throughput"])) {
@@ -528,8 +527,8 @@ core::Status ParseJobScheduling(const Reader& r, const YAML::Node& n, const std:
   }
 
   if (Given(n["maxWaitMinutes"])) {
-    DLSCHED_TRY_LET(v, r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"),
-                                NumberRange{0, true, core::kMaxWaitMinutes}));
+    DLSCHED_TRY_LET(
+        v, r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"), kMaxWaitMinutesRange));
     job.max_wait_minutes = *v;
   }
 

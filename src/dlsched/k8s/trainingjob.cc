@@ -21,7 +21,6 @@ using nlohmann::json;
 
 using config::Index;
 using config::Key;
-using config::NumberRange;
 
 // A JSON value in a message: short and escaped.
 std::string Describe(const json& v) {
@@ -300,7 +299,7 @@ core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job
   }
   if (s.contains("maxWaitMinutes")) {
     DLSCHED_TRY_LET(m, e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes",
-                                NumberRange{0, true, core::kMaxWaitMinutes}));
+                                config::kMaxWaitMinutesRange));
     job.max_wait_minutes = *m;
   }
   if (s.contains("queue")) {
@@ -326,7 +325,7 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
       const std::string path = Key("spec.throughput.table", k);
       const std::optional<int> workers = config::WorkerCount(k);
       if (!workers) return e.Fail(path, "the key must be a worker count in 1..100000");
-      DLSCHED_TRY_LET(rate, e.Number(v, path, NumberRange{0, false, core::kMaxRate}));
+      DLSCHED_TRY_LET(rate, e.Number(v, path, config::kTableRateRange));
       if (!config::IsRate(*rate)) {
         return e.Fail(path,
                       fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate));
@@ -336,7 +335,7 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
   }
   if (t.contains("localitySensitivity")) {
     DLSCHED_TRY_LET(s, e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity",
-                                NumberRange{0, false, 1}));
+                                config::kLocalityRange));
     job.throughput.locality_sensitivity = *s;
   }
   return {};
@@ -395,8 +394,7 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
     DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }
   if (spec.contains("totalSteps")) {
-    DLSCHED_TRY_LET(
-        t, e.Number(spec["totalSteps"], "spec.totalSteps", NumberRange{0, true, core::kMaxSteps}));
+    DLSCHED_TRY_LET(t, e.Number(spec["totalSteps"], "spec.totalSteps", config::kTotalStepsRange));
     job.total_steps = *t;
   }
   for (const char* k : {"launchDelay", "checkpointDelay"}) {
