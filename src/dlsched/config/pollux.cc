@@ -53,10 +53,10 @@ core::Result<std::vector<std::vector<double>>> ReadNumbers(const std::string& pa
   for (const Column& c : columns) names.push_back(c.name);
   DLSCHED_TRY_LET(pos, csv.Header(names));
   std::vector<std::vector<double>> rows;
-  std::vector<std::string_view> fields;
   while (csv.Next()) {
     if (csv.TooLong()) return std::unexpected(csv.TooLongError());
-    if (!SplitCsv(csv.line(), fields) || fields.size() != csv.width()) {
+    const std::vector<std::string_view>& fields = csv.fields();
+    if (csv.Quoted() || fields.size() != csv.width()) {
       return std::unexpected(
           csv.At(fmt::format("expected {} comma-separated fields (no quotes)", csv.width())));
     }

@@ -39,7 +39,6 @@ using internal::NumberField;
 using internal::NumberRange;
 using internal::RowError;
 using internal::RowResult;
-using internal::SplitCsv;
 
 // A rigid (or, with the factors, elastic) gang of `gpus` one-GPU workers,
 // its work still to give.
@@ -107,13 +106,14 @@ class Importer {
         DLSCHED_TRY(Skip(fmt::format("the line is longer than {} bytes", kMaxLineBytes)));
         continue;
       }
-      if (!SplitCsv(csv_.line(), all_) || all_.size() != csv_.width()) {
+      const std::vector<std::string_view>& all = csv_.fields();
+      if (csv_.Quoted() || all.size() != csv_.width()) {
         DLSCHED_TRY(Skip(fmt::format("expected {} comma-separated fields (no quotes), got {}",
-                                     csv_.width(), all_.size())));
+                                     csv_.width(), all.size())));
         continue;
       }
       fields_.clear();
-      for (int p : pos_) fields_.push_back(p == CsvReader::kAbsent ? std::string_view() : all_[p]);
+      for (int p : pos_) fields_.push_back(p == CsvReader::kAbsent ? std::string_view() : all[p]);
       return true;
     }
   }
@@ -192,7 +192,6 @@ class Importer {
   CsvReader csv_;
   Columns columns_;
   std::vector<int> pos_;
-  std::vector<std::string_view> all_;
   std::vector<std::string_view> fields_;
   std::unordered_set<std::string> names_;
   int64_t tasks_ = 0;
@@ -718,9 +717,9 @@ core::Result<core::ClusterSpec> LoadTiresiasCluster(const std::string& path) {
     return core::Errorf("{}: expected a row after the header", path);
   }
   const int64_t row_line = csv.line_no();
-  std::vector<std::string_view> f;
   if (csv.TooLong()) return std::unexpected(csv.TooLongError());
-  if (!SplitCsv(csv.line(), f) || f.size() != csv.width()) {
+  const std::vector<std::string_view>& f = csv.fields();
+  if (csv.Quoted() || f.size() != csv.width()) {
     return std::unexpected(csv.At(fmt::format("expected {} comma-separated fields", csv.width())));
   }
   int64_t v[std::size(kTiresiasColumns)];

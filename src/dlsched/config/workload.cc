@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/config/constraints.h"
+#include "dlsched/config/job_checks.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
@@ -23,6 +24,11 @@ using internal::NumberRange;
 using internal::Reader;
 
 constexpr std::string_view kResourcesExpected = "a map of resource name to quantity";
+
+// A workload file's words for the checks every format of a job shares.
+constexpr JobWording kWorkloadWording{.min_above_max_only_when_both_given = true,
+                                      .replicas_above_max_on_max = false,
+                                      .priority_expected = "one of high, normal, low"};
 
 // Reads an optional number into `out` (left unchanged when absent).
 template <typename T>
@@ -153,17 +159,9 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
       out.max_replicas = static_cast<int>(*v);
     }
     // Report against what the user wrote: a defaulted bound equals replicas.
-    if (Given(n["minReplicas"]) && Given(n["maxReplicas"]) && out.min_replicas > out.max_replicas) {
-      return r.Fail(Key(path, "minReplicas"), fmt::format("{} is greater than maxReplicas {}",
-                                                          out.min_replicas, out.max_replicas));
-    }
-    if (out.min_replicas > out.replicas) {
-      return r.Fail(Key(path, "minReplicas"),
-                    fmt::format("{} is greater than replicas {}", out.min_replicas, out.replicas));
-    }
-    if (out.replicas > out.max_replicas) {
-      return r.Fail(replicas_path, fmt::format("{} is greater than maxReplicas {}", out.replicas,
-                                               out.max_replicas));
+    if (auto p = CheckWorkerReplicas(out, Given(n["minReplicas"]), Given(n["maxReplicas"]),
+                                     kWorkloadWording)) {
+      return r.Fail(Key(path, p->key), p->what);
     }
   }
 
@@ -266,21 +264,21 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   bool any_positive = false;
   for (const auto& kv : table) {
     std::string entry_path = Key(table_path, kv.first.Scalar());
-    auto workers = r.Int(kv.first, entry_path, 1, core::kMaxTasksPerJob);
+    const std::optional<int> workers = WorkerCount(kv.first.Scalar());
     if (!workers) {
       return r.Expected(
           entry_path,
           fmt::format("a worker count (an integer between 1 and {}) as key", core::kMaxTasksPerJob),
           kv.first);
     }
-    DLSCHED_TRY_LET(rate, r.Number(kv.second, entry_path, NumberRange{0, false, core::kMaxRate}));
-    if (*rate > 0 && *rate < core::kMinRate) {
+    DLSCHED_TRY_LET(rate, r.Number(kv.second, entry_path, kTableRateRange));
+    if (!IsRate(*rate)) {
       return r.Expected(entry_path,
                         fmt::format("0 or a rate of at least {:g} steps/s", core::kMinRate),
                         kv.second);
     }
     // "1" and "01" are different YAML keys but the same worker count.
-    if (!out.steps_per_s.emplace(static_cast<int>(*workers), *rate).second) {
+    if (!out.steps_per_s.emplace(*workers, *rate).second) {
       return r.Fail(entry_path, fmt::format("duplicate worker count {}", *workers));
     }
     any_positive = any_positive || *rate > 0;
@@ -289,7 +287,7 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   if (auto st = ParsePlacementRates(r, n["placements"], Key(path, "placements"), out); !st) {
     return st;
   }
-  return OptionalNumber(r, n, "localitySensitivity", path, NumberRange{0, false, 1},
+  return OptionalNumber(r, n, "localitySensitivity", path, kLocalityRange,
                         out.locality_sensitivity);
 }
 
@@ -489,12 +487,11 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
   if (Given(n["scaling"])) {
     return r.Fail(Key(path, "scaling"), "applies only to a job given by its duration");
   }
-  const NumberRange steps_range{0, true, core::kMaxSteps};
   if (!Given(n["totalSteps"])) {
     return r.Missing(Key(path, "totalSteps"),
-                     steps_range.Describe() + " (or give the job's duration in seconds)");
+                     kTotalStepsRange.Describe() + " (or give the job's duration in seconds)");
   }
-  if (auto st = OptionalNumber(r, n, "totalSteps", path, steps_range, job.total_steps); !st) {
+  if (auto st = OptionalNumber(r, n, "totalSteps", path, kTotalStepsRange, job.total_steps); !st) {
     return st;
   }
   if (!Given(n["throughput"])) {
@@ -523,21 +520,15 @@ core::Status ParseJobScheduling(const Reader& r, const YAML::Node& n, const std:
 
   if (Given(n["priority"])) {
     const YAML::Node& p = n["priority"];
-    std::string s = p.IsScalar() ? p.Scalar() : "";
-    if (s == "high") {
-      job.priority = core::PriorityClass::kHigh;
-    } else if (s == "normal") {
-      job.priority = core::PriorityClass::kNormal;
-    } else if (s == "low") {
-      job.priority = core::PriorityClass::kLow;
-    } else {
-      return r.Expected(Key(path, "priority"), "one of high, normal, low", p);
-    }
+    const std::optional<core::PriorityClass> priority =
+        PriorityFromName(p.IsScalar() ? p.Scalar() : "");
+    if (!priority) return r.Expected(Key(path, "priority"), kWorkloadWording.priority_expected, p);
+    job.priority = *priority;
   }
 
   if (Given(n["maxWaitMinutes"])) {
-    DLSCHED_TRY_LET(v, r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"),
-                                NumberRange{0, true, core::kMaxWaitMinutes}));
+    DLSCHED_TRY_LET(
+        v, r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"), kMaxWaitMinutesRange));
     job.max_wait_minutes = *v;
   }
 

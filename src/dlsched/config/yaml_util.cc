@@ -26,9 +26,6 @@
 namespace dlsched::config::internal {
 namespace {
 
-// "%g"-like but exact for the integers and simple decimals found in configs.
-std::string FormatNumber(double v) { return fmt::format("{}", v); }
-
 std::string JoinKeys(std::initializer_list<std::string_view> keys) {
   std::string out;
   for (auto k : keys) {
@@ -38,20 +35,7 @@ std::string JoinKeys(std::initializer_list<std::string_view> keys) {
   return out;
 }
 
-std::string IntRangeText(int64_t min, int64_t max) {
-  if (max >= kMaxInt) return fmt::format("an integer >= {}", min);
-  if (max == min + 1) return fmt::format("{} or {}", min, max);
-  return fmt::format("an integer between {} and {}", min, max);
-}
-
 }  // namespace
-
-std::string Key(std::string_view parent, std::string_view key) {
-  if (parent.empty()) return std::string(key);
-  return fmt::format("{}.{}", parent, key);
-}
-
-std::string Index(std::string_view parent, size_t i) { return fmt::format("{}[{}]", parent, i); }
 
 std::string Describe(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "nothing";
@@ -377,30 +361,6 @@ core::Error FromException(const std::string& source, const std::exception& e) {
   return core::Error{fmt::format("{}: {}", source, e.what())};
 }
 
-std::string NumberRange::Describe() const {
-  if (max.has_value()) {
-    return fmt::format("a number in {}{}, {}]", min_exclusive ? "(" : "[", FormatNumber(min),
-                       FormatNumber(*max));
-  }
-  if (std::isinf(min)) return "a number";
-  return fmt::format("a number {} {}", min_exclusive ? ">" : ">=", FormatNumber(min));
-}
-
-std::unexpected<core::Error> Reader::Fail(std::string_view path, std::string_view what) const {
-  if (path.empty()) return core::Errorf("{}: {}", source_, what);
-  return core::Errorf("{}: {}: {}", source_, path, what);
-}
-
-std::unexpected<core::Error> Reader::Expected(std::string_view path, std::string_view expected,
-                                              const YAML::Node& node) const {
-  return Fail(path, fmt::format("expected {}, got {}", expected, internal::Describe(node)));
-}
-
-std::unexpected<core::Error> Reader::Missing(std::string_view path,
-                                             std::string_view expected) const {
-  return Fail(path, fmt::format("missing, expected {}", expected));
-}
-
 core::Status Reader::CheckAnyMap(const YAML::Node& node, std::string_view path,
                                  std::string_view what) const {
   if (!node.IsMap()) return Expected(path, what, node);
@@ -443,41 +403,31 @@ core::Result<std::string> Reader::Name(const YAML::Node& node, std::string_view 
   return node.Scalar();
 }
 
-core::Result<int64_t> Reader::Int(const YAML::Node& node, std::string_view path, int64_t min,
-                                  int64_t max) const {
-  std::string expected = IntRangeText(min, max);
-  if (!node.IsScalar()) return Expected(path, expected, node);
+std::optional<int64_t> YamlFields::ToInt(const YAML::Node& node) {
+  if (!node.IsScalar()) return std::nullopt;
   const std::string& s = node.Scalar();
   int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max) {
-    return Expected(path, expected, node);
-  }
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
   return v;
 }
 
-core::Result<double> Reader::Number(const YAML::Node& node, std::string_view path,
-                                    const NumberRange& range) const {
-  std::string expected = range.Describe();
-  if (!node.IsScalar()) return Expected(path, expected, node);
+std::optional<double> YamlFields::ToNumber(const YAML::Node& node) {
+  if (!node.IsScalar()) return std::nullopt;
   std::string_view s = node.Scalar();
   // from_chars does not take a leading '+', YAML does.
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   double v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) {
-    return Expected(path, expected, node);
+    return std::nullopt;
   }
-  bool below = range.min_exclusive ? v <= range.min : v < range.min;
-  if (below || (range.max.has_value() && v > *range.max)) return Expected(path, expected, node);
   return v;
 }
 
-core::Result<bool> Reader::Bool(const YAML::Node& node, std::string_view path) const {
+std::optional<bool> YamlFields::ToBool(const YAML::Node& node) {
   bool v = false;
-  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, v)) {
-    return Expected(path, "true or false", node);
-  }
+  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, v)) return std::nullopt;
   return v;
 }
 

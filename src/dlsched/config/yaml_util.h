@@ -12,16 +12,22 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "dlsched/config/fields.h"
 #include "dlsched/core/error.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/resources.h"
 
 namespace dlsched::config::internal {
 
-// Field paths: Key("jobs[2]", "worker") is "jobs[2].worker"; Index("jobs", 2)
-// is "jobs[2]". An empty parent means the top level.
-std::string Key(std::string_view parent, std::string_view key);
-std::string Index(std::string_view parent, size_t i);
+// The field reader's pieces (fields.h), as the readers here name them.
+using config::Index;
+using config::Key;
+using config::kMaxInt;
+using config::kNonNegative;
+using config::kPositive;
+using config::kPositiveTime;
+using config::kTime;
+using config::NumberRange;
 
 // How a value is shown after "got": 'text' for scalars, "a map", "a list" or
 // "nothing" otherwise.
@@ -109,36 +115,24 @@ std::optional<int64_t> YamlNodeBound(std::string_view text);
 // `max_nodes`.
 bool NeedsNodeScan(std::string_view text, int64_t max_nodes, size_t scan_above);
 
-// Bounds of a number, with the words used in messages ("a number > 0").
-struct NumberRange {
-  double min = -std::numeric_limits<double>::infinity();
-  bool min_exclusive = false;
-  std::optional<double> max;  // inclusive
-
-  std::string Describe() const;
+// YAML values as the field reader reads them: numbers and booleans are
+// scalars in their plain forms (an integer in decimal digits; a number as
+// from_chars reads it, a leading '+' allowed; true/false, yes/no, on/off).
+struct YamlFields {
+  using Value = YAML::Node;
+  static constexpr FieldWording kWording{IntegerBetween, NumberInterval};
+  static std::string Describe(const YAML::Node& node) { return internal::Describe(node); }
+  static std::optional<int64_t> ToInt(const YAML::Node& node);
+  static std::optional<double> ToNumber(const YAML::Node& node);
+  static std::optional<bool> ToBool(const YAML::Node& node);
 };
-inline constexpr NumberRange kNonNegative{0, false, std::nullopt};
-inline constexpr NumberRange kPositive{0, true, std::nullopt};
-// Seconds: arrivals, delays, deadlines (core::kMaxTime).
-inline constexpr NumberRange kTime{0, false, core::kMaxTime};
-inline constexpr NumberRange kPositiveTime{0, true, core::kMaxTime};
 
-inline constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
-
-// The parsing context of one input: knows its name and formats errors.
-class Reader {
+// The parsing context of one YAML input: knows its name and formats errors
+// (FieldReader: Fail, Expected, Missing; Int, with counts' default and
+// unstated upper bound kMaxInt, as counts fit in an int; Number; Bool).
+class Reader : public FieldReader<YamlFields> {
  public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  const std::string& source() const { return source_; }
-
-  // "<source>: <path>: <what>", or "<source>: <what>" for an empty path.
-  std::unexpected<core::Error> Fail(std::string_view path, std::string_view what) const;
-  // "<source>: <path>: expected <expected>, got <Describe(node)>".
-  std::unexpected<core::Error> Expected(std::string_view path, std::string_view expected,
-                                        const YAML::Node& node) const;
-  // "<source>: <path>: missing, expected <expected>".
-  std::unexpected<core::Error> Missing(std::string_view path, std::string_view expected) const;
+  explicit Reader(std::string source) : FieldReader(std::move(source)) {}
 
   // Checks that `node` is a map (`what` names it in the error) whose keys are
   // unique scalars from `allowed`; an unknown key is reported with the list of
@@ -153,20 +147,9 @@ class Reader {
   core::Result<std::string> String(const YAML::Node& node, std::string_view path) const;
   // A name of a job, node, namespace, queue or label (core::NameProblem).
   core::Result<std::string> Name(const YAML::Node& node, std::string_view path) const;
-  // A decimal integer in [min, max]; counts fit in an int, so that is the
-  // default (and unstated) upper bound.
-  core::Result<int64_t> Int(const YAML::Node& node, std::string_view path, int64_t min,
-                            int64_t max = kMaxInt) const;
-  // A finite number within `range`.
-  core::Result<double> Number(const YAML::Node& node, std::string_view path,
-                              const NumberRange& range) const;
-  core::Result<bool> Bool(const YAML::Node& node, std::string_view path) const;
   // A map of resource name -> Kubernetes quantity (YAML string or number),
   // interned and converted to canonical units, each at most core::kMaxAmount.
   core::Result<core::Resources> Resources(const YAML::Node& node, std::string_view path) const;
-
- private:
-  std::string source_;
 };
 
 // Converts the YAML exceptions that escape the parsers (there should be none,

@@ -1,13 +1,14 @@
 #include "dlsched/k8s/trainingjob.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "dlsched/config/fields.h"
+#include "dlsched/config/job_checks.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/spec_limits.h"
@@ -18,10 +19,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string Key(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-std::string Index(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
+using config::Index;
+using config::Key;
 
 // A JSON value in a message: short and escaped.
 std::string Describe(const json& v) {
@@ -32,36 +31,28 @@ std::string Describe(const json& v) {
   return core::EscapeText(v.dump(), 60);
 }
 
-// Errors of one object: "<source>: <path>: <what>".
-class Errors {
- public:
-  explicit Errors(std::string source) : source_(std::move(source)) {}
-  const std::string& source() const { return source_; }
-  std::unexpected<core::Error> Fail(const std::string& path, std::string_view what) const {
-    return std::unexpected(core::Error{fmt::format("{}: {}: {}", source_, path, what)});
-  }
-  std::unexpected<core::Error> Expected(const std::string& path, std::string_view what,
-                                        const json& got) const {
-    return Fail(path, fmt::format("expected {}, got {}", what, Describe(got)));
-  }
-  // An integer in [min, max].
-  core::Result<int64_t> Int(const json& v, const std::string& path, int64_t min,
-                            int64_t max) const {
-    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
-      return Expected(path, fmt::format("an integer in {}..{}", min, max), v);
-    }
+// TrainingJob fields as the field reader reads them (config/fields.h): JSON
+// numbers, shown as Describe shows them; expectations worded "an integer
+// in 1..9", "a number in (0, 1e+07]".
+struct JsonFields {
+  using Value = json;
+  static constexpr config::FieldWording kWording{config::IntegerInDots,
+                                                 config::NumberIntervalShort};
+  static std::string Describe(const json& v) { return k8s::Describe(v); }
+  static std::optional<int64_t> ToInt(const json& v) {
+    if (!v.is_number_integer()) return std::nullopt;
     return v.get<int64_t>();
   }
-  // A number in [min, max] (exclusive of min when `open_min`).
-  core::Result<double> Number(const json& v, const std::string& path, double min, bool open_min,
-                              double max) const {
-    if (!v.is_number() || !std::isfinite(v.get<double>()) ||
-        (open_min ? v.get<double>() <= min : v.get<double>() < min) || v.get<double>() > max) {
-      return Expected(path,
-                      fmt::format("a number in {}{:g}, {:g}]", open_min ? "(" : "[", min, max), v);
-    }
+  static std::optional<double> ToNumber(const json& v) {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return std::nullopt;
     return v.get<double>();
   }
+};
+
+// Errors of one object: "<source>: <path>: <what>".
+class Errors : public config::FieldReader<JsonFields> {
+ public:
+  explicit Errors(std::string source) : FieldReader(std::move(source)) {}
   // Checks that `v` is an object whose keys are all in `allowed`.
   core::Status Object(const json& v, const std::string& path,
                       std::initializer_list<std::string_view> allowed) const {
@@ -78,10 +69,12 @@ class Errors {
     }
     return {};
   }
-
- private:
-  std::string source_;
 };
+
+// A TrainingJob's words for the checks every format of a job shares.
+constexpr config::JobWording kTrainingJobWording{.min_above_max_only_when_both_given = false,
+                                                 .replicas_above_max_on_max = true,
+                                                 .priority_expected = "high, normal or low"};
 
 // JSON text is YAML: sub-objects go through the workload's parsers, so a
 // pod template means exactly what a workload role does.
@@ -253,20 +246,8 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
       (std::string_view(k) == "minReplicas" ? out_role.min_replicas : out_role.max_replicas) =
           static_cast<int>(*v);
     }
-    if (out_role.min_replicas > out_role.max_replicas) {
-      return e.Fail(Key(path, "minReplicas"),
-                    fmt::format("{} is greater than maxReplicas {}", out_role.min_replicas,
-                                out_role.max_replicas));
-    }
-    if (out_role.min_replicas > out_role.replicas) {
-      return e.Fail(
-          Key(path, "minReplicas"),
-          fmt::format("{} is greater than replicas {}", out_role.min_replicas, out_role.replicas));
-    }
-    if (out_role.replicas > out_role.max_replicas) {
-      return e.Fail(
-          Key(path, "maxReplicas"),
-          fmt::format("{} is less than replicas {}", out_role.max_replicas, out_role.replicas));
+    if (auto p = config::CheckWorkerReplicas(out_role, true, true, kTrainingJobWording)) {
+      return e.Fail(Key(path, p->key), p->what);
     }
   }
   tasks += worker ? out_role.max_replicas : out_role.replicas;
@@ -309,20 +290,16 @@ core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job
   DLSCHED_TRY(e.Object(s, "spec.scheduling", {"priorityClass", "maxWaitMinutes", "queue"}));
   if (s.contains("priorityClass")) {
     const json& p = s["priorityClass"];
-    const std::string v = p.is_string() ? p.get<std::string>() : "";
-    if (v == "high") {
-      job.priority = core::PriorityClass::kHigh;
-    } else if (v == "normal") {
-      job.priority = core::PriorityClass::kNormal;
-    } else if (v == "low") {
-      job.priority = core::PriorityClass::kLow;
-    } else {
-      return e.Expected("spec.scheduling.priorityClass", "high, normal or low", p);
+    const std::optional<core::PriorityClass> priority =
+        config::PriorityFromName(p.is_string() ? p.get<std::string>() : "");
+    if (!priority) {
+      return e.Expected("spec.scheduling.priorityClass", kTrainingJobWording.priority_expected, p);
     }
+    job.priority = *priority;
   }
   if (s.contains("maxWaitMinutes")) {
-    DLSCHED_TRY_LET(m, e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes", 0, true,
-                                core::kMaxWaitMinutes));
+    DLSCHED_TRY_LET(m, e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes",
+                                config::kMaxWaitMinutesRange));
     job.max_wait_minutes = *m;
   }
   if (s.contains("queue")) {
@@ -346,23 +323,19 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
     }
     for (const auto& [k, v] : table.items()) {
       const std::string path = Key("spec.throughput.table", k);
-      int workers = 0;
-      auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), workers);
-      if (ec != std::errc() || end != k.data() + k.size() || workers < 1 ||
-          workers > core::kMaxTasksPerJob) {
-        return e.Fail(path, "the key must be a worker count in 1..100000");
-      }
-      DLSCHED_TRY_LET(rate, e.Number(v, path, 0, false, core::kMaxRate));
-      if (*rate != 0 && *rate < core::kMinRate) {
+      const std::optional<int> workers = config::WorkerCount(k);
+      if (!workers) return e.Fail(path, "the key must be a worker count in 1..100000");
+      DLSCHED_TRY_LET(rate, e.Number(v, path, config::kTableRateRange));
+      if (!config::IsRate(*rate)) {
         return e.Fail(path,
                       fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate));
       }
-      job.throughput.steps_per_s[workers] = *rate;
+      job.throughput.steps_per_s[*workers] = *rate;
     }
   }
   if (t.contains("localitySensitivity")) {
-    DLSCHED_TRY_LET(
-        s, e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity", 0, false, 1));
+    DLSCHED_TRY_LET(s, e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity",
+                                config::kLocalityRange));
     job.throughput.locality_sensitivity = *s;
   }
   return {};
@@ -421,12 +394,12 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
     DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }
   if (spec.contains("totalSteps")) {
-    DLSCHED_TRY_LET(t, e.Number(spec["totalSteps"], "spec.totalSteps", 0, true, core::kMaxSteps));
+    DLSCHED_TRY_LET(t, e.Number(spec["totalSteps"], "spec.totalSteps", config::kTotalStepsRange));
     job.total_steps = *t;
   }
   for (const char* k : {"launchDelay", "checkpointDelay"}) {
     if (!spec.contains(k)) continue;
-    DLSCHED_TRY_LET(t, e.Number(spec[k], Key("spec", k), 0, false, core::kMaxTime));
+    DLSCHED_TRY_LET(t, e.Number(spec[k], Key("spec", k), config::kTime));
     (std::string_view(k) == "launchDelay" ? job.launch_delay : job.checkpoint_delay) = *t;
   }
   if (spec.contains("throughput")) {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <spanstream>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -17,6 +18,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/core/csv.h"
 #include "dlsched/core/quantity.h"
 #include "dlsched/report/first_seen.h"
 #include "dlsched/report/schema.h"
@@ -568,62 +570,27 @@ std::optional<size_t> CsvFile::Find(std::string_view name) const {
 core::Result<CsvFile> ParseCsv(std::string_view text, const std::string& path) {
   CsvFile f;
   f.path = path;
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a BOM from a spreadsheet
-  int line = 1;
-  size_t i = 0;
-  std::vector<std::string> record;
-  while (i < text.size()) {
-    const int start_line = line;
-    record.clear();
-    // One record: fields up to an unquoted line break or the end.
-    while (true) {
-      std::string field;
-      if (i < text.size() && text[i] == '"') {
-        ++i;
-        while (true) {
-          if (i >= text.size()) return At(path, start_line, "a quoted field is never closed");
-          const char ch = text[i++];
-          if (ch == '"') {
-            if (i < text.size() && text[i] == '"') {
-              field += '"';
-              ++i;
-              continue;
-            }
-            break;
-          }
-          if (ch == '\n') ++line;
-          field += ch;
-        }
-        if (i < text.size() && text[i] != ',' && text[i] != '\n' &&
-            !(text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-          return At(path, line, "expected a comma or the end of the line after a closing quote");
-        }
-      } else {
-        const size_t end = text.find_first_of(",\n", i);
-        std::string_view raw = text.substr(i, end == std::string_view::npos ? end : end - i);
-        i += raw.size();
-        if (raw.ends_with('\r') && i < text.size() && text[i] == '\n') raw.remove_suffix(1);
-        if (raw.find('"') != std::string_view::npos) {
-          return At(path, line, "a quote inside an unquoted field (quote the whole field)");
-        }
-        field = raw;
-      }
-      record.push_back(std::move(field));
-      if (i < text.size() && text[i] == ',') {
-        ++i;
-        continue;
-      }
-      if (i < text.size() && text[i] == '\r') ++i;
-      if (i < text.size() && text[i] == '\n') {
-        ++i;
-        ++line;
-      }
-      break;
+  std::ispanstream in(std::span<const char>(text.data(), text.size()));
+  core::CsvReader csv(in, {.quotes = true});
+  while (csv.Next()) {
+    const int line = static_cast<int>(csv.fault_line());
+    switch (csv.fault()) {
+      case core::CsvFault::kNone:
+      case core::CsvFault::kQuote:  // (quotes are read)
+        break;
+      case core::CsvFault::kUnclosedQuote:
+        return At(path, line, "a quoted field is never closed");
+      case core::CsvFault::kAfterClosingQuote:
+        return At(path, line, "expected a comma or the end of the line after a closing quote");
+      case core::CsvFault::kQuoteInField:
+        return At(path, line, "a quote inside an unquoted field (quote the whole field)");
     }
+    std::vector<std::string> record(csv.fields().begin(), csv.fields().end());
     if (f.header.empty()) {
       f.header = std::move(record);
       continue;
     }
+    const int start_line = static_cast<int>(csv.line_no());
     if (record.size() != f.header.size()) {
       return At(path, start_line,
                 fmt::format("{} fields, but the header has {}", record.size(), f.header.size()));

@@ -22,39 +22,44 @@ const YAML::Node ArgReader::Node(std::string_view key) {
   return args_[std::string(key)];
 }
 
+std::string ArgFields::Describe(const YAML::Node& n) {
+  return fmt::format("'{}'", n.IsScalar() ? n.Scalar() : "a non-scalar");
+}
+
+std::string ArgFields::DescribeBool(const YAML::Node& n) {
+  return fmt::format("'{}'", n.IsScalar() ? n.Scalar() : n.IsMap() ? "a map" : "a list");
+}
+
+std::optional<int64_t> ArgFields::ToInt(const YAML::Node& n) {
+  int64_t v = 0;
+  if (!n.IsScalar() || !YAML::convert<int64_t>::decode(n, v)) return std::nullopt;
+  return v;
+}
+
+std::optional<double> ArgFields::ToNumber(const YAML::Node& n) {
+  double v = 0;
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v)) return std::nullopt;
+  return v;
+}
+
 core::Result<bool> ArgReader::Bool(std::string_view key, bool fallback) {
   const YAML::Node n = Node(key);
   if (!n.IsDefined() || n.IsNull()) return fallback;
-  bool v = false;
-  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) {
-    return core::Errorf("{}: expected true or false, got '{}'", Path(key),
-                        n.IsScalar() ? n.Scalar() : "a " + std::string(n.IsMap() ? "map" : "list"));
-  }
-  return v;
+  return fields_.Bool(n, Path(key));
 }
 
 core::Result<int64_t> ArgReader::Int(std::string_view key, int64_t fallback, int64_t min,
                                      int64_t max) {
   const YAML::Node n = Node(key);
   if (!n.IsDefined() || n.IsNull()) return fallback;
-  int64_t v = 0;
-  if (!n.IsScalar() || !YAML::convert<int64_t>::decode(n, v) || v < min || v > max) {
-    return core::Errorf("{}: expected an integer in {}..{}, got '{}'", Path(key), min, max,
-                        n.IsScalar() ? n.Scalar() : "a non-scalar");
-  }
-  return v;
+  return fields_.Int(n, Path(key), min, max);
 }
 
 core::Result<double> ArgReader::Double(std::string_view key, double fallback, double min,
                                        double max) {
   const YAML::Node n = Node(key);
   if (!n.IsDefined() || n.IsNull()) return fallback;
-  double v = 0;
-  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !(v >= min && v <= max)) {
-    return core::Errorf("{}: expected a number in {}..{}, got '{}'", Path(key), min, max,
-                        n.IsScalar() ? n.Scalar() : "a non-scalar");
-  }
-  return v;
+  return fields_.Number(n, Path(key), config::NumberRange{min, false, max});
 }
 
 core::Status ArgReader::Finish() const {

@@ -89,8 +89,7 @@ core::Result<std::unique_ptr<engine::JobOrder>> MakeKod2Weight(const YAML::Node&
     } else if (s == "cluster") {
       o.scale = Kod2Scale::kCluster;
     } else {
-      return core::Errorf("{}: expected node or cluster, got '{}'", reader.Path("scale"),
-                          scale.IsScalar() ? s : "a non-scalar");
+      return reader.Expected("scale", "node or cluster", scale);
     }
   }
   const YAML::Node resources = reader.Node("resources");

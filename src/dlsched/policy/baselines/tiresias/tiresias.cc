@@ -540,8 +540,7 @@ void RegisterTiresias(PluginTable& t) {
           } else if (s == "strictEntry") {
             queue_order = LasOrder::QueueOrder::kStrictEntry;
           } else if (s != "list") {
-            return core::Errorf("{}: expected list, entry or strictEntry, got '{}'",
-                                reader.Path("queueOrder"), within.IsScalar() ? s : "a non-scalar");
+            return reader.Expected("queueOrder", "list, entry or strictEntry", within);
           }
         }
         DLSCHED_TRY_LET(count_launching, reader.Bool("countLaunching", false));
