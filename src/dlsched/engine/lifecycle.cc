@@ -439,21 +439,24 @@ void JobLifecycle::SetLevel(JobIndex j, int level, double place, core::Time now)
 
 void JobLifecycle::BackOff(const Action& a, core::Time now, uint64_t room_epoch,
                            size_t* pod_cursor) {
-  // Backoffs come in queue order: one forward walk finds them all.
-  for (; *pod_cursor < pods_.size(); ++*pod_cursor) {
-    PendingPod& pod = pods_.At(*pod_cursor);
-    if (pod.task == a.task) {
-      const core::Time delay =
-          std::min(options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
-      ++pod.attempts;
-      pod.not_before = now + delay;
-      // Parked until room is freed after the cycle that tried it.
-      pod.tried_epoch = room_epoch;
-      pod.last_failure = a.reason;
-      pod.unresolvable = a.status == WaitStatus::kUnschedulableUnresolvable;
-      return;
-    }
+  // Backoffs come in queue order: one forward walk finds them all. (It
+  // counts in a local: a long queue of parked pods is walked here.)
+  const size_t n = pods_.size();
+  size_t i = *pod_cursor;
+  for (; i < n; ++i) {
+    PendingPod& pod = pods_.At(i);
+    if (pod.task != a.task) continue;
+    const core::Time delay =
+        std::min(options_.backoff_max, options_.backoff_initial * std::pow(2.0, pod.attempts));
+    ++pod.attempts;
+    pod.not_before = now + delay;
+    // Parked until room is freed after the cycle that tried it.
+    pod.tried_epoch = room_epoch;
+    pod.last_failure = a.reason;
+    pod.unresolvable = a.status == WaitStatus::kUnschedulableUnresolvable;
+    break;
   }
+  *pod_cursor = i;
 }
 
 void JobLifecycle::DropBoundPods(const Plan& plan) {

@@ -1,5 +1,6 @@
 #include "dlsched/engine/memos.h"
 
+#include <algorithm>
 #include <atomic>
 
 namespace dlsched::engine {
@@ -10,6 +11,10 @@ Memos::Memos() {
 }
 
 void Memos::Claim(uint64_t engine, ClusterState& state) {
+  // Room for every job's memos at once (a trace adds them all before the
+  // first cycle), growing by half when jobs keep coming (an operator).
+  const auto jobs = static_cast<size_t>(state.NumJobs());
+  if (jobs_.capacity() < jobs) jobs_.reserve(std::max(jobs, jobs_.capacity() * 3 / 2));
   const bool other_store = state.ClaimMemos(id_);
   if (!other_store && engine == engine_ && state.Id() == state_) return;
   Drop();
