@@ -34,6 +34,14 @@ struct TaskRef {
   friend bool operator==(const TaskRef&, const TaskRef&) = default;
 };
 
+// A phase a pending job may be in: Waiting, Starving, Standby (the
+// phases of the pending order, engine::Memos; a Standby job holding its
+// whole gang is in one without being pending).
+inline bool InPendingPhase(core::JobPhase p) {
+  return p == core::JobPhase::kWaiting || p == core::JobPhase::kStarving ||
+         p == core::JobPhase::kStandby;
+}
+
 // A job as the engine sees it.
 struct JobState {
   const core::JobSpec* spec = nullptr;
@@ -242,10 +250,6 @@ class ClusterState {
       left_pending_.push_back(j);
       entered_pending_.push_back(j);
     }
-  }
-  static bool InPendingPhase(core::JobPhase p) {
-    return p == core::JobPhase::kWaiting || p == core::JobPhase::kStarving ||
-           p == core::JobPhase::kStandby;
   }
 
   // Resources a task requests.

@@ -496,7 +496,7 @@ void JobLifecycle::Restart(JobIndex j, std::string reason) {
   state_.BumpReason(j);
   Emit(j, TimelineKind::kRestarted, -1, -1, [&] { return h.reason; });
   const JobPhase phase = state_.Job(j).phase;
-  if (phase == JobPhase::kWaiting || phase == JobPhase::kStarving || phase == JobPhase::kStandby) {
+  if (InPendingPhase(phase)) {
     // Not started yet: it simply waits for its gang again.
     Release(j);
     if (pod_queue_) CreatePods(std::span<const JobIndex>(&j, 1));

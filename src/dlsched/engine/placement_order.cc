@@ -53,9 +53,7 @@ std::span<Memos::OrderEntry> UpdatePendingOrder(CycleContext& ctx) {
   };
   auto pending_phase = [&](JobIndex j) {
     const JobState& js = st.Job(j);
-    return !js.removed &&
-           (js.phase == core::JobPhase::kWaiting || js.phase == core::JobPhase::kStarving ||
-            js.phase == core::JobPhase::kStandby);
+    return !js.removed && InPendingPhase(js.phase);
   };
   Memos::PendingOrder& order = memos.pending_order();
   std::vector<Entry>& kept = order.entries;

@@ -357,10 +357,7 @@ core::Time WholeSecond(core::Time t) { return std::ceil(t - 1e-9); }
 // Pending when the cycle began (Tiresias' PENDING status in its update
 // before the pass): placing the job in the cycle's session does not change
 // its phase.
-bool WaitedAtStart(const JobState& js) {
-  return js.phase == core::JobPhase::kWaiting || js.phase == core::JobPhase::kStarving ||
-         js.phase == core::JobPhase::kStandby;
-}
+bool WaitedAtStart(const JobState& js) { return engine::InPendingPhase(js.phase); }
 }  // namespace
 
 core::Time LasOrder::StarvedAt(const engine::ClusterState& state, JobIndex j) const {
