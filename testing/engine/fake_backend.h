@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dlsched/engine/cluster_state.h"
@@ -41,6 +42,8 @@ class FakeBackend final : public engine::Backend {
   void DeleteTask(engine::TaskRef t) override;
   void OnProgressChange(engine::JobIndex j) override;
   void OnPhase(engine::JobIndex j, core::JobPhase from) override;
+  bool WantsTimeline() const override { return keep_timeline; }
+  void OnTimeline(engine::TimelineEvent event) override { timeline.push_back(std::move(event)); }
 
   // "<job>/<role><index>".
   std::string Name(engine::TaskRef t) const;
@@ -67,6 +70,9 @@ class FakeBackend final : public engine::Backend {
   std::vector<std::string> phases;
   std::map<engine::JobIndex, int> progress_changes;  // per job
   int progress_calls = 0;                            // in all
+  // The rows of every job's timeline, in order, when keep_timeline.
+  bool keep_timeline = false;
+  std::vector<engine::TimelineEvent> timeline;
 
  private:
   // `hook`, or else `fallback` on the state.

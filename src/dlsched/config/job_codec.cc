@@ -13,18 +13,20 @@ using Text = JobFieldSink::Text;
 std::string Num(double v) { return fmt::format("{}", v); }
 
 // The fields after the job's work: what it has done, its attained service
-// and Tiresias level.
+// and what its policy keeps about it.
 void EncodeProgress(const core::JobSpec& job, JobFieldSink& sink) {
   if (job.steps_done != 0) sink.Scalar("stepsDone", Num(job.steps_done), Text::kPlain);
   if (job.attained != 0) sink.Scalar("attainedGpuSeconds", Num(job.attained), Text::kPlain);
   if (job.launch_attained != 0) {
     sink.Scalar("launchGpuSeconds", Num(job.launch_attained), Text::kPlain);
   }
-  if (job.level != 0) sink.Scalar("level", fmt::format("{}", job.level), Text::kPlain);
-  if (job.level_since) sink.Scalar("levelSince", Num(*job.level_since), Text::kPlain);
-  if (job.level_base != 0) sink.Scalar("levelBaseGpuSeconds", Num(job.level_base), Text::kPlain);
-  if (job.ran_since) sink.Scalar("ranSince", Num(*job.ran_since), Text::kPlain);
-  if (job.level_place) sink.Scalar("levelPlace", Num(*job.level_place), Text::kPlain);
+  // (A level or GPU-seconds of 0 is the same as none.)
+  for (const core::StateField& f : core::kStateFields) {
+    const auto it = job.policy_state.find(f.name);
+    if (it == job.policy_state.end()) continue;
+    const bool counts = f.kind == core::StateKind::kLevel || f.kind == core::StateKind::kGpuSeconds;
+    if (!counts || it->second != 0) sink.Scalar(f.name, Num(it->second), Text::kPlain);
+  }
 }
 
 }  // namespace

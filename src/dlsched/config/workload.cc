@@ -568,8 +568,36 @@ core::Status ParseJobRoles(const Reader& r, const YAML::Node& n, const std::stri
   return {};
 }
 
-// Where a job stands: its progress, its attained service and Tiresias
-// level, its delays and deadline.
+// A field of the job's policy state (core::kStateFields), when given.
+core::Status ParseStateField(const Reader& r, const YAML::Node& n, const core::StateField& f,
+                             const std::string& path, core::JobSpec& job) {
+  const YAML::Node& v = n[std::string(f.name)];
+  if (!Given(v)) return {};
+  std::optional<double> value;
+  switch (f.kind) {
+    case core::StateKind::kLevel: {
+      DLSCHED_TRY_LET(level, r.Int(v, Key(path, f.name), 0, core::kMaxLevel));
+      value = static_cast<double>(*level);
+      break;
+    }
+    case core::StateKind::kTime:
+      DLSCHED_TRY(OptionalNumber(r, n, f.name, path, internal::kTime, value));
+      break;
+    case core::StateKind::kGpuSeconds:
+      DLSCHED_TRY(OptionalNumber(r, n, f.name, path, NumberRange{0, false, job.attained}, value));
+      break;
+    case core::StateKind::kPlace:
+      DLSCHED_TRY(OptionalNumber(r, n, f.name, path,
+                                 NumberRange{-core::kMaxLevelPlace, false, core::kMaxLevelPlace},
+                                 value));
+      break;
+  }
+  job.policy_state[std::string(f.name)] = *value;
+  return {};
+}
+
+// Where a job stands: its progress, its attained service and what its
+// policy keeps about it, its delays and deadline.
 core::Status ParseJobProgress(const Reader& r, const YAML::Node& n, const std::string& path,
                               core::JobSpec& job) {
   if (auto st = OptionalNumber(r, n, "attainedGpuSeconds", path,
@@ -582,24 +610,8 @@ core::Status ParseJobProgress(const Reader& r, const YAML::Node& n, const std::s
       !st) {
     return st;
   }
-  if (Given(n["level"])) {
-    DLSCHED_TRY_LET(v, r.Int(n["level"], Key(path, "level"), 0, core::kMaxLevel));
-    job.level = static_cast<int>(*v);
-  }
-  if (auto st = OptionalNumber(r, n, "levelSince", path, internal::kTime, job.level_since); !st)
-    return st;
-  if (auto st = OptionalNumber(r, n, "levelBaseGpuSeconds", path,
-                               NumberRange{0, false, job.attained}, job.level_base);
-      !st) {
-    return st;
-  }
-  if (auto st = OptionalNumber(r, n, "ranSince", path, internal::kTime, job.ran_since); !st)
-    return st;
-  if (auto st = OptionalNumber(r, n, "levelPlace", path,
-                               NumberRange{-core::kMaxLevelPlace, false, core::kMaxLevelPlace},
-                               job.level_place);
-      !st) {
-    return st;
+  for (const core::StateField& f : core::kStateFields) {
+    if (auto st = ParseStateField(r, n, f, path, job); !st) return st;
   }
   if (auto st = OptionalNumber(r, n, "stepsDone", path, NumberRange{0, false, job.total_steps},
                                job.steps_done);

@@ -9,6 +9,7 @@
 
 #include "dlsched/core/affinity.h"
 #include "dlsched/core/lifecycle.h"
+#include "dlsched/core/policy_state.h"
 #include "dlsched/core/resources.h"
 #include "dlsched/core/time.h"
 
@@ -168,21 +169,12 @@ struct JobSpec {
   std::optional<Time> duration;
   ScalingCurve scaling;
   double steps_done = 0;  // progress already made when the run begins (a snapshot)
-  // Also from a snapshot: GPU-seconds already run (attained service), and
-  // the job's level in a levelled order (Tiresias' queue) and since when
-  // (nullopt: its arrival); what it had attained when it was last promoted
-  // back to the first level (starvation), and when it first ran after that
-  // (nullopt: it has not).
+  // Also from a snapshot: GPU-seconds already run (attained service) and
+  // already spent launching (engine::JobState::attained, launch_attained),
+  // and what the policy keeps about the job (its policy state, by field).
   double attained = 0;
-  int level = 0;
-  std::optional<Time> level_since;
-  double level_base = 0;
-  std::optional<Time> ran_since;
-  // ... and its place in its level's list (nullopt: none yet; see
-  // engine::JobState::level_place).
-  std::optional<double> level_place;
-  // GPU-seconds already spent launching (JobState::launch_attained).
   double launch_attained = 0;
+  PolicyState policy_state;
   ThroughputProfile throughput;
   Time launch_delay = 0;                // seconds from allocation to training
   Time checkpoint_delay = 0;            // seconds to checkpoint before a reallocation

@@ -36,6 +36,28 @@ LimitCheck TimeField(std::string field, double v, bool positive = false) {
   return std::nullopt;
 }
 
+// A field of the job's policy state, when given, within its kind's bounds.
+LimitCheck StateValue(const StateField& f, const JobSpec& job) {
+  const auto it = job.policy_state.find(f.name);
+  if (it == job.policy_state.end()) return {};
+  const double v = it->second;
+  const std::string name(f.name);
+  switch (f.kind) {
+    case StateKind::kLevel:
+      if (!(v >= 0 && v <= kMaxLevel) || v != std::floor(v)) {
+        return Problem(name, fmt::format("{} is outside the integers 0 to {}", v, kMaxLevel));
+      }
+      return {};
+    case StateKind::kTime:
+      return TimeField(name, v);
+    case StateKind::kGpuSeconds:
+      return Range(name, v, 0, false, job.attained);
+    case StateKind::kPlace:
+      return Range(name, v, -kMaxLevelPlace, false, kMaxLevelPlace);
+  }
+  return {};
+}
+
 LimitCheck Name(std::string field, std::string_view name) {
   if (auto p = NameProblem(name)) return Problem(std::move(field), std::move(*p));
   return std::nullopt;
@@ -201,21 +223,8 @@ LimitCheck CheckJobLimits(const JobSpec& job) {
   if (auto p = Range("stepsDone", job.steps_done, 0, false, job.total_steps)) return p;
   if (auto p = Range("attainedGpuSeconds", job.attained, 0, false, kMaxAttained)) return p;
   if (auto p = Range("launchGpuSeconds", job.launch_attained, 0, false, kMaxAttained)) return p;
-  if (auto p = Range("levelBaseGpuSeconds", job.level_base, 0, false, job.attained)) return p;
-  if (job.level < 0 || job.level > kMaxLevel) {
-    return Problem("level",
-                   fmt::format("{} is outside the integers 0 to {}", job.level, kMaxLevel));
-  }
-  if (job.level_since) {
-    if (auto p = TimeField("levelSince", *job.level_since)) return p;
-  }
-  if (job.ran_since) {
-    if (auto p = TimeField("ranSince", *job.ran_since)) return p;
-  }
-  if (job.level_place) {
-    if (auto p = Range("levelPlace", *job.level_place, -kMaxLevelPlace, false, kMaxLevelPlace)) {
-      return p;
-    }
+  for (const StateField& f : kStateFields) {
+    if (auto p = StateValue(f, job)) return p;
   }
   if (auto p = Throughput(job.throughput)) return p;
   if (auto p = TimeField("launchDelay", job.launch_delay)) return p;

@@ -187,6 +187,19 @@ void ClusterState::ReserveJobs(size_t n) {
   job_by_name_.reserve(job_by_name_.size() + n);
 }
 
+void ClusterState::UseRecordFields(std::vector<const RecordField*> fields) {
+  record_fields_ = std::move(fields);
+}
+
+bool ClusterState::SetRecord(JobIndex j, const RecordField& field, double value) {
+  for (size_t i = 0; i < record_fields_.size(); ++i) {
+    if (record_fields_[i] != &field) continue;
+    jobs_[j].record[i] = value;
+    return true;
+  }
+  return false;
+}
+
 JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   JobState js;
   js.spec = spec;
@@ -199,11 +212,12 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.steps_done = spec->steps_done;
   js.attained = spec->attained;
   js.launch_attained = spec->launch_attained;
-  js.level = spec->level;
-  js.level_since = spec->level_since.value_or(spec->submit_time);
-  js.level_base = spec->level_base;
-  js.ran_since = spec->ran_since.value_or(core::kNever);
-  js.level_place = spec->level_place.value_or(kNoPlace);
+  js.record.reserve(record_fields_.size());
+  for (const RecordField* f : record_fields_) {
+    const auto given = spec->policy_state.find(f->state.name);
+    js.record.push_back(given != spec->policy_state.end() ? given->second
+                                                          : f->InitialFor(spec->submit_time));
+  }
   for (int r = 0; r < core::kNumRoles; ++r) {
     js.scoring_request[r] = spec->roles[r].ScoringRequest();
   }

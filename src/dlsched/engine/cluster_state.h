@@ -5,6 +5,7 @@
 #include <deque>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,14 +18,13 @@
 #include "dlsched/core/node.h"
 #include "dlsched/core/resources.h"
 #include "dlsched/core/time.h"
+#include "dlsched/engine/record.h"
 
 namespace dlsched::engine {
 
 using NodeIndex = int32_t;
 using JobIndex = int32_t;
 inline constexpr NodeIndex kNoNode = -1;
-// JobState::level_place of a job that has none yet.
-inline constexpr double kNoPlace = std::numeric_limits<double>::infinity();
 
 // One task of a job: the index-th replica of a role.
 struct TaskRef {
@@ -61,20 +61,9 @@ struct JobState {
   // service from the moment a job is placed (Pollux's Tiresias) adds it to
   // `attained`.
   double launch_attained = 0;
-  // Its level in an order that keeps levels (Tiresias' queues), and since
-  // when: set by kSetLevel actions; 0 since submission at first.
-  int level = 0;
-  core::Time level_since = 0;
-  // For starvation promotion (Tiresias' solve_starvation): `attained` when
-  // the job was last promoted back to level 0 (0: never), and when it first
-  // began to launch after that (kNever: not yet). Set by JobLifecycle.
-  double level_base = 0;
-  core::Time ran_since = core::kNever;
-  // Its place in its level's list, for an order that keeps one list per
-  // level as Tiresias' scheduler keeps its queues (JobOrder::KeepsPlaces):
-  // among the jobs of its level that are running, or pending, as it is, a
-  // lower place goes first. Set by kSetLevel actions; kNoPlace until then.
-  double level_place = kNoPlace;
+  // What the profile's policy keeps about the job (engine::RecordField):
+  // one value per field of ClusterState::RecordFields, in that order.
+  std::vector<double> record;
   // Node of each task slot, kNoNode when unplaced. Slots are laid out PS
   // replicas, then Chief replicas, then Worker slots 0..maxReplicas-1.
   std::vector<NodeIndex> task_node;
@@ -214,6 +203,20 @@ class ClusterState {
   int NumJobs() const { return static_cast<int>(jobs_.size()); }
   const JobState& Job(JobIndex j) const { return jobs_[j]; }
   JobState& MutableJob(JobIndex j) { return jobs_[j]; }
+  // The fields every job's record keeps (the profile's, Profile::
+  // RecordFields), set before the first job is added.
+  void UseRecordFields(std::vector<const RecordField*> fields);
+  std::span<const RecordField* const> RecordFields() const { return record_fields_; }
+  // Job `j`'s value of `field`, or the field's initial value when the
+  // profile does not keep it.
+  double Record(JobIndex j, const RecordField& field) const {
+    for (size_t i = 0; i < record_fields_.size(); ++i) {
+      if (record_fields_[i] == &field) return jobs_[j].record[i];
+    }
+    return field.InitialFor(jobs_[j].spec->submit_time);
+  }
+  // Sets it; false (and nothing set) when the profile does not keep it.
+  bool SetRecord(JobIndex j, const RecordField& field, double value);
   // The job named `name` not removed, or -1.
   JobIndex FindJob(std::string_view name) const;
   // Forgets a job that holds no task and has no pending pod: it leaves
@@ -380,6 +383,7 @@ class ClusterState {
   std::vector<JobIndex> left_pending_;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
   std::vector<int32_t> bucket_pos_;
+  std::vector<const RecordField*> record_fields_;
   std::vector<JobState> jobs_;
   std::vector<std::vector<JobIndex>> by_phase_;
   std::vector<int32_t> phase_pos_;  // position of each job in its by_phase_ list

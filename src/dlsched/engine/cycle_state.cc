@@ -21,9 +21,10 @@ void CycleState::Add(ActionKind kind, TaskRef task, std::string reason, int work
   actions_.push_back(std::move(a));
 }
 
-void CycleState::SetLevel(JobIndex j, int level, double place, std::string reason) {
-  Action a = JobAction(ActionKind::kSetLevel, j, std::move(reason), level);
-  a.place = place;
+void CycleState::SetRecord(JobIndex j, const RecordField& field, double value) {
+  Action a = JobAction(ActionKind::kSetRecord, j, {}, 0);
+  a.field = &field;
+  a.value = value;
   actions_.push_back(std::move(a));
 }
 

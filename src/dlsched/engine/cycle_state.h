@@ -23,8 +23,8 @@ class CycleState {
   // kBackoff: `task` names the pod).
   void Add(ActionKind kind, TaskRef task, std::string reason, int workers = 0,
            WaitStatus status = WaitStatus::kUnschedulable, JobIndex by = -1);
-  // Appends a kSetLevel: job `j` is at `level`, at `place` in its list.
-  void SetLevel(JobIndex j, int level, double place, std::string reason);
+  // Appends a kSetRecord: job `j`'s `field` is now `value`.
+  void SetRecord(JobIndex j, const RecordField& field, double value);
 
   // Admission's verdict on a pending job: it starts with `workers` workers,
   // or it waits. A later verdict on the same job (a sizer that starts a job

@@ -41,30 +41,10 @@ class JobOrder {
   // True when the keys read JobState::steps_done or attained: the backend
   // then brings every running job's progress up to date before each cycle.
   virtual bool ReadsProgress() const { return false; }
-  // Levels (an order that sorts jobs into levels by what they have done,
-  // as Tiresias' queues by attained service): the level job `j` should be
-  // at `now` (a running job may go down; a starving one back up); an
-  // admission that supports levels (Replan) records a change with a
-  // kSetLevel action. Default: the level it is at.
-  virtual int Level(const ClusterState& state, JobIndex j, core::Time now) const {
-    (void)now;
-    return state.Job(j).level;
-  }
-  // When job `j`'s level will next change if nothing else does (the
-  // admission asks the backend for a cycle then), or kNever; a job placed
-  // in this cycle's session counts as running.
-  virtual core::Time NextLevelChange(const ClusterState& state, JobIndex j, core::Time now) const {
-    (void)state;
-    (void)j;
-    (void)now;
-    return core::kNever;
-  }
-  // True when the keys read JobState::level_place, each job's place in its
-  // level's list (Tiresias' per-queue lists): an admission that supports
-  // levels (Replan) then keeps the lists as Tiresias' scheduler does after
-  // each pass (running jobs ahead of pending ones, newcomers at the end)
-  // and records a changed place with a kSetLevel action. Default: no.
-  virtual bool KeepsPlaces() const { return false; }
+  // The fields of the job record this order keeps (engine::RecordField):
+  // what it remembers about each job from one cycle to the next, e.g.
+  // Tiresias' queue levels. Default: none.
+  virtual std::span<const RecordField* const> RecordFields() const { return {}; }
 };
 
 // A hard rule about which nodes may take a task, checked before any
@@ -166,6 +146,9 @@ class Admission {
   // True when admission works on the backend's per-pod queue
   // (ClusterState::Pods), which the backend then keeps.
   virtual bool UsesPodQueue() const { return false; }
+  // The fields of the job record this admission keeps, as for
+  // JobOrder::RecordFields. Default: none.
+  virtual std::span<const RecordField* const> RecordFields() const { return {}; }
 };
 
 }  // namespace dlsched::engine

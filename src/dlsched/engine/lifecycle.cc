@@ -127,7 +127,7 @@ void JobLifecycle::Adopt(JobIndex j, JobPhase phase, int64_t admission_seq,
     // (A checkpointing job relaunches on its placement.)
     js.target_workers = js.placed_workers;
     js.last_launch = times.last_launch;
-    if (js.ran_since == core::kNever) js.ran_since = first;
+    StampLaunch(j, first);
   }
   if (admission_seq >= 0) {
     h.admission_seq = admission_seq;
@@ -218,7 +218,7 @@ void JobLifecycle::StartLaunch(JobIndex j, std::string_view reason) {
        -1, [&] { return fmt::format("{} on {}", reason, Placement(j)); });
   h.launch_started = backend_.Now();
   h.relaunch = !first;
-  if (state_.Job(j).ran_since == core::kNever) state_.MutableJob(j).ran_since = h.launch_started;
+  StampLaunch(j, h.launch_started);
   ++h.epoch;
   const core::Time delay = state_.Job(j).spec->launch_delay;
   if (delay > 0) {
@@ -414,8 +414,8 @@ void JobLifecycle::ApplyJobAction(const Action& a, core::Time now, uint64_t room
     case ActionKind::kStarve:
       if (state_.Job(j).phase == JobPhase::kWaiting) Enter(j, JobPhase::kStarving);
       break;
-    case ActionKind::kSetLevel:
-      SetLevel(j, a.workers, a.place, now);
+    case ActionKind::kSetRecord:
+      SetRecord(j, *a.field, a.value);
       break;
     case ActionKind::kBackoff:
       BackOff(a, now, room_epoch, pod_cursor);
@@ -423,18 +423,18 @@ void JobLifecycle::ApplyJobAction(const Action& a, core::Time now, uint64_t room
   }
 }
 
-void JobLifecycle::SetLevel(JobIndex j, int level, double place, core::Time now) {
-  JobState& js = state_.MutableJob(j);
-  js.level_place = place;
-  if (level == js.level) return;  // a new place in the same level
-  if (level < js.level) {
-    // Promoted (starvation): its service counts afresh from here.
-    js.level_base = js.attained;
-    js.ran_since = core::kNever;
+void JobLifecycle::SetRecord(JobIndex j, const RecordField& field, double value) {
+  const double was = state_.Record(j, field);
+  if (!state_.SetRecord(j, field, value) || value == was || field.shown.empty()) return;
+  Emit(j, TimelineKind::kLevel, -1, -1, [&] { return fmt::format("{} {}", field.shown, value); });
+}
+
+// The fields of job `j`'s record stamped at its launch (RecordField::
+// stamped_at_launch) that are not set yet: set to `at`.
+void JobLifecycle::StampLaunch(JobIndex j, core::Time at) {
+  for (const RecordField* f : state_.RecordFields()) {
+    if (f->stamped_at_launch && state_.Record(j, *f) == core::kNever) state_.SetRecord(j, *f, at);
   }
-  js.level = level;
-  js.level_since = now;
-  Emit(j, TimelineKind::kLevel, -1, -1, [&] { return fmt::format("queue {}", level); });
 }
 
 void JobLifecycle::BackOff(const Action& a, core::Time now, uint64_t room_epoch,

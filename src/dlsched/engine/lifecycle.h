@@ -41,7 +41,7 @@ enum class TimelineKind : uint8_t {
   kCompleted,
   kFailed,
   kRestarted,  // lost tasks: back to its last checkpoint
-  kLevel,      // its level (queue) in the order changed
+  kLevel,      // a shown field of its record changed (RecordField::shown: its queue)
 };
 std::string_view TimelineKindName(TimelineKind kind);  // "submitted", ...
 
@@ -256,7 +256,8 @@ class JobLifecycle {
   // action in order, then the bound pods out of the queue.
   void ApplyPlacements(const Plan& plan);
   void ApplyJobAction(const Action& a, core::Time now, uint64_t room_epoch, size_t* pod_cursor);
-  void SetLevel(JobIndex j, int level, double place, core::Time now);
+  void SetRecord(JobIndex j, const RecordField& field, double value);
+  void StampLaunch(JobIndex j, core::Time at);
   // A pod's failed try (kBackoff): its backoff doubles; `pod_cursor` walks
   // the queue forward, as backoffs come in queue order.
   void BackOff(const Action& a, core::Time now, uint64_t room_epoch, size_t* pod_cursor);

@@ -3,6 +3,7 @@
 // lost task, assumed binds, releasing evictions and the per-pod queue.
 #include "dlsched/engine/lifecycle.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -261,6 +262,80 @@ TEST_F(LifecycleTest, StopPreemptsToStandbyAndTheNextStartIsAReallocation) {
   EXPECT_EQ(Phase(a), JobPhase::kLaunching);
   EXPECT_EQ(lc().History(a).reallocations, 1);
   EXPECT_EQ(lc().History(a).admission_seq, 0);  // still its first admission
+}
+
+// The record fields of a made-up policy: a level shown on the timeline as
+// "queue" (initial 0), a time stamped at each launch while unset (initial
+// kNever), a time that starts at the job's arrival, and a field the
+// profile does not keep (initial 7).
+constexpr RecordField kShown{.state = core::CarriedField("level"), .shown = "queue"};
+constexpr RecordField kStamped{.state = core::CarriedField("ranSince"),
+                               .initial = core::kNever,
+                               .stamped_at_launch = true,
+                               .shown = {}};
+constexpr RecordField kArrival{
+    .state = core::CarriedField("levelSince"), .initial_is_arrival = true, .shown = {}};
+constexpr RecordField kNotKept{
+    .state = core::CarriedField("levelPlace"), .initial = 7, .shown = {}};
+
+Action SetRecord(JobIndex j, const RecordField& f, double value) {
+  Action a;
+  a.kind = ActionKind::kSetRecord;
+  a.task = {j, Role::kWorker, 0};
+  a.field = &f;
+  a.value = value;
+  return a;
+}
+
+// Job a arrives at 3 with level 2 in its spec (a snapshot's): it starts at
+// 2, stamped unset, since 3; the field not kept reads 7. It launches at 5:
+// stamped 5. At 20 the plan sets the level to 2 (no change: no timeline
+// row), then 1 (row "queue 1"), unsets the stamp and sets the field not
+// kept (ignored). Stopped and started again at 30, it is stamped 30; a
+// launch with the stamp set leaves it.
+TEST_F(LifecycleTest, RecordFieldsHoldWhatThePolicyAsksAndWhatTheyDeclare) {
+  state_.UseRecordFields({&kShown, &kStamped, &kArrival});
+  backend_.keep_timeline = true;
+  core::JobSpec spec = Job("a", 3, 0, 1, 1, 1);
+  spec.policy_state["level"] = 2;
+  specs_.push_back(spec);
+  const JobIndex a = state_.AddJob(&specs_.back(), 3);
+  EXPECT_EQ(state_.Record(a, kShown), 2);
+  EXPECT_EQ(state_.Record(a, kStamped), core::kNever);
+  EXPECT_EQ(state_.Record(a, kArrival), 3);
+  EXPECT_EQ(state_.Record(a, kNotKept), 7);
+  backend_.now = 5;
+  Start(a, 1);
+  EXPECT_EQ(state_.Record(a, kStamped), 5);
+  RunUntil(20);
+  Plan p;
+  p.actions = {SetRecord(a, kShown, 2), SetRecord(a, kShown, 1),
+               SetRecord(a, kStamped, core::kNever), SetRecord(a, kNotKept, 9)};
+  lc().Apply(p);
+  EXPECT_EQ(state_.Record(a, kShown), 1);
+  EXPECT_EQ(state_.Record(a, kStamped), core::kNever);
+  EXPECT_EQ(state_.Record(a, kNotKept), 7);
+  std::vector<std::string> rows;
+  for (const TimelineEvent& e : backend_.timeline) {
+    if (e.kind == TimelineKind::kLevel) rows.push_back(fmt::format("{} {}", e.time, e.detail));
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"20 queue 1"}));
+  Plan stop;
+  stop.actions = {Unbind(a, 0), JobAction(ActionKind::kStop, a)};
+  lc().Apply(stop);
+  RunUntil(30);
+  Plan again;
+  again.actions = {Bind(a, 0, 1), JobAction(ActionKind::kStart, a, 1)};
+  lc().Apply(again);
+  EXPECT_EQ(state_.Record(a, kStamped), 30);
+  RunUntil(60);
+  Plan restop;
+  restop.actions = {Unbind(a, 0), JobAction(ActionKind::kStop, a)};
+  lc().Apply(restop);
+  RunUntil(70);
+  lc().Apply(again);
+  EXPECT_EQ(lc().History(a).reallocations, 2);  // launched a third time
+  EXPECT_EQ(state_.Record(a, kStamped), 30);
 }
 
 TEST_F(LifecycleTest, CompletionReleasesEveryTaskThroughTheBackend) {

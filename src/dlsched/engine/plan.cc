@@ -17,7 +17,7 @@ std::string_view WaitStatusName(WaitStatus s) {
 bool Plan::ChangesState() const {
   for (const auto& a : actions) {
     if (a.kind != ActionKind::kWait && a.kind != ActionKind::kBackoff &&
-        a.kind != ActionKind::kStarve && a.kind != ActionKind::kSetLevel) {
+        a.kind != ActionKind::kStarve && a.kind != ActionKind::kSetRecord) {
       return true;
     }
   }

@@ -13,17 +13,16 @@ namespace dlsched::engine {
 // Binds and unbinds replay the Session steps exactly; the backend applies
 // them to its ClusterState and then acts on the job-level actions.
 enum class ActionKind {
-  kBind,      // put task on node
-  kUnbind,    // take task off its node (scale-in or preemption of that task)
-  kStart,     // all of the job's gang is bound: launch it
-  kResize,    // a running job now has `workers` workers (after binds/unbinds);
-              // with `restart` it checkpoints, stops and relaunches to get there
-  kStop,      // the job was preempted as a whole (all its tasks unbound)
-  kWait,      // the job stays pending; `reason` says why
-  kBackoff,   // per-pod: the pod could not be placed; back it off
-  kStarve,    // the job has waited past its order's starvation limit
-  kSetLevel,  // the job's level in its order (Tiresias' queue) is now `workers` (since now,
-              // if it changed), at `place` in that level's list (JobState::level_place)
+  kBind,       // put task on node
+  kUnbind,     // take task off its node (scale-in or preemption of that task)
+  kStart,      // all of the job's gang is bound: launch it
+  kResize,     // a running job now has `workers` workers (after binds/unbinds);
+               // with `restart` it checkpoints, stops and relaunches to get there
+  kStop,       // the job was preempted as a whole (all its tasks unbound)
+  kWait,       // the job stays pending; `reason` says why
+  kBackoff,    // per-pod: the pod could not be placed; back it off
+  kStarve,     // the job has waited past its order's starvation limit
+  kSetRecord,  // the job's `field` of its record (RecordField) is now `value`
 };
 
 // Why something could not be scheduled, as kube-scheduler's framework
@@ -53,8 +52,9 @@ struct Action {
   bool hold = false;
   // kResize, kStop: the job whose start it made room for, or -1.
   JobIndex by = -1;
-  // kSetLevel: the job's place in its level's list (kNoPlace: none).
-  double place = kNoPlace;
+  // kSetRecord: the field of the job's record and its new value.
+  const RecordField* field = nullptr;
+  double value = 0;
   WaitStatus status = WaitStatus::kUnschedulable;  // kWait, kBackoff
 };
 
@@ -67,7 +67,7 @@ struct Plan {
   // parked until the epoch moves on (room freed during or after the cycle).
   uint64_t room_epoch = 0;
   // True when the plan changes any placement or starts/stops a job
-  // (kWait, kBackoff, kStarve and kSetLevel alone change no placement).
+  // (kWait, kBackoff, kStarve and kSetRecord alone change no placement).
   bool ChangesState() const;
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,20 @@ class Profile {
   bool protect_relaunch_only = false;
   // Life cycle: a job that loses a task restarts from its checkpoint or fails.
   TaskLossPolicy task_loss = TaskLossPolicy::kRestart;
+
+  // The fields of the job record its pieces keep (the order's, then the
+  // admission's; a field two pieces share counted once).
+  std::vector<const RecordField*> RecordFields() const {
+    std::vector<const RecordField*> fields;
+    auto add = [&](std::span<const RecordField* const> piece) {
+      for (const RecordField* f : piece) {
+        if (std::find(fields.begin(), fields.end(), f) == fields.end()) fields.push_back(f);
+      }
+    };
+    if (order) add(order->RecordFields());
+    if (admission) add(admission->RecordFields());
+    return fields;
+  }
 };
 
 }  // namespace dlsched::engine

@@ -26,6 +26,7 @@ Scheduler::Scheduler(const core::ClusterSpec& cluster, const Engine& engine, Bac
       reads_progress_(engine.profile().order->ReadsProgress() ||
                       engine.profile().sizer->ReadsProgress()) {
   lifecycle_.UsePodQueue(engine.profile().admission->UsesPodQueue());
+  state_.UseRecordFields(engine.profile().RecordFields());
 }
 
 const JobHistory& Scheduler::History(JobIndex j) const { return lifecycle_.History(j); }

@@ -185,10 +185,15 @@ void Operator::RestoreService(JobIndex j, const json& progress) {
   };
   if (auto v = number("steps")) js.steps_done = std::clamp(*v, 0.0, js.spec->total_steps);
   if (auto v = number("attainedGpuSeconds")) js.attained = std::clamp(*v, 0.0, core::kMaxAttained);
-  if (auto v = number("levelBaseGpuSeconds")) js.level_base = std::clamp(*v, 0.0, js.attained);
   if (auto v = number("launchGpuSeconds"))
     js.launch_attained = std::clamp(*v, 0.0, core::kMaxAttained);
-  if (auto v = number("ranSince")) js.ran_since = std::clamp(*v, 0.0, core::kMaxTime);
+  // What the policy keeps in status (RecordField::in_status).
+  for (const engine::RecordField* f : state_.RecordFields()) {
+    if (!f->in_status) continue;
+    if (auto v = number(std::string(f->state.name).c_str())) {
+      scheduler_.MutableState().SetRecord(j, *f, core::ClampState(f->state.kind, *v, js.attained));
+    }
+  }
 }
 
 OperatorSnapshot Operator::Snapshot() {
@@ -223,11 +228,12 @@ OperatorSnapshot Operator::Snapshot() {
     job.steps_done = std::min(js.steps_done, job.total_steps);
     job.attained = std::min(js.attained, core::kMaxAttained);
     job.launch_attained = std::min(js.launch_attained, core::kMaxAttained);
-    job.level_base = std::min(js.level_base, job.attained);
-    job.level = js.level;
-    if (js.level_since != tj.job.submit_time) job.level_since = js.level_since;
-    if (js.ran_since != core::kNever) job.ran_since = js.ran_since;
-    if (js.level_place != engine::kNoPlace) job.level_place = js.level_place;
+    for (const engine::RecordField* f : state_.RecordFields()) {
+      const double v = state_.Record(j, *f);
+      if (v == f->InitialFor(tj.job.submit_time)) continue;
+      job.policy_state[std::string(f->state.name)] =
+          core::ClampState(f->state.kind, v, job.attained);
+    }
     if (js.placed_tasks > 0) {
       const engine::JobHistory& h = scheduler_.History(j);
       core::InitialState& in = job.initial.emplace();

@@ -44,11 +44,15 @@ bool Operator::WriteStatus(JobIndex j) {
                         {"totalSteps", js.spec->total_steps},
                         {"stepsPerSecond", scheduler_.Rate(j)},
                         {"attainedGpuSeconds", js.attained}};
-  // What a levelled order (las with starvation) needs after a restart.
-  if (js.level_base != 0) status["progress"]["levelBaseGpuSeconds"] = js.level_base;
-  // ... and a Las order with countLaunching (pollux-tiresias).
+  // What a Las order with countLaunching (pollux-tiresias) needs after a
+  // restart, and what the policy keeps in status (las with starvation).
   if (js.launch_attained != 0) status["progress"]["launchGpuSeconds"] = js.launch_attained;
-  if (js.ran_since != core::kNever) status["progress"]["ranSince"] = js.ran_since;
+  for (const engine::RecordField* f : state_.RecordFields()) {
+    const double v = state_.Record(j, *f);
+    if (f->in_status && v != f->InitialFor(js.spec->submit_time)) {
+      status["progress"][std::string(f->state.name)] = v;
+    }
+  }
   if (status == last_status_[j]) return true;
   json condition = {{"type", phase},
                     {"status", "True"},

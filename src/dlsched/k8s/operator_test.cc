@@ -241,9 +241,10 @@ TEST_F(OperatorTest, ARestartedOperatorKeepsAPendingJobsProgressAndService) {
   const core::JobSpec& job = snap.workload.jobs[0];
   EXPECT_EQ(job.steps_done, 50);
   EXPECT_EQ(job.attained, 100);
-  EXPECT_EQ(job.level_base, 40);
-  ASSERT_TRUE(job.ran_since.has_value());
-  EXPECT_EQ(*job.ran_since, 5);
+  ASSERT_TRUE(job.policy_state.contains("levelBaseGpuSeconds"));
+  EXPECT_EQ(job.policy_state.at("levelBaseGpuSeconds"), 40);
+  ASSERT_TRUE(job.policy_state.contains("ranSince"));
+  EXPECT_EQ(job.policy_state.at("ranSince"), 5);
   const json progress =
       (*server_.Get("trainingjobs.dlsched.io", "default", "held"))["status"]["progress"];
   EXPECT_EQ(progress.value("steps", -1.0), 50) << progress.dump();

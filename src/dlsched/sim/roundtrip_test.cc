@@ -43,13 +43,12 @@ namespace fs = std::filesystem;
 std::string Dump(const core::JobSpec& j) {
   std::string out = fmt::format(
       "name={} ns={} arrival={} priority={} maxWait={} queue={} steps={} duration={} scaling={} "
-      "done={} attained={} level={} levelSince={} levelBase={} ranSince={} place={} launchGpu={} "
-      "launch={} checkpoint={} deadline={}\n",
+      "done={} attained={} launchGpu={} launch={} checkpoint={} deadline={}\n",
       j.name, j.namespace_name, j.submit_time, core::PriorityClassName(j.priority),
       j.max_wait_minutes.value_or(-1), j.queue, j.total_steps, j.duration.value_or(-1),
-      j.scaling.ToString(), j.steps_done, j.attained, j.level, j.level_since.value_or(-1),
-      j.level_base, j.ran_since.value_or(-1), j.level_place.value_or(-1e300), j.launch_attained,
-      j.launch_delay, j.checkpoint_delay, j.deadline.value_or(-1));
+      j.scaling.ToString(), j.steps_done, j.attained, j.launch_attained, j.launch_delay,
+      j.checkpoint_delay, j.deadline.value_or(-1));
+  for (const auto& [field, value] : j.policy_state) out += fmt::format("  {}={}\n", field, value);
   for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
     const core::RoleSpec& r = j.role(role);
     out += fmt::format("  {}: {} [{}, {}] {}", core::RoleKey(role), r.replicas, r.min_replicas,
@@ -221,11 +220,14 @@ TEST_F(RoundTripTest, SnapshotLikeWorkloads) {
       if (i % 2 == 0) j.queue = "q" + std::to_string(i % 3);
       j.steps_done = std::floor(pick(0, j.total_steps));
       j.attained = pick(0, 1e9);
-      j.level_base = pick(0, j.attained);
-      j.level = static_cast<int>(rng() % 5);
-      if (i % 2) j.level_since = pick(0, w->start);
-      if (i % 3) j.ran_since = pick(0, w->start);
-      if (i % 4) j.level_place = pick(-1e6, 1e6);
+      // (A level or base of 0 is the same as none: not written.)
+      if (const double base = pick(0, j.attained); base != 0) {
+        j.policy_state["levelBaseGpuSeconds"] = base;
+      }
+      if (const auto level = rng() % 5; level != 0) j.policy_state["level"] = level;
+      if (i % 2) j.policy_state["levelSince"] = pick(0, w->start);
+      if (i % 3) j.policy_state["ranSince"] = pick(0, w->start);
+      if (i % 4) j.policy_state["levelPlace"] = pick(-1e6, 1e6);
       j.launch_attained = pick(0, 1e6);
       j.launch_delay = pick(0, 100);
       j.checkpoint_delay = pick(0, 100);

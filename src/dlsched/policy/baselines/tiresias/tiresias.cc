@@ -57,7 +57,11 @@ class ReplanPass {
  public:
   ReplanPass(engine::CycleContext& ctx, const engine::Profile& profile,
              const ReplanAdmission& admission)
-      : ctx_(ctx), profile_(profile), admission_(admission), st_(ctx.state()) {}
+      : ctx_(ctx),
+        profile_(profile),
+        admission_(admission),
+        st_(ctx.state()),
+        levelled_(dynamic_cast<const LevelledOrder*>(profile.order.get())) {}
 
   void Run() {
     Gather();
@@ -80,8 +84,11 @@ class ReplanPass {
     }
     engine::OrderJobs(ctx_, &jobs_, &keys_);
     levels_.resize(jobs_.size());
+    records_.resize(jobs_.size());
     for (size_t i = 0; i < jobs_.size(); ++i) {
-      levels_[i] = profile_.order->Level(st_, jobs_[i], ctx_.now);
+      records_[i] = LevelRecord::Of(st_, jobs_[i]);
+      levels_[i] =
+          levelled_ != nullptr ? levelled_->Level(st_, jobs_[i], ctx_.now) : records_[i].level;
     }
     std::vector<JobIndex> pending;
     std::vector<double> pending_keys;
@@ -197,8 +204,7 @@ class ReplanPass {
   }
 
   bool Enters(size_t i) const {
-    const JobState& js = st_.Job(jobs_[i]);
-    return levels_[i] != js.level || js.level_place == engine::kNoPlace;
+    return levels_[i] != records_[i].level || records_[i].place == LevelRecord::kNoPlace;
   }
 
   // An order that keeps lists (KeepsPlaces) numbers new places past the
@@ -211,8 +217,8 @@ class ReplanPass {
           core::JobPhase::kRunningProtected, core::JobPhase::kRunning,
           core::JobPhase::kCheckpointing, core::JobPhase::kStopping, core::JobPhase::kStandby}) {
       for (JobIndex v : st_.JobsInPhase(p)) {
-        const double place = st_.Job(v).level_place;
-        if (place == engine::kNoPlace) continue;
+        const double place = st_.Record(v, LevelRecord::kPlace);
+        if (place == LevelRecord::kNoPlace) continue;
         *front = any ? std::min(*front, place) : place;
         *back = any ? std::max(*back, place) : place;
         any = true;
@@ -234,14 +240,13 @@ class ReplanPass {
   // one, unless it just entered the level (then behind them, as a newcomer
   // that waits); any other job keeps its place.
   void SetLevels() {
-    const bool lists = profile_.order->KeepsPlaces();
+    const bool lists = levelled_ != nullptr && levelled_->KeepsPlaces();
     double front = 0;
     double back = 0;
     if (lists) PlaceRange(&front, &back);
     for (size_t i = 0; i < jobs_.size(); ++i) {
       const JobIndex j = jobs_[i];
-      const JobState& js = st_.Job(j);
-      double place = js.level_place;
+      double place = records_[i].place;
       if (lists) {
         const bool enters = Enters(i);
         const bool runs = pending_[i] ? placed_[i] != 0 : selected_[i] != 0;
@@ -251,12 +256,30 @@ class ReplanPass {
           place = front++;
         }
       }
-      if (levels_[i] != js.level || place != js.level_place) {
-        ctx_.decisions.SetLevel(j, levels_[i], place, fmt::format("level {}", levels_[i]));
+      if (levels_[i] != records_[i].level || place != records_[i].place) {
+        SetLevel(i, levels_[i], place);
       }
-      ctx_.decisions.RevisitAt(
-          admission_.NextRound(profile_.order->NextLevelChange(st_, j, ctx_.now)));
+      const core::Time next =
+          levelled_ != nullptr ? levelled_->NextLevelChange(st_, j, ctx_.now) : core::kNever;
+      ctx_.decisions.RevisitAt(admission_.NextRound(next));
     }
+  }
+
+  // Records jobs_[i]'s new place and level: one that changes level enters
+  // it now, and one promoted (starvation) counts its service afresh from
+  // here and has not run since.
+  void SetLevel(size_t i, int level, double place) {
+    const JobIndex j = jobs_[i];
+    const LevelRecord& was = records_[i];
+    engine::CycleState& d = ctx_.decisions;
+    if (place != was.place) d.SetRecord(j, LevelRecord::kPlace, place);
+    if (level == was.level) return;
+    if (level < was.level) {
+      d.SetRecord(j, LevelRecord::kBase, st_.Job(j).attained);
+      d.SetRecord(j, LevelRecord::kRanSince, core::kNever);
+    }
+    d.SetRecord(j, LevelRecord::kLevel, level);
+    d.SetRecord(j, LevelRecord::kSince, ctx_.now);
   }
 
   // Each pending job's start or wait.
@@ -295,9 +318,12 @@ class ReplanPass {
   const engine::Profile& profile_;
   const ReplanAdmission& admission_;
   const engine::ClusterState& st_;
+  // The profile's order when it keeps levels, else null.
+  const LevelledOrder* levelled_;
   std::vector<JobIndex> jobs_;
   std::vector<double> keys_;
   std::vector<int> levels_;
+  std::vector<LevelRecord> records_;
   core::Resources total_;
   std::vector<core::Resources> need_;
   std::vector<int> workers_;
@@ -360,21 +386,35 @@ core::Time WholeSecond(core::Time t) { return std::ceil(t - 1e-9); }
 bool WaitedAtStart(const JobState& js) { return engine::InPendingPhase(js.phase); }
 }  // namespace
 
-core::Time LasOrder::StarvedAt(const engine::ClusterState& state, JobIndex j) const {
-  const JobState& js = state.Job(j);
-  if (starvation_ <= 0 || js.level == 0 || js.ran_since == core::kNever) return core::kNever;
+LevelRecord LevelRecord::Of(const engine::ClusterState& state, JobIndex j) {
+  LevelRecord rec;
+  const std::span<const engine::RecordField* const> fields = state.RecordFields();
+  const std::vector<double>& values = state.Job(j).record;
+  rec.since = state.Job(j).spec->submit_time;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i] == &kLevel) rec.level = static_cast<int>(values[i]);
+    if (fields[i] == &kSince) rec.since = values[i];
+    if (fields[i] == &kBase) rec.base = values[i];
+    if (fields[i] == &kRanSince) rec.ran_since = values[i];
+    if (fields[i] == &kPlace) rec.place = values[i];
+  }
+  return rec;
+}
+
+core::Time LasOrder::StarvedAt(const JobState& js, const LevelRecord& rec) const {
+  if (starvation_ <= 0 || rec.level == 0 || rec.ran_since == core::kNever) return core::kNever;
   const core::JobSpec& spec = *js.spec;
   const double gpus =
       static_cast<double>(spec.Demand(spec.role(core::Role::kWorker).replicas)[core::kGpu]);
-  const double ran = gpus > 0 ? (js.attained - js.level_base) / gpus : 0;
+  const double ran = gpus > 0 ? (js.attained - rec.base) / gpus : 0;
   if (ran <= 0) return core::kNever;
   // Pending N x ran seconds since it first ran, besides the ran seconds;
   // N x ran rounded down, as Tiresias' int(executed_time * N).
-  return WholeSecond(js.ran_since + ran + std::floor(starvation_ * ran + 1e-9));
+  return WholeSecond(rec.ran_since + ran + std::floor(starvation_ * ran + 1e-9));
 }
 
-double LasOrder::Service(const JobState& js, core::Time now) const {
-  double service = js.attained - js.level_base;
+double LasOrder::Service(const JobState& js, const LevelRecord& rec, core::Time now) const {
+  double service = js.attained - rec.base;
   if (count_launching_) {
     service += js.launch_attained;
     if (js.phase == core::JobPhase::kLaunching) {
@@ -387,32 +427,36 @@ double LasOrder::Service(const JobState& js, core::Time now) const {
   return service;
 }
 
-int LasOrder::Level(const engine::ClusterState& state, JobIndex j, core::Time now) const {
-  const JobState& js = state.Job(j);
-  const int level = std::max(ThresholdsReached(thresholds_, Service(js, now)), js.level);
+int LasOrder::LevelOf(const JobState& js, const LevelRecord& rec, core::Time now) const {
+  const int level = std::max(ThresholdsReached(thresholds_, Service(js, rec, now)), rec.level);
   // kNever (no promotion due) is after any `now`.
-  if (level > 0 && WaitedAtStart(js) && now >= StarvedAt(state, j)) return 0;
+  if (level > 0 && WaitedAtStart(js) && now >= StarvedAt(js, rec)) return 0;
   return level;
+}
+
+int LasOrder::Level(const engine::ClusterState& state, JobIndex j, core::Time now) const {
+  return LevelOf(state.Job(j), LevelRecord::Of(state, j), now);
 }
 
 core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex j,
                                      core::Time now) const {
   const JobState& js = state.Job(j);
-  const int level = Level(state, j, now);
+  const LevelRecord rec = LevelRecord::Of(state, j);
+  const int level = LevelOf(js, rec, now);
   if (js.placed_workers == 0) {
     // Pending: its promotion, if it starves (not if promoted now: it has
     // not run since).
     if (level == 0) return core::kNever;
-    const core::Time due = StarvedAt(state, j);
+    const core::Time due = StarvedAt(js, rec);
     return due > now ? due : core::kNever;
   }
   if (level >= static_cast<int>(thresholds_.size())) return core::kNever;
   const double gpus = static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]);
   if (gpus <= 0) return core::kNever;
   // Promoted now: its service counts afresh.
-  const double base = level < js.level ? js.attained : js.level_base;
+  const double base = level < rec.level ? js.attained : rec.base;
   // Whole seconds, as Tiresias' simulator (and at least 1 s ahead).
-  const double left = thresholds_[level] - (Service(js, now) - (base - js.level_base));
+  const double left = thresholds_[level] - (Service(js, rec, now) - (base - rec.base));
   return now + std::max(1.0, WholeSecond(left / gpus));
 }
 
@@ -421,17 +465,18 @@ void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex>
   if (queue_order_ == QueueOrder::kStrictEntry) {
     // Strictly by when each entered its level (Pollux's queue lists).
     for (size_t i = 0; i < jobs.size(); ++i) {
-      const JobState& js = state.Job(jobs[i]);
-      const int level = Level(state, jobs[i], now);
-      keys[i] = level * 1e13 + (level != js.level ? now : js.level_since);
+      const LevelRecord rec = LevelRecord::Of(state, jobs[i]);
+      const int level = LevelOf(state.Job(jobs[i]), rec, now);
+      keys[i] = level * 1e13 + (level != rec.level ? now : rec.since);
     }
     return;
   }
   if (queue_order_ == QueueOrder::kEntry) {
     for (size_t i = 0; i < jobs.size(); ++i) {
       const JobState& js = state.Job(jobs[i]);
-      const int level = Level(state, jobs[i], now);
-      const core::Time since = level != js.level ? now : js.level_since;
+      const LevelRecord rec = LevelRecord::Of(state, jobs[i]);
+      const int level = LevelOf(js, rec, now);
+      const core::Time since = level != rec.level ? now : rec.since;
       const int group = since >= now ? 2 : (js.IsPending() ? 1 : 0);
       keys[i] = level * 1e13 + group * 1e12 + since;
     }
@@ -449,16 +494,17 @@ void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex>
   bool exact = true;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobState& js = state.Job(jobs[i]);
-    const int level = Level(state, jobs[i], now);
-    const bool moves = level != js.level;
+    const LevelRecord rec = LevelRecord::Of(state, jobs[i]);
+    const int level = LevelOf(js, rec, now);
+    const bool moves = level != rec.level;
     double group = 0;
     double place = 0;
-    if (moves || js.level_place == engine::kNoPlace) {
+    if (moves || rec.place == LevelRecord::kNoPlace) {
       group = 2;
       place = moves ? 1 : 0;
     } else {
       group = js.IsPending() ? 1 : 0;
-      place = js.level_place;
+      place = rec.place;
     }
     major_minor[i] = {level * 3.0 + group, place};
     exact = exact && level < 2048 && std::abs(place) < kPlaces && place == std::floor(place);

@@ -6,11 +6,74 @@
 // backfill; these are the re-planning admission and the orders of its
 // `sjf` and `shortest` schedules.
 
+#include <limits>
+#include <span>
 #include <vector>
 
 #include "dlsched/engine/extension_points.h"
 
 namespace dlsched::policy {
+
+// What the Tiresias pieces keep about each job from one cycle to the next
+// (its engine record; the Replan admission sets it, a levelled order reads
+// it): its level (queue), since when (its arrival at first), and its place
+// in that level's list (kNoPlace until it has one); for starvation
+// promotion, the service it had attained when it was last promoted back to
+// level 0 (0: never) and when it first began to launch after that (kNever:
+// not yet; the engine stamps it). A snapshot and a TrainingJob's status
+// carry them under the names below.
+struct LevelRecord {
+  static constexpr double kNoPlace = std::numeric_limits<double>::infinity();
+  static constexpr engine::RecordField kLevel{.state = core::CarriedField("level"),
+                                              .shown = "queue"};
+  static constexpr engine::RecordField kSince{
+      .state = core::CarriedField("levelSince"), .initial_is_arrival = true, .shown = {}};
+  static constexpr engine::RecordField kBase{
+      .state = core::CarriedField("levelBaseGpuSeconds"), .in_status = true, .shown = {}};
+  static constexpr engine::RecordField kRanSince{.state = core::CarriedField("ranSince"),
+                                                 .initial = core::kNever,
+                                                 .stamped_at_launch = true,
+                                                 .in_status = true,
+                                                 .shown = {}};
+  static constexpr engine::RecordField kPlace{
+      .state = core::CarriedField("levelPlace"), .initial = kNoPlace, .shown = {}};
+  static constexpr const engine::RecordField* kFields[] = {&kLevel, &kSince, &kBase, &kRanSince,
+                                                           &kPlace};
+
+  int level = 0;
+  core::Time since = 0;
+  double base = 0;
+  core::Time ran_since = core::kNever;
+  double place = kNoPlace;
+
+  // Job `j`'s record.
+  static LevelRecord Of(const engine::ClusterState& state, engine::JobIndex j);
+};
+
+// An order that sorts jobs into levels by what they have done (as
+// Tiresias' queues by attained service), which the Replan admission keeps
+// in each job's LevelRecord. Replan with any other order keeps every job
+// at the level it is at.
+class LevelledOrder : public engine::JobOrder {
+ public:
+  // The level job `j` should be at `now` (a running job may go down; a
+  // starving one back up).
+  virtual int Level(const engine::ClusterState& state, engine::JobIndex j,
+                    core::Time now) const = 0;
+  // When job `j`'s level will next change if nothing else does (the
+  // admission asks the backend for a cycle then), or kNever; a job placed
+  // in this cycle's session counts as running.
+  virtual core::Time NextLevelChange(const engine::ClusterState& state, engine::JobIndex j,
+                                     core::Time now) const = 0;
+  // True when the keys read each job's place in its level's list
+  // (Tiresias' per-queue lists): Replan then keeps the lists as Tiresias'
+  // scheduler does after each pass (running jobs ahead of pending ones,
+  // newcomers at the end).
+  virtual bool KeepsPlaces() const = 0;
+  std::span<const engine::RecordField* const> RecordFields() const override {
+    return LevelRecord::kFields;
+  }
+};
 
 // Re-plans every cycle over all jobs, running and pending alike, as
 // Tiresias' preemptive schedules do at every event: jobs in the profile's
@@ -39,6 +102,10 @@ class ReplanAdmission final : public engine::Admission {
 
   // The first round at or after `t` (t itself without rounds).
   core::Time NextRound(core::Time t) const;
+  // It keeps each job's LevelRecord.
+  std::span<const engine::RecordField* const> RecordFields() const override {
+    return LevelRecord::kFields;
+  }
 
  private:
   bool AtRound(core::Time now) const;
@@ -80,7 +147,7 @@ class RemainingTimeOrder final : public engine::JobOrder {
 // - kList (the default, Tiresias' own): each level is a list, as the
 //   simulator keeps one per queue: the jobs running when the cycle began,
 //   then the pending ones, each by its place in the list
-//   (JobState::level_place, which the Replan admission keeps as the
+//   (LevelRecord::place, which the Replan admission keeps as the
 //   simulator rearranges its lists after every pass), then those that
 //   enter the level now (arrivals, then demoted or promoted jobs, each by
 //   arrival).
@@ -101,7 +168,7 @@ class RemainingTimeOrder final : public engine::JobOrder {
 // counts the GPU-seconds it spent launching (JobState::launch_attained):
 // from each placement on, as Pollux counts a job's time in its RUNNING
 // status.
-class LasOrder final : public engine::JobOrder {
+class LasOrder final : public LevelledOrder {
  public:
   enum class QueueOrder { kList, kEntry, kStrictEntry };
   LasOrder(std::vector<double> thresholds, double starvation,
@@ -114,6 +181,8 @@ class LasOrder final : public engine::JobOrder {
             core::Time now, std::span<double> keys) const override;
   bool ReadsProgress() const override { return true; }
   int Level(const engine::ClusterState& state, engine::JobIndex j, core::Time now) const override;
+  // The same for job `j` of record `rec`.
+  int LevelOf(const engine::JobState& js, const LevelRecord& rec, core::Time now) const;
   core::Time NextLevelChange(const engine::ClusterState& state, engine::JobIndex j,
                              core::Time now) const override;
   bool KeepsPlaces() const override { return queue_order_ == QueueOrder::kList; }
@@ -121,11 +190,11 @@ class LasOrder final : public engine::JobOrder {
  private:
   // When job `j` will have starved long enough to go back to level 0
   // (kNever: it cannot, or starvation is off).
-  core::Time StarvedAt(const engine::ClusterState& state, engine::JobIndex j) const;
+  core::Time StarvedAt(const engine::JobState& js, const LevelRecord& rec) const;
   // The service the thresholds are compared with: GPU-seconds attained
   // since the last promotion, and with count_launching_ those spent
   // launching (plus a margin for the sums' rounding).
-  double Service(const engine::JobState& js, core::Time now) const;
+  double Service(const engine::JobState& js, const LevelRecord& rec, core::Time now) const;
   static constexpr double kServiceSlack = 1e-6;
 
   std::vector<double> thresholds_;  // ascending GPU-seconds

@@ -24,6 +24,11 @@ using engine::JobIndex;
 using engine::testing::Job;
 using engine::testing::Nodes;
 
+// Makes `state` keep the Tiresias pieces' record of each job.
+void KeepLevels(engine::ClusterState& state) {
+  state.UseRecordFields({std::begin(LevelRecord::kFields), std::end(LevelRecord::kFields)});
+}
+
 // a: 1 PS (no GPU) + 4 workers of 2 GPUs -> 8 GPUs; b: 2 workers of 1 GPU
 // -> 2; c: 3 workers of 1 GPU, elastic 1..6, initial size 3 -> 3.
 TEST(GpuDemandOrderTest, KeyIsTheGpusAtTheInitialSize) {
@@ -68,6 +73,7 @@ TEST(LasOrderTest, LevelsByAttainedServiceAndEntryTime) {
   std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2), Job("b", 5, 0, 1, 1, 1),
                                       Job("c", 50, 0, 1, 1, 1)};
   engine::ClusterState state(cluster);
+  KeepLevels(state);
   for (const auto& s : specs) state.AddJob(&s, s.submit_time);
   state.SetPhase(0, core::JobPhase::kRunning, 0);
   state.PlaceTask({0, core::Role::kWorker, 0}, 0);
@@ -112,6 +118,7 @@ TEST(LasOrderTest, TiresiasListsKeepTheirHistory) {
                                       Job("c", 2, 0, 1, 1, 1),  Job("d", 3, 0, 1, 1, 1),
                                       Job("e", 50, 0, 1, 1, 1), Job("f", 4, 0, 1, 1, 1)};
   engine::ClusterState state(cluster);
+  KeepLevels(state);
   for (const auto& s : specs) state.AddJob(&s, s.submit_time);
   // (level, level since, place, running, attained)
   const std::vector<std::tuple<int, double, double, bool, double>> at = {
@@ -119,7 +126,7 @@ TEST(LasOrderTest, TiresiasListsKeepTheirHistory) {
       {1, 10, 4, false, 110},
       {1, 30, 6, true, 130},
       {1, 12, 7, true, 140},
-      {0, 50, engine::kNoPlace, false, 0},
+      {0, 50, LevelRecord::kNoPlace, false, 0},
       {0, 4, 2, true, 150}};
   for (JobIndex j = 0; j < 6; ++j) {
     const auto& [level, since, place, running, attained] = at[j];
@@ -129,11 +136,10 @@ TEST(LasOrderTest, TiresiasListsKeepTheirHistory) {
     } else {
       state.SetPhase(j, core::JobPhase::kWaiting, since);
     }
-    engine::JobState& js = state.MutableJob(j);
-    js.level = level;
-    js.level_since = since;
-    js.level_place = place;
-    js.attained = attained;
+    state.SetRecord(j, LevelRecord::kLevel, level);
+    state.SetRecord(j, LevelRecord::kSince, since);
+    state.SetRecord(j, LevelRecord::kPlace, place);
+    state.MutableJob(j).attained = attained;
   }
   const std::vector<JobIndex> jobs = {0, 1, 2, 3, 4, 5};
   auto ordered = [&](const LasOrder& order) {
@@ -156,7 +162,8 @@ TEST(LasOrderTest, TiresiasListsKeepTheirHistory) {
   // The same with places too large to fold into one key with the level
   // (the keys are then ranks).
   for (JobIndex j = 0; j < 6; ++j) {
-    if (state.Job(j).level_place != engine::kNoPlace) state.MutableJob(j).level_place += 1e13;
+    const double place = state.Record(j, LevelRecord::kPlace);
+    if (place != LevelRecord::kNoPlace) state.SetRecord(j, LevelRecord::kPlace, place + 1e13);
   }
   EXPECT_EQ(ordered(list), "ecdabf");
 }
@@ -170,26 +177,27 @@ TEST(LasOrderTest, AStarvingJobGoesBackToLevelZero) {
   const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
   std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2)};
   engine::ClusterState state(cluster);
+  KeepLevels(state);
   state.AddJob(&specs[0], 0);
   state.SetPhase(0, core::JobPhase::kWaiting, 110);
   engine::JobState& a = state.MutableJob(0);
   a.attained = 200;
-  a.level = 1;
-  a.ran_since = 10;
+  state.SetRecord(0, LevelRecord::kLevel, 1);
+  state.SetRecord(0, LevelRecord::kRanSince, 10);
   const LasOrder starving({100, 300}, 2);
   EXPECT_EQ(starving.Level(state, 0, 309), 1);
   EXPECT_EQ(starving.NextLevelChange(state, 0, 300), 310);
   EXPECT_EQ(starving.Level(state, 0, 310), 0);
   EXPECT_EQ(starving.NextLevelChange(state, 0, 310), core::kNever);
-  a.level_base = 150;
+  state.SetRecord(0, LevelRecord::kBase, 150);
   EXPECT_EQ(starving.Level(state, 0, 84), 1);
   EXPECT_EQ(starving.Level(state, 0, 85), 0);
-  a.level_base = 0;
+  state.SetRecord(0, LevelRecord::kBase, 0);
   const LasOrder plain({100, 300}, 0);
   EXPECT_EQ(plain.Level(state, 0, 1e6), 1);
   EXPECT_EQ(plain.NextLevelChange(state, 0, 300), core::kNever);
   // Not after a promotion until it has run again.
-  a.ran_since = core::kNever;
+  state.SetRecord(0, LevelRecord::kRanSince, core::kNever);
   EXPECT_EQ(starving.Level(state, 0, 1e6), 1);
 }
 
@@ -207,12 +215,13 @@ TEST(LasOrderTest, APromotionSurvivesTheStartInTheSameCycle) {
   const core::ClusterSpec cluster = Nodes(2, 64, 256, 8);
   std::vector<core::JobSpec> specs = {Job("a", 0, 0, 2, 2, 2)};
   engine::ClusterState state(cluster);
+  KeepLevels(state);
   state.AddJob(&specs[0], 0);
   state.SetPhase(0, core::JobPhase::kWaiting, 300);
   engine::JobState& a = state.MutableJob(0);
   a.attained = 250;
-  a.level = 1;
-  a.ran_since = 10;
+  state.SetRecord(0, LevelRecord::kLevel, 1);
+  state.SetRecord(0, LevelRecord::kRanSince, 10);
   a.attained = 251;
   const LasOrder half({100, 300}, 0.5);
   EXPECT_EQ(half.NextLevelChange(state, 0, 100), 198);
@@ -242,6 +251,7 @@ TEST(LasOrderTest, StrictEntryAndCountingLaunches) {
   std::vector<core::JobSpec> specs = {Job("a", 20, 0, 2, 2, 2), Job("b", 5, 0, 1, 1, 1),
                                       Job("c", 0, 0, 2, 2, 2)};
   engine::ClusterState state(cluster);
+  KeepLevels(state);
   for (const auto& s : specs) state.AddJob(&s, s.submit_time);
   state.SetPhase(0, core::JobPhase::kRunning, 20);
   state.PlaceTask({0, core::Role::kWorker, 0}, 0);
