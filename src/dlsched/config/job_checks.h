@@ -2,10 +2,10 @@
 // The checks a job's fields share, whatever format they are read from (a
 // workload file's job, config/workload.cc; a TrainingJob, k8s/trainingjob.cc):
 // over values already read, each problem found in one order for every
-// format and worded by the format's JobWording (the words of a bad rate or
-// worker count stay at each caller, beside its other fields'). What each
-// format checks alone stays with it: the workload's duplicate worker counts ("1" and "01")
-// and its need of one rate > 0, the TrainingJob's replicaSpecs names.
+// format and worded by the format's JobWording. The fields themselves are
+// read by the one decoder of a job's fields (job_decoder.h), which calls
+// these. What each format checks alone stays with it: the workload's need
+// of one rate > 0, the TrainingJob's replicaSpecs names.
 
 #include <optional>
 #include <string>
@@ -35,6 +35,21 @@ struct JobWording {
   bool replicas_above_max_on_max = false;
   // What a priority is expected to be: "one of high, normal, low".
   std::string_view priority_expected;
+
+  // What the decoder (job_decoder.h) reads by these: the key of a job's
+  // priority ("priority", "priorityClass"); what a queue is expected to
+  // be ("a name", "a queue name");
+  std::string_view priority_key = {};
+  std::string_view queue_expected = {};
+  // a role's replicas when not given (TFJob's 1), or none: it is missing;
+  std::optional<int> default_replicas = {};
+  // what is wrong with a throughput table's key or rate, given it as shown
+  // after "got";
+  std::string (*bad_table_key)(std::string_view got) = nullptr;
+  std::string (*bad_table_rate)(std::string_view got) = nullptr;
+  // a worker count a table gives twice ("1" and "01") refused, or its last
+  // rate kept.
+  bool duplicate_worker_counts_refused = false;
 };
 
 // A problem with one field of a role: its key ("minReplicas", "replicas",

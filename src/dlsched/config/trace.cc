@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "dlsched/config/csv.h"
+#include "dlsched/config/job_checks.h"
 #include "dlsched/config/job_codec.h"
 #include "dlsched/config/pollux.h"
 #include "dlsched/config/yaml_util.h"
@@ -36,7 +37,6 @@ using internal::CsvReader;
 using internal::IntField;
 using internal::kMaxLineBytes;
 using internal::NumberField;
-using internal::NumberRange;
 using internal::RowError;
 using internal::RowResult;
 
@@ -198,9 +198,6 @@ class Importer {
   TraceLoad out_;
 };
 
-const NumberRange kSeconds{0, false, core::kMaxTime};
-const NumberRange kPositiveSeconds{0, true, core::kMaxTime};
-
 // Tiresias (SymbioticLab/Tiresias, simulator/): 60_job.csv and its kin.
 core::Result<TraceLoad> LoadTiresias(const TraceOptions& o) {
   constexpr std::string_view kColumns[] = {"job_id", "num_gpu", "submit_time", "duration"};
@@ -213,8 +210,8 @@ core::Result<TraceLoad> LoadTiresias(const TraceOptions& o) {
     if (!*more) break;
     auto id = IntField(in.field(0), "job_id", 0, int64_t{1} << 53);
     auto gpus = IntField(in.field(1), "num_gpu", 1, core::kMaxTasksPerJob);
-    auto submit = NumberField(in.field(2), "submit_time", kSeconds);
-    auto duration = NumberField(in.field(3), "duration", kPositiveSeconds);
+    auto submit = NumberField(in.field(2), "submit_time", kTime);
+    auto duration = NumberField(in.field(3), "duration", kPositiveTime);
     core::Status st;
     if (!id) {
       st = in.Skip(id.error());
@@ -249,7 +246,7 @@ core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
     DLSCHED_TRY_LET(more, in.Next());
     if (!*more) break;
     auto ts = ParseTimestamp(in.field(0));
-    auto duration = NumberField(in.field(1), "duration", kPositiveSeconds);
+    auto duration = NumberField(in.field(1), "duration", kPositiveTime);
     auto gpus = IntField(in.field(2), "num_gpus", 1, core::kMaxTasksPerJob);
     core::Status st;
     if (!ts) {
@@ -305,7 +302,7 @@ core::Result<TraceLoad> LoadPollux(const TraceOptions& o) {
       if (auto problem = core::NameProblem(in.field(0))) {
         return std::unexpected(RowError{fmt::format("name: {}", *problem)});
       }
-      DLSCHED_TRY_LET(submit, NumberField(in.field(1), "time", kSeconds));
+      DLSCHED_TRY_LET(submit, NumberField(in.field(1), "time", kTime));
       const std::string_view app_name = in.field(2);
       auto app = apps.find(app_name);
       if (app == apps.end()) {
@@ -451,7 +448,6 @@ RowResult<void> NativeRoles(const Importer& in, core::JobSpec& job) {
 
 // A native row's work: a duration (and scaling), or steps and a model.
 RowResult<void> NativeWork(const Importer& in, core::JobSpec& job) {
-  const NumberRange steps_range{0, true, core::kMaxSteps};
   constexpr std::string_view kEither =
       "give either duration (seconds at the job's size) or steps and model, not both";
   const std::string_view duration_field = in.field(kDuration);
@@ -460,7 +456,7 @@ RowResult<void> NativeWork(const Importer& in, core::JobSpec& job) {
   if (!duration_field.empty() || (steps_field.empty() && model_field.empty())) {
     if (!steps_field.empty()) return std::unexpected(RowError{fmt::format("steps: {}", kEither)});
     if (!model_field.empty()) return std::unexpected(RowError{fmt::format("model: {}", kEither)});
-    DLSCHED_TRY_LET(duration, NumberField(duration_field, "duration", kPositiveSeconds));
+    DLSCHED_TRY_LET(duration, NumberField(duration_field, "duration", kPositiveTime));
     core::ScalingCurve curve;
     if (!in.field(kScaling).empty()) {
       auto c = core::ScalingCurve::Parse(in.field(kScaling));
@@ -476,9 +472,9 @@ RowResult<void> NativeWork(const Importer& in, core::JobSpec& job) {
   if (steps_field.empty()) {
     return std::unexpected(
         RowError{fmt::format("steps: missing, expected {} (a job with a model gives its steps)",
-                             steps_range.Describe())});
+                             kTotalStepsRange.Describe())});
   }
-  DLSCHED_TRY_LET(steps, NumberField(steps_field, "steps", steps_range));
+  DLSCHED_TRY_LET(steps, NumberField(steps_field, "steps", kTotalStepsRange));
   if (model_field.empty()) {
     return std::unexpected(
         RowError{"model: missing, expected a model-zoo name (a job with steps gives its model)"});
@@ -499,7 +495,7 @@ RowResult<void> NativeRow(const Importer& in, core::JobSpec& job) {
     return std::unexpected(RowError{fmt::format("name: {}", *problem)});
   }
   job.name = std::string(in.field(kName));
-  DLSCHED_TRY_LET(submit, NumberField(in.field(kSubmit), "submit", kSeconds));
+  DLSCHED_TRY_LET(submit, NumberField(in.field(kSubmit), "submit", kTime));
   job.submit_time = *submit;
   if (auto r = NativeRoles(in, job); !r) return r;
   return NativeWork(in, job);

@@ -9,6 +9,7 @@
 
 #include "dlsched/config/constraints.h"
 #include "dlsched/config/job_checks.h"
+#include "dlsched/config/job_decoder.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
@@ -25,21 +26,28 @@ using internal::Reader;
 
 constexpr std::string_view kResourcesExpected = "a map of resource name to quantity";
 
-// A workload file's words for the checks every format of a job shares.
-constexpr JobWording kWorkloadWording{.min_above_max_only_when_both_given = true,
-                                      .replicas_above_max_on_max = false,
-                                      .priority_expected = "one of high, normal, low"};
+// A workload file's words for the fields every format of a job shares.
+constexpr JobWording kWorkloadWording{
+    .min_above_max_only_when_both_given = true,
+    .replicas_above_max_on_max = false,
+    .priority_expected = "one of high, normal, low",
+    .priority_key = "priority",
+    .queue_expected = "a name",
+    .default_replicas = std::nullopt,
+    .bad_table_key =
+        [](std::string_view got) {
+          return fmt::format("expected a worker count (an integer between 1 and {}) as key, got {}",
+                             core::kMaxTasksPerJob, got);
+        },
+    .bad_table_rate =
+        [](std::string_view got) {
+          return fmt::format("expected 0 or a rate of at least {:g} steps/s, got {}",
+                             core::kMinRate, got);
+        },
+    .duplicate_worker_counts_refused = true};
 
-// Reads an optional number into `out` (left unchanged when absent).
-template <typename T>
-core::Status OptionalNumber(const Reader& r, const YAML::Node& map, std::string_view key,
-                            const std::string& path, const NumberRange& range, T& out) {
-  const YAML::Node& n = map[std::string(key)];
-  if (!Given(n)) return {};
-  DLSCHED_TRY_LET(v, r.Number(n, Key(path, key), range));
-  out = *v;
-  return {};
-}
+// The one decoder of a job's fields, over this file's YAML.
+JobDecoder<internal::YamlFields> Decoder(const Reader& r) { return {r, kWorkloadWording}; }
 
 // A role's containers, as in a pod spec: [{name, resources}], the role's
 // request being their sum. Which of cpu and memory each container sets is
@@ -136,34 +144,7 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
   if (!st) return st;
   if (auto cs = ParseConstraints(r, n, path, out.constraints); !cs) return cs;
 
-  const int64_t min = worker ? 1 : 0;
-  const int64_t max = role == core::Role::kChief ? 1 : core::kMaxTasksPerJob;
-  std::string replicas_path = Key(path, "replicas");
-  if (!Given(n["replicas"])) {
-    return r.Missing(replicas_path, worker ? "an integer >= 1" : "an integer >= 0");
-  }
-  DLSCHED_TRY_LET(replicas, r.Int(n["replicas"], replicas_path, min, max));
-  out.replicas = static_cast<int>(*replicas);
-  out.min_replicas = out.replicas;
-  out.max_replicas = out.replicas;
-
-  if (worker) {
-    if (Given(n["minReplicas"])) {
-      DLSCHED_TRY_LET(v,
-                      r.Int(n["minReplicas"], Key(path, "minReplicas"), 1, core::kMaxTasksPerJob));
-      out.min_replicas = static_cast<int>(*v);
-    }
-    if (Given(n["maxReplicas"])) {
-      DLSCHED_TRY_LET(v,
-                      r.Int(n["maxReplicas"], Key(path, "maxReplicas"), 1, core::kMaxTasksPerJob));
-      out.max_replicas = static_cast<int>(*v);
-    }
-    // Report against what the user wrote: a defaulted bound equals replicas.
-    if (auto p = CheckWorkerReplicas(out, Given(n["minReplicas"]), Given(n["maxReplicas"]),
-                                     kWorkloadWording)) {
-      return r.Fail(Key(path, p->key), p->what);
-    }
-  }
+  DLSCHED_TRY(Decoder(r).Replicas(n, path, role, out));
 
   // A role with no replicas needs no resources.
   std::string res_path = Key(path, "resources");
@@ -261,34 +242,16 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   constexpr std::string_view kTableExpected = "a non-empty map of worker count to steps/s";
   if (auto st = r.CheckAnyMap(table, table_path, kTableExpected); !st) return st;
   if (table.size() == 0) return r.Expected(table_path, kTableExpected, table);
-  bool any_positive = false;
-  for (const auto& kv : table) {
-    std::string entry_path = Key(table_path, kv.first.Scalar());
-    const std::optional<int> workers = WorkerCount(kv.first.Scalar());
-    if (!workers) {
-      return r.Expected(
-          entry_path,
-          fmt::format("a worker count (an integer between 1 and {}) as key", core::kMaxTasksPerJob),
-          kv.first);
-    }
-    DLSCHED_TRY_LET(rate, r.Number(kv.second, entry_path, kTableRateRange));
-    if (!IsRate(*rate)) {
-      return r.Expected(entry_path,
-                        fmt::format("0 or a rate of at least {:g} steps/s", core::kMinRate),
-                        kv.second);
-    }
-    // "1" and "01" are different YAML keys but the same worker count.
-    if (!out.steps_per_s.emplace(*workers, *rate).second) {
-      return r.Fail(entry_path, fmt::format("duplicate worker count {}", *workers));
-    }
-    any_positive = any_positive || *rate > 0;
+  // "1" and "01" are different YAML keys but the same worker count: refused.
+  DLSCHED_TRY(Decoder(r).RateTable(table, table_path, out));
+  if (std::none_of(out.steps_per_s.begin(), out.steps_per_s.end(),
+                   [](const auto& entry) { return entry.second > 0; })) {
+    return r.Fail(table_path, "expected at least one rate > 0");
   }
-  if (!any_positive) return r.Fail(table_path, "expected at least one rate > 0");
   if (auto st = ParsePlacementRates(r, n["placements"], Key(path, "placements"), out); !st) {
     return st;
   }
-  return OptionalNumber(r, n, "localitySensitivity", path, kLocalityRange,
-                        out.locality_sensitivity);
+  return Decoder(r).Locality(n, path, out);
 }
 
 // `running.phase`: the phase the job is in when the run begins.
@@ -491,9 +454,7 @@ core::Status ParseWork(const Reader& r, const YAML::Node& n, const std::string& 
     return r.Missing(Key(path, "totalSteps"),
                      kTotalStepsRange.Describe() + " (or give the job's duration in seconds)");
   }
-  if (auto st = OptionalNumber(r, n, "totalSteps", path, kTotalStepsRange, job.total_steps); !st) {
-    return st;
-  }
+  DLSCHED_TRY(Decoder(r).TotalSteps(n, path, job));
   if (!Given(n["throughput"])) {
     return r.Missing(Key(path, "throughput"), "{model: <name>} or {table: {<workers>: <steps/s>}}");
   }
@@ -518,26 +479,7 @@ core::Status ParseJobScheduling(const Reader& r, const YAML::Node& n, const std:
     return st;
   }
 
-  if (Given(n["priority"])) {
-    const YAML::Node& p = n["priority"];
-    const std::optional<core::PriorityClass> priority =
-        PriorityFromName(p.IsScalar() ? p.Scalar() : "");
-    if (!priority) return r.Expected(Key(path, "priority"), kWorkloadWording.priority_expected, p);
-    job.priority = *priority;
-  }
-
-  if (Given(n["maxWaitMinutes"])) {
-    DLSCHED_TRY_LET(
-        v, r.Number(n["maxWaitMinutes"], Key(path, "maxWaitMinutes"), kMaxWaitMinutesRange));
-    job.max_wait_minutes = *v;
-  }
-
-  if (Given(n["queue"])) {
-    DLSCHED_TRY_LET(q, r.Name(n["queue"], Key(path, "queue")));
-    job.queue = *q;
-  }
-
-  return {};
+  return Decoder(r).Scheduling(n, path, job);
 }
 
 // A job's roles: ps, worker and chief.
@@ -618,14 +560,7 @@ core::Status ParseJobProgress(const Reader& r, const YAML::Node& n, const std::s
       !st) {
     return st;
   }
-  if (auto st = OptionalNumber(r, n, "launchDelay", path, internal::kTime, job.launch_delay); !st) {
-    return st;
-  }
-  if (auto st =
-          OptionalNumber(r, n, "checkpointDelay", path, internal::kTime, job.checkpoint_delay);
-      !st) {
-    return st;
-  }
+  DLSCHED_TRY(Decoder(r).Delays(n, path, job));
   if (auto st = OptionalNumber(r, n, "deadline", path, internal::kPositiveTime, job.deadline); !st)
     return st;
   return {};

@@ -118,6 +118,8 @@ bool NeedsNodeScan(std::string_view text, int64_t max_nodes, size_t scan_above);
 // YAML values as the field reader reads them: numbers and booleans are
 // scalars in their plain forms (an integer in decimal digits; a number as
 // from_chars reads it, a leading '+' allowed; true/false, yes/no, on/off).
+// As the job decoder (job_decoder.h) walks them: a field is given unless
+// absent or null (Given), a string is any scalar.
 struct YamlFields {
   using Value = YAML::Node;
   static constexpr FieldWording kWording{IntegerBetween, NumberInterval};
@@ -125,6 +127,22 @@ struct YamlFields {
   static std::optional<int64_t> ToInt(const YAML::Node& node);
   static std::optional<double> ToNumber(const YAML::Node& node);
   static std::optional<bool> ToBool(const YAML::Node& node);
+
+  using Field = std::optional<YAML::Node>;
+  static Field Find(const YAML::Node& map, std::string_view key) {
+    const YAML::Node n = map[std::string(key)];
+    if (!Given(n)) return std::nullopt;
+    return n;
+  }
+  static std::optional<std::string> Text(const YAML::Node& node) {
+    if (!node.IsScalar()) return std::nullopt;
+    return node.Scalar();
+  }
+  template <typename Fn>
+  static core::Status ForEachEntry(const YAML::Node& map, Fn fn) {
+    for (const auto& kv : map) DLSCHED_TRY(fn(kv.first, kv.second));
+    return {};
+  }
 };
 
 // The parsing context of one YAML input: knows its name and formats errors

@@ -9,6 +9,7 @@
 
 #include "dlsched/config/fields.h"
 #include "dlsched/config/job_checks.h"
+#include "dlsched/config/job_decoder.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/spec_limits.h"
@@ -33,7 +34,9 @@ std::string Describe(const json& v) {
 
 // TrainingJob fields as the field reader reads them (config/fields.h): JSON
 // numbers, shown as Describe shows them; expectations worded "an integer
-// in 1..9", "a number in (0, 1e+07]".
+// in 1..9", "a number in (0, 1e+07]". As the job decoder
+// (config/job_decoder.h) walks them: a field is given when its key is there
+// (null too), a string is a JSON string.
 struct JsonFields {
   using Value = json;
   static constexpr config::FieldWording kWording{config::IntegerInDots,
@@ -46,6 +49,22 @@ struct JsonFields {
   static std::optional<double> ToNumber(const json& v) {
     if (!v.is_number() || !std::isfinite(v.get<double>())) return std::nullopt;
     return v.get<double>();
+  }
+
+  using Field = const json*;
+  static Field Find(const json& map, std::string_view key) {
+    if (!map.is_object()) return nullptr;
+    const auto it = map.find(std::string(key));
+    return it == map.end() ? nullptr : &*it;
+  }
+  static std::optional<std::string> Text(const json& v) {
+    if (!v.is_string()) return std::nullopt;
+    return v.get<std::string>();
+  }
+  template <typename Fn>
+  static core::Status ForEachEntry(const json& map, Fn fn) {
+    for (const auto& [k, v] : map.items()) DLSCHED_TRY(fn(json(k), v));
+    return {};
   }
 };
 
@@ -71,10 +90,26 @@ class Errors : public config::FieldReader<JsonFields> {
   }
 };
 
-// A TrainingJob's words for the checks every format of a job shares.
-constexpr config::JobWording kTrainingJobWording{.min_above_max_only_when_both_given = false,
-                                                 .replicas_above_max_on_max = true,
-                                                 .priority_expected = "high, normal or low"};
+// A TrainingJob's words for the fields every format of a job shares.
+constexpr config::JobWording kTrainingJobWording{
+    .min_above_max_only_when_both_given = false,
+    .replicas_above_max_on_max = true,
+    .priority_expected = "high, normal or low",
+    .priority_key = "priorityClass",
+    .queue_expected = "a queue name",
+    .default_replicas = 1,  // as TFJob's
+    .bad_table_key =
+        [](std::string_view) {
+          return fmt::format("the key must be a worker count in 1..{}", core::kMaxTasksPerJob);
+        },
+    .bad_table_rate =
+        [](std::string_view) {
+          return fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate);
+        },
+    .duplicate_worker_counts_refused = false};
+
+// The one decoder of a job's fields, over JSON.
+config::JobDecoder<JsonFields> Decoder(const Errors& e) { return {e, kTrainingJobWording}; }
 
 // JSON text is YAML: sub-objects go through the workload's parsers, so a
 // pod template means exactly what a workload role does.
@@ -232,24 +267,7 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
                         {"replicas", "minReplicas", "maxReplicas", "restartPolicy", "template"})
              : e.Object(r, path, {"replicas", "restartPolicy", "template"}));
   core::RoleSpec& out_role = job.role(role);
-  const int64_t lo = worker ? 1 : 0;
-  const int64_t hi = role == core::Role::kChief ? 1 : core::kMaxTasksPerJob;
-  // TFJob defaults replicas to 1.
-  DLSCHED_TRY_LET(replicas, r.contains("replicas")
-                                ? e.Int(r["replicas"], Key(path, "replicas"), lo, hi)
-                                : core::Result<int64_t>(1));
-  out_role.replicas = out_role.min_replicas = out_role.max_replicas = static_cast<int>(*replicas);
-  if (worker) {
-    for (const char* k : {"minReplicas", "maxReplicas"}) {
-      if (!r.contains(k)) continue;
-      DLSCHED_TRY_LET(v, e.Int(r[k], Key(path, k), 1, core::kMaxTasksPerJob));
-      (std::string_view(k) == "minReplicas" ? out_role.min_replicas : out_role.max_replicas) =
-          static_cast<int>(*v);
-    }
-    if (auto p = config::CheckWorkerReplicas(out_role, true, true, kTrainingJobWording)) {
-      return e.Fail(Key(path, p->key), p->what);
-    }
-  }
+  DLSCHED_TRY(Decoder(e).Replicas(r, path, role, out_role));
   tasks += worker ? out_role.max_replicas : out_role.replicas;
   if (out_role.replicas == 0) return {};
   if (!r.contains("template")) return e.Fail(Key(path, "template"), "missing");
@@ -288,29 +306,7 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
 // spec.scheduling: priorityClass, maxWaitMinutes, queue.
 core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job) {
   DLSCHED_TRY(e.Object(s, "spec.scheduling", {"priorityClass", "maxWaitMinutes", "queue"}));
-  if (s.contains("priorityClass")) {
-    const json& p = s["priorityClass"];
-    const std::optional<core::PriorityClass> priority =
-        config::PriorityFromName(p.is_string() ? p.get<std::string>() : "");
-    if (!priority) {
-      return e.Expected("spec.scheduling.priorityClass", kTrainingJobWording.priority_expected, p);
-    }
-    job.priority = *priority;
-  }
-  if (s.contains("maxWaitMinutes")) {
-    DLSCHED_TRY_LET(m, e.Number(s["maxWaitMinutes"], "spec.scheduling.maxWaitMinutes",
-                                config::kMaxWaitMinutesRange));
-    job.max_wait_minutes = *m;
-  }
-  if (s.contains("queue")) {
-    const json& q = s["queue"];
-    if (!q.is_string()) return e.Expected("spec.scheduling.queue", "a queue name", q);
-    if (auto problem = core::NameProblem(q.get<std::string>())) {
-      return e.Fail("spec.scheduling.queue", *problem);
-    }
-    job.queue = q.get<std::string>();
-  }
-  return {};
+  return Decoder(e).Scheduling(s, "spec.scheduling", job);
 }
 
 // spec.throughput: the steps/s table by workers, the locality sensitivity.
@@ -321,24 +317,9 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
     if (!table.is_object() || table.empty()) {
       return e.Expected("spec.throughput.table", "a map of workers to steps/s", table);
     }
-    for (const auto& [k, v] : table.items()) {
-      const std::string path = Key("spec.throughput.table", k);
-      const std::optional<int> workers = config::WorkerCount(k);
-      if (!workers) return e.Fail(path, "the key must be a worker count in 1..100000");
-      DLSCHED_TRY_LET(rate, e.Number(v, path, config::kTableRateRange));
-      if (!config::IsRate(*rate)) {
-        return e.Fail(path,
-                      fmt::format("a rate must be 0 or at least {:g} steps/s", core::kMinRate));
-      }
-      job.throughput.steps_per_s[*workers] = *rate;
-    }
+    DLSCHED_TRY(Decoder(e).RateTable(table, "spec.throughput.table", job.throughput));
   }
-  if (t.contains("localitySensitivity")) {
-    DLSCHED_TRY_LET(s, e.Number(t["localitySensitivity"], "spec.throughput.localitySensitivity",
-                                config::kLocalityRange));
-    job.throughput.locality_sensitivity = *s;
-  }
-  return {};
+  return Decoder(e).Locality(t, "spec.throughput", job.throughput);
 }
 
 // The limits every job keeps, as a workload file's job does
@@ -393,15 +374,8 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
   if (spec.contains("scheduling")) {
     DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }
-  if (spec.contains("totalSteps")) {
-    DLSCHED_TRY_LET(t, e.Number(spec["totalSteps"], "spec.totalSteps", config::kTotalStepsRange));
-    job.total_steps = *t;
-  }
-  for (const char* k : {"launchDelay", "checkpointDelay"}) {
-    if (!spec.contains(k)) continue;
-    DLSCHED_TRY_LET(t, e.Number(spec[k], Key("spec", k), config::kTime));
-    (std::string_view(k) == "launchDelay" ? job.launch_delay : job.checkpoint_delay) = *t;
-  }
+  DLSCHED_TRY(Decoder(e).TotalSteps(spec, "spec", job));
+  DLSCHED_TRY(Decoder(e).Delays(spec, "spec", job));
   if (spec.contains("throughput")) {
     DLSCHED_TRY(DecodeThroughput(e, spec["throughput"], job));
   }
