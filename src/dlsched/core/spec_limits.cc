@@ -223,8 +223,10 @@ LimitCheck CheckJobLimits(const JobSpec& job) {
   if (auto p = Range("stepsDone", job.steps_done, 0, false, job.total_steps)) return p;
   if (auto p = Range("attainedGpuSeconds", job.attained, 0, false, kMaxAttained)) return p;
   if (auto p = Range("launchGpuSeconds", job.launch_attained, 0, false, kMaxAttained)) return p;
-  for (const StateField& f : kStateFields) {
-    if (auto p = StateValue(f, job)) return p;
+  if (!job.policy_state.empty()) {
+    for (const StateField& f : kStateFields) {
+      if (auto p = StateValue(f, job)) return p;
+    }
   }
   if (auto p = Throughput(job.throughput)) return p;
   if (auto p = TimeField("launchDelay", job.launch_delay)) return p;

@@ -1,5 +1,7 @@
 #include "dlsched/policy/baselines/tiresias/tiresias.h"
 
+#include <cassert>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -85,10 +87,11 @@ class ReplanPass {
     engine::OrderJobs(ctx_, &jobs_, &keys_);
     levels_.resize(jobs_.size());
     records_.resize(jobs_.size());
+    const size_t at = LevelRecord::At(st_);
     for (size_t i = 0; i < jobs_.size(); ++i) {
-      records_[i] = LevelRecord::Of(st_, jobs_[i]);
-      levels_[i] =
-          levelled_ != nullptr ? levelled_->Level(st_, jobs_[i], ctx_.now) : records_[i].level;
+      records_[i] = LevelRecord::Of(st_, jobs_[i], at);
+      levels_[i] = levelled_ != nullptr ? levelled_->Level(st_.Job(jobs_[i]), records_[i], ctx_.now)
+                                        : records_[i].level;
     }
     std::vector<JobIndex> pending;
     std::vector<double> pending_keys;
@@ -259,8 +262,9 @@ class ReplanPass {
       if (levels_[i] != records_[i].level || place != records_[i].place) {
         SetLevel(i, levels_[i], place);
       }
-      const core::Time next =
-          levelled_ != nullptr ? levelled_->NextLevelChange(st_, j, ctx_.now) : core::kNever;
+      const core::Time next = levelled_ != nullptr
+                                  ? levelled_->NextLevelChange(st_.Job(j), records_[i], ctx_.now)
+                                  : core::kNever;
       ctx_.decisions.RevisitAt(admission_.NextRound(next));
     }
   }
@@ -386,18 +390,27 @@ core::Time WholeSecond(core::Time t) { return std::ceil(t - 1e-9); }
 bool WaitedAtStart(const JobState& js) { return engine::InPendingPhase(js.phase); }
 }  // namespace
 
-LevelRecord LevelRecord::Of(const engine::ClusterState& state, JobIndex j) {
-  LevelRecord rec;
+size_t LevelRecord::At(const engine::ClusterState& state) {
+  // The pieces name the five fields together, in kFields' order.
   const std::span<const engine::RecordField* const> fields = state.RecordFields();
-  const std::vector<double>& values = state.Job(j).record;
-  rec.since = state.Job(j).spec->submit_time;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i] == &kLevel) rec.level = static_cast<int>(values[i]);
-    if (fields[i] == &kSince) rec.since = values[i];
-    if (fields[i] == &kBase) rec.base = values[i];
-    if (fields[i] == &kRanSince) rec.ran_since = values[i];
-    if (fields[i] == &kPlace) rec.place = values[i];
-  }
+  size_t at = 0;
+  while (at < fields.size() && fields[at] != &kLevel) ++at;
+  if (at + std::size(kFields) > fields.size()) return kNotKept;
+  assert(std::equal(std::begin(kFields), std::end(kFields), fields.begin() + at));
+  return at;
+}
+
+LevelRecord LevelRecord::Of(const engine::ClusterState& state, JobIndex j, size_t at) {
+  LevelRecord rec;
+  const JobState& js = state.Job(j);
+  rec.since = js.spec->submit_time;
+  if (at == kNotKept) return rec;  // the initial values
+  const double* v = js.record.data() + at;
+  rec.level = static_cast<int>(v[0]);
+  rec.since = v[1];
+  rec.base = v[2];
+  rec.ran_since = v[3];
+  rec.place = v[4];
   return rec;
 }
 
@@ -427,22 +440,16 @@ double LasOrder::Service(const JobState& js, const LevelRecord& rec, core::Time 
   return service;
 }
 
-int LasOrder::LevelOf(const JobState& js, const LevelRecord& rec, core::Time now) const {
+int LasOrder::Level(const JobState& js, const LevelRecord& rec, core::Time now) const {
   const int level = std::max(ThresholdsReached(thresholds_, Service(js, rec, now)), rec.level);
   // kNever (no promotion due) is after any `now`.
   if (level > 0 && WaitedAtStart(js) && now >= StarvedAt(js, rec)) return 0;
   return level;
 }
 
-int LasOrder::Level(const engine::ClusterState& state, JobIndex j, core::Time now) const {
-  return LevelOf(state.Job(j), LevelRecord::Of(state, j), now);
-}
-
-core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex j,
+core::Time LasOrder::NextLevelChange(const JobState& js, const LevelRecord& rec,
                                      core::Time now) const {
-  const JobState& js = state.Job(j);
-  const LevelRecord rec = LevelRecord::Of(state, j);
-  const int level = LevelOf(js, rec, now);
+  const int level = Level(js, rec, now);
   if (js.placed_workers == 0) {
     // Pending: its promotion, if it starves (not if promoted now: it has
     // not run since).
@@ -462,11 +469,12 @@ core::Time LasOrder::NextLevelChange(const engine::ClusterState& state, JobIndex
 
 void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex> jobs,
                     core::Time now, std::span<double> keys) const {
+  const size_t at = LevelRecord::At(state);
   if (queue_order_ == QueueOrder::kStrictEntry) {
     // Strictly by when each entered its level (Pollux's queue lists).
     for (size_t i = 0; i < jobs.size(); ++i) {
-      const LevelRecord rec = LevelRecord::Of(state, jobs[i]);
-      const int level = LevelOf(state.Job(jobs[i]), rec, now);
+      const LevelRecord rec = LevelRecord::Of(state, jobs[i], at);
+      const int level = Level(state.Job(jobs[i]), rec, now);
       keys[i] = level * 1e13 + (level != rec.level ? now : rec.since);
     }
     return;
@@ -474,8 +482,8 @@ void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex>
   if (queue_order_ == QueueOrder::kEntry) {
     for (size_t i = 0; i < jobs.size(); ++i) {
       const JobState& js = state.Job(jobs[i]);
-      const LevelRecord rec = LevelRecord::Of(state, jobs[i]);
-      const int level = LevelOf(js, rec, now);
+      const LevelRecord rec = LevelRecord::Of(state, jobs[i], at);
+      const int level = Level(js, rec, now);
       const core::Time since = level != rec.level ? now : rec.since;
       const int group = since >= now ? 2 : (js.IsPending() ? 1 : 0);
       keys[i] = level * 1e13 + group * 1e12 + since;
@@ -494,8 +502,8 @@ void LasOrder::Keys(const engine::ClusterState& state, std::span<const JobIndex>
   bool exact = true;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const JobState& js = state.Job(jobs[i]);
-    const LevelRecord rec = LevelRecord::Of(state, jobs[i]);
-    const int level = LevelOf(js, rec, now);
+    const LevelRecord rec = LevelRecord::Of(state, jobs[i], at);
+    const int level = Level(js, rec, now);
     const bool moves = level != rec.level;
     double group = 0;
     double place = 0;

@@ -46,8 +46,14 @@ struct LevelRecord {
   core::Time ran_since = core::kNever;
   double place = kNoPlace;
 
-  // Job `j`'s record.
-  static LevelRecord Of(const engine::ClusterState& state, engine::JobIndex j);
+  // Where the fields begin in each job's JobState::record, or kNotKept;
+  // then job `j`'s record (the initial values when not kept).
+  static constexpr size_t kNotKept = static_cast<size_t>(-1);
+  static size_t At(const engine::ClusterState& state);
+  static LevelRecord Of(const engine::ClusterState& state, engine::JobIndex j, size_t at);
+  static LevelRecord Of(const engine::ClusterState& state, engine::JobIndex j) {
+    return Of(state, j, At(state));
+  }
 };
 
 // An order that sorts jobs into levels by what they have done (as
@@ -56,15 +62,22 @@ struct LevelRecord {
 // at the level it is at.
 class LevelledOrder : public engine::JobOrder {
  public:
-  // The level job `j` should be at `now` (a running job may go down; a
-  // starving one back up).
-  virtual int Level(const engine::ClusterState& state, engine::JobIndex j,
-                    core::Time now) const = 0;
-  // When job `j`'s level will next change if nothing else does (the
-  // admission asks the backend for a cycle then), or kNever; a job placed
-  // in this cycle's session counts as running.
-  virtual core::Time NextLevelChange(const engine::ClusterState& state, engine::JobIndex j,
+  // The level a job should be at `now` (a running job may go down; a
+  // starving one back up), given its state and record.
+  virtual int Level(const engine::JobState& js, const LevelRecord& rec, core::Time now) const = 0;
+  // When its level will next change if nothing else does (the admission
+  // asks the backend for a cycle then), or kNever; a job placed in this
+  // cycle's session counts as running.
+  virtual core::Time NextLevelChange(const engine::JobState& js, const LevelRecord& rec,
                                      core::Time now) const = 0;
+  // The same for job `j` of `state`.
+  int Level(const engine::ClusterState& state, engine::JobIndex j, core::Time now) const {
+    return Level(state.Job(j), LevelRecord::Of(state, j), now);
+  }
+  core::Time NextLevelChange(const engine::ClusterState& state, engine::JobIndex j,
+                             core::Time now) const {
+    return NextLevelChange(state.Job(j), LevelRecord::Of(state, j), now);
+  }
   // True when the keys read each job's place in its level's list
   // (Tiresias' per-queue lists): Replan then keeps the lists as Tiresias'
   // scheduler does after each pass (running jobs ahead of pending ones,
@@ -180,10 +193,10 @@ class LasOrder final : public LevelledOrder {
   void Keys(const engine::ClusterState& state, std::span<const engine::JobIndex> jobs,
             core::Time now, std::span<double> keys) const override;
   bool ReadsProgress() const override { return true; }
-  int Level(const engine::ClusterState& state, engine::JobIndex j, core::Time now) const override;
-  // The same for job `j` of record `rec`.
-  int LevelOf(const engine::JobState& js, const LevelRecord& rec, core::Time now) const;
-  core::Time NextLevelChange(const engine::ClusterState& state, engine::JobIndex j,
+  using LevelledOrder::Level;
+  using LevelledOrder::NextLevelChange;
+  int Level(const engine::JobState& js, const LevelRecord& rec, core::Time now) const override;
+  core::Time NextLevelChange(const engine::JobState& js, const LevelRecord& rec,
                              core::Time now) const override;
   bool KeepsPlaces() const override { return queue_order_ == QueueOrder::kList; }
 
