@@ -8,6 +8,7 @@
 #include <deque>
 
 #include "dlsched/engine/test_util.h"
+#include "engine/cluster_with_jobs.h"
 
 namespace dlsched::engine {
 namespace {
@@ -31,14 +32,11 @@ std::vector<NodeIndex> Sorted(std::vector<NodeIndex> v) {
 
 class CacheTest : public ::testing::Test {
  protected:
-  core::ClusterSpec cluster_ = Nodes(2, 8, 32, 4);  // node-0, node-1: 8 cores, 32 GiB, 4 GPUs
-  std::deque<core::JobSpec> specs_;
-  ClusterState state_{cluster_};
+  // node-0, node-1: 8 cores, 32 GiB, 4 GPUs
+  dlsched::testing::ClusterWithJobs jobs_{Nodes(2, 8, 32, 4)};
+  ClusterState& state_ = jobs_.state;
 
-  JobIndex Add(core::JobSpec spec) {
-    specs_.push_back(std::move(spec));
-    return state_.AddJob(&specs_.back(), 0);
-  }
+  JobIndex Add(core::JobSpec spec) { return jobs_.AddAt(0, std::move(spec)); }
 };
 
 TEST_F(CacheTest, AddedNodeGetsTheNextIndexAndJoinsCapacityAndGpuIndex) {

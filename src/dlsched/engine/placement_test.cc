@@ -18,6 +18,7 @@
 
 #include "dlsched/engine/profile.h"
 #include "dlsched/engine/test_util.h"
+#include "engine/cluster_with_jobs.h"
 
 namespace dlsched::engine {
 namespace {
@@ -95,14 +96,11 @@ class OneByOne final : public Packer {
 
 // A cluster, its jobs, and one cycle's session over it under `profile`
 // (no filters, no scorers until a test adds them).
-struct World {
-  explicit World(core::ClusterSpec spec) : cluster(std::move(spec)), state(cluster) {}
+struct World : dlsched::testing::ClusterWithJobs {
+  explicit World(core::ClusterSpec spec) : ClusterWithJobs(std::move(spec)) {}
   // A job in `phase` (pending by default).
   JobIndex Add(core::JobSpec spec, core::JobPhase phase = core::JobPhase::kWaiting) {
-    specs.push_back(std::move(spec));
-    const JobIndex j = state.AddJob(&specs.back(), 0);
-    state.SetPhase(j, phase, 0);
-    return j;
+    return AddAt(0, std::move(spec), phase);
   }
   // Job j's first worker, placed before the cycle on node n (running).
   void Run(JobIndex j, NodeIndex n) {
@@ -114,9 +112,6 @@ struct World {
     profile.scorer_weights.push_back(weight);
   }
 
-  core::ClusterSpec cluster;
-  std::deque<core::JobSpec> specs;
-  ClusterState state;
   Session session{state};
   CycleState decisions;
   Profile profile;

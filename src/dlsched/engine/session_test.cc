@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "dlsched/engine/test_util.h"
+#include "engine/cluster_with_jobs.h"
 
 namespace dlsched::engine {
 namespace {
@@ -18,14 +19,10 @@ using Fingerprint = testing::Fingerprint;
 
 class SessionTest : public ::testing::Test {
  protected:
-  core::ClusterSpec cluster_ = Nodes(3, 8, 32, 4);
-  std::deque<core::JobSpec> specs_;
-  ClusterState state_{cluster_};
+  dlsched::testing::ClusterWithJobs jobs_{Nodes(3, 8, 32, 4)};
+  ClusterState& state_ = jobs_.state;
 
-  JobIndex Add(core::JobSpec spec) {
-    specs_.push_back(std::move(spec));
-    return state_.AddJob(&specs_.back(), 0);
-  }
+  JobIndex Add(core::JobSpec spec) { return jobs_.AddAt(0, std::move(spec)); }
 };
 
 TEST_F(SessionTest, AssignUpdatesNodeJobAndGpuIndex) {

@@ -23,20 +23,27 @@
 namespace dlsched::sim {
 namespace {
 
+using dlsched::testing::Scenario;
 using testing::MakeEngine;
 using testing::Record;
 
 using core::Role;
 
-// `fsched` with `minGain` and `protectFactor` overridden when >= 0, and
+// Edits `fsched`: `minGain` and `protectFactor` overridden when >= 0, and
 // anything else by `edit`.
-engine::Engine FschedEngine(double min_gain = -1, double protect_factor = -1,
-                            const std::function<void(config::ProfileSpec&)>& edit = {}) {
-  return MakeEngine("fsched", [&](config::ProfileSpec& spec) {
+dlsched::testing::ProfileEdit FschedEdit(double min_gain = -1, double protect_factor = -1,
+                                         const dlsched::testing::ProfileEdit& edit = {}) {
+  return [=](config::ProfileSpec& spec) {
     if (min_gain >= 0) spec.sizer.args["minGain"] = min_gain;
     if (protect_factor >= 0) spec.protect_factor = protect_factor;
     if (edit) edit(spec);
-  });
+  };
+}
+
+// `fsched` edited as FschedEdit.
+engine::Engine FschedEngine(double min_gain = -1, double protect_factor = -1,
+                            const dlsched::testing::ProfileEdit& edit = {}) {
+  return MakeEngine("fsched", FschedEdit(min_gain, protect_factor, edit));
 }
 
 // One node gpu-0 of 16 cores, 64 GiB and `gpus` GPUs.
@@ -58,204 +65,228 @@ core::JobSpec Elastic(std::string name, double arrival, std::map<int, double> ta
 const std::map<int, double> kA = {{1, 4}, {2, 7}, {3, 9}, {6, 9.6}};
 const std::map<int, double> kB = {{1, 3}, {2, 5.5}, {3, 7.5}, {6, 9}};
 
-// One node with 6 GPUs; launch 10 s, checkpoint 5 s, protectFactor 3.
-//   t=0    A (1854 steps) arrives alone: started at its minimum 1 and grown
-//          in the same cycle to all 6 GPUs (no restart: it has not
-//          launched). Launching 0..10, RunningProtected 10..40 (3 x 10).
-//          Runs at f_A(6) = 9.6: 864 steps by t=100.
-//   t=100  B (750 steps) arrives; no GPU is free, admission leaves it
-//          waiting. Allocation: step 1 A 1, B 1; then A+1 (+3) over B+1
-//          (+2.5); B+1 (+2.5) over A+1 (+2); A+1 and B+1 tie at +2 -> A
-//          (earlier); B+1 (+2) over A+1 (+0.2): A 3, B 3, 9 + 7.5 = 16.5
-//          steps/s. B had nothing, so it is applied whatever the gain:
-//          A is shrunk 6 -> 3 and checkpoints 100..105 (no progress) with
-//          all 6 GPUs: the 3 it gives up are held until its checkpoint is
-//          done. B waits: "waiting for A's checkpoint (ends at 105 s)".
-//   t=105  A's checkpoint ends: its 3 workers go, it relaunches 105..115
-//          and is protected 115..145. In the same instant's cycle B is
-//          admitted at its minimum on the freed GPUs and grown to 3 (a
-//          start, no restart): it launches 105..115, protected 115..145.
-//          B starts exactly at A's checkpoint end.
-//   t=145  protections end; the allocation is the same: no change.
-//   t=215  B ends (7.5 x 100 = 750). Alone, A would go back to 6 workers:
-//          9.6 - 9 = 0.6 steps/s < minGain 1: no reallocation.
-//   t=225  A ends: 864 + 9 x (225 - 115) = 1854.
-// With minGain 0.5 the restart at 215 passes minGain but not the pay-back
-// rule: A has 864 + 9 x 100 = 1764 steps, 90 left: 90 / 9 = 10 s as it is,
-// 5 + 10 + 90 / 9.6 = 24.375 s with a restart. Refused: A still ends at
-// 225. Without the rule (payBack: false) it restarts and ends at 215 +
-// 24.375 = 239.375.
-TEST(FschedSimTest, NewOwnerStartsAtTheVictimsCheckpointEnd) {
-  config::WorkloadSpec w;
-  w.jobs.push_back(Elastic("A", 0, kA, 1854));
-  w.jobs.push_back(Elastic("B", 100, kB, 750));
-  SimOptions options;
-  options.check_invariants = true;
-  options.timeline = true;
-  auto r = Simulate(OneNode(6), w, FschedEngine(), options);
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  const auto& a = Record(*r, "A");
-  const auto& b = Record(*r, "B");
-  EXPECT_DOUBLE_EQ(a.first_start, 0);
-  EXPECT_DOUBLE_EQ(a.completion, 225);
-  EXPECT_EQ(a.reallocations, 1);
-  EXPECT_DOUBLE_EQ(a.launching, 10 + 5 + 10);  // launch, then checkpoint + relaunch
-  EXPECT_DOUBLE_EQ(a.running, 90 + 110);       // 10..100 and 115..225
-  EXPECT_EQ(a.final_workers, 3);
-  EXPECT_NE(a.reason.find("reallocated: 6 -> 3 workers (total throughput 9.6 -> 16.5 steps/s"),
-            std::string::npos)
-      << a.reason;
-  EXPECT_DOUBLE_EQ(b.first_start, 105);  // A's checkpoint end
-  EXPECT_DOUBLE_EQ(b.queueing, 5);
-  EXPECT_DOUBLE_EQ(b.completion, 215);
-  EXPECT_EQ(b.final_workers, 3);
-  EXPECT_EQ(b.reason,
-            "started with 3 workers (F-scheduling: total throughput 12.0 -> 16.5 steps/s, "
-            "variance 0.0027)");
+// The sizer's profile edits, as scenarios use them.
+void NoPayBack(config::ProfileSpec& p) { p.sizer.args["payBack"] = false; }
+void HandOverAtOnce(config::ProfileSpec& p) { p.sizer.args["holdUntilCheckpoint"] = false; }
+void ProtectRelaunchOnly(config::ProfileSpec& p) { p.protect_relaunch_only = true; }
 
-  // A's timeline: shrunk for B (a preemption by B), checkpoint on all its
-  // GPUs, stop (the 3 it gave up go), relaunch with 3 workers. B waits for
-  // the checkpoint and starts at its end.
-  EXPECT_EQ(
-      testing::Timeline(*r, "A"),
-      (std::vector<std::string>{"0 submitted", "0 started 6", "10 running 6", "100 resized 3 by B",
-                                "100 checkpointing 3", "105 stopping 3", "105 standby 3",
-                                "105 relaunching 3", "115 running 3", "225 completed 0"}));
-  EXPECT_EQ(testing::Timeline(*r, "B"),
-            (std::vector<std::string>{"100 submitted", "100 waiting", "105 started 3",
-                                      "115 running 3", "215 completed 0"}));
-  EXPECT_EQ(testing::EventDetail(*r, "B", "waiting"),
-            "waiting for A's checkpoint (ends at 105 s): F-scheduling gives it 3 workers then "
-            "(total throughput 9.6 -> 16.5 steps/s, variance 0.0027)");
-  EXPECT_EQ(a.preemptions, 1);
-  // allocations.csv: A holds all 6 GPUs until its checkpoint ends, then 3;
-  // B's 3 begin at 105.
-  std::vector<std::string> rows;
-  for (const auto& al : r->run.allocations) {
-    rows.push_back(
-        fmt::format("{} {:g}..{:g} {}", r->run.jobs[al.job].name, al.start, al.end, al.gpus));
-  }
-  EXPECT_EQ(rows, (std::vector<std::string>{"A 0..105 6", "A 105..225 3", "B 105..215 3"}));
-
-  auto eager = Simulate(OneNode(6), w, FschedEngine(/*min_gain=*/0.5), options);
-  ASSERT_TRUE(eager.has_value()) << eager.error().message;
-  EXPECT_EQ(Record(*eager, "A").reallocations, 1);
-  EXPECT_DOUBLE_EQ(Record(*eager, "A").completion, 225);
-  auto no_pay_back = Simulate(
-      OneNode(6), w,
-      FschedEngine(0.5, -1, [](config::ProfileSpec& p) { p.sizer.args["payBack"] = false; }),
-      options);
-  ASSERT_TRUE(no_pay_back.has_value()) << no_pay_back.error().message;
-  EXPECT_EQ(Record(*no_pay_back, "A").reallocations, 2);
-  EXPECT_EQ(Record(*no_pay_back, "A").final_workers, 6);
-  EXPECT_DOUBLE_EQ(Record(*no_pay_back, "A").completion, 239.375);
-  EXPECT_DOUBLE_EQ(Record(*no_pay_back, "B").completion, 215);
-
+std::vector<Scenario> FschedScenarios() {
+  std::vector<Scenario> table;
+  // One node with 6 GPUs; launch 10 s, checkpoint 5 s, protectFactor 3.
+  //   t=0    A (1854 steps) arrives alone: started at its minimum 1 and grown
+  //          in the same cycle to all 6 GPUs (no restart: it has not
+  //          launched). Launching 0..10, RunningProtected 10..40 (3 x 10).
+  //          Runs at f_A(6) = 9.6: 864 steps by t=100.
+  //   t=100  B (750 steps) arrives; no GPU is free, admission leaves it
+  //          waiting. Allocation: step 1 A 1, B 1; then A+1 (+3) over B+1
+  //          (+2.5); B+1 (+2.5) over A+1 (+2); A+1 and B+1 tie at +2 -> A
+  //          (earlier); B+1 (+2) over A+1 (+0.2): A 3, B 3, 9 + 7.5 = 16.5
+  //          steps/s. B had nothing, so it is applied whatever the gain:
+  //          A is shrunk 6 -> 3 and checkpoints 100..105 (no progress) with
+  //          all 6 GPUs: the 3 it gives up are held until its checkpoint is
+  //          done. B waits: "waiting for A's checkpoint (ends at 105 s)".
+  //   t=105  A's checkpoint ends: its 3 workers go, it relaunches 105..115
+  //          and is protected 115..145. In the same instant's cycle B is
+  //          admitted at its minimum on the freed GPUs and grown to 3 (a
+  //          start, no restart): it launches 105..115, protected 115..145.
+  //          B starts exactly at A's checkpoint end.
+  //   t=145  protections end; the allocation is the same: no change.
+  //   t=215  B ends (7.5 x 100 = 750). Alone, A would go back to 6 workers:
+  //          9.6 - 9 = 0.6 steps/s < minGain 1: no reallocation.
+  //   t=225  A ends: 864 + 9 x (225 - 115) = 1854.
+  // A launches 10 s, then checkpoints 5 s and relaunches 10 s; it runs
+  // 10..100 and 115..225. Its timeline: shrunk for B (a preemption by B),
+  // checkpoint on all its GPUs, stop (the 3 it gave up go), relaunch with
+  // 3 workers. B waits for the checkpoint and starts at its end.
+  const std::vector<core::JobSpec> a_then_b = {Elastic("A", 0, kA, 1854),
+                                               Elastic("B", 100, kB, 750)};
+  table.push_back({
+      .name = "NewOwnerStartsAtTheVictimsCheckpointEnd",
+      .cluster = OneNode(6),
+      .jobs = a_then_b,
+      .profile = "fsched",
+      .phases = true,
+      .timelines = {"A", "B"},
+      .expected = {"A 0..225 Completed workers=3 scales=1 preempted=1 reallocated=1",
+                   "B 105..215 Completed workers=3 scales=0 preempted=0 reallocated=0",
+                   "A queued=0 launching=25 running=200", "B queued=5 launching=10 running=100",
+                   "A: 0 submitted", "A: 0 started 6", "A: 10 running 6", "A: 100 resized 3 by B",
+                   "A: 100 checkpointing 3", "A: 105 stopping 3", "A: 105 standby 3",
+                   "A: 105 relaunching 3", "A: 115 running 3", "A: 225 completed 0",
+                   "B: 100 submitted", "B: 100 waiting", "B: 105 started 3", "B: 115 running 3",
+                   "B: 215 completed 0"},
+      .checks =
+          [](const SimResult& r) {
+            const std::string& reason = Record(r, "A").reason;
+            EXPECT_NE(
+                reason.find("reallocated: 6 -> 3 workers (total throughput 9.6 -> 16.5 steps/s"),
+                std::string::npos)
+                << reason;
+            EXPECT_EQ(Record(r, "B").reason,
+                      "started with 3 workers (F-scheduling: total throughput 12.0 -> 16.5 "
+                      "steps/s, variance 0.0027)");
+            EXPECT_EQ(testing::EventDetail(r, "B", "waiting"),
+                      "waiting for A's checkpoint (ends at 105 s): F-scheduling gives it 3 "
+                      "workers then (total throughput 9.6 -> 16.5 steps/s, variance 0.0027)");
+            // allocations.csv: A holds all 6 GPUs until its checkpoint
+            // ends, then 3; B's 3 begin at 105.
+            std::vector<std::string> rows;
+            for (const auto& al : r.run.allocations) {
+              rows.push_back(fmt::format("{} {:g}..{:g} {}", r.run.jobs[al.job].name, al.start,
+                                         al.end, al.gpus));
+            }
+            EXPECT_EQ(rows,
+                      (std::vector<std::string>{"A 0..105 6", "A 105..225 3", "B 105..215 3"}));
+          },
+  });
+  // With minGain 0.5 the restart at 215 passes minGain but not the pay-back
+  // rule: A has 864 + 9 x 100 = 1764 steps, 90 left: 90 / 9 = 10 s as it
+  // is, 5 + 10 + 90 / 9.6 = 24.375 s with a restart. Refused: A still ends
+  // at 225.
+  table.push_back({
+      .name = "NewOwnerMinGainHalfRestartDoesNotPayBack",
+      .cluster = OneNode(6),
+      .jobs = a_then_b,
+      .profile = "fsched",
+      .edit = FschedEdit(/*min_gain=*/0.5),
+      .expected = {"A 0..225 Completed workers=3 scales=1 preempted=1 reallocated=1",
+                   "B 105..215 Completed workers=3 scales=0 preempted=0 reallocated=0"},
+  });
+  // Without the rule (payBack: false) it restarts and ends at 215 +
+  // 24.375 = 239.375.
+  table.push_back({
+      .name = "NewOwnerMinGainHalfWithoutPayBack",
+      .cluster = OneNode(6),
+      .jobs = a_then_b,
+      .profile = "fsched",
+      .edit = FschedEdit(0.5, -1, NoPayBack),
+      .expected = {"A 0..239.375 Completed workers=6 scales=2 preempted=1 reallocated=2",
+                   "B 105..215 Completed workers=3 scales=0 preempted=0 reallocated=0"},
+  });
   // holdUntilCheckpoint: false hands A's GPUs to B at once (the behaviour
   // before the hand-over): B starts at 100 and ends at 210.
-  auto at_once = Simulate(
-      OneNode(6), w,
-      FschedEngine(-1, -1,
-                   [](config::ProfileSpec& p) { p.sizer.args["holdUntilCheckpoint"] = false; }),
-      options);
-  ASSERT_TRUE(at_once.has_value()) << at_once.error().message;
-  EXPECT_DOUBLE_EQ(Record(*at_once, "B").first_start, 100);
-  EXPECT_DOUBLE_EQ(Record(*at_once, "B").completion, 210);
-  EXPECT_DOUBLE_EQ(Record(*at_once, "A").completion, 225);
-}
+  table.push_back({
+      .name = "NewOwnerWithoutHoldUntilCheckpoint",
+      .cluster = OneNode(6),
+      .jobs = a_then_b,
+      .profile = "fsched",
+      .edit = FschedEdit(-1, -1, HandOverAtOnce),
+      .expected = {"A 0..225 Completed workers=3 scales=1 preempted=1 reallocated=1",
+                   "B 100..210 Completed workers=3 scales=0 preempted=0 reallocated=0"},
+  });
 
-// The pay-back rule on the case: a job with 28 s of work left is
-// not restarted for 70 s of downtime. One node with 6 GPUs, protectFactor
-// 0, launch 50 s, checkpoint 20 s. A: f = 2n (1..6), 1624 steps; B: f = 3,
-// 5.5, 7.5, 8, 8.5, 9, 550 steps.
-//   t=0    A starts with 6 (launch 0..50), runs at 12 steps/s: 600 steps
-//          by 100.
-//   t=100  B arrives. Allocation: A 1, B 1; B+1 (7.5 > 7); then A+1 ties
-//          B+1 three times (9.5, 11.5, 13.5) -> A: A 4, B 2, 13.5 steps/s.
-//          A shrinks 6 -> 4, checkpoints 100..120 holding its 6 GPUs; B
-//          waits for it.
-//   t=120  A lets 2 GPUs go and relaunches 120..170; B starts with 2 on
-//          them (launch 120..170).
-//   t=170  both run: A at 8, B at 5.5 (the allocation is the same).
-//   t=270  B ends (5.5 x 100 = 550). A has 600 + 8 x 100 = 1400 steps, 224
-//          left: 28 s at 8 steps/s. Alone it would grow to 6 (12 steps/s,
-//          +4 >= minGain 1), but that restart takes 20 + 50 + 224 / 12 =
-//          88.7 s > 28 s: refused. A ends at 298.
-// With payBack: false A restarts at 270 and ends at 270 + 88.667 = 358.667.
-TEST(FschedSimTest, RestartThatWouldNotPayBackIsRefused) {
-  config::WorkloadSpec w;
-  core::JobSpec a = Elastic("A", 0, {{1, 2}, {6, 12}}, 1624);
-  core::JobSpec b = Elastic("B", 100, kB, 550);
-  for (core::JobSpec* j : {&a, &b}) {
-    j->launch_delay = 50;
-    j->checkpoint_delay = 20;
+  // The pay-back rule on the case: a job with 28 s of work left is
+  // not restarted for 70 s of downtime. One node with 6 GPUs, protectFactor
+  // 0, launch 50 s, checkpoint 20 s. A: f = 2n (1..6), 1624 steps; B: f =
+  // 3, 5.5, 7.5, 8, 8.5, 9, 550 steps.
+  //   t=0    A starts with 6 (launch 0..50), runs at 12 steps/s: 600 steps
+  //          by 100.
+  //   t=100  B arrives. Allocation: A 1, B 1; B+1 (7.5 > 7); then A+1 ties
+  //          B+1 three times (9.5, 11.5, 13.5) -> A: A 4, B 2, 13.5 steps/s.
+  //          A shrinks 6 -> 4, checkpoints 100..120 holding its 6 GPUs; B
+  //          waits for it.
+  //   t=120  A lets 2 GPUs go and relaunches 120..170; B starts with 2 on
+  //          them (launch 120..170).
+  //   t=170  both run: A at 8, B at 5.5 (the allocation is the same).
+  //   t=270  B ends (5.5 x 100 = 550). A has 600 + 8 x 100 = 1400 steps,
+  //          224 left: 28 s at 8 steps/s. Alone it would grow to 6 (12
+  //          steps/s, +4 >= minGain 1), but that restart takes 20 + 50 +
+  //          224 / 12 = 88.7 s > 28 s: refused. A ends at 298.
+  std::vector<core::JobSpec> slow_delays = {Elastic("A", 0, {{1, 2}, {6, 12}}, 1624),
+                                            Elastic("B", 100, kB, 550)};
+  for (core::JobSpec& j : slow_delays) {
+    j.launch_delay = 50;
+    j.checkpoint_delay = 20;
   }
-  w.jobs = {a, b};
-  SimOptions options;
-  options.check_invariants = true;
-  options.timeline = true;
-  auto r = Simulate(OneNode(6), w, FschedEngine(-1, /*protect_factor=*/0), options);
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  EXPECT_DOUBLE_EQ(Record(*r, "B").first_start, 120);
-  EXPECT_DOUBLE_EQ(Record(*r, "B").completion, 270);
-  EXPECT_DOUBLE_EQ(Record(*r, "A").completion, 298);
-  EXPECT_EQ(Record(*r, "A").reallocations, 1);
-  EXPECT_EQ(Record(*r, "A").final_workers, 4);
-  EXPECT_EQ(
-      testing::Timeline(*r, "A"),
-      (std::vector<std::string>{"0 submitted", "0 started 6", "50 running 6", "100 resized 4 by B",
-                                "100 checkpointing 4", "120 stopping 4", "120 standby 4",
-                                "120 relaunching 4", "170 running 4", "298 completed 0"}));
+  table.push_back({
+      .name = "RestartThatWouldNotPayBackIsRefused",
+      .cluster = OneNode(6),
+      .jobs = slow_delays,
+      .profile = "fsched",
+      .edit = FschedEdit(-1, /*protect_factor=*/0),
+      .timelines = {"A"},
+      .expected = {"A 0..298 Completed workers=4 scales=1 preempted=1 reallocated=1",
+                   "B 120..270 Completed workers=2 scales=0 preempted=0 reallocated=0",
+                   "A: 0 submitted", "A: 0 started 6", "A: 50 running 6", "A: 100 resized 4 by B",
+                   "A: 100 checkpointing 4", "A: 120 stopping 4", "A: 120 standby 4",
+                   "A: 120 relaunching 4", "A: 170 running 4", "A: 298 completed 0"},
+  });
+  // With payBack: false A restarts at 270 and ends at 270 + 70 + 224 / 12
+  // = 358.667.
+  table.push_back({
+      .name = "RestartThatWouldNotPayBackWithoutPayBack",
+      .cluster = OneNode(6),
+      .jobs = slow_delays,
+      .profile = "fsched",
+      .edit = FschedEdit(-1, 0, NoPayBack),
+      .expected = {"A 0..358.6666666666667 Completed workers=6 scales=2 preempted=1 reallocated=2",
+                   "B 120..270 Completed workers=2 scales=0 preempted=0 reallocated=0"},
+      .checks =
+          [](const SimResult& r) {
+            EXPECT_NEAR(Record(r, "A").completion, 270 + 70 + 224.0 / 12, 1e-9);
+          },
+  });
 
-  auto eager =
-      Simulate(OneNode(6), w,
-               FschedEngine(-1, 0, [](config::ProfileSpec& p) { p.sizer.args["payBack"] = false; }),
-               options);
-  ASSERT_TRUE(eager.has_value()) << eager.error().message;
-  EXPECT_EQ(Record(*eager, "A").reallocations, 2);
-  EXPECT_NEAR(Record(*eager, "A").completion, 270 + 70 + 224.0 / 12, 1e-9);
+  // RunningProtected lasts protectFactor x the last launch. A arrives at 0,
+  // launches 0..10 on all 6 GPUs and is protected (frozen) 10..40. B
+  // arrives at 20: A's GPUs cannot be taken, so B waits until 40, when A
+  // becomes Running and the reallocation (A 3, B 3, as above) shrinks A; A
+  // checkpoints 40..45 and B starts at its end, 45 (queueing 25).
+  const std::vector<core::JobSpec> b_at_20 = {Elastic("A", 0, kA, 2000), Elastic("B", 20, kB, 750)};
+  table.push_back({
+      .name = "ProtectedJobKeepsItsGpusForThreeTimesItsLaunch",
+      .cluster = OneNode(6),
+      .jobs = b_at_20,
+      .profile = "fsched",
+      .phases = true,
+      .expected = {"A 0..245.22222222222223 Completed workers=3 scales=1 preempted=1 reallocated=1",
+                   "B 45..155 Completed workers=3 scales=0 preempted=0 reallocated=0",
+                   "A queued=0 launching=25 running=220.22222222222223",
+                   "B queued=25 launching=10 running=100"},
+      .checks =
+          [](const SimResult& r) {
+            EXPECT_EQ(testing::EventDetail(r, "A", "running"), "protected for 30 s");
+          },
+  });
+  // With protectFactor 0, A is Running from 10, the reallocation comes at
+  // 20 and B starts at 25.
+  table.push_back({
+      .name = "UnprotectedJobIsShrunkAtOnce",
+      .cluster = OneNode(6),
+      .jobs = b_at_20,
+      .profile = "fsched",
+      .edit = FschedEdit(-1, /*protect_factor=*/0),
+      .expected = {"A 0..246.55555555555554 Completed workers=3 scales=1 preempted=1 reallocated=1",
+                   "B 25..135 Completed workers=3 scales=0 preempted=0 reallocated=0"},
+  });
+  // With `protect: RelaunchOnly` A's first launch is not protected either
+  // (B at 25), but its relaunch 25..35 is: RunningProtected 35..65.
+  table.push_back({
+      .name = "ProtectRelaunchOnly",
+      .cluster = OneNode(6),
+      .jobs = b_at_20,
+      .profile = "fsched",
+      .edit = FschedEdit(-1, -1, ProtectRelaunchOnly),
+      .expected = {"A 0..246.55555555555554 Completed workers=3 scales=1 preempted=1 reallocated=1",
+                   "B 25..135 Completed workers=3 scales=0 preempted=0 reallocated=0"},
+      .checks =
+          [](const SimResult& r) {
+            std::vector<std::string> a_running;
+            for (const auto& e : r.run.events) {
+              if (r.run.jobs[e.job].name == "A" && e.kind == "running") {
+                a_running.push_back(fmt::format("{:g} {}", e.time, e.detail));
+              }
+            }
+            EXPECT_EQ(a_running, (std::vector<std::string>{"10 ", "35 protected for 30 s"}));
+          },
+  });
+  return table;
 }
 
-// RunningProtected lasts protectFactor x the last launch. A arrives at 0,
-// launches 0..10 on all 6 GPUs and is protected (frozen) 10..40. B arrives
-// at 20: A's GPUs cannot be taken, so B waits until 40, when A becomes
-// Running and the reallocation (A 3, B 3, as above) shrinks A; A
-// checkpoints 40..45 and B starts at its end, 45. With protectFactor 0, A
-// is Running from 10, the reallocation comes at 20 and B starts at 25.
-// With `protect: RelaunchOnly` A's first launch is not protected either
-// (B at 25), but its relaunch 25..35 is: RunningProtected 35..65.
-TEST(FschedSimTest, ProtectedJobKeepsItsGpusForThreeTimesItsLaunch) {
-  config::WorkloadSpec w;
-  w.jobs.push_back(Elastic("A", 0, kA, 2000));
-  w.jobs.push_back(Elastic("B", 20, kB, 750));
-  SimOptions options;
-  options.check_invariants = true;
-  options.timeline = true;
-  auto r = Simulate(OneNode(6), w, FschedEngine(), options);
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  EXPECT_DOUBLE_EQ(Record(*r, "B").first_start, 45);
-  EXPECT_DOUBLE_EQ(Record(*r, "B").queueing, 25);
-  EXPECT_EQ(Record(*r, "A").reallocations, 1);
-  EXPECT_EQ(testing::EventDetail(*r, "A", "running"), "protected for 30 s");
-
-  auto unprotected = Simulate(OneNode(6), w, FschedEngine(-1, /*protect_factor=*/0), options);
-  ASSERT_TRUE(unprotected.has_value()) << unprotected.error().message;
-  EXPECT_DOUBLE_EQ(Record(*unprotected, "B").first_start, 25);
-
-  auto relaunch_only =
-      Simulate(OneNode(6), w,
-               FschedEngine(-1, -1, [](config::ProfileSpec& p) { p.protect_relaunch_only = true; }),
-               options);
-  ASSERT_TRUE(relaunch_only.has_value()) << relaunch_only.error().message;
-  EXPECT_DOUBLE_EQ(Record(*relaunch_only, "B").first_start, 25);
-  std::vector<std::string> a_running;
-  for (const auto& e : relaunch_only->run.events) {
-    if (relaunch_only->run.jobs[e.job].name == "A" && e.kind == "running") {
-      a_running.push_back(fmt::format("{:g} {}", e.time, e.detail));
-    }
-  }
-  EXPECT_EQ(a_running, (std::vector<std::string>{"10 ", "35 protected for 30 s"}));
-}
+class FschedScenarioTest : public dlsched::testing::ScenarioTest {};
+TEST_P(FschedScenarioTest, Run) { dlsched::testing::ExpectOutcome(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(Fsched, FschedScenarioTest, ::testing::ValuesIn(FschedScenarios()),
+                         dlsched::testing::ScenarioName);
 
 // The F-scheduling experiment (docs/experiments.md), F-scheduling vs static
 // partitioning: one machine with 6 GPUs; ResNet-50 at 0 s, InceptionV3 at

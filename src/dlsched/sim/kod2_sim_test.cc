@@ -19,6 +19,7 @@
 namespace dlsched::sim {
 namespace {
 
+using dlsched::testing::ExpectOutcome;
 using testing::GpuJob;
 using testing::MakeEngine;
 using testing::Record;
@@ -41,61 +42,46 @@ using core::Role;
 // t=200  h completes (400 / 4). e (1200 steps done) scales out onto node-0
 //        again: 8 workers, 2800 steps left at 8 steps/s -> completes at 550.
 TEST(Kod2SimTest, ElasticJobGrowsShrinksForAHeavierJobAndGrowsBack) {
-  const core::ClusterSpec cluster = [] {
-    core::ClusterSpec c;
-    for (int i = 0; i < 2; ++i) {
-      core::NodeSpec n;
-      n.name = "node-" + std::to_string(i);
-      n.allocatable[core::kCpu] = 8000;
-      n.allocatable[core::kMemory] = int64_t{32} << 30;
-      n.allocatable[core::kGpu] = 4;
-      c.nodes.push_back(n);
-    }
-    return c;
-  }();
-  config::WorkloadSpec w;
-  w.jobs.push_back(GpuJob("e", 0, 2, 8, 2000, 8, 4000));
-  w.jobs.push_back(GpuJob("h", 100, 4, 4, 500, 1, 400));
-  SimOptions options;
-  options.check_invariants = true;
-  auto r = Simulate(cluster, w, MakeEngine("kod2"), options);
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  const auto& e = Record(*r, "e");
-  const auto& h = Record(*r, "h");
-  EXPECT_DOUBLE_EQ(e.first_start, 0);
-  EXPECT_DOUBLE_EQ(h.first_start, 100);
-  EXPECT_DOUBLE_EQ(h.completion, 200);
-  EXPECT_DOUBLE_EQ(e.completion, 550);
-  EXPECT_EQ(e.scale_events, 2);  // shrunk at 100, grown at 200
-  EXPECT_EQ(e.final_workers, 8);
-  EXPECT_EQ(e.reason, "scaled out 4 workers into idle room");
-  EXPECT_EQ(h.queueing, 0);
-  // The timeline: the scale-in at 100 names h, which caused it.
-  EXPECT_EQ(testing::Timeline(*r, "e"),
-            (std::vector<std::string>{"0 submitted", "0 started 8", "0 running 8",
-                                      "100 resized 4 by h", "200 resized 8", "550 completed 0"}));
-  EXPECT_EQ(testing::Timeline(*r, "h"),
-            (std::vector<std::string>{"100 submitted", "100 started 4", "100 running 4",
-                                      "200 completed 0"}));
-  EXPECT_EQ(testing::EventDetail(*r, "e", "resized"), "8 -> 4: scaled in 4 workers of e for h");
-  EXPECT_EQ(testing::EventDetail(*r, "h", "started"),
-            "started with 4 workers after scale-in (weight 0.8107 >= 0.6608 of running e) on "
-            "node-0 (4)");
-  // Allocations: e on node-0 with 4 workers until 100 and again from 200.
-  std::vector<std::string> on_node0;
-  for (const auto& a : r->run.allocations) {
-    if (r->run.nodes[a.node] == "node-0") {
-      on_node0.push_back(fmt::format("{} {:g}-{:g} {}", r->run.jobs[a.job].name, a.start,
-                                     a.end >= core::kNever ? -1 : a.end, a.gpus));
-    }
-  }
-  EXPECT_EQ(on_node0, (std::vector<std::string>{"e 0-100 4", "h 100-200 4", "e 200-550 4"}));
-  // GPUs over time: 8 allocated from 0 to 550 (e 8, then e 4 + h 4, then e 8).
-  for (const auto& s : r->run.utilization) {
-    if (s.time < 550) {
-      EXPECT_EQ(s.allocated[core::kGpu], 8) << "t=" << s.time;
-    }
-  }
+  ExpectOutcome({
+      .name = "ElasticJobGrowsShrinksForAHeavierJobAndGrowsBack",
+      .cluster = dlsched::testing::Nodes(2, 8, 32, 4),
+      .jobs = {GpuJob("e", 0, 2, 8, 2000, 8, 4000), GpuJob("h", 100, 4, 4, 500, 1, 400)},
+      .profile = "kod2",
+      .phases = true,
+      // The timeline: the scale-in at 100 names h, which caused it.
+      .timelines = {"e", "h"},
+      .expected = {"e 0..550 Completed workers=8 scales=2 preempted=1 reallocated=0",
+                   "h 100..200 Completed workers=4 scales=0 preempted=0 reallocated=0",
+                   "e queued=0 launching=0 running=550", "h queued=0 launching=0 running=100",
+                   "e: 0 submitted", "e: 0 started 8", "e: 0 running 8", "e: 100 resized 4 by h",
+                   "e: 200 resized 8", "e: 550 completed 0", "h: 100 submitted", "h: 100 started 4",
+                   "h: 100 running 4", "h: 200 completed 0"},
+      .checks =
+          [](const SimResult& r) {
+            EXPECT_EQ(Record(r, "e").reason, "scaled out 4 workers into idle room");
+            EXPECT_EQ(testing::EventDetail(r, "e", "resized"),
+                      "8 -> 4: scaled in 4 workers of e for h");
+            EXPECT_EQ(testing::EventDetail(r, "h", "started"),
+                      "started with 4 workers after scale-in (weight 0.8107 >= 0.6608 of running "
+                      "e) on node-0 (4)");
+            // Allocations: e on node-0 with 4 workers until 100 and again from 200.
+            std::vector<std::string> on_node0;
+            for (const auto& a : r.run.allocations) {
+              if (r.run.nodes[a.node] == "node-0") {
+                on_node0.push_back(fmt::format("{} {:g}-{:g} {}", r.run.jobs[a.job].name, a.start,
+                                               a.end >= core::kNever ? -1 : a.end, a.gpus));
+              }
+            }
+            EXPECT_EQ(on_node0,
+                      (std::vector<std::string>{"e 0-100 4", "h 100-200 4", "e 200-550 4"}));
+            // GPUs over time: 8 allocated from 0 to 550 (e 8, then e 4 + h 4, then e 8).
+            for (const auto& s : r.run.utilization) {
+              if (s.time < 550) {
+                EXPECT_EQ(s.allocated[core::kGpu], 8) << "t=" << s.time;
+              }
+            }
+          },
+  });
 }
 
 // The KOD2 paper's experiment (docs/experiments.md): KOD2 against tf-operator

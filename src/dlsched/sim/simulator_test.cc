@@ -15,8 +15,11 @@
 namespace dlsched::sim {
 namespace {
 
+using dlsched::testing::ExpectOutcome;
+using dlsched::testing::Scenario;
 using testing::MakeEngine;
 using testing::Record;
+class SimulatorScenarioTest : public dlsched::testing::ScenarioTest {};
 
 using core::Role;
 
@@ -33,43 +36,6 @@ core::JobSpec WorkerJob(std::string name, double arrival, int workers, int min, 
       .Workers(workers, min, max)
       .WorkerResources(dlsched::testing::Res(1000, dlsched::testing::GiB(2), 1))
       .Steps(steps, std::move(table));
-}
-
-// Two jobs of 4 one-GPU workers arrive together on two nodes of 3 GPUs. Their
-// pods are created interleaved: a0 b0 a1 b1 a2 b2 a3 b3. LeastAllocated
-// spreads them, the first six take all 6 GPUs (3 per job), a3 and b3 find
-// no GPU and back off for ever: both jobs are stuck, each holding 3 GPUs.
-TEST(SimulatorTest, PerPodSchedulingDeadlocksAndGangDoesNot) {
-  const core::ClusterSpec cluster = GpuNodes(2, 3);
-  config::WorkloadSpec w;
-  w.jobs.push_back(WorkerJob("a", 0, 4, 4, 4, {{1, 1.0}, {4, 4.0}}, 2000));
-  w.jobs.push_back(WorkerJob("b", 0, 4, 4, 4, {{1, 1.0}, {4, 4.0}}, 2000));
-
-  auto stuck = Simulate(cluster, w, MakeEngine("k8s-default"), {});
-  ASSERT_TRUE(stuck.has_value());
-  EXPECT_TRUE(stuck->run.deadlocked);
-  for (const char* name : {"a", "b"}) {
-    const auto& r = Record(*stuck, name);
-    EXPECT_TRUE(r.stuck) << name;
-    EXPECT_EQ(r.final_phase, core::JobPhase::kWaiting) << name;
-    EXPECT_EQ(r.final_workers, 3) << name;
-    EXPECT_EQ(r.first_start, core::kNever) << name;
-  }
-  // Every GPU is allocated, none is effective.
-  ASSERT_FALSE(stuck->run.utilization.empty());
-  EXPECT_EQ(stuck->run.utilization.back().allocated[core::kGpu], 6);
-  EXPECT_EQ(stuck->run.utilization.back().effective[core::kGpu], 0);
-
-  // Gang: a takes 4 GPUs (3 + 1) at t=0 and runs at 4 steps/s for 500 s;
-  // b cannot fit its gang in the 2 GPUs left, waits, and runs 500..1000.
-  auto gang = Simulate(cluster, w, MakeEngine("gang-binpack"), {});
-  ASSERT_TRUE(gang.has_value());
-  EXPECT_FALSE(gang->run.deadlocked);
-  EXPECT_DOUBLE_EQ(Record(*gang, "a").completion, 500);
-  EXPECT_DOUBLE_EQ(Record(*gang, "b").first_start, 500);
-  EXPECT_DOUBLE_EQ(Record(*gang, "b").completion, 1000);
-  EXPECT_EQ(Record(*gang, "a").admission_seq, 0);
-  EXPECT_EQ(Record(*gang, "b").admission_seq, 1);
 }
 
 // Static partitioning of one 6-GPU node. Four jobs of 2000 steps arrive at
@@ -118,56 +84,6 @@ TEST(SimulatorTest, SameInputsGiveByteIdenticalSummary) {
   }
 }
 
-// Launch delay and locality: a job with 2 workers spread over two 1-GPU nodes
-// runs at f(2) * (1 - 0.5) = 2 steps/s after a 10 s launch: 1000 steps end
-// at 10 + 500 = 510 s.
-TEST(SimulatorTest, LaunchDelayAndLocalityFactor) {
-  const core::ClusterSpec cluster = GpuNodes(2, 1);
-  config::WorkloadSpec w;
-  w.jobs.push_back(WorkerJob("spread", 0, 2, 2, 2, {{1, 2.0}, {2, 4.0}}, 1000));
-  w.jobs[0].launch_delay = 10;
-  w.jobs[0].throughput.locality_sensitivity = 0.5;
-  auto r = Simulate(cluster, w, MakeEngine("gang-binpack"), {});
-  ASSERT_TRUE(r.has_value());
-  const auto& rec = Record(*r, "spread");
-  EXPECT_DOUBLE_EQ(rec.completion, 510);
-  EXPECT_DOUBLE_EQ(rec.launching, 10);
-  EXPECT_DOUBLE_EQ(rec.running, 500);
-  EXPECT_DOUBLE_EQ(rec.queueing, 0);
-}
-
-// A deadline fails a job that cannot finish in time and frees its GPUs:
-// "slow" needs 1000 s but has a 100 s deadline; "next" (2 GPUs) waits for
-// them and starts at 100.
-TEST(SimulatorTest, DeadlineFailsTheJobAndReleasesItsResources) {
-  const core::ClusterSpec cluster = GpuNodes(1, 2);
-  config::WorkloadSpec w;
-  w.jobs.push_back(WorkerJob("slow", 0, 2, 2, 2, {{2, 1.0}}, 1000));
-  w.jobs[0].deadline = 100;
-  w.jobs.push_back(WorkerJob("next", 1, 2, 2, 2, {{2, 1.0}}, 50));
-  auto r = Simulate(cluster, w, MakeEngine("gang-binpack"), {});
-  ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(Record(*r, "slow").final_phase, core::JobPhase::kFailed);
-  EXPECT_DOUBLE_EQ(Record(*r, "slow").completion, 100);
-  EXPECT_DOUBLE_EQ(Record(*r, "next").first_start, 100);
-  EXPECT_DOUBLE_EQ(Record(*r, "next").completion, 150);
-}
-
-// A job larger than the cluster never starts; the run ends (no hang) and
-// reports it stuck with the reason.
-TEST(SimulatorTest, JobThatCanNeverFitIsReportedStuck) {
-  const core::ClusterSpec cluster = GpuNodes(1, 2);
-  config::WorkloadSpec w;
-  w.jobs.push_back(WorkerJob("huge", 0, 4, 4, 4, {{4, 1.0}}, 10));
-  w.jobs.push_back(WorkerJob("ok", 5, 1, 1, 1, {{1, 1.0}}, 10));
-  auto r = Simulate(cluster, w, MakeEngine("gang-binpack"), {});
-  ASSERT_TRUE(r.has_value());
-  EXPECT_TRUE(Record(*r, "huge").stuck);
-  EXPECT_NE(Record(*r, "huge").reason.find("nvidia.com/gpu"), std::string::npos)
-      << Record(*r, "huge").reason;
-  EXPECT_DOUBLE_EQ(Record(*r, "ok").completion, 15);
-}
-
 TEST(SimulatorTest, ExplainTracesEveryCycleTheJobWasConsidered) {
   const core::ClusterSpec cluster = GpuNodes(2, 3);
   config::WorkloadSpec w;
@@ -194,23 +110,6 @@ TEST(SimulatorTest, ExplainTracesEveryCycleTheJobWasConsidered) {
 
 namespace dlsched::sim {
 namespace {
-
-// Per-pod backoff: b's pod fails at t=1 and backs off 1 s. Retrying it
-// before anything changes cannot succeed, so it is not retried (as
-// kube-scheduler parks it as unschedulable until a cluster event). a
-// finishes at 100 and frees its GPUs: b, whose backoff ended long ago, is
-// retried at once and starts at 100; it must not be reported stuck.
-TEST(SimulatorTest, PerPodBackoffRetriesAfterResourcesAreFreed) {
-  const core::ClusterSpec cluster = GpuNodes(1, 2);
-  config::WorkloadSpec w;
-  w.jobs.push_back(WorkerJob("a", 0, 2, 2, 2, {{2, 1.0}}, 100));
-  w.jobs.push_back(WorkerJob("b", 1, 1, 1, 1, {{1, 1.0}}, 10));
-  auto r = Simulate(cluster, w, MakeEngine("k8s-default"), {});
-  ASSERT_TRUE(r.has_value());
-  EXPECT_FALSE(r->run.deadlocked);
-  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 100);
-  EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 110);
-}
 
 // Per-pod parking, as kube-scheduler's queueing hints: only freed room (or
 // a node change) can make a failed pod fit, so arrivals and binds leave it
@@ -273,67 +172,165 @@ TEST(SimulatorTest, TableThatCannotRunAtMinimumIsRejected) {
 }
 
 // Queueing, launching and running add up to the JCT, and a wait after a
-// stop is queueing (docs/formats.md, "Phases and figures"). One node of 2
+// stop is queueing (docs/formats.md, "Phases and figures"): one node of 2
 // GPUs, launch 10 s, checkpoint 5 s, every job 2 one-GPU workers at 1
 // step/s in all.
-class AccountingTest : public ::testing::Test {
- protected:
-  static core::JobSpec Job(std::string name, double arrival, double steps,
-                           core::PriorityClass priority) {
-    core::JobSpec j = WorkerJob(std::move(name), arrival, 2, 2, 2, {{2, 1.0}}, steps);
-    j.priority = priority;
-    j.launch_delay = 10;
-    j.checkpoint_delay = 5;
-    return j;
-  }
-  static void ExpectPhases(const metrics::JobRecord& r, double queueing, double launching,
-                           double running, double jct) {
-    EXPECT_DOUBLE_EQ(r.queueing, queueing) << r.name;
-    EXPECT_DOUBLE_EQ(r.launching, launching) << r.name;
-    EXPECT_DOUBLE_EQ(r.running, running) << r.name;
-    EXPECT_DOUBLE_EQ(r.completion - r.submit, jct) << r.name;
-    EXPECT_DOUBLE_EQ(r.queueing + r.launching + r.running, jct) << r.name;
-  }
-};
-
-// X (40 steps) holds the node 0..50 (launch 0..10, runs 10..50); A,
-// submitted at 0, waits 0..50, launches 50..60 and runs 60..1060.
-TEST_F(AccountingTest, AWaitBeforeTheFirstStartIsQueueing) {
-  config::WorkloadSpec w;
-  w.jobs.push_back(Job("x", 0, 40, core::PriorityClass::kNormal));
-  w.jobs.push_back(Job("a", 0, 1000, core::PriorityClass::kNormal));
-  auto r = Simulate(GpuNodes(1, 2), w, MakeEngine("gang-binpack"), {});
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  ExpectPhases(Record(*r, "x"), 0, 10, 40, 50);
-  ExpectPhases(Record(*r, "a"), 50, 10, 1000, 1060);
+core::JobSpec Delayed(std::string name, double arrival, double steps,
+                      core::PriorityClass priority) {
+  core::JobSpec j = WorkerJob(std::move(name), arrival, 2, 2, 2, {{2, 1.0}}, steps);
+  j.priority = priority;
+  j.launch_delay = 10;
+  j.checkpoint_delay = 5;
+  return j;
 }
 
-// volcano-priority, A low priority (1000 steps), B and C high (100 steps
-// each) at 100 and 300:
-//   A  launches 0..10, runs 10..100 (90 steps)
-//   B  arrives at 100: A checkpoints 100..105 and waits in Standby
-//      105..210; B launches 100..110, runs 110..210
-//   A  relaunches 210..220, runs 220..300 (170 steps)
-//   C  arrives at 300: A checkpoints 300..305, waits 305..410; C runs
-//      310..410
-//   A  relaunches 410..420, runs 420..1250 (830 steps left)
-// A: queueing 105 + 105 = 210 (before, the waits in Standby counted as
-// launching: 250), launching 3 x 10 + 2 x 5 = 40, running 90 + 80 + 830
-// = 1000, JCT 1250.
-TEST_F(AccountingTest, AJobPreemptedTwiceQueuesAfterEachStop) {
-  config::WorkloadSpec w;
-  w.jobs.push_back(Job("a", 0, 1000, core::PriorityClass::kLow));
-  w.jobs.push_back(Job("b", 100, 100, core::PriorityClass::kHigh));
-  w.jobs.push_back(Job("c", 300, 100, core::PriorityClass::kHigh));
-  auto r = Simulate(GpuNodes(1, 2), w, MakeEngine("volcano-priority"), {});
-  ASSERT_TRUE(r.has_value()) << r.error().message;
-  const metrics::JobRecord& a = Record(*r, "a");
-  EXPECT_EQ(a.preemptions, 2);
-  EXPECT_EQ(a.reallocations, 2);
-  ExpectPhases(a, 210, 40, 1000, 1250);
-  ExpectPhases(Record(*r, "b"), 0, 10, 100, 110);
-  ExpectPhases(Record(*r, "c"), 0, 10, 100, 110);
+std::vector<Scenario> SimulatorScenarios() {
+  std::vector<Scenario> table;
+  // Two jobs of 4 one-GPU workers arrive together on two nodes of 3 GPUs.
+  // Their pods are created interleaved: a0 b0 a1 b1 a2 b2 a3 b3.
+  // LeastAllocated spreads them, the first six take all 6 GPUs (3 per job),
+  // a3 and b3 find no GPU and back off for ever: both jobs are stuck, each
+  // holding 3 GPUs.
+  const std::vector<core::JobSpec> two_gangs = {
+      WorkerJob("a", 0, 4, 4, 4, {{1, 1.0}, {4, 4.0}}, 2000),
+      WorkerJob("b", 0, 4, 4, 4, {{1, 1.0}, {4, 4.0}}, 2000)};
+  table.push_back({
+      .name = "PerPodSchedulingDeadlocks",
+      .cluster = GpuNodes(2, 3),
+      .jobs = two_gangs,
+      .profile = "k8s-default",
+      .expected = {"a -..- Waiting workers=3 scales=0 preempted=0 reallocated=0 stuck",
+                   "b -..- Waiting workers=3 scales=0 preempted=0 reallocated=0 stuck"},
+      .checks =
+          [](const SimResult& r) {
+            EXPECT_TRUE(r.run.deadlocked);
+            // Every GPU is allocated, none is effective.
+            ASSERT_FALSE(r.run.utilization.empty());
+            EXPECT_EQ(r.run.utilization.back().allocated[core::kGpu], 6);
+            EXPECT_EQ(r.run.utilization.back().effective[core::kGpu], 0);
+          },
+  });
+  // Gang: a takes 4 GPUs (3 + 1) at t=0 and runs at 4 steps/s for 500 s;
+  // b cannot fit its gang in the 2 GPUs left, waits, and runs 500..1000.
+  table.push_back({
+      .name = "GangSchedulingDoesNotDeadlock",
+      .cluster = GpuNodes(2, 3),
+      .jobs = two_gangs,
+      .profile = "gang-binpack",
+      .expected = {"a 0..500 Completed workers=4 scales=0 preempted=0 reallocated=0",
+                   "b 500..1000 Completed workers=4 scales=0 preempted=0 reallocated=0"},
+      .checks =
+          [](const SimResult& r) {
+            EXPECT_FALSE(r.run.deadlocked);
+            EXPECT_EQ(Record(r, "a").admission_seq, 0);
+            EXPECT_EQ(Record(r, "b").admission_seq, 1);
+          },
+  });
+  // Launch delay and locality: a job with 2 workers spread over two 1-GPU
+  // nodes runs at f(2) * (1 - 0.5) = 2 steps/s after a 10 s launch: 1000
+  // steps end at 10 + 500 = 510 s.
+  core::JobSpec spread = WorkerJob("spread", 0, 2, 2, 2, {{1, 2.0}, {2, 4.0}}, 1000);
+  spread.launch_delay = 10;
+  spread.throughput.locality_sensitivity = 0.5;
+  table.push_back({
+      .name = "LaunchDelayAndLocalityFactor",
+      .cluster = GpuNodes(2, 1),
+      .jobs = {spread},
+      .profile = "gang-binpack",
+      .phases = true,
+      .expected = {"spread 0..510 Completed workers=2 scales=0 preempted=0 reallocated=0",
+                   "spread queued=0 launching=10 running=500"},
+  });
+  // A deadline fails a job that cannot finish in time and frees its GPUs:
+  // "slow" needs 1000 s but has a 100 s deadline; "next" (2 GPUs) waits
+  // for them and starts at 100.
+  core::JobSpec slow = WorkerJob("slow", 0, 2, 2, 2, {{2, 1.0}}, 1000);
+  slow.deadline = 100;
+  table.push_back({
+      .name = "DeadlineFailsTheJobAndReleasesItsResources",
+      .cluster = GpuNodes(1, 2),
+      .jobs = {slow, WorkerJob("next", 1, 2, 2, 2, {{2, 1.0}}, 50)},
+      .profile = "gang-binpack",
+      .expected = {"slow 0..100 Failed workers=2 scales=0 preempted=0 reallocated=0",
+                   "next 100..150 Completed workers=2 scales=0 preempted=0 reallocated=0"},
+  });
+  // A job larger than the cluster never starts; the run ends (no hang) and
+  // reports it stuck with the reason.
+  table.push_back({
+      .name = "JobThatCanNeverFitIsReportedStuck",
+      .cluster = GpuNodes(1, 2),
+      .jobs = {WorkerJob("huge", 0, 4, 4, 4, {{4, 1.0}}, 10),
+               WorkerJob("ok", 5, 1, 1, 1, {{1, 1.0}}, 10)},
+      .profile = "gang-binpack",
+      .expected = {"huge -..- Waiting workers=4 scales=0 preempted=0 reallocated=0 stuck",
+                   "ok 5..15 Completed workers=1 scales=0 preempted=0 reallocated=0"},
+      .checks =
+          [](const SimResult& r) {
+            EXPECT_NE(Record(r, "huge").reason.find("nvidia.com/gpu"), std::string::npos)
+                << Record(r, "huge").reason;
+          },
+  });
+  // Per-pod backoff: b's pod fails at t=1 and backs off 1 s. Retrying it
+  // before anything changes cannot succeed, so it is not retried (as
+  // kube-scheduler parks it as unschedulable until a cluster event). a
+  // finishes at 100 and frees its GPUs: b, whose backoff ended long ago, is
+  // retried at once and starts at 100; it must not be reported stuck.
+  table.push_back({
+      .name = "PerPodBackoffRetriesAfterResourcesAreFreed",
+      .cluster = GpuNodes(1, 2),
+      .jobs = {WorkerJob("a", 0, 2, 2, 2, {{2, 1.0}}, 100),
+               WorkerJob("b", 1, 1, 1, 1, {{1, 1.0}}, 10)},
+      .profile = "k8s-default",
+      .expected = {"a 0..100 Completed workers=2 scales=0 preempted=0 reallocated=0",
+                   "b 100..110 Completed workers=1 scales=0 preempted=0 reallocated=0"},
+      .checks = [](const SimResult& r) { EXPECT_FALSE(r.run.deadlocked); },
+  });
+  // X (40 steps) holds the node 0..50 (launch 0..10, runs 10..50); A,
+  // submitted at 0, waits 0..50, launches 50..60 and runs 60..1060: a wait
+  // before the first start is queueing.
+  table.push_back({
+      .name = "AWaitBeforeTheFirstStartIsQueueing",
+      .cluster = GpuNodes(1, 2),
+      .jobs = {Delayed("x", 0, 40, core::PriorityClass::kNormal),
+               Delayed("a", 0, 1000, core::PriorityClass::kNormal)},
+      .profile = "gang-binpack",
+      .phases = true,
+      .expected = {"x 0..50 Completed workers=2 scales=0 preempted=0 reallocated=0",
+                   "a 50..1060 Completed workers=2 scales=0 preempted=0 reallocated=0",
+                   "x queued=0 launching=10 running=40", "a queued=50 launching=10 running=1000"},
+  });
+  // volcano-priority, A low priority (1000 steps), B and C high (100 steps
+  // each) at 100 and 300:
+  //   A  launches 0..10, runs 10..100 (90 steps)
+  //   B  arrives at 100: A checkpoints 100..105 and waits in Standby
+  //      105..210; B launches 100..110, runs 110..210
+  //   A  relaunches 210..220, runs 220..300 (170 steps)
+  //   C  arrives at 300: A checkpoints 300..305, waits 305..410; C runs
+  //      310..410
+  //   A  relaunches 410..420, runs 420..1250 (830 steps left)
+  // A: queueing 105 + 105 = 210 (before, the waits in Standby counted as
+  // launching: 250), launching 3 x 10 + 2 x 5 = 40, running 90 + 80 + 830
+  // = 1000, JCT 1250: a job preempted twice queues after each stop.
+  table.push_back({
+      .name = "AJobPreemptedTwiceQueuesAfterEachStop",
+      .cluster = GpuNodes(1, 2),
+      .jobs = {Delayed("a", 0, 1000, core::PriorityClass::kLow),
+               Delayed("b", 100, 100, core::PriorityClass::kHigh),
+               Delayed("c", 300, 100, core::PriorityClass::kHigh)},
+      .profile = "volcano-priority",
+      .phases = true,
+      .expected = {"a 0..1250 Completed workers=2 scales=0 preempted=2 reallocated=2",
+                   "b 100..210 Completed workers=2 scales=0 preempted=0 reallocated=0",
+                   "c 300..410 Completed workers=2 scales=0 preempted=0 reallocated=0",
+                   "a queued=210 launching=40 running=1000", "b queued=0 launching=10 running=100",
+                   "c queued=0 launching=10 running=100"},
+  });
+  return table;
 }
+
+TEST_P(SimulatorScenarioTest, Run) { ExpectOutcome(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(Simulator, SimulatorScenarioTest,
+                         ::testing::ValuesIn(SimulatorScenarios()), dlsched::testing::ScenarioName);
 
 }  // namespace
 }  // namespace dlsched::sim

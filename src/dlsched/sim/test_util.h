@@ -13,12 +13,14 @@
 #include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
 #include "policy/profiles.h"
+#include "sim/scenario.h"
 
 namespace dlsched::sim::testing {
 
 // Engines and jobs come from the shared test library (testing/).
 using dlsched::testing::GpuJob;
 using dlsched::testing::MakeEngine;
+using dlsched::testing::Timeline;
 
 // A test name for a profile run: its file's stem (profile-deadline) or
 // its name, in the letters a test name allows.
@@ -35,20 +37,6 @@ inline const metrics::JobRecord& Record(const SimResult& r, const std::string& n
   }
   ADD_FAILURE() << "no job " << name;
   return r.run.jobs.front();
-}
-
-// Job `name`'s timeline, one "<time> <event>[ <workers>][ by <job>]" a row,
-// in order (events.csv without the detail).
-inline std::vector<std::string> Timeline(const SimResult& r, const std::string& name) {
-  std::vector<std::string> out;
-  for (const auto& e : r.run.events) {
-    if (r.run.jobs[e.job].name != name) continue;
-    std::string row = fmt::format("{:g} {}", e.time, e.kind);
-    if (e.workers >= 0) row += fmt::format(" {}", e.workers);
-    if (e.by >= 0) row += " by " + r.run.jobs[e.by].name;
-    out.push_back(std::move(row));
-  }
-  return out;
 }
 
 // The detail of job `name`'s first `kind` event, or "(none)".

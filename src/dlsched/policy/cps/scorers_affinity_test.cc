@@ -9,6 +9,7 @@
 #include "dlsched/engine/test_util.h"
 #include "dlsched/policy/shared/packer_task_by_task.h"
 #include "dlsched/policy/shared/resource_scorers.h"
+#include "engine/cluster_with_jobs.h"
 
 namespace dlsched::policy {
 namespace {
@@ -24,17 +25,13 @@ using engine::testing::Nodes;
 // PS 1 core / 2 GiB, workers 1 core / 2 GiB / 1 GPU.
 class AffinityTest : public ::testing::Test {
  protected:
-  core::ClusterSpec cluster_ = Nodes(3, 8, 32, 4);
-  std::deque<core::JobSpec> specs_;
-  engine::ClusterState state_{cluster_};
+  dlsched::testing::ClusterWithJobs jobs_{Nodes(3, 8, 32, 4)};
+  engine::ClusterState& state_ = jobs_.state;
   PsWorkerAffinity affinity_;
   PsAntiAffinity anti_;
 
   JobIndex Add(core::JobSpec spec) {
-    specs_.push_back(std::move(spec));
-    const JobIndex j = state_.AddJob(&specs_.back(), 0);
-    state_.SetPhase(j, core::JobPhase::kWaiting, 0);
-    return j;
+    return jobs_.AddAt(0, std::move(spec), core::JobPhase::kWaiting);
   }
 
   // A profile with the given scorers (weight 1 each) and a TaskByTask gang.
@@ -163,10 +160,9 @@ TEST_F(AffinityTest, SecondPsAvoidsTheFirstPsNode) {
 // PS's node is full goes elsewhere (affinity 0 on the others, still
 // feasible).
 TEST_F(AffinityTest, NeitherMakesAJobUnschedulable) {
-  core::ClusterSpec one = Nodes(1, 8, 32, 4);
-  engine::ClusterState single(one);
-  std::deque<core::JobSpec> specs{Job("j", 0, 2, 2, 2, 2)};
-  const JobIndex j = single.AddJob(&specs.back(), 0);
+  dlsched::testing::ClusterWithJobs one(Nodes(1, 8, 32, 4));
+  engine::ClusterState& single = one.state;
+  const JobIndex j = one.AddAt(0, Job("j", 0, 2, 2, 2, 2));
   profile_.scorers = Scorers({new PsWorkerAffinity, new PsAntiAffinity});
   profile_.scorer_weights = {1, 1};
   {
