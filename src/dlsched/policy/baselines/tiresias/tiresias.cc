@@ -215,12 +215,13 @@ class ReplanPass {
   // job's place changed: the front and back to number from.
   void PlaceRange(double* front, double* back) const {
     bool any = false;
+    const size_t at = LevelRecord::At(st_);
     for (core::JobPhase p :
          {core::JobPhase::kWaiting, core::JobPhase::kStarving, core::JobPhase::kLaunching,
           core::JobPhase::kRunningProtected, core::JobPhase::kRunning,
           core::JobPhase::kCheckpointing, core::JobPhase::kStopping, core::JobPhase::kStandby}) {
       for (JobIndex v : st_.JobsInPhase(p)) {
-        const double place = st_.Record(v, LevelRecord::kPlace);
+        const double place = LevelRecord::Of(st_, v, at).place;
         if (place == LevelRecord::kNoPlace) continue;
         *front = any ? std::min(*front, place) : place;
         *back = any ? std::max(*back, place) : place;
