@@ -22,11 +22,14 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
       "Example (outside the cluster, one replica):\n"
       "  kubectl apply -f deploy/crd.yaml\n"
       "  dlsched operator --kubeconfig ~/.kube/config --profile kod2 --leader-elect=false\n"
+      "Kubeconfigs of EKS, GKE and AKS work as kubectl's: their exec credential plugins\n"
+      "(aws, gke-gcloud-auth-plugin, kubelogin) run when a token is due.\n"
       "In a pod it uses its service account; deploy/ has the RBAC and a Deployment.\n"
       "See docs/operator.md for every flag and what the operator does.");
   cmd->add_option("--kubeconfig", a->kubeconfig,
-                  "Kubeconfig file (default: $KUBECONFIG, else the in-cluster service account "
-                  "inside a pod, else ~/.kube/config)");
+                  "Kubeconfig file: tokens, token files, client certificates or exec credential "
+                  "plugins (default: $KUBECONFIG, else the in-cluster service account inside a "
+                  "pod, else ~/.kube/config)");
   cmd->add_option("--context", a->context, "Kubeconfig context (default: its current-context)");
   cmd->add_option("--profile,-p", a->profile,
                   "Scheduler profile: a built-in name (see `dlsched profiles`) or a profile YAML")

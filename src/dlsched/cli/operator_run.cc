@@ -50,7 +50,7 @@ void Fail(std::string_view message) {
 
 // As kubectl and client-go: --kubeconfig, else $KUBECONFIG, else the
 // in-cluster service account when running in a pod, else ~/.kube/config.
-core::Result<k8s::RestConfig> Connect(const OperatorArgs& a) {
+core::Result<k8s::RestConfig> ReadConfig(const OperatorArgs& a) {
   std::string path = a.kubeconfig;
   if (path.empty()) {
     if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') path = env;
@@ -63,6 +63,15 @@ core::Result<k8s::RestConfig> Connect(const OperatorArgs& a) {
     path = fmt::format("{}/.kube/config", home != nullptr ? home : "");
   }
   return k8s::LoadKubeconfig(path, a.context);
+}
+
+// The configuration ReadConfig finds. An exec credential plugin runs once
+// here, so a missing or failing one is a kubeconfig error (exit 2) before
+// anything starts.
+core::Result<k8s::RestConfig> Connect(const OperatorArgs& a) {
+  DLSCHED_TRY_LET(config, ReadConfig(a));
+  if (config->credentials != nullptr) DLSCHED_TRY(config->credentials->Current());
+  return config;
 }
 
 std::string DefaultIdentity() {

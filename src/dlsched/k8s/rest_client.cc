@@ -40,10 +40,21 @@ struct StreamState {
   std::string pending;
   const std::function<bool(std::string_view)>* on_line;
   bool stopped = false;
+  // A 401's body is not delivered when the stream is to be retried.
+  CURL* curl = nullptr;
+  bool hold_unauthorized = false;
+  bool unauthorized = false;
 };
 
 size_t SplitLines(char* data, size_t size, size_t n, void* user) {
   auto* s = static_cast<StreamState*>(user);
+  if (s->hold_unauthorized) {
+    long status = 0;
+    curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status == 401) s->unauthorized = true;
+    s->hold_unauthorized = false;
+  }
+  if (s->unauthorized) return size * n;  // dropped: the stream is retried
   s->pending.append(data, size * n);
   size_t start = 0;
   for (size_t nl; (nl = s->pending.find('\n', start)) != std::string::npos; start = nl + 1) {
@@ -101,7 +112,23 @@ void RestClient::Abort() {
   if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
 }
 
-void* RestClient::Prepare(std::string_view method, const std::string& path) {
+core::Result<Credential> RestClient::CurrentCredential() const {
+  Credential own{config_.bearer_token, config_.client_cert_pem, config_.client_key_pem};
+  if (config_.credentials == nullptr) return own;
+  DLSCHED_TRY_LET(c, config_.credentials->Current());
+  if (c->client_cert_pem.empty()) {  // a token plus the kubeconfig's client certificate
+    c->client_cert_pem = own.client_cert_pem;
+    c->client_key_pem = own.client_key_pem;
+  }
+  return *c;
+}
+
+bool RestClient::RetryUnauthorized(const Credential& used) const {
+  return config_.credentials != nullptr && config_.credentials->Rejected(used);
+}
+
+void* RestClient::Prepare(std::string_view method, const std::string& path,
+                          const Credential& credential) {
   CURL* c = static_cast<CURL*>(curl_);
   curl_easy_reset(c);
   // Our own sockets, so Abort can shut one down from another thread.
@@ -126,12 +153,12 @@ void* RestClient::Prepare(std::string_view method, const std::string& path) {
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, config_.insecure_skip_tls_verify ? 0L : 1L);
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, config_.insecure_skip_tls_verify ? 0L : 2L);
   if (!config_.ca_pem.empty()) SetBlob(c, CURLOPT_CAINFO_BLOB, config_.ca_pem);
-  if (!config_.client_cert_pem.empty()) {
-    SetBlob(c, CURLOPT_SSLCERT_BLOB, config_.client_cert_pem);
+  if (!credential.client_cert_pem.empty()) {
+    SetBlob(c, CURLOPT_SSLCERT_BLOB, credential.client_cert_pem);
     curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
   }
-  if (!config_.client_key_pem.empty()) {
-    SetBlob(c, CURLOPT_SSLKEY_BLOB, config_.client_key_pem);
+  if (!credential.client_key_pem.empty()) {
+    SetBlob(c, CURLOPT_SSLKEY_BLOB, credential.client_key_pem);
     curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
   }
   return c;
@@ -140,10 +167,26 @@ void* RestClient::Prepare(std::string_view method, const std::string& path) {
 core::Result<Response> RestClient::Request(std::string_view method, const std::string& path,
                                            const std::string& body, std::string_view content_type) {
   if (curl_ == nullptr) return core::Errorf("{} {}: libcurl could not start", method, path);
-  CURL* c = static_cast<CURL*>(Prepare(method, path));
+  for (int attempt = 0;; ++attempt) {
+    auto credential = CurrentCredential();
+    if (!credential) {
+      return core::Errorf("{} {}{}: {}", method, config_.server, core::EscapeText(path),
+                          credential.error().message);
+    }
+    DLSCHED_TRY_LET(r, RequestOnce(method, path, body, content_type, *credential));
+    if (r->status == 401 && attempt == 0 && RetryUnauthorized(*credential)) continue;
+    return r;
+  }
+}
+
+core::Result<Response> RestClient::RequestOnce(std::string_view method, const std::string& path,
+                                               const std::string& body,
+                                               std::string_view content_type,
+                                               const Credential& credential) {
+  CURL* c = static_cast<CURL*>(Prepare(method, path, credential));
   Headers headers;
   headers.Add("Accept: application/json");
-  if (!config_.bearer_token.empty()) headers.Add("Authorization: Bearer " + config_.bearer_token);
+  if (!credential.token.empty()) headers.Add("Authorization: Bearer " + credential.token);
   if (!body.empty()) {
     headers.Add(fmt::format("Content-Type: {}", content_type));
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
@@ -174,15 +217,34 @@ core::Result<long> RestClient::Stream(const std::string& path,
                                       double idle_timeout_seconds,
                                       const std::atomic<bool>* cancel) {
   if (curl_ == nullptr) return core::Errorf("GET {}: libcurl could not start", path);
-  CURL* c = static_cast<CURL*>(Prepare("GET", path));
+  for (int attempt = 0;; ++attempt) {
+    auto credential = CurrentCredential();
+    if (!credential) {
+      return core::Errorf("GET {}{}: {}", config_.server, core::EscapeText(path),
+                          credential.error().message);
+    }
+    const bool hold = attempt == 0 && config_.credentials != nullptr;
+    DLSCHED_TRY_LET(status,
+                    StreamOnce(path, on_line, idle_timeout_seconds, cancel, *credential, hold));
+    if (*status == 401 && hold && RetryUnauthorized(*credential)) continue;
+    return status;
+  }
+}
+
+core::Result<long> RestClient::StreamOnce(const std::string& path,
+                                          const std::function<bool(std::string_view)>& on_line,
+                                          double idle_timeout_seconds,
+                                          const std::atomic<bool>* cancel,
+                                          const Credential& credential, bool hold_unauthorized) {
+  CURL* c = static_cast<CURL*>(Prepare("GET", path, credential));
   Headers headers;
   headers.Add("Accept: application/json");
-  if (!config_.bearer_token.empty()) headers.Add("Authorization: Bearer " + config_.bearer_token);
+  if (!credential.token.empty()) headers.Add("Authorization: Bearer " + credential.token);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.list);
   // No overall timeout for a watch; an idle one instead (below 1 byte/s).
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(std::ceil(idle_timeout_seconds)));
-  StreamState state{{}, &on_line};
+  StreamState state{{}, &on_line, false, c, hold_unauthorized, false};
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, SplitLines);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &state);
   if (cancel != nullptr) {
@@ -199,7 +261,7 @@ core::Result<long> RestClient::Stream(const std::string& path,
     return core::Errorf("GET {}{}: {}", config_.server, core::EscapeText(path),
                         curl_easy_strerror(rc));
   }
-  if (!state.pending.empty()) on_line(state.pending);  // a last line without newline
+  if (!state.pending.empty() && !state.unauthorized) on_line(state.pending);  // a last line
   return status;
 }
 

@@ -17,7 +17,9 @@ struct Response {
 
 // HTTP to the API server over libcurl: TLS verified against the config's CA
 // (or the system's) unless the kubeconfig asks otherwise, client
-// certificates or a bearer token, a timeout per request. Transport failures
+// certificates or a bearer token (or what the config's CredentialSource
+// gives: a 401 Unauthorized to those is retried once with fresh ones), a
+// timeout per request. Transport failures
 // (refused, timed out, TLS) are errors; any HTTP status is a Response for
 // the caller to judge (404, 409 Conflict, 410 Gone...). Not thread-safe:
 // one client per thread.
@@ -52,12 +54,23 @@ class RestClient {
   void Abort();
 
  private:
-  void* Prepare(std::string_view method, const std::string& path);
+  // The credentials to send: the config's source's, or the config's own.
+  core::Result<Credential> CurrentCredential() const;
+  // Whether a 401 to `used` is worth one retry (fresh credentials to be had).
+  bool RetryUnauthorized(const Credential& used) const;
+  void* Prepare(std::string_view method, const std::string& path, const Credential& credential);
+  core::Result<Response> RequestOnce(std::string_view method, const std::string& path,
+                                     const std::string& body, std::string_view content_type,
+                                     const Credential& credential);
+  core::Result<long> StreamOnce(const std::string& path,
+                                const std::function<bool(std::string_view)>& on_line,
+                                double idle_timeout_seconds, const std::atomic<bool>* cancel,
+                                const Credential& credential, bool hold_unauthorized);
   static int OpenSocket(void* self, int purpose, void* address);
   static int CloseSocket(void* self, int fd);
 
   RestConfig config_;
-  void* curl_ = nullptr;  // CURL*, reused for keep-alive
+  void* curl_ = nullptr;         // CURL*, reused for keep-alive
   std::atomic<int> socket_{-1};  // the connection's socket, for Abort
 };
 

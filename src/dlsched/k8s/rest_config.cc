@@ -3,12 +3,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <new>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "dlsched/core/text.h"
 
@@ -74,6 +76,114 @@ core::Result<std::string> DecodeBase64(std::string_view text) {
 }
 
 namespace {
+
+std::string EncodeBase64(const std::string& bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::string TrimmedRight(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  return s;
+}
+
+// A user's `exec` section (`where` names it) as client-go reads it.
+core::Result<ExecPlugin> ReadExec(const YAML::Node& exec, const std::string& where,
+                                  const std::function<std::string(const std::string&)>& resolve,
+                                  const RestConfig& cluster) {
+  ExecPlugin p;
+  p.where = where;
+  p.api_version = Scalar(Child(exec, "apiVersion"));
+  if (p.api_version != "client.authentication.k8s.io/v1" &&
+      p.api_version != "client.authentication.k8s.io/v1beta1") {
+    return core::Errorf(
+        "{}.apiVersion: '{}' is not supported (client.authentication.k8s.io/v1 or /v1beta1)", where,
+        core::EscapeText(p.api_version));
+  }
+  p.command = Scalar(Child(exec, "command"));
+  if (p.command.empty()) return core::Errorf("{}.command: missing", where);
+  // A relative path (not a bare name, which is looked up on PATH) is
+  // relative to the kubeconfig's directory.
+  if (p.command.find('/') != std::string::npos)
+    p.command = fs::path(resolve(p.command)).lexically_normal().string();
+  const YAML::Node args = Child(exec, "args");
+  if (args.IsDefined() && !args.IsNull() && !args.IsSequence())
+    return core::Errorf("{}.args: expected a list", where);
+  for (const auto& a : args) p.args.push_back(Scalar(a));
+  const YAML::Node env = Child(exec, "env");
+  if (env.IsDefined() && !env.IsNull() && !env.IsSequence())
+    return core::Errorf("{}.env: expected a list of name and value", where);
+  for (const auto& e : env) {
+    const std::string name = Scalar(Child(e, "name"));
+    if (name.empty() || name.find('=') != std::string::npos)
+      return core::Errorf("{}.env: an entry without a valid name", where);
+    p.env.emplace_back(name, Scalar(Child(e, "value")));
+  }
+  p.install_hint = Scalar(Child(exec, "installHint"));
+  const std::string mode = Scalar(Child(exec, "interactiveMode"));
+  if (mode.empty() && p.api_version.ends_with("/v1")) {
+    return core::Errorf(
+        "{}.interactiveMode: missing (client.authentication.k8s.io/v1 needs "
+        "Never, IfAvailable or Always)",
+        where);
+  }
+  if (mode == "Always") {
+    return core::Errorf(
+        "{}.interactiveMode: Always needs a terminal, and dlsched runs plugins "
+        "without one (log in with the plugin first, or use IfAvailable)",
+        where);
+  }
+  if (!mode.empty() && mode != "Never" && mode != "IfAvailable") {
+    return core::Errorf("{}.interactiveMode: '{}' is not Never, IfAvailable or Always", where,
+                        core::EscapeText(mode));
+  }
+  if (Scalar(Child(exec, "provideClusterInfo")) == "true") {
+    nlohmann::json info = {{"server", cluster.server},
+                           {"insecure-skip-tls-verify", cluster.insecure_skip_tls_verify}};
+    if (!cluster.ca_pem.empty()) info["certificate-authority-data"] = EncodeBase64(cluster.ca_pem);
+    p.cluster_json = info.dump();
+  }
+  return p;
+}
+
+using PemReader = std::function<core::Status(const YAML::Node&, const std::string&,
+                                             const std::string&, std::string&)>;
+
+// A kubeconfig user: client certificates, a token, a token file, an exec
+// plugin; the legacy auth-provider is refused.
+core::Status ReadUser(const YAML::Node& u, const std::string& where, const PemReader& pem,
+                      const std::function<std::string(const std::string&)>& resolve,
+                      RestConfig& c) {
+  if (const YAML::Node ap = Child(u, "auth-provider"); !ap.IsNull()) {
+    const std::string name = Scalar(Child(ap, "name"));
+    return core::Errorf(
+        "{}.auth-provider: the legacy auth-provider{} was removed in Kubernetes 1.26; use an "
+        "exec credential plugin instead (GKE: gke-gcloud-auth-plugin, AKS: kubelogin "
+        "convert-kubeconfig, EKS: aws eks update-kubeconfig write one)",
+        where, name.empty() ? "" : " '" + core::EscapeText(name) + "'");
+  }
+  DLSCHED_TRY(pem(u, "client-certificate", "client-certificate", c.client_cert_pem));
+  DLSCHED_TRY(pem(u, "client-key", "client-key", c.client_key_pem));
+  c.bearer_token = Scalar(Child(u, "token"));
+  if (c.bearer_token.empty()) {
+    if (const std::string file = Scalar(Child(u, "tokenFile")); !file.empty()) {
+      const std::string path = resolve(file);
+      DLSCHED_TRY_LET(token, ReadWhole(path, "the token file"));
+      c.bearer_token = TrimmedRight(*token);
+      c.credentials = std::make_shared<TokenFileSource>(path, c.bearer_token);
+    }
+  }
+  if (const YAML::Node exec = Child(u, "exec"); !exec.IsNull()) {
+    DLSCHED_TRY_LET(plugin, ReadExec(exec, where + ".exec", resolve, c));
+    c.credentials = std::make_shared<ExecCredentialSource>(std::move(*plugin));
+  }
+  return {};
+}
+
 core::Result<RestConfig> ReadKubeconfig(const std::string& path, std::string_view context) {
   DLSCHED_TRY_LET(text, ReadWhole(path, "the kubeconfig"));
   const std::string where = core::EscapeText(path);
@@ -105,12 +215,12 @@ core::Result<RestConfig> ReadKubeconfig(const std::string& path, std::string_vie
   if (const std::string ns = Scalar(Child(Child(ctx, "context"), "namespace")); !ns.empty())
     c.namespace_name = ns;
   const fs::path base = fs::path(path).parent_path();
-  auto resolve = [&base](const std::string& p) {
+  const std::function<std::string(const std::string&)> resolve = [&base](const std::string& p) {
     return fs::path(p).is_absolute() ? p : (base / p).string();
   };
   // "<key>-data" (base64) or "<key>" (a file), read from `node`.
-  auto pem = [&](const YAML::Node& node, const std::string& key, const std::string& field,
-                 std::string& out) -> core::Status {
+  const PemReader pem = [&](const YAML::Node& node, const std::string& key,
+                            const std::string& field, std::string& out) -> core::Status {
     if (const std::string data = Scalar(Child(node, key + "-data")); !data.empty()) {
       auto bytes = DecodeBase64(data);
       if (!bytes) return core::Errorf("{}: {}-data: {}", where, field, bytes.error().message);
@@ -135,26 +245,9 @@ core::Result<RestConfig> ReadKubeconfig(const std::string& path, std::string_vie
       return core::Errorf("{}: users: no user named '{}' (context '{}')", where,
                           core::EscapeText(user_name), core::EscapeText(ctx_name));
     }
-    const YAML::Node u = Child(user, "user");
-    DLSCHED_TRY(pem(u, "client-certificate", "client-certificate", c.client_cert_pem));
-    DLSCHED_TRY(pem(u, "client-key", "client-key", c.client_key_pem));
-    c.bearer_token = Scalar(Child(u, "token"));
-    if (c.bearer_token.empty()) {
-      if (const std::string file = Scalar(Child(u, "tokenFile")); !file.empty()) {
-        DLSCHED_TRY_LET(token, ReadWhole(resolve(file), "the token file"));
-        c.bearer_token = *token;
-        while (!c.bearer_token.empty() &&
-               std::isspace(static_cast<unsigned char>(c.bearer_token.back()))) {
-          c.bearer_token.pop_back();
-        }
-      }
-    }
-    if (!Child(u, "exec").IsNull() || !Child(u, "auth-provider").IsNull()) {
-      return core::Errorf(
-          "{}: users[{}].user: exec and auth-provider credentials are not supported "
-          "(use a token or client certificates)",
-          where, core::EscapeText(user_name));
-    }
+    DLSCHED_TRY(ReadUser(Child(user, "user"),
+                         fmt::format("{}: users[{}].user", where, core::EscapeText(user_name)), pem,
+                         resolve, c));
   }
   return c;
 }
@@ -186,19 +279,13 @@ core::Result<RestConfig> InClusterConfig(const std::string& account_dir) {
   c.server =
       fmt::format("https://{}:{}", h.find(':') != std::string::npos ? "[" + h + "]" : h, port);
   DLSCHED_TRY_LET(token, ReadWhole(account_dir + "/token", "the service account token"));
-  c.bearer_token = *token;
-  while (!c.bearer_token.empty() &&
-         std::isspace(static_cast<unsigned char>(c.bearer_token.back()))) {
-    c.bearer_token.pop_back();
-  }
+  c.bearer_token = TrimmedRight(*token);
+  // The kubelet rotates bound service account tokens (about hourly).
+  c.credentials = std::make_shared<TokenFileSource>(account_dir + "/token", c.bearer_token);
   DLSCHED_TRY_LET(ca, ReadWhole(account_dir + "/ca.crt", "the service account CA"));
   c.ca_pem = *ca;
   if (auto ns = ReadWhole(account_dir + "/namespace", "the namespace"); ns && !ns->empty()) {
-    c.namespace_name = *ns;
-    while (!c.namespace_name.empty() &&
-           std::isspace(static_cast<unsigned char>(c.namespace_name.back()))) {
-      c.namespace_name.pop_back();
-    }
+    c.namespace_name = TrimmedRight(*ns);
   }
   return c;
 }
