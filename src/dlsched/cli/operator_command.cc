@@ -24,7 +24,8 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
       "  dlsched operator --kubeconfig ~/.kube/config --profile kod2 --leader-elect=false\n"
       "Kubeconfigs of EKS, GKE and AKS work as kubectl's: their exec credential plugins\n"
       "(aws, gke-gcloud-auth-plugin, kubelogin) run when a token is due.\n"
-      "In a pod it uses its service account; deploy/ has the RBAC and a Deployment.\n"
+      "In a pod it uses its service account; `kubectl apply -k deploy/` installs the CRD,\n"
+      "the RBAC and a Deployment (overlays in deploy/overlays/).\n"
       "See docs/operator.md for every flag and what the operator does.");
   cmd->add_option("--kubeconfig", a->kubeconfig,
                   "Kubeconfig file: tokens, token files, client certificates or exec credential "
