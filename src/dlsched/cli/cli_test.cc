@@ -329,6 +329,29 @@ TEST_F(CliTest, OperatorAndSnapshotRunInDlschedK8s) {
   EXPECT_FALSE(std::filesystem::exists(out_ / "snap"));
 }
 
+// A kubeconfig's exec credential plugin runs before the operator starts: one
+// that fails is a kubeconfig error (exit 2), one line naming the file and
+// the field, with the plugin's first line of stderr and its installHint.
+TEST_F(CliTest, OperatorStopsAtAFailingExecCredentialPlugin) {
+  std::filesystem::create_directories(out_);
+  const std::string plugin = (out_ / "login.sh").string();
+  std::ofstream(plugin) << "#!/bin/sh\necho 'not logged in' >&2\necho more >&2\nexit 7\n";
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  const std::string kubeconfig = (out_ / "config").string();
+  std::ofstream(kubeconfig)
+      << "apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts:\n- name: x\n  context: "
+         "{cluster: x, user: me}\nclusters:\n- name: x\n  cluster: {server: "
+         "\"http://127.0.0.1:1\"}\nusers:\n- name: me\n  user:\n    exec:\n      apiVersion: "
+         "client.authentication.k8s.io/v1beta1\n      command: ./login.sh\n      installHint: "
+         "run login first\n";
+  const CmdResult r = Dlsched("operator --kubeconfig " + kubeconfig +
+                              " --leader-elect=false --metrics-bind-address 0 "
+                              "--health-probe-bind-address 0");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out, "dlsched: " + kubeconfig + ": users[me].user.exec: '" + plugin +
+                       "' exited with status 7: not logged in; run login first\n");
+}
+
 // Results replace an earlier run's directory as a whole, and a directory
 // with the user's own files in it is refused before the run.
 TEST_F(CliTest, OutputDirectoryIsReplacedAsAWholeOrRefused) {
