@@ -322,6 +322,30 @@ TEST_F(OperatorTest, PortedKubeflowPyTorchJobRunsWithItsEnvironment) {
   EXPECT_EQ(env_of["pytorch-simple-worker-0"], with_rank("1"));
 }
 
+// An elastic PyTorch job (no Master; elasticPolicy min 1, max 3) under
+// kod2 on a node of 4 GPUs: it starts with its 1 worker and, in the same
+// cycle, scales out into the idle room to its max, 3 workers; every worker
+// pod carries torchrun's rendezvous on worker 0 and PET_NNODES 1:3, as a
+// TF job's pods carry TF_CONFIG.
+TEST_F(OperatorTest, ElasticPyTorchJobIsScaledOutByKod2) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  json job = Job("echo", 0, 1, 1e6);
+  job["spec"]["pytorchReplicaSpecs"] = job["spec"]["replicaSpecs"];
+  job["spec"].erase("replicaSpecs");
+  job["spec"]["elasticPolicy"] = {{"rdzvBackend", "c10d"}, {"minReplicas", 1}, {"maxReplicas", 3}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("kod2");
+  ASSERT_TRUE(RunUntil([&] { return PodsOf("echo").size() == 3; })) << Phase("echo");
+  for (const json& pod : PodsOf("echo")) {
+    std::map<std::string, std::string> env;
+    for (const json& e : pod["spec"]["containers"][0]["env"]) env[e["name"]] = e.value("value", "");
+    EXPECT_EQ(env["PET_RDZV_ENDPOINT"], "echo-worker-0.echo.default.svc:23456");
+    EXPECT_EQ(env["PET_NNODES"], "1:3");
+    EXPECT_EQ(env.count("TF_CONFIG"), 0u);
+    EXPECT_EQ(env.count("RANK"), 0u) << "no Master: torchrun assigns ranks";
+  }
+}
+
 TEST_F(OperatorTest, NodeSelectorAndTolerationsLandOnlyWhereAllowed) {
   // node-a is the emptiest but lacks the label; node-b is tainted; node-c
   // carries the label and the taint the job tolerates.
