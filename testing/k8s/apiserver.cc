@@ -177,6 +177,11 @@ std::map<std::string, int> TestApiServer::RequestCounts() const {
   return counts_;
 }
 
+std::vector<TestApiServer::Write> TestApiServer::Writes() const {
+  std::lock_guard lock(mu_);
+  return writes_;
+}
+
 void TestApiServer::Route() {
   const char* pattern = R"((/.*))";
   server_->Get(pattern,

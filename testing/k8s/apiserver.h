@@ -93,6 +93,13 @@ class TestApiServer {
   // Requests served, by "VERB resource[/sub]" ("POST pods", "POST
   // pods/binding", "WATCH pods").
   std::map<std::string, int> RequestCounts() const;
+  // Every write served (any verb but GET), in the order served, with the
+  // client's User-Agent (which names an operator replica).
+  struct Write {
+    std::string method, path, user_agent;
+    int status = 0;
+  };
+  std::vector<Write> Writes() const;
 
   struct Type;  // a resource type (built in, or from a CRD)
   struct Watch;
@@ -171,6 +178,7 @@ class TestApiServer {
   std::map<std::string, bool> written_once_;  // for conflict_on_first_write
   std::map<std::string, bool> gone_sent_;     // for gone_on_resume
   std::map<std::string, int> counts_;
+  std::vector<Write> writes_;
   bool stopping_ = false;
   uint64_t drop_epoch_ = 0;  // bumped by DropWatches
   uint64_t uid_seq_ = 0;

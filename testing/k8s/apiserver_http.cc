@@ -233,6 +233,10 @@ void TestApiServer::Serve(const std::string& method, const void* request, void* 
                      true, req.get_header_value("Accept").find("as=Table") != std::string::npos);
     res.status = r.status;
     res.set_content(r.body.dump(), "application/json");
+    if (method != "GET") {
+      std::lock_guard lock(mu_);
+      writes_.push_back({method, req.path, req.get_header_value("User-Agent"), r.status});
+    }
     return;
   }
   ServeWatch(req, res);

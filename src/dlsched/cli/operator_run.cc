@@ -173,26 +173,51 @@ struct Setup {
   const engine::Engine& engine;
   const k8s::OperatorOptions& options;
   std::string identity;  // in the Lease
+  // This replica's pod (the downward API's POD_NAMESPACE and POD_NAME),
+  // labelled k8s::kLeaderLabel while it leads; empty: no label.
+  std::string pod_namespace, pod_name;
 };
 
-// Takes or renews the lease when due, leads once it holds it (or at once
-// without leader election), and steps the operator, until a signal (0) or
-// a lease lost or an operator that could not start (1).
-int Loop(const Setup& s, k8s::LeaderElector& elector, Shared& shared) {
-  const OperatorArgs& a = s.args;
+// Puts the leader label on this replica's pod, or takes it off; a failure
+// is logged (the Service then misses the leader until the next try).
+void MarkPod(const Setup& s, bool leading) {
+  if (!s.args.leader_elect || s.pod_name.empty() || s.pod_namespace.empty()) return;
+  k8s::RestClient client(s.config);
+  if (auto st = k8s::MarkLeaderPod(client, s.pod_namespace, s.pod_name, leading); !st) {
+    Log("cannot label the pod", {{"pod", s.pod_namespace + "/" + s.pod_name},
+                                 {"leading", leading},
+                                 {"error", st.error().message}});
+  }
+}
+
+// Takes or renews the lease every retry period on a thread of its own
+// (so a leader busy with the API still renews) until `done`.
+void Renew(const OperatorArgs& a, k8s::LeaderElector& elector, const std::atomic<bool>& done) {
   using Clock = std::chrono::steady_clock;
-  Clock::time_point next_renew = Clock::now();
+  const auto period =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.retry_period));
+  while (!done && !g_stop) {
+    const Clock::time_point next = Clock::now() + period;
+    elector.TryAcquireOrRenew();
+    while (!done && !g_stop && Clock::now() < next) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+}
+
+// Leads once this replica holds the lease (or at once without leader
+// election), and steps the operator, until a signal (0) or a lease lost or
+// an operator that could not start (1).
+int Lead(const Setup& s, k8s::LeaderElector& elector, Shared& shared) {
+  const OperatorArgs& a = s.args;
   while (!g_stop) {
-    if (a.leader_elect && Clock::now() >= next_renew) {
-      elector.TryAcquireOrRenew();
-      next_renew = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(a.retry_period));
-      if (shared.leading && !elector.IsLeader()) {
-        // As kube-scheduler: a leader that lost its lease exits, and its
-        // restart rebuilds everything from the API server.
-        Fail("lost the leader lease; exiting");
-        return 1;
-      }
+    if (a.leader_elect && shared.leading && !elector.IsLeader()) {
+      // As kube-scheduler: a leader that lost its lease (or could not renew
+      // it within the renew deadline) exits, and its restart rebuilds
+      // everything from the API server. Its writes stopped at the deadline
+      // (OperatorOptions::may_write).
+      Fail("lost the leader lease; exiting");
+      return 1;
     }
     const bool lead = !a.leader_elect || elector.IsLeader();
     if (lead && !shared.op) {
@@ -205,6 +230,7 @@ int Loop(const Setup& s, k8s::LeaderElector& elector, Shared& shared) {
         return 1;
       }
       shared.synced = true;
+      MarkPod(s, true);
     }
     if (shared.op) {
       shared.op->Step(a.leader_elect ? std::min(0.5, a.retry_period / 2) : 0.5);
@@ -214,6 +240,18 @@ int Loop(const Setup& s, k8s::LeaderElector& elector, Shared& shared) {
     }
   }
   return 0;
+}
+
+// Lead, with the lease renewed beside it when leader election is on.
+int Loop(const Setup& s, k8s::LeaderElector& elector, Shared& shared) {
+  std::atomic<bool> done{false};
+  std::thread renewer;
+  MarkPod(s, false);  // a restarted former leader's pod keeps its labels
+  if (s.args.leader_elect) renewer = std::thread([&] { Renew(s.args, elector, done); });
+  const int code = Lead(s, elector, shared);
+  done = true;
+  if (renewer.joinable()) renewer.join();
+  return code;
 }
 
 }  // namespace
@@ -245,7 +283,21 @@ int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
   options.bind_with_node_name = a.bind_with_node_name;
   options.resync_seconds = a.resync;
   options.release_wait_seconds = a.release_wait;
-  const Setup s{a, *config, **engine, options, a.identity.empty() ? DefaultIdentity() : a.identity};
+  const std::string identity = a.identity.empty() ? DefaultIdentity() : a.identity;
+  // Writes stop once this replica no longer holds the lease.
+  k8s::LeaderElector* elector_of_writes = nullptr;
+  if (a.leader_elect) {
+    options.may_write = [&elector_of_writes] {
+      return elector_of_writes != nullptr && elector_of_writes->IsLeader();
+    };
+  }
+  // The audit log names the replica.
+  config->user_agent = fmt::format("dlsched/{} (operator {})", DLSCHED_VERSION, identity);
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
+  };
+  const Setup s{a, *config, **engine, options, identity, env("POD_NAMESPACE"), env("POD_NAME")};
   Shared shared;
   k8s::HttpEndpoints metrics_server, probe_server;
   if (auto st = StartEndpoints(a, shared, metrics_server, probe_server); !st) {
@@ -262,6 +314,7 @@ int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
   lo.renew_deadline_seconds = a.renew_deadline;
   lo.retry_period_seconds = a.retry_period;
   k8s::LeaderElector elector(lease_client, lo);
+  elector_of_writes = &elector;
   Log("dlsched operator starting", {{"profile", engine->get()->profile().name},
                                     {"identity", lo.identity},
                                     {"leaderElect", a.leader_elect},

@@ -36,14 +36,22 @@ TEST(CrdTest, ManifestMatchesTheDecoder) {
     fields.insert(p.first.as<std::string>());
   }
   EXPECT_EQ(fields,
-            (std::set<std::string>{"replicaSpecs", "tfReplicaSpecs", "scheduling", "totalSteps",
-                                   "throughput", "launchDelay", "checkpointDelay", "runPolicy"}));
+            (std::set<std::string>{"replicaSpecs", "tfReplicaSpecs", "pytorchReplicaSpecs",
+                                   "elasticPolicy", "scheduling", "totalSteps", "throughput",
+                                   "launchDelay", "checkpointDelay", "runPolicy"}));
   const YAML::Node roles = v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
                             ["replicaSpecs"]["properties"];
   EXPECT_EQ(roles["Chief"]["properties"]["replicas"]["maximum"].as<int>(), 1);
   EXPECT_EQ(roles["Worker"]["properties"]["replicas"]["minimum"].as<int>(), 1);
   EXPECT_TRUE(
       roles["Worker"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"].as<bool>());
+  // PyTorchJob's: a Master of exactly one replica, and the Worker role.
+  const YAML::Node pytorch = v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+                              ["pytorchReplicaSpecs"]["properties"];
+  EXPECT_EQ(pytorch["Master"]["properties"]["replicas"]["minimum"].as<int>(), 1);
+  EXPECT_EQ(pytorch["Master"]["properties"]["replicas"]["maximum"].as<int>(), 1);
+  EXPECT_TRUE(pytorch["Worker"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"]
+                  .as<bool>());
 }
 
 }  // namespace

@@ -47,17 +47,17 @@ std::vector<std::string> Args(const std::map<std::string, YAML::Node>& objects) 
   return Container(objects)["args"].as<std::vector<std::string>>();
 }
 
-TEST(DeployTest, KustomizeBaseRendersCrdRbacAndDeployment) {
+TEST(DeployTest, KustomizeBaseRendersCrdRbacDeploymentAndService) {
   if (!HaveKubectl()) GTEST_SKIP() << "kubectl is not installed: `kubectl kustomize` not checked";
   const auto objects = Render("");
   std::set<std::string> names;
   for (const auto& [name, doc] : objects) names.insert(name);
-  EXPECT_EQ(names,
-            (std::set<std::string>{
-                "ClusterRole/dlsched-operator", "ClusterRoleBinding/dlsched-operator",
-                "CustomResourceDefinition/trainingjobs.dlsched.io", "Deployment/dlsched-operator",
-                "Namespace/dlsched-system", "Role/dlsched-leader-election",
-                "RoleBinding/dlsched-leader-election", "ServiceAccount/dlsched"}));
+  EXPECT_EQ(names, (std::set<std::string>{
+                       "ClusterRole/dlsched-operator", "ClusterRoleBinding/dlsched-operator",
+                       "CustomResourceDefinition/trainingjobs.dlsched.io",
+                       "Deployment/dlsched-operator", "Namespace/dlsched-system",
+                       "Role/dlsched-leader-election", "RoleBinding/dlsched-leader-election",
+                       "Service/dlsched-operator", "ServiceAccount/dlsched"}));
   EXPECT_EQ(Render("base").size(), objects.size());
   EXPECT_EQ(Container(objects)["image"].as<std::string>(), "dlsched:0.1.0");
   // Least privilege: exactly these verbs, finalizers' update included (the
@@ -78,6 +78,20 @@ TEST(DeployTest, KustomizeBaseRendersCrdRbacAndDeployment) {
           "pods:create", "pods:delete", "pods:get", "pods:list", "pods:watch", "services:create",
           "trainingjobs/finalizers:update", "trainingjobs/status:get", "trainingjobs/status:update",
           "trainingjobs:get", "trainingjobs:list", "trainingjobs:watch"}));
+  // In its own namespace: the Lease, and the leader's label on its pod.
+  std::set<std::string> own;
+  for (const YAML::Node& rule : objects.at("Role/dlsched-leader-election")["rules"]) {
+    for (const auto& resource : rule["resources"]) {
+      for (const auto& verb : rule["verbs"]) {
+        own.insert(resource.as<std::string>() + ":" + verb.as<std::string>());
+      }
+    }
+  }
+  EXPECT_EQ(own,
+            (std::set<std::string>{"leases:create", "leases:get", "leases:update", "pods:patch"}));
+  // The Service reaches the leader alone (the label only it carries).
+  const YAML::Node selector = objects.at("Service/dlsched-operator")["spec"]["selector"];
+  EXPECT_EQ(selector["dlsched.io/leader"].as<std::string>(), "true");
 }
 
 TEST(DeployTest, OverlaysChangeNamespaceImageAndProfile) {
@@ -86,8 +100,9 @@ TEST(DeployTest, OverlaysChangeNamespaceImageAndProfile) {
   const auto ns = Render("overlays/namespace");
   EXPECT_EQ(ns.count("Namespace/ml-scheduling"), 1u);
   EXPECT_EQ(ns.count("Namespace/dlsched-system"), 0u);
-  for (const char* name : {"ServiceAccount/dlsched", "Deployment/dlsched-operator",
-                           "Role/dlsched-leader-election", "RoleBinding/dlsched-leader-election"}) {
+  for (const char* name :
+       {"ServiceAccount/dlsched", "Deployment/dlsched-operator", "Role/dlsched-leader-election",
+        "RoleBinding/dlsched-leader-election", "Service/dlsched-operator"}) {
     EXPECT_EQ(ns.at(name)["metadata"]["namespace"].as<std::string>(), "ml-scheduling") << name;
   }
   for (const char* name :

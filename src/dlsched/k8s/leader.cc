@@ -55,9 +55,10 @@ bool LeaderElector::TryAcquireOrRenew() {
         {"metadata", {{"name", options_.lease_name}, {"namespace", options_.namespace_name}}},
         {"spec", Record(nullptr, true)}};
     auto c = client_.Request("POST", Path(), lease.dump());
-    leading_ = c && c->status == 201;
-    if (leading_) renewed_at_ = now;
-    return leading_;
+    const bool won = c && c->status == 201;
+    if (won) Renewed(now);
+    leading_ = won;
+    return won;
   }
   json lease = json::parse(r->body, nullptr, false);
   if (!lease.is_object()) return IsLeader();
@@ -81,8 +82,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   // write makes ours fail with 409 Conflict.
   auto u = client_.Request("PUT", Path() + "/" + options_.lease_name, lease.dump());
   if (u && u->status == 200) {
+    Renewed(now);
     leading_ = true;
-    renewed_at_ = now;
     const json written = json::parse(u->body, nullptr, false);
     if (written.is_object() && written.contains("spec")) {
       observed_holder_ = options_.identity;
@@ -96,8 +97,9 @@ bool LeaderElector::TryAcquireOrRenew() {
 }
 
 bool LeaderElector::IsLeader() const {
-  return leading_ && Clock::now() - renewed_at_ <
-                         std::chrono::duration<double>(options_.renew_deadline_seconds);
+  const Clock::time_point renewed{Clock::duration(renewed_at_.load())};
+  return leading_ &&
+         Clock::now() - renewed < std::chrono::duration<double>(options_.renew_deadline_seconds);
 }
 
 void LeaderElector::Release() {
@@ -114,6 +116,39 @@ void LeaderElector::Release() {
   lease["spec"]["leaseDurationSeconds"] = 1;
   lease["spec"]["renewTime"] = NowMicroTime();
   client_.Request("PUT", Path() + "/" + options_.lease_name, lease.dump());
+}
+
+namespace {
+
+core::Status PatchLabel(RestClient& client, const std::string& ns, const std::string& name,
+                        bool on) {
+  const json patch = {{"metadata", {{"labels", {{kLeaderLabel, on ? json("true") : json()}}}}}};
+  const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
+  auto r = client.Request("PATCH", path, patch.dump(), "application/merge-patch+json");
+  if (!r) return std::unexpected(r.error());
+  if (r->status != 200) return core::Errorf("PATCH {}: status {}", path, r->status);
+  return {};
+}
+
+}  // namespace
+
+core::Status MarkLeaderPod(RestClient& client, const std::string& ns, const std::string& name,
+                           bool leading) {
+  if (leading) {
+    const std::string path =
+        fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}%3Dtrue", ns, kLeaderLabel);
+    auto r = client.Request("GET", path);
+    if (!r) return std::unexpected(r.error());
+    if (r->status != 200) return core::Errorf("GET {}: status {}", path, r->status);
+    const json list = json::parse(r->body, nullptr, false);
+    if (list.is_object() && list.contains("items") && list["items"].is_array()) {
+      for (const json& pod : list["items"]) {
+        const std::string other = pod.value("metadata", json::object()).value("name", "");
+        if (!other.empty() && other != name) DLSCHED_TRY(PatchLabel(client, ns, other, false));
+      }
+    }
+  }
+  return PatchLabel(client, ns, name, leading);
 }
 
 }  // namespace dlsched::k8s

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -29,7 +30,11 @@ struct LeaderOptions {
 // on the candidate's own clock* (so clock skew between replicas does not
 // matter); the holder renews it every retry period. Every write carries the
 // resourceVersion it read, so two candidates never both win: the loser gets
-// 409 Conflict. Not thread-safe; call TryAcquireOrRenew from one thread.
+// 409 Conflict. TryAcquireOrRenew and Release run on one thread (the
+// renewal's own, apart from the API work, so a busy leader still renews);
+// IsLeader may be asked from any thread, before every write: a leader that
+// has not renewed within renew_deadline (< lease_duration) stops writing
+// before any other replica can take the lease over.
 class LeaderElector {
  public:
   using Clock = std::chrono::steady_clock;
@@ -54,9 +59,22 @@ class LeaderElector {
   std::string observed_holder_;
   std::string observed_renew_;
   Clock::time_point observed_at_{};
-  bool leading_ = false;
-  Clock::time_point renewed_at_{};
+  std::atomic<bool> leading_{false};
+  // Clock::time_point of the last renewal, as its count since the epoch.
+  std::atomic<Clock::rep> renewed_at_{0};
+  void Renewed(Clock::time_point at) { renewed_at_.store(at.time_since_epoch().count()); }
 };
+
+// The label the leading replica puts on its own pod, so that a Service
+// selecting it (deploy/service.yaml, and `kubectl port-forward svc/...`)
+// reaches the leader alone: a standby answers /snapshot with 503.
+inline constexpr const char* kLeaderLabel = "dlsched.io/leader";
+
+// Labels pod `name` of namespace `ns` as the leader (`leading`) or takes
+// the label off; when leading, also takes it off every other pod of `ns`
+// that has it (a former leader that stalled and has not yet exited).
+core::Status MarkLeaderPod(RestClient& client, const std::string& ns, const std::string& name,
+                           bool leading);
 
 // A Kubernetes MicroTime ("2026-11-24T03:50:00.123456Z") for now.
 std::string NowMicroTime();

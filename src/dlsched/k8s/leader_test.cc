@@ -4,9 +4,11 @@
 #include "dlsched/k8s/leader.h"
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <optional>
 
 #include <algorithm>
 #include <chrono>
@@ -81,9 +83,12 @@ TEST(LeaderElectorTest, OneHolderAtATimeAndAnExpiredLeaseIsTaken) {
 // A `dlsched operator` process with its stderr in a file.
 class Process {
  public:
-  Process(const std::vector<std::string>& args, const std::string& log) {
+  // `env`: variables set for it ("NAME=value"), besides the test's own.
+  Process(const std::vector<std::string>& args, const std::string& log,
+          const std::vector<std::string>& env = {}) {
     pid_ = ::fork();
     if (pid_ == 0) {
+      for (const std::string& e : env) ::putenv(const_cast<char*>(e.c_str()));
       FILE* f = std::fopen(log.c_str(), "w");
       ::dup2(::fileno(f), 1);
       ::dup2(::fileno(f), 2);
@@ -106,6 +111,22 @@ class Process {
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+  // Sends `sig` and returns at once (SIGSTOP, SIGCONT).
+  void Send(int sig) const { ::kill(pid_, sig); }
+  // Its exit code (-signal if killed) once it exits within `seconds`, else
+  // nullopt.
+  std::optional<int> Wait(double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
   }
 
  private:
@@ -157,53 +178,95 @@ std::string Metrics(int port) {
   return r && r->status == 200 ? r->body : "";
 }
 
-TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKilled) {
-  TestApiServer server;
-  ASSERT_TRUE(server.Start().has_value());
-  ASSERT_TRUE(server.ApplyManifest(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
-                  .has_value());
-  ASSERT_TRUE(
-      server
-          .Create("nodes", "",
-                  {{"metadata", {{"name", "node-a"}}},
-                   {"status",
-                    {{"allocatable", {{"cpu", "8"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "4"}}}}}})
-          .has_value());
-  ASSERT_TRUE(
-      server.Create("trainingjobs.dlsched.io", "default", TrainingJobOf("first")).has_value());
-  const fs::path dir = fs::temp_directory_path() / fmt::format("dlsched-leader-{}", ::getpid());
-  fs::create_directories(dir);
-  const std::string kubeconfig = (dir / "kubeconfig").string();
-  server.WriteKubeconfig(kubeconfig);
-  auto args = [&](const std::string& id) {
-    return std::vector<std::string>{DLSCHED_BINARY,
-                                    "operator",
-                                    "--kubeconfig",
-                                    kubeconfig,
-                                    "--identity",
-                                    id,
-                                    "--leader-elect-lease-duration",
-                                    "2",
-                                    "--leader-elect-renew-deadline",
-                                    "1.5",
-                                    "--leader-elect-retry-period",
-                                    "0.25",
-                                    "--resync",
-                                    "0.2",
-                                    "--metrics-bind-address",
-                                    "127.0.0.1:0",
-                                    "--health-probe-bind-address",
-                                    "0"};
-  };
-  const std::string log_a = (dir / "a.log").string(), log_b = (dir / "b.log").string();
-  auto a = std::make_unique<Process>(args("a"), log_a);
-  auto bound = [&](const std::string& pod) {
+// A test API server with the CRD, node-a (4 GPUs) and TrainingJob
+// "first"; a scratch directory with its kubeconfig; and the command line of
+// a `dlsched operator` replica named `id` against it (lease 2 s, renew
+// deadline 1.5 s, retry 0.25 s).
+struct TwoReplicas {
+  explicit TwoReplicas(const std::string& name)
+      : dir(fs::temp_directory_path() / fmt::format("dlsched-{}-{}", name, ::getpid())),
+        kubeconfig((dir / "kubeconfig").string()) {}
+  ~TwoReplicas() { fs::remove_all(dir); }
+  // Starts the server with its objects (false on failure).
+  bool Start() {
+    if (!server.Start() ||
+        !server.ApplyManifest(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))) {
+      return false;
+    }
+    const json node = {
+        {"metadata", {{"name", "node-a"}}},
+        {"status", {{"allocatable", {{"cpu", "8"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "4"}}}}}};
+    if (!server.Create("nodes", "", node) ||
+        !server.Create("trainingjobs.dlsched.io", "default", TrainingJobOf("first"))) {
+      return false;
+    }
+    fs::create_directories(dir);
+    server.WriteKubeconfig(kubeconfig);
+    return true;
+  }
+  std::vector<std::string> Args(const std::string& id) const {
+    return {DLSCHED_BINARY,
+            "operator",
+            "--kubeconfig",
+            kubeconfig,
+            "--identity",
+            id,
+            "--leader-elect-lease-duration",
+            "2",
+            "--leader-elect-renew-deadline",
+            "1.5",
+            "--leader-elect-retry-period",
+            "0.25",
+            "--resync",
+            "0.2",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "0"};
+  }
+  std::string Log(const std::string& id) const { return (dir / (id + ".log")).string(); }
+  // Whether pod `pod` of the default namespace is bound.
+  bool Bound(const std::string& pod) {
     auto p = server.Get("pods", "default", pod);
     return p && !(*p)["spec"].value("nodeName", "").empty();
+  }
+
+  TestApiServer server;
+  fs::path dir;
+  std::string kubeconfig;
+};
+
+TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKilled) {
+  TwoReplicas r("leader");
+  ASSERT_TRUE(r.Start());
+  TestApiServer& server = r.server;
+  auto args = [&](const std::string& id) { return r.Args(id); };
+  const std::string log_a = r.Log("a"), log_b = r.Log("b");
+  // The replicas' own pods (the downward API's POD_NAME): b's still has the
+  // leader label of a former leadership.
+  for (const auto& [pod, label] : {std::pair{"op-a", false}, std::pair{"op-b", true}}) {
+    json meta = {{"name", pod}, {"namespace", "dlsched-system"}};
+    if (label) meta["labels"] = {{kLeaderLabel, "true"}};
+    ASSERT_TRUE(server.Create("pods", "dlsched-system", {{"metadata", meta}}).has_value());
+  }
+  auto leader_label = [&](const std::string& pod) {
+    auto p = server.Get("pods", "dlsched-system", pod);
+    return p ? (*p)["metadata"].value("labels", json::object()).value(kLeaderLabel, "") : "?";
   };
-  ASSERT_TRUE(WaitFor([&] { return bound("first-worker-0"); })) << ReadFile(log_a);
+  auto env = [](const std::string& pod) {
+    return std::vector<std::string>{"POD_NAMESPACE=dlsched-system", "POD_NAME=" + pod};
+  };
+  auto a = std::make_unique<Process>(args("a"), log_a, env("op-a"));
+  ASSERT_TRUE(WaitFor([&] { return r.Bound("first-worker-0"); })) << ReadFile(log_a);
   EXPECT_EQ(Holder(server), "a");
-  Process b(args("b"), log_b);
+  // The leader labels its pod and takes the stale label off b's: the
+  // Service (deploy/service.yaml selects the label) reaches a alone.
+  ASSERT_TRUE(WaitFor([&] { return leader_label("op-a") == "true"; })) << ReadFile(log_a);
+  EXPECT_EQ(leader_label("op-b"), "");
+  EXPECT_NE(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/service.yaml")
+                .find(std::string(kLeaderLabel) + ": \"true\""),
+            std::string::npos);
+  Process b(args("b"), log_b, env("op-b"));
   ASSERT_TRUE(WaitFor([&] { return MetricsPortOf(log_b) > 0; })) << ReadFile(log_b);
   // b stands by: it renews nothing and writes nothing.
   const auto counts = server.RequestCounts();
@@ -213,6 +276,7 @@ TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKill
   EXPECT_NE(Metrics(MetricsPortOf(log_a)).find("dlsched_leader 1"), std::string::npos);
   EXPECT_NE(Metrics(MetricsPortOf(log_b)).find("dlsched_leader 0"), std::string::npos);
   EXPECT_EQ(server.RequestCounts()["POST pods"], counts.at("POST pods"));
+  EXPECT_EQ(leader_label("op-b"), "") << "a standby does not label its pod";
 
   // a dies without releasing the lease; b takes over once it has seen the
   // lease unrenewed for its duration, adopts the running job (no second
@@ -220,19 +284,67 @@ TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKill
   const auto killed = std::chrono::steady_clock::now();
   EXPECT_EQ(a->Signal(SIGKILL), -SIGKILL);
   ASSERT_TRUE(WaitFor([&] { return Holder(server) == "b"; })) << ReadFile(log_b);
+  ASSERT_TRUE(WaitFor([&] { return leader_label("op-b") == "true"; })) << ReadFile(log_b);
+  EXPECT_EQ(leader_label("op-a"), "") << "the former leader's label is taken off";
   const double takeover =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   ::testing::Test::RecordProperty("takeover_seconds", std::to_string(takeover));
   ASSERT_TRUE(
       server.Create("trainingjobs.dlsched.io", "default", TrainingJobOf("second")).has_value());
-  ASSERT_TRUE(WaitFor([&] { return bound("second-worker-0"); })) << ReadFile(log_b);
+  ASSERT_TRUE(WaitFor([&] { return r.Bound("second-worker-0"); })) << ReadFile(log_b);
   EXPECT_EQ(server.RequestCounts()["POST pods"], 2) << "first's pod adopted, not recreated";
   auto first = server.Get("trainingjobs.dlsched.io", "default", "first");
   EXPECT_EQ((*first)["status"].value("phase", ""), "Running");
   // SIGTERM: b releases the lease and exits 0.
   EXPECT_EQ(b.Signal(SIGTERM), 0) << ReadFile(log_b);
   EXPECT_EQ(Holder(server), "");
-  fs::remove_all(dir);
+}
+
+// A leader stalled past its lease (SIGSTOP, as a long GC pause or a frozen
+// VM would) while a job arrives: b takes the lease over and places that
+// job. Another job arrives, and a resumes (SIGCONT) with both jobs' events
+// waiting for it: it has not renewed within its renew deadline, so it
+// withholds every write and exits. No write of a lands after b's first
+// (a renewal a had in flight may arrive late, and is refused with 409).
+TEST(LeaderElectionTest, AStalledLeaderWritesNothingAfterItsSuccessorBegins) {
+  TwoReplicas r("stall");
+  ASSERT_TRUE(r.Start());
+  TestApiServer& server = r.server;
+  auto args = [&](const std::string& id) { return r.Args(id); };
+  const std::string log_a = r.Log("a"), log_b = r.Log("b");
+  Process a(args("a"), log_a);
+  ASSERT_TRUE(WaitFor([&] { return r.Bound("first-worker-0"); })) << ReadFile(log_a);
+  Process b(args("b"), log_b);
+  ASSERT_TRUE(WaitFor([&] { return MetricsPortOf(log_b) > 0; })) << ReadFile(log_b);
+  a.Send(SIGSTOP);
+  ASSERT_TRUE(
+      server.Create("trainingjobs.dlsched.io", "default", TrainingJobOf("second")).has_value());
+  ASSERT_TRUE(WaitFor([&] { return Holder(server) == "b" && r.Bound("second-worker-0"); }))
+      << ReadFile(log_b);
+  ASSERT_TRUE(
+      server.Create("trainingjobs.dlsched.io", "default", TrainingJobOf("third")).has_value());
+  a.Send(SIGCONT);
+  EXPECT_EQ(a.Wait(30), std::optional<int>(1)) << ReadFile(log_a);
+  EXPECT_NE(ReadFile(log_a).find("lost the leader lease"), std::string::npos) << ReadFile(log_a);
+  ASSERT_TRUE(WaitFor([&] { return r.Bound("third-worker-0"); })) << ReadFile(log_b);
+  // The writes in the order served: none of a's that landed after b's first.
+  const std::vector<TestApiServer::Write> writes = server.Writes();
+  auto by = [](const TestApiServer::Write& w, const std::string& id) {
+    return w.user_agent.find("(operator " + id + ")") != std::string::npos;
+  };
+  size_t first_of_b = writes.size();
+  for (size_t i = 0; i < writes.size() && first_of_b == writes.size(); ++i) {
+    if (by(writes[i], "b")) first_of_b = i;
+  }
+  ASSERT_LT(first_of_b, writes.size());
+  ASSERT_GT(first_of_b, 0u);
+  EXPECT_TRUE(by(writes[0], "a")) << writes[0].user_agent;
+  for (size_t i = first_of_b; i < writes.size(); ++i) {
+    EXPECT_FALSE(by(writes[i], "a") && writes[i].status < 400)
+        << "a wrote after b began: " << writes[i].method << " " << writes[i].path << " -> "
+        << writes[i].status;
+  }
+  EXPECT_EQ(b.Signal(SIGTERM), 0) << ReadFile(log_b);
 }
 
 // `dlsched snapshot` against a running `dlsched operator` process: the

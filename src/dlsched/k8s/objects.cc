@@ -1,5 +1,6 @@
 #include "dlsched/k8s/objects.h"
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 #include <random>
@@ -137,6 +138,69 @@ std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int in
   return config.dump();
 }
 
+namespace {
+
+// The DNS name of task (role, index)'s pod: its hostname under the job's
+// headless Service.
+std::string PodHost(const TrainingJob& tj, core::Role role, int index) {
+  return fmt::format("{}.{}.{}.svc", PodName(tj.name, role, index), tj.name, tj.namespace_name);
+}
+
+// The port a role's containers name pytorchjob-port, else PyTorchJob's
+// default.
+int PyTorchPort(const TrainingJob& tj, core::Role role) {
+  const json& tmpl = tj.templates[static_cast<int>(role)];
+  const json spec = tmpl.is_object() ? tmpl.value("spec", json::object()) : json::object();
+  if (!spec.is_object() || !spec.contains("containers") || !spec["containers"].is_array()) {
+    return kPyTorchPort;
+  }
+  for (const json& c : spec["containers"]) {
+    if (!c.is_object() || !c.contains("ports") || !c["ports"].is_array()) continue;
+    for (const json& port : c["ports"]) {
+      if (port.is_object() && port.value("name", "") == "pytorchjob-port" &&
+          port.contains("containerPort") && port["containerPort"].is_number_integer()) {
+        return port["containerPort"].get<int>();
+      }
+    }
+  }
+  return kPyTorchPort;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> PodEnv(const TrainingJob& tj, int workers,
+                                                        core::Role role, int index) {
+  if (tj.framework == Framework::kTensorFlow) {
+    return {{"TF_CONFIG", TfConfig(tj, workers, role, index)}};
+  }
+  // As Kubeflow's PyTorchJob controller sets them (torch.distributed's
+  // env:// and torchrun's PET_* arguments).
+  std::vector<std::pair<std::string, std::string>> env = {{"PYTHONUNBUFFERED", "0"}};
+  const int masters = tj.job.role(core::Role::kChief).replicas;
+  if (masters > 0) {
+    env.emplace_back("MASTER_ADDR", PodHost(tj, core::Role::kChief, 0));
+    env.emplace_back("MASTER_PORT", std::to_string(PyTorchPort(tj, core::Role::kChief)));
+    env.emplace_back("WORLD_SIZE", std::to_string(masters + workers));
+    env.emplace_back("RANK", std::to_string(role == core::Role::kWorker ? index + 1 : 0));
+  }
+  if (tj.elastic) {
+    const ElasticPolicy& p = *tj.elastic;
+    const std::string host =
+        p.rdzv_host.empty() ? PodHost(tj, core::Role::kWorker, 0) : p.rdzv_host;
+    const int port = p.rdzv_port > 0 ? p.rdzv_port : PyTorchPort(tj, core::Role::kWorker);
+    const core::RoleSpec& w = tj.job.role(core::Role::kWorker);
+    env.emplace_back("PET_RDZV_ENDPOINT", fmt::format("{}:{}", host, port));
+    env.emplace_back("PET_RDZV_BACKEND", p.rdzv_backend);
+    env.emplace_back("PET_NNODES", fmt::format("{}:{}", w.min_replicas, w.max_replicas));
+    if (p.max_restarts >= 0) env.emplace_back("PET_MAX_RESTARTS", std::to_string(p.max_restarts));
+    if (p.n_proc_per_node > 0) {
+      env.emplace_back("PET_NPROC_PER_NODE", std::to_string(p.n_proc_per_node));
+    }
+    if (!p.rdzv_id.empty()) env.emplace_back("PET_RDZV_ID", p.rdzv_id);
+  }
+  return env;
+}
+
 json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
              std::string_view scheduler_name, std::string_view node) {
   const json& tmpl = tj.templates[static_cast<int>(role)];
@@ -164,17 +228,21 @@ json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
   if (!node.empty()) spec["nodeName"] = std::string(node);
   // Training tasks restart through dlsched (from a checkpoint), not in place.
   if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Never";
-  const std::string tf_config = TfConfig(tj, workers, role, index);
+  const auto ours = PodEnv(tj, workers, role, index);
   if (spec.contains("containers") && spec["containers"].is_array()) {
     for (json& c : spec["containers"]) {
       if (!c.is_object()) continue;
+      // The template's own variables, but for those set here.
       json env = json::array();
       if (c.contains("env") && c["env"].is_array()) {
         for (const json& e : c["env"]) {
-          if (!e.is_object() || e.value("name", "") != "TF_CONFIG") env.push_back(e);
+          const std::string name = e.is_object() ? e.value("name", "") : "";
+          const bool set_here = std::any_of(ours.begin(), ours.end(),
+                                            [&](const auto& kv) { return kv.first == name; });
+          if (!set_here) env.push_back(e);
         }
       }
-      env.push_back({{"name", "TF_CONFIG"}, {"value", tf_config}});
+      for (const auto& [name, value] : ours) env.push_back({{"name", name}, {"value", value}});
       c["env"] = std::move(env);
     }
   }

@@ -5,6 +5,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,11 +55,22 @@ std::optional<PodTask> PodTaskOf(const nlohmann::json& pod);
 // task itself.
 std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int index);
 
+// The environment dlsched gives every container of one task, by the job's
+// framework: TF_CONFIG; or, for PyTorch, PYTHONUNBUFFERED and with a Master
+// MASTER_ADDR and MASTER_PORT (the master's pod and its pytorchjob-port),
+// WORLD_SIZE (master + `workers`) and RANK (master 0, worker i: i + 1), and
+// with an elasticPolicy torchrun's PET_RDZV_ENDPOINT (the first worker's
+// pod unless rdzvHost), PET_RDZV_BACKEND, PET_NNODES ("min:max" of the
+// Worker role), PET_MAX_RESTARTS, PET_NPROC_PER_NODE and PET_RDZV_ID when
+// given, as Kubeflow's PyTorchJob controller sets them.
+std::vector<std::pair<std::string, std::string>> PodEnv(const TrainingJob& tj, int workers,
+                                                        core::Role role, int index);
+
 // The pod of one task: the role's template with the job's labels, an
 // ownerReference to the TrainingJob (controller, blockOwnerDeletion),
-// schedulerName, hostname/subdomain for the headless Service, and
-// TF_CONFIG in every container. `node` sets spec.nodeName (bind without
-// the binding subresource); empty leaves the pod to be bound.
+// schedulerName, hostname/subdomain for the headless Service, and PodEnv
+// in every container (replacing a variable of the same name). `node` sets spec.nodeName (bind
+// without the binding subresource); empty leaves the pod to be bound.
 nlohmann::json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
                        std::string_view scheduler_name, std::string_view node);
 

@@ -56,6 +56,11 @@ core::Result<Response> Operator::Call(std::string_view method, const std::string
   if (options_.crash_after_calls > 0 && stats_.api_calls >= options_.crash_after_calls) {
     return core::Errorf("{} {}: the operator is down (test hook)", method, path);
   }
+  if (method != "GET" && options_.may_write && !options_.may_write()) {
+    ++stats_.api_errors[0];
+    return core::Errorf("{} {}: withheld: this replica no longer holds the leader lease", method,
+                        path);
+  }
   ++stats_.api_calls;
   auto r = client_.Request(method, path, body.is_null() ? "" : body.dump(), content_type);
   if (!r) {

@@ -53,6 +53,11 @@ struct OperatorOptions {
   // Test hook: after this many API requests the operator acts as if killed
   // there: no further request reaches the server (0: never).
   int64_t crash_after_calls = 0;
+  // Asked before every write (any request but a GET): false withholds it
+  // (the request fails at once, reaching no server). With leader election,
+  // whether this replica still holds the lease within its renew deadline:
+  // a leader stalled past it never writes again. Default: always write.
+  std::function<bool()> may_write;
   // The operator's clock in seconds (life-cycle timers, job ages); default:
   // seconds since Start on the steady clock. Tests put it on a simulated
   // clock.

@@ -278,6 +278,74 @@ TEST_F(OperatorTest, PortedKubeflowTfJobRunsUnchangedButForKindAndApiVersion) {
   }
 }
 
+// Kubeflow's simple PyTorchJob example (data/kubeflow/, Apache-2.0): its
+// Master runs as the job's chief (pod pytorch-simple-chief-0), and every
+// pod gets the environment Kubeflow's controller gives it: MASTER_ADDR,
+// MASTER_PORT 23456 (no pytorchjob-port given), WORLD_SIZE 2, RANK 0 for
+// the master and 1 for the worker; no TF_CONFIG.
+TEST_F(OperatorTest, PortedKubeflowPyTorchJobRunsWithItsEnvironment) {
+  std::string manifest =
+      ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/data/kubeflow/pytorch_simple.yaml");
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"apiVersion: \"kubeflow.org/v1\"",
+                                            "apiVersion: dlsched.io/v1alpha1"},
+        {"kind: PyTorchJob", "kind: TrainingJob"},
+        {"namespace: kubeflow", "namespace: default"}}) {
+    ASSERT_NE(manifest.find(from), std::string::npos) << from;
+    manifest.replace(manifest.find(from), from.size(), to);
+  }
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 0)).has_value());
+  ASSERT_TRUE(server_.ApplyManifest(manifest).has_value());
+  StartOperator("gang-binpack");
+  const std::string job = "pytorch-simple";
+  ASSERT_TRUE(RunUntil([&] { return Phase(job) == "Completed"; })) << Phase(job);
+  EXPECT_EQ(server_.RequestCounts()["POST pods/binding"], 2);
+  std::map<std::string, std::map<std::string, std::string>> env_of;
+  for (const json& pod : PodsOf(job)) {
+    EXPECT_EQ(pod["spec"]["containers"][0]["image"],
+              "docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727");
+    for (const json& e : pod["spec"]["containers"][0]["env"]) {
+      env_of[pod["metadata"]["name"]][e["name"]] = e.value("value", "");
+    }
+  }
+  const std::map<std::string, std::string> common = {
+      {"PYTHONUNBUFFERED", "0"},
+      {"MASTER_ADDR", "pytorch-simple-chief-0.pytorch-simple.default.svc"},
+      {"MASTER_PORT", "23456"},
+      {"WORLD_SIZE", "2"}};
+  auto with_rank = [&](const char* rank) {
+    auto env = common;
+    env["RANK"] = rank;
+    return env;
+  };
+  EXPECT_EQ(env_of["pytorch-simple-chief-0"], with_rank("0"));
+  EXPECT_EQ(env_of["pytorch-simple-worker-0"], with_rank("1"));
+}
+
+// An elastic PyTorch job (no Master; elasticPolicy min 1, max 3) under
+// kod2 on a node of 4 GPUs: it starts with its 1 worker and, in the same
+// cycle, scales out into the idle room to its max, 3 workers; every worker
+// pod carries torchrun's rendezvous on worker 0 and PET_NNODES 1:3, as a
+// TF job's pods carry TF_CONFIG.
+TEST_F(OperatorTest, ElasticPyTorchJobIsScaledOutByKod2) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  json job = Job("echo", 0, 1, 1e6);
+  job["spec"]["pytorchReplicaSpecs"] = job["spec"]["replicaSpecs"];
+  job["spec"].erase("replicaSpecs");
+  job["spec"]["elasticPolicy"] = {{"rdzvBackend", "c10d"}, {"minReplicas", 1}, {"maxReplicas", 3}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("kod2");
+  ASSERT_TRUE(RunUntil([&] { return PodsOf("echo").size() == 3; })) << Phase("echo");
+  for (const json& pod : PodsOf("echo")) {
+    std::map<std::string, std::string> env;
+    for (const json& e : pod["spec"]["containers"][0]["env"]) env[e["name"]] = e.value("value", "");
+    EXPECT_EQ(env["PET_RDZV_ENDPOINT"], "echo-worker-0.echo.default.svc:23456");
+    EXPECT_EQ(env["PET_NNODES"], "1:3");
+    EXPECT_EQ(env.count("TF_CONFIG"), 0u);
+    EXPECT_EQ(env.count("RANK"), 0u) << "no Master: torchrun assigns ranks";
+  }
+}
+
 TEST_F(OperatorTest, NodeSelectorAndTolerationsLandOnlyWhereAllowed) {
   // node-a is the emptiest but lacks the label; node-b is tainted; node-c
   // carries the label and the taint the job tolerates.

@@ -146,6 +146,8 @@ void* RestClient::Prepare(std::string_view method, const std::string& path,
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  if (!config_.user_agent.empty())
+    curl_easy_setopt(c, CURLOPT_USERAGENT, config_.user_agent.c_str());
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::ceil(std::min(config_.timeout_seconds, 30.0) * 1000)));
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");

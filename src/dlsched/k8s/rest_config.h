@@ -28,6 +28,9 @@ struct RestConfig {
   // The longest answer Request takes, in bytes (0: no limit); a longer one
   // is an error once this much has arrived, not a string of any size.
   uint64_t max_response_bytes = 0;
+  // The User-Agent header of every request (the server's audit log names
+  // the client by it); empty: curl's own.
+  std::string user_agent = "dlsched/" DLSCHED_VERSION;
 };
 
 // Reads a kubeconfig file as kubectl does: `context` (empty: the file's

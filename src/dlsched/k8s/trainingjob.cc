@@ -256,8 +256,9 @@ namespace {
 // given) into `job`, its pod template into `tmpl`; `tasks` counts what it
 // adds to the job's limit (a worker role at maxReplicas).
 core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_path,
-                        core::Role role, core::JobSpec& job, json& tmpl, int64_t& tasks) {
-  const std::string name(core::RoleName(role));
+                        core::Role role, std::string_view key, core::JobSpec& job, json& tmpl,
+                        int64_t& tasks) {
+  const std::string name(key);
   if (!rs.contains(name)) return {};
   const std::string path = Key(rs_path, name);
   const json& r = rs[name];
@@ -276,29 +277,111 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
   return {};
 }
 
-// spec.replicaSpecs (or the TFJob name, spec.tfReplicaSpecs) into `out`;
-// `rs_path` is set to the one given.
+// spec.replicaSpecs (or the TFJob name, spec.tfReplicaSpecs, or
+// PyTorchJob's spec.pytorchReplicaSpecs) into `out`; `rs_path` is set to
+// the one given.
 core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& out,
                                 std::string& rs_path) {
-  const bool tf = spec.contains("tfReplicaSpecs");
-  if (tf == spec.contains("replicaSpecs")) {
-    return e.Fail("spec", "give exactly one of replicaSpecs and tfReplicaSpecs (the TFJob name)");
+  int given = 0;
+  const char* section = "replicaSpecs";
+  for (const char* key : {"replicaSpecs", "tfReplicaSpecs", "pytorchReplicaSpecs"}) {
+    if (spec.contains(key)) {
+      ++given;
+      section = key;
+    }
   }
-  rs_path = tf ? "spec.tfReplicaSpecs" : "spec.replicaSpecs";
-  const json& rs = spec[tf ? "tfReplicaSpecs" : "replicaSpecs"];
-  DLSCHED_TRY(e.Object(rs, rs_path, {"PS", "Chief", "Worker"}));
+  if (given != 1) {
+    return e.Fail("spec",
+                  "give exactly one of replicaSpecs, tfReplicaSpecs (the TFJob name) and "
+                  "pytorchReplicaSpecs (PyTorchJob's)");
+  }
+  out.framework = std::string_view(section) == "pytorchReplicaSpecs" ? Framework::kPyTorch
+                                                                     : Framework::kTensorFlow;
+  rs_path = Key("spec", section);
+  const json& rs = spec[section];
+  if (out.framework == Framework::kPyTorch) {
+    DLSCHED_TRY(e.Object(rs, rs_path, {"Master", "Worker"}));
+  } else {
+    DLSCHED_TRY(e.Object(rs, rs_path, {"PS", "Chief", "Worker"}));
+  }
   if (!rs.contains("Worker")) return e.Fail(Key(rs_path, "Worker"), "missing");
   int64_t tasks = 0;
   for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
-    if (auto st =
-            DecodeRole(e, rs, rs_path, role, out.job, out.templates[static_cast<int>(role)], tasks);
-        !st) {
-      return st;
-    }
+    DLSCHED_TRY(DecodeRole(e, rs, rs_path, role, out.ReplicaName(role), out.job,
+                           out.templates[static_cast<int>(role)], tasks));
+  }
+  if (out.framework == Framework::kPyTorch && rs.contains("Master") &&
+      out.job.role(core::Role::kChief).replicas != 1) {
+    return e.Fail(Key(Key(rs_path, "Master"), "replicas"),
+                  "a PyTorchJob has exactly 1 Master replica");
   }
   if (tasks > core::kMaxTasksPerJob) {
     return e.Fail(rs_path, fmt::format("{} tasks at maxReplicas; at most {} per job", tasks,
                                        core::kMaxTasksPerJob));
+  }
+  return {};
+}
+
+// A string field of `obj` at `path`, when given, into `out`.
+core::Status OptionalText(const Errors& e, const json& obj, const std::string& path,
+                          const char* key, std::string& out) {
+  if (!obj.contains(key)) return {};
+  const json& v = obj[key];
+  if (!v.is_string() || v.get<std::string>().empty()) {
+    return e.Expected(Key(path, key), "a non-empty string", v);
+  }
+  out = v.get<std::string>();
+  return {};
+}
+
+// An integer field of `obj` at `path` within [lo, hi], when given.
+core::Status OptionalInt(const Errors& e, const json& obj, const std::string& path, const char* key,
+                         int64_t lo, int64_t hi, int& out) {
+  if (!obj.contains(key)) return {};
+  DLSCHED_TRY_LET(v, e.Int(obj[key], Key(path, key), lo, hi));
+  out = static_cast<int>(*v);
+  return {};
+}
+
+// PyTorchJob's spec.elasticPolicy: the rendezvous, and minReplicas and
+// maxReplicas as the Worker role's range (given there or here, not both).
+core::Status DecodeElasticPolicy(const Errors& e, const json& p, const std::string& rs_path,
+                                 const json& worker, TrainingJob& out) {
+  const std::string path = "spec.elasticPolicy";
+  DLSCHED_TRY(e.Object(p, path,
+                       {"minReplicas", "maxReplicas", "rdzvBackend", "rdzvHost", "rdzvPort",
+                        "rdzvId", "nProcPerNode", "maxRestarts"}));
+  ElasticPolicy& policy = out.elastic.emplace();
+  DLSCHED_TRY(OptionalText(e, p, path, "rdzvBackend", policy.rdzv_backend));
+  if (policy.rdzv_backend != "c10d" && policy.rdzv_backend != "etcd" &&
+      policy.rdzv_backend != "etcd-v2") {
+    return e.Fail(Key(path, "rdzvBackend"), fmt::format("expected c10d, etcd or etcd-v2, got {}",
+                                                        core::EscapeText(policy.rdzv_backend, 60)));
+  }
+  DLSCHED_TRY(OptionalText(e, p, path, "rdzvHost", policy.rdzv_host));
+  DLSCHED_TRY(OptionalText(e, p, path, "rdzvId", policy.rdzv_id));
+  DLSCHED_TRY(OptionalInt(e, p, path, "rdzvPort", 1, 65535, policy.rdzv_port));
+  DLSCHED_TRY(OptionalInt(e, p, path, "nProcPerNode", 1, 1024, policy.n_proc_per_node));
+  DLSCHED_TRY(OptionalInt(e, p, path, "maxRestarts", 0, 1000000, policy.max_restarts));
+  core::RoleSpec& w = out.job.role(core::Role::kWorker);
+  for (const char* key : {"minReplicas", "maxReplicas"}) {
+    if (!p.contains(key)) continue;
+    if (worker.contains(key)) {
+      return e.Fail(Key(path, key), fmt::format("also given as {}: give the range in one place",
+                                                Key(Key(rs_path, "Worker"), key)));
+    }
+    int v = 0;
+    DLSCHED_TRY(OptionalInt(e, p, path, key, 1, core::kMaxTasksPerJob, v));
+    const bool min = std::string_view(key) == "minReplicas";
+    if (min ? v > w.replicas : v < w.replicas) {
+      return e.Fail(Key(path, key), fmt::format("{} is {} than the Worker replicas, {}", v,
+                                                min ? "greater" : "less", w.replicas));
+    }
+    (min ? w.min_replicas : w.max_replicas) = v;
+  }
+  if (w.min_replicas > w.max_replicas) {
+    return e.Fail(
+        path, fmt::format("minReplicas {} exceeds maxReplicas {}", w.min_replicas, w.max_replicas));
   }
   return {};
 }
@@ -327,7 +410,8 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
 // request of each resource at maxReplicas within 2^62). A job without
 // totalSteps (no progress model) is checked as one with. A problem is
 // named by the TrainingJob's field (roles under `rs_path`).
-core::Status CheckLimits(const Errors& e, const core::JobSpec& job, const std::string& rs_path) {
+core::Status CheckLimits(const Errors& e, const TrainingJob& tj, const std::string& rs_path) {
+  const core::JobSpec& job = tj.job;
   core::JobSpec whole = job;
   if (whole.total_steps == 0) whole.total_steps = 1;
   if (auto p = core::CheckJobLimits(whole)) {
@@ -335,7 +419,7 @@ core::Status CheckLimits(const Errors& e, const core::JobSpec& job, const std::s
     for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
       const std::string key(core::RoleKey(role));
       if (field == key || field.starts_with(key + ".")) {
-        field = Key(rs_path, std::string(core::RoleName(role))) + field.substr(key.size());
+        field = Key(rs_path, std::string(tj.ReplicaName(role))) + field.substr(key.size());
       }
     }
     return e.Fail(field.empty()               ? rs_path
@@ -347,6 +431,11 @@ core::Status CheckLimits(const Errors& e, const core::JobSpec& job, const std::s
 }
 
 }  // namespace
+
+std::string_view TrainingJob::ReplicaName(core::Role role) const {
+  if (framework == Framework::kPyTorch && role == core::Role::kChief) return "Master";
+  return core::RoleName(role);
+}
 
 core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
   TrainingJob out;
@@ -366,11 +455,19 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
 
   if (!object.contains("spec")) return e.Fail("spec", "missing");
   const json& spec = object["spec"];
-  DLSCHED_TRY(e.Object(spec, "spec",
-                       {"replicaSpecs", "tfReplicaSpecs", "scheduling", "totalSteps", "throughput",
-                        "launchDelay", "checkpointDelay", "runPolicy"}));
+  DLSCHED_TRY(e.Object(
+      spec, "spec",
+      {"replicaSpecs", "tfReplicaSpecs", "pytorchReplicaSpecs", "elasticPolicy", "scheduling",
+       "totalSteps", "throughput", "launchDelay", "checkpointDelay", "runPolicy"}));
   std::string rs_path;
   DLSCHED_TRY(DecodeReplicaSpecs(e, spec, out, rs_path));
+  if (spec.contains("elasticPolicy")) {
+    if (out.framework != Framework::kPyTorch) {
+      return e.Fail("spec.elasticPolicy", "only with pytorchReplicaSpecs (PyTorchJob's)");
+    }
+    DLSCHED_TRY(DecodeElasticPolicy(e, spec["elasticPolicy"], rs_path,
+                                    spec["pytorchReplicaSpecs"]["Worker"], out));
+  }
   if (spec.contains("scheduling")) {
     DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }
@@ -379,7 +476,7 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
   if (spec.contains("throughput")) {
     DLSCHED_TRY(DecodeThroughput(e, spec["throughput"], job));
   }
-  DLSCHED_TRY(CheckLimits(e, job, rs_path));
+  DLSCHED_TRY(CheckLimits(e, out, rs_path));
   return out;
 }
 

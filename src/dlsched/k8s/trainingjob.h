@@ -1,13 +1,15 @@
 #pragma once
 
 // The TrainingJob custom resource (deploy/crd.yaml) and what the engine
-// reads of it. Its replica section is Kubeflow's TFJob's: a TFJob manifest
-// ports by changing apiVersion and kind (`tfReplicaSpecs` is read as
-// `replicaSpecs`). A role's request, node selector, required node affinity
+// reads of it. Its replica section is Kubeflow's TFJob's or PyTorchJob's: a
+// TFJob or PyTorchJob manifest ports by changing apiVersion and kind
+// (`tfReplicaSpecs` is read as `replicaSpecs`; `pytorchReplicaSpecs` and
+// `elasticPolicy` as PyTorchJob has them). A role's request, node selector, required node affinity
 // and tolerations come from its pod template with kube-scheduler's rules,
 // into the same core::RoleSpec the workload YAML gives the simulator, so a
 // job is placed alike by both backends.
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +26,26 @@ inline constexpr std::string_view kApiVersion = "dlsched.io/v1alpha1";
 inline constexpr std::string_view kKind = "TrainingJob";
 inline constexpr std::string_view kPlural = "trainingjobs";
 
+// Whose replica section a TrainingJob uses: TFJob's (replicaSpecs, or
+// tfReplicaSpecs: PS, Chief, Worker) or PyTorchJob's (pytorchReplicaSpecs:
+// Master, which runs as the job's chief, and Worker). It decides the
+// environment its pods get (TF_CONFIG, or MASTER_ADDR, RANK, ...).
+enum class Framework : uint8_t { kTensorFlow, kPyTorch };
+
+// A PyTorchJob's spec.elasticPolicy: torchrun's rendezvous for elastic
+// workers (its minReplicas and maxReplicas are the Worker role's range).
+struct ElasticPolicy {
+  std::string rdzv_backend = "c10d";  // c10d, etcd or etcd-v2
+  std::string rdzv_host;              // empty: the first worker's pod
+  int rdzv_port = 0;                  // 0: the worker's pytorchjob-port
+  std::string rdzv_id;                // empty: torchrun's default
+  int n_proc_per_node = 0;            // 0: not set
+  int max_restarts = -1;              // -1: not set
+};
+
+// PyTorchJob's default port (its container port named pytorchjob-port).
+inline constexpr int kPyTorchPort = 23456;
+
 struct TrainingJob {
   std::string namespace_name;
   std::string name;
@@ -35,6 +57,12 @@ struct TrainingJob {
   core::JobSpec job;
   // Each role's pod template, as given: pods are created from it.
   nlohmann::json templates[core::kNumRoles];
+  Framework framework = Framework::kTensorFlow;
+  std::optional<ElasticPolicy> elastic;  // PyTorch, when given
+
+  // The key of `role` in the job's replica section ("Master" for a
+  // PyTorch job's chief).
+  std::string_view ReplicaName(core::Role role) const;
 };
 
 // Decodes a TrainingJob as the API server returns it. Every error is one

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/k8s/objects.h"
 
 namespace dlsched::k8s {
 namespace {
@@ -93,6 +94,98 @@ TEST(TrainingJobTest, TfJobShapePortsUnchanged) {
   const core::Resources s = tj->job.role(core::Role::kWorker).ScoringRequest();
   EXPECT_EQ(s[core::kCpu], 100);
   EXPECT_EQ(s[core::kMemory], 200 * kMi);
+}
+
+// A PyTorchJob ports the same way: pytorchReplicaSpecs' Master runs as the
+// job's chief (one replica), its Worker as the workers; elasticPolicy gives
+// the workers' range and torchrun's rendezvous. Its pods' environment is
+// Kubeflow's: for 1 master + 3 workers, WORLD_SIZE 4 and RANK 0 for the
+// master, i + 1 for worker i; the master's address through the job's
+// headless Service and its pytorchjob-port (29500 here, else 23456).
+TEST(TrainingJobTest, PyTorchJobShapeAndItsPodsEnvironment) {
+  auto tj = DecodeTrainingJob(Parse(R"({
+    "metadata": {"name": "pt", "namespace": "ml"},
+    "spec": {"pytorchReplicaSpecs": {
+      "Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [
+        {"name": "pytorch", "image": "p:1", "ports": [{"name": "pytorchjob-port", "containerPort": 29500}],
+         "env": [{"name": "RANK", "value": "7"}, {"name": "LOGLEVEL", "value": "INFO"}]}]}}},
+      "Worker": {"replicas": 3, "template": {"spec": {"containers": [{"name": "pytorch", "image": "p:1",
+        "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}}})"));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  EXPECT_EQ(tj->framework, Framework::kPyTorch);
+  EXPECT_EQ(tj->ReplicaName(core::Role::kChief), "Master");
+  EXPECT_EQ(tj->job.role(core::Role::kChief).replicas, 1);
+  EXPECT_EQ(tj->job.role(core::Role::kWorker).replicas, 3);
+  EXPECT_EQ(tj->job.role(core::Role::kWorker).resources[core::kGpu], 1);
+  EXPECT_FALSE(tj->elastic.has_value());
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  const std::string master = "pt-chief-0.pt.ml.svc";
+  EXPECT_EQ(PodEnv(*tj, 3, core::Role::kChief, 0), (Env{{"PYTHONUNBUFFERED", "0"},
+                                                        {"MASTER_ADDR", master},
+                                                        {"MASTER_PORT", "29500"},
+                                                        {"WORLD_SIZE", "4"},
+                                                        {"RANK", "0"}}));
+  EXPECT_EQ(PodEnv(*tj, 3, core::Role::kWorker, 2), (Env{{"PYTHONUNBUFFERED", "0"},
+                                                         {"MASTER_ADDR", master},
+                                                         {"MASTER_PORT", "29500"},
+                                                         {"WORLD_SIZE", "4"},
+                                                         {"RANK", "3"}}));
+  // The pod: ours replace the template's RANK; its other variables stay.
+  const json pod = MakePod(*tj, core::Role::kChief, 0, 3, "dlsched", "");
+  json names = json::array();
+  for (const json& e : pod["spec"]["containers"][0]["env"]) names.push_back(e["name"]);
+  EXPECT_EQ(names, json({"LOGLEVEL", "PYTHONUNBUFFERED", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE",
+                         "RANK"}));
+  EXPECT_EQ(pod["spec"]["containers"][0]["env"].back()["value"], "0");
+  EXPECT_EQ(pod["spec"]["subdomain"], "pt");
+}
+
+// Kubeflow's elastic echo example: no Master, elasticPolicy min 1, max 2
+// (the Worker role's range), c10d on the first worker's pod at PyTorchJob's
+// default port.
+TEST(TrainingJobTest, ElasticPyTorchJobGetsTorchrunsRendezvous) {
+  auto tj = DecodeTrainingJob(Parse(R"({
+    "metadata": {"name": "echo"},
+    "spec": {"elasticPolicy": {"rdzvBackend": "c10d", "minReplicas": 1, "maxReplicas": 2,
+                               "maxRestarts": 100, "nProcPerNode": 4},
+      "pytorchReplicaSpecs": {"Worker": {"replicas": 2, "template": {"spec": {"containers": [
+        {"name": "pytorch", "image": "e:1"}]}}}}}})"));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  const core::RoleSpec& w = tj->job.role(core::Role::kWorker);
+  EXPECT_EQ(w.min_replicas, 1);
+  EXPECT_EQ(w.max_replicas, 2);
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(PodEnv(*tj, 2, core::Role::kWorker, 1),
+            (Env{{"PYTHONUNBUFFERED", "0"},
+                 {"PET_RDZV_ENDPOINT", "echo-worker-0.echo.default.svc:23456"},
+                 {"PET_RDZV_BACKEND", "c10d"},
+                 {"PET_NNODES", "1:2"},
+                 {"PET_MAX_RESTARTS", "100"},
+                 {"PET_NPROC_PER_NODE", "4"}}));
+  const std::string head = R"({"metadata": {"name": "j", "namespace": "ns"}, "spec": )";
+  const std::string tmpl = R"("template": {"spec": {"containers": [{"name": "c"}]}})";
+  const std::string worker = R"("Worker": {"replicas": 2, )" + tmpl + "}";
+  EXPECT_EQ(Error(head + R"({"pytorchReplicaSpecs": {"PS": {}, )" + worker + "}}}"),
+            "TrainingJob ns/j: spec.pytorchReplicaSpecs.PS: unknown key (allowed: Master, "
+            "Worker)");
+  EXPECT_EQ(
+      Error(head + R"({"pytorchReplicaSpecs": {"Master": {"replicas": 0}, )" + worker + "}}}"),
+      "TrainingJob ns/j: spec.pytorchReplicaSpecs.Master.replicas: a PyTorchJob has "
+      "exactly 1 Master replica");
+  EXPECT_EQ(Error(head + R"({"elasticPolicy": {}, "replicaSpecs": {)" + worker + "}}}"),
+            "TrainingJob ns/j: spec.elasticPolicy: only with pytorchReplicaSpecs (PyTorchJob's)");
+  EXPECT_EQ(Error(head + R"({"elasticPolicy": {"rdzvBackend": "zk"}, "pytorchReplicaSpecs": {)" +
+                  worker + "}}}"),
+            "TrainingJob ns/j: spec.elasticPolicy.rdzvBackend: expected c10d, etcd or etcd-v2, "
+            "got zk");
+  EXPECT_EQ(Error(head + R"({"elasticPolicy": {"maxReplicas": 1}, "pytorchReplicaSpecs": {)" +
+                  worker + "}}}"),
+            "TrainingJob ns/j: spec.elasticPolicy.maxReplicas: 1 is less than the Worker "
+            "replicas, 2");
+  EXPECT_EQ(Error(head + R"({"elasticPolicy": {"minReplicas": 1}, "pytorchReplicaSpecs": {)" +
+                  R"("Worker": {"replicas": 2, "minReplicas": 1, )" + tmpl + "}}}}"),
+            "TrainingJob ns/j: spec.elasticPolicy.minReplicas: also given as "
+            "spec.pytorchReplicaSpecs.Worker.minReplicas: give the range in one place");
 }
 
 // kube-scheduler's PodRequests: the containers' sum, at least each init
@@ -201,8 +294,8 @@ TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
             "TrainingJob ns/j: spec.replicaSpecs.Evaluator: unknown key (allowed: PS, Chief, "
             "Worker)");
   EXPECT_EQ(Error(head + R"({"replicaSpecs": {}, "tfReplicaSpecs": {}}})"),
-            "TrainingJob ns/j: spec: give exactly one of replicaSpecs and tfReplicaSpecs (the "
-            "TFJob name)");
+            "TrainingJob ns/j: spec: give exactly one of replicaSpecs, tfReplicaSpecs (the "
+            "TFJob name) and pytorchReplicaSpecs (PyTorchJob's)");
   EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {"template": {"spec": {"containers": [
       {"name": "c", "resources": {"requests": {"cpu": "1.2.3"}}}]}}}}}})"),
             "TrainingJob ns/j: spec.replicaSpecs.Worker.template.spec.containers[0].resources."
