@@ -149,6 +149,12 @@ void TestApiServer::SetFaults(const ApiFaults& faults) {
   rng_.seed(faults.seed);
 }
 
+void TestApiServer::FailNext(const std::string& request, int status, int times,
+                             int retry_after_seconds) {
+  std::lock_guard lock(mu_);
+  fail_next_[request] = Injected{status, times, retry_after_seconds};
+}
+
 int64_t TestApiServer::ResourceVersion() const {
   std::lock_guard lock(mu_);
   return rv_;

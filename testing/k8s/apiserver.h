@@ -8,9 +8,13 @@
 // older than the kept history; 409 Conflict on a stale write and on
 // AlreadyExists; status and binding subresources; graceful pod deletion;
 // ownerReferences with background cascading deletion; label and field
-// selectors; merge, strategic-merge (as merge) and JSON patches. Faults can
-// be injected: 500s and timeouts on a fraction of requests, watches cut,
-// a 410 on resume, a 409 on every first write of an object.
+// selectors; merge, strategic-merge (as merge) and JSON patches; the name
+// rules of the kinds the operator creates (a Service's name a DNS-1035
+// label, a Pod's a DNS-1123 subdomain, its spec.hostname and spec.subdomain
+// DNS-1123 labels: else 422 Invalid with details.causes naming the field).
+// Faults can be injected: 500s and timeouts on a fraction of requests,
+// watches cut, a 410 on resume, a 409 on every first write of an object,
+// and a given answer to the next requests of one kind (FailNext).
 
 #include <condition_variable>
 #include <cstdint>
@@ -64,6 +68,11 @@ class TestApiServer {
   std::string Url() const;
   void WriteKubeconfig(const std::string& path) const;
   void SetFaults(const ApiFaults& faults);
+  // The next `times` requests `request` ("VERB resource[/sub]" as
+  // RequestCounts names them, e.g. "POST pods", "POST services") are
+  // answered `status` with a Status body, without reaching the store; a
+  // 429 carries `Retry-After: retry_after_seconds` when that is > 0.
+  void FailNext(const std::string& request, int status, int times = 1, int retry_after_seconds = 0);
 
   // The store, bypassing faults; the same code as HTTP writes. `resource`
   // is "pods", "nodes", "trainingjobs.dlsched.io" (plural[.group]); `ns`
@@ -108,6 +117,7 @@ class TestApiServer {
   struct Reply {
     int status = 200;
     nlohmann::json body;
+    int retry_after = 0;  // seconds, sent as Retry-After when > 0
   };
   // A request on a resource, its path taken apart (apiserver_http.cc).
   struct Call {
@@ -175,8 +185,14 @@ class TestApiServer {
   std::map<std::string, int64_t> latest_;  // resource id -> last change's version
   ApiFaults faults_;
   std::mt19937_64 rng_{1};
-  std::map<std::string, bool> written_once_;  // for conflict_on_first_write
-  std::map<std::string, bool> gone_sent_;     // for gone_on_resume
+  struct Injected {
+    int status = 500;
+    int times = 0;
+    int retry_after = 0;
+  };
+  std::map<std::string, Injected> fail_next_;  // by "VERB resource[/sub]"
+  std::map<std::string, bool> written_once_;   // for conflict_on_first_write
+  std::map<std::string, bool> gone_sent_;      // for gone_on_resume
   std::map<std::string, int> counts_;
   std::vector<Write> writes_;
   bool stopping_ = false;

@@ -51,9 +51,17 @@ TestApiServer::Reply TestApiServer::Handle(const std::string& method, const std:
   if (c.type == nullptr) {
     return {404, Status(404, "NotFound", "the server could not find the requested resource")};
   }
-  if (count)
-    ++counts_[fmt::format("{} {}{}", method == "GET" && c.name.empty() ? "LIST" : method,
-                          c.type->Id(), c.sub.empty() ? "" : "/" + c.sub)];
+  const std::string request =
+      fmt::format("{} {}{}", method == "GET" && c.name.empty() ? "LIST" : method, c.type->Id(),
+                  c.sub.empty() ? "" : "/" + c.sub);
+  if (count) ++counts_[request];
+  if (auto it = fail_next_.find(request); count && it != fail_next_.end() && it->second.times > 0) {
+    --it->second.times;
+    const int code = it->second.status;
+    return {code,
+            Status(code, code == 429 ? "TooManyRequests" : "InternalError", "injected answer"),
+            code == 429 ? it->second.retry_after : 0};
+  }
   if (!body.empty()) {
     c.input = json::parse(body, nullptr, false);
     if (c.input.is_discarded()) return {400, Status(400, "BadRequest", "the body is not JSON")};
@@ -232,6 +240,7 @@ void TestApiServer::Serve(const std::string& method, const void* request, void* 
     Reply r = Handle(method, req.path, req.params, req.body, req.get_header_value("Content-Type"),
                      true, req.get_header_value("Accept").find("as=Table") != std::string::npos);
     res.status = r.status;
+    if (r.retry_after > 0) res.set_header("Retry-After", std::to_string(r.retry_after));
     res.set_content(r.body.dump(), "application/json");
     if (method != "GET") {
       std::lock_guard lock(mu_);

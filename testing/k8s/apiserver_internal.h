@@ -36,6 +36,10 @@ using Type = TestApiServer::Type;
 // A Status object: the body of an error reply.
 json Status(int code, const std::string& reason, const std::string& message);
 
+// A 422 Invalid Status for object `name` of `kind`: the message lists the
+// causes; details carry name, kind and causes ({reason, message, field}).
+json Invalid(const std::string& kind, const std::string& name, const json& causes);
+
 // An object's key in the store: "ns/name", or "name" when cluster-scoped.
 std::string KeyOf(const std::string& ns, const std::string& name);
 
@@ -63,6 +67,7 @@ json TableOf(const Type& type, const std::vector<json>& items, const std::string
 }  // namespace apiserver
 
 using apiserver::FieldsMatch;
+using apiserver::Invalid;
 using apiserver::json;
 using apiserver::KeyOf;
 using apiserver::LabelsMatch;

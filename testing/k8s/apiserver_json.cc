@@ -48,6 +48,17 @@ json Status(int code, const std::string& reason, const std::string& message) {
           {"code", code}};
 }
 
+json Invalid(const std::string& kind, const std::string& name, const json& causes) {
+  std::string message = fmt::format("{} \"{}\" is invalid: ", kind, name);
+  for (size_t i = 0; i < causes.size(); ++i) {
+    message += fmt::format("{}{}: {}", i == 0 ? "" : ", ", causes[i].value("field", ""),
+                           causes[i].value("message", ""));
+  }
+  json status = Status(422, "Invalid", message);
+  status["details"] = {{"name", name}, {"kind", kind}, {"causes", causes}};
+  return status;
+}
+
 std::string KeyOf(const std::string& ns, const std::string& name) {
   return ns.empty() ? name : ns + "/" + name;
 }

@@ -12,6 +12,35 @@
 
 namespace dlsched::testing {
 
+namespace {
+
+// The name rules the real server applies to the kinds the operator
+// creates, as details.causes (empty when the names are valid): a
+// Service's name is a DNS-1035 label; a Pod's name a DNS-1123 subdomain,
+// its spec.hostname and spec.subdomain DNS-1123 labels.
+json NameCauses(const std::string& kind, const json& object) {
+  json causes = json::array();
+  auto check = [&](const std::string& field, const std::string& value,
+                   std::optional<std::string> (*rule)(std::string_view)) {
+    if (auto problem = rule(value)) {
+      causes.push_back({{"reason", "FieldValueInvalid"}, {"message", *problem}, {"field", field}});
+    }
+  };
+  const std::string name = Meta(object, "name");
+  if (kind == "Service") check("metadata.name", name, k8s::Dns1035LabelProblem);
+  if (kind != "Pod") return causes;
+  check("metadata.name", name, k8s::Dns1123SubdomainProblem);
+  const json spec = object.value("spec", json::object());
+  for (const char* field : {"hostname", "subdomain"}) {
+    if (spec.is_object() && spec.contains(field) && spec[field].is_string()) {
+      check(std::string("spec.") + field, spec[field].get<std::string>(), k8s::Dns1123LabelProblem);
+    }
+  }
+  return causes;
+}
+
+}  // namespace
+
 void TestApiServer::RecordLocked(const Type& type, const std::string& event, const json& object) {
   const int64_t rv = std::stoll(Meta(object, "resourceVersion"));
   history_.push_back({rv, type.Id(), event, object});
@@ -51,6 +80,9 @@ TestApiServer::Reply TestApiServer::CreateLocked(const Type& type, const std::st
     return {422,
             Status(422, "Invalid",
                    fmt::format("{} \"\" is invalid: metadata.name: Required value", type.kind))};
+  }
+  if (json causes = NameCauses(type.kind, object); !causes.empty()) {
+    return {422, Invalid(type.kind, name, causes)};
   }
   auto& bucket = objects_[type.Id()];
   const std::string key = KeyOf(ns, name);

@@ -238,6 +238,48 @@ TEST_F(ApiServerTest, StaleWriteConflictsAndStatusIsItsOwnSubresource) {
   EXPECT_EQ(json::parse(r->body)["metadata"]["generation"], 2);
 }
 
+// Names a real server refuses for the kinds the operator creates: a
+// Service's name not a DNS-1035 label, a Pod's hostname not a DNS-1123
+// label: 422 Invalid, details.causes naming the field; nothing stored. A
+// one-shot injected answer (a 429 with Retry-After) comes once.
+TEST_F(ApiServerTest, NamesARealServerRefusesAre422WithTheirFieldAndInjectedAnswersComeOnce) {
+  k8s::RestClient client(config_);
+  const json service = {{"apiVersion", "v1"},
+                        {"kind", "Service"},
+                        {"metadata", {{"name", "2bert"}}},
+                        {"spec", {{"clusterIP", "None"}}}};
+  auto r = client.Request("POST", "/api/v1/namespaces/default/services", service.dump());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 422);
+  json body = json::parse(r->body);
+  EXPECT_EQ(body["reason"], "Invalid");
+  EXPECT_EQ(body["details"]["kind"], "Service");
+  EXPECT_EQ(body["details"]["causes"][0]["field"], "metadata.name");
+  EXPECT_EQ(body["details"]["causes"][0]["reason"], "FieldValueInvalid");
+  EXPECT_FALSE(server_.Get("services", "default", "2bert").has_value());
+  json pod = Pod("bert.v2-worker-0");
+  pod["spec"]["hostname"] = "bert.v2-worker-0";
+  pod["spec"]["subdomain"] = "bert.v2";
+  r = client.Request("POST", "/api/v1/namespaces/default/pods", pod.dump());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 422);
+  body = json::parse(r->body);
+  ASSERT_EQ(body["details"]["causes"].size(), 2u) << body.dump();
+  EXPECT_EQ(body["details"]["causes"][0]["field"], "spec.hostname");
+  EXPECT_EQ(body["details"]["causes"][1]["field"], "spec.subdomain");
+  // The pod's own name may have dots (a DNS-1123 subdomain).
+  r = client.Request("POST", "/api/v1/namespaces/default/pods", Pod("bert.v2-worker-0").dump());
+  EXPECT_EQ(r->status, 201);
+  server_.FailNext("POST services", 429, 1, 7);
+  json fine = service;
+  fine["metadata"]["name"] = "bert";
+  r = client.Request("POST", "/api/v1/namespaces/default/services", fine.dump());
+  EXPECT_EQ(r->status, 429);
+  EXPECT_EQ(r->retry_after_seconds, 7);
+  r = client.Request("POST", "/api/v1/namespaces/default/services", fine.dump());
+  EXPECT_EQ(r->status, 201);
+}
+
 TEST_F(ApiServerTest, BindingOnceThenConflictAndGracefulDeletion) {
   ASSERT_TRUE(server_.Create("pods", "default", Pod("p")).has_value());
   k8s::RestClient client(config_);

@@ -72,7 +72,9 @@ CLI::App* AddOperatorCommand(CLI::App& app, OperatorArgs* a) {
                   "Serve /healthz and /readyz on host:port or :port; 0 turns it off")
       ->capture_default_str();
   cmd->add_option("--resync", a->resync,
-                  "Seconds between scheduling cycles while jobs wait and nothing changes")
+                  "Seconds between resyncs: every TrainingJob reconciled whatever its phase, and a "
+                  "scheduling cycle while jobs wait (Waiting, Starving, Standby) and nothing "
+                  "changes")
       ->capture_default_str()
       ->check(NumberIn(0.1, 3600));
   cmd->add_option("--release-wait", a->release_wait,

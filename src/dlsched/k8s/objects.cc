@@ -21,6 +21,51 @@ std::string PodName(std::string_view job, core::Role role, int index) {
 
 namespace {
 
+bool LowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// [first]([-a-z0-9]*[a-z0-9])? where `first` is [a-z0-9], or [a-z] when
+// `alpha_first`.
+bool LabelShape(std::string_view s, bool alpha_first) {
+  if (s.empty() || !LowerAlnum(s.front()) || !LowerAlnum(s.back())) return false;
+  if (alpha_first && !(s.front() >= 'a' && s.front() <= 'z')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return LowerAlnum(c) || c == '-'; });
+}
+
+std::string Quoted(std::string_view name) {
+  return fmt::format("Invalid value: \"{}\"", core::EscapeText(name, 300));
+}
+
+}  // namespace
+
+std::optional<std::string> Dns1123LabelProblem(std::string_view name) {
+  if (name.size() <= 63 && LabelShape(name, false)) return std::nullopt;
+  return Quoted(name) +
+         ": not a DNS-1123 label (at most 63 lower case letters, digits and '-', starting and "
+         "ending with a letter or digit: [a-z0-9]([-a-z0-9]*[a-z0-9])?)";
+}
+
+std::optional<std::string> Dns1035LabelProblem(std::string_view name) {
+  if (name.size() <= 63 && LabelShape(name, true)) return std::nullopt;
+  return Quoted(name) +
+         ": not a DNS-1035 label (at most 63 lower case letters, digits and '-', starting with a "
+         "letter and ending with a letter or digit: [a-z]([-a-z0-9]*[a-z0-9])?)";
+}
+
+std::optional<std::string> Dns1123SubdomainProblem(std::string_view name) {
+  bool ok = name.size() <= 253;
+  for (size_t at = 0; ok;) {
+    const size_t dot = name.find('.', at);
+    ok = LabelShape(name.substr(at, dot == std::string_view::npos ? dot : dot - at), false);
+    if (dot == std::string_view::npos) break;
+    at = dot + 1;
+  }
+  if (ok) return std::nullopt;
+  return Quoted(name) +
+         ": not a DNS-1123 subdomain (at most 253 characters: DNS-1123 labels joined by '.')";
+}
+
+namespace {
+
 // Node resources dlsched does not schedule: the pod count and hugepages.
 bool Scheduled(std::string_view name) { return name != "pods" && !name.starts_with("hugepages-"); }
 

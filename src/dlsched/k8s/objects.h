@@ -3,6 +3,7 @@
 // The Kubernetes objects the operator reads (Node, foreign Pods) and writes
 // (the Pods, Service and Events of a TrainingJob), as JSON.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,17 @@ inline constexpr int kTfPort = 2222;
 // labels and TF_CONFIG.
 // The deterministic pod name of a task: "<job>-<role>-<index>".
 std::string PodName(std::string_view job, core::Role role, int index);
+
+// The API server's name rules (apimachinery's validation), as the message
+// it gives, or nullopt when `name` follows them:
+//   DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters
+//     (a pod's spec.hostname and spec.subdomain);
+//   DNS-1035 label: [a-z]([-a-z0-9]*[a-z0-9])?, at most 63 (a Service's name);
+//   DNS-1123 subdomain: DNS-1123 labels joined by '.', at most 253 (most
+//     objects' names, a Pod's among them).
+std::optional<std::string> Dns1123LabelProblem(std::string_view name);
+std::optional<std::string> Dns1035LabelProblem(std::string_view name);
+std::optional<std::string> Dns1123SubdomainProblem(std::string_view name);
 
 // A Node as the engine sees it: allocatable (cpu, memory and extended
 // resources such as nvidia.com/gpu; `pods` and hugepages are not

@@ -219,12 +219,20 @@ void Operator::Step(double max_wait_seconds) {
     auto r = Call("GET", PodsPath(ns) + "/" + key.substr(key.find('/') + 1));
     if (r && r->status == 404) Gone(key);
   }
-  const bool waiting = !state_.JobsInPhase(JobPhase::kWaiting).empty() ||
-                       !state_.JobsInPhase(JobPhase::kStarving).empty();
-  if (waiting &&
-      Clock::now() - last_cycle_ > std::chrono::duration<double>(options_.resync_seconds)) {
-    dirty_ = true;
+  const auto resync = std::chrono::duration<double>(options_.resync_seconds);
+  if (Clock::now() - last_resync_ > resync) {
+    // Level-triggered: every job is reconciled at every resync, whatever
+    // its phase (client-go's informer resync delivers every object again).
+    last_resync_ = Clock::now();
+    for (const json& tj : jobs_->List()) queue_.Add("tj/" + ObjectKey(tj));
   }
+  // A cycle while any job waits for room: Waiting, Starving, or Standby
+  // (stopped, or put back after a failed bind).
+  const bool waiting = !state_.JobsInPhase(JobPhase::kWaiting).empty() ||
+                       !state_.JobsInPhase(JobPhase::kStarving).empty() ||
+                       !state_.JobsInPhase(JobPhase::kStandby).empty();
+  if (waiting && Clock::now() - last_cycle_ > resync) dirty_ = true;
+  ApplyRejects();
   if (scheduler_.Due(Now())) dirty_ = true;
   bool wait_for_releases = false;
   if (dirty_ && !releasing_.empty()) {

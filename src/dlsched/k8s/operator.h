@@ -179,7 +179,17 @@ class Operator final : public engine::Backend {
   void SyncPod(const std::string& key);
   void SyncJob(const std::string& key);
   void NewJob(const nlohmann::json& object, bool adopting);
-  void ReportInvalid(const nlohmann::json& object, const std::string& error);
+  // False when the status could not be written (tried again, rate limited).
+  bool ReportInvalid(const nlohmann::json& object, const std::string& error);
+  // Job j refused by the API server (400, 403, 404 on create, 422): it
+  // fails with `why` (the field), and is tried again only when its spec
+  // changes (a new metadata.generation).
+  void Reject(engine::JobIndex j, const std::string& why);
+  // The rejections found inside the life cycle's calls, acted on after.
+  void ApplyRejects();
+  // The job's reconciliation at every resync and after a transient error:
+  // its headless Service while it holds pods.
+  void ReconcileJob(engine::JobIndex j, const nlohmann::json& object);
   bool AdoptJob(engine::JobIndex j, const nlohmann::json& object);
   struct FoundPods;
   FoundPods FindPods(engine::JobIndex j) const;
@@ -200,6 +210,9 @@ class Operator final : public engine::Backend {
   bool WriteStatus(engine::JobIndex j);
   void Event(engine::JobIndex j, std::string_view type, std::string_view reason,
              std::string_view message);
+  // Creates the job's headless Service unless done; a transient failure
+  // queues the job's key again with its backoff, a permanent one rejects
+  // the job.
   void EnsureService(engine::JobIndex j);
   // API calls that count errors.
   core::Result<Response> Call(std::string_view method, const std::string& path,
@@ -227,7 +240,9 @@ class Operator final : public engine::Backend {
   std::chrono::steady_clock::time_point start_;
   std::deque<TrainingJob> tjs_;                               // by JobIndex
   std::unordered_map<std::string, engine::JobIndex> by_key_;  // "ns/name" of live jobs
-  std::unordered_set<std::string> invalid_;                   // uids reported invalid
+  std::unordered_map<std::string, int64_t> invalid_;          // uid -> generation reported invalid
+  std::unordered_set<engine::JobIndex> rejected_;             // refused by the API server
+  std::unordered_set<engine::JobIndex> service_ok_;           // their Service exists
   std::unordered_set<engine::JobIndex> never_fits_;           // reported once
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   // Pods deleted and not gone yet: pod key -> (task, uid).
@@ -246,6 +261,7 @@ class Operator final : public engine::Backend {
   std::vector<std::pair<engine::TaskRef, engine::NodeIndex>> pending_binds_;
   std::vector<engine::TaskRef> pending_creates_;
   std::vector<std::pair<engine::TaskRef, std::string>> failed_binds_;
+  std::vector<std::pair<engine::JobIndex, std::string>> rejects_;  // refused creates
   std::vector<engine::JobIndex> status_dirty_;
   // API writes that failed and are tried again at every step until done.
   std::vector<std::function<bool()>> retry_;
@@ -253,7 +269,7 @@ class Operator final : public engine::Backend {
   // Steps done and service attained by job j up to now.
   void Advance(engine::JobIndex j) { scheduler_.Advance(j, Now()); }
   bool dirty_ = true;
-  std::chrono::steady_clock::time_point last_cycle_;
+  std::chrono::steady_clock::time_point last_cycle_, last_resync_;
   // When the current wait for releasing pods began (a cycle was due).
   std::optional<std::chrono::steady_clock::time_point> release_wait_since_;
   OperatorStats stats_;

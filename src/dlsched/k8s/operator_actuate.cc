@@ -2,14 +2,41 @@
 // out on the API server (pods created, bound, deleted; a Service per job).
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
 #include "dlsched/k8s/operator_impl.h"
 
 namespace dlsched::k8s {
+
+bool Permanent(long status, bool create) {
+  return status == 400 || status == 403 || status == 422 || (create && status == 404);
+}
+
+std::string Refusal(const Response& r) {
+  const json body = json::parse(r.body, nullptr, false);
+  if (!body.is_object()) return fmt::format("HTTP {}", r.status);
+  std::string out;
+  const json details = body.value("details", json::object());
+  const json causes = details.is_object() ? details.value("causes", json::array()) : json::array();
+  for (const json& c : causes) {
+    if (!c.is_object()) continue;
+    out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", c.value("field", ""),
+                       c.value("message", ""));
+  }
+  if (out.empty()) out = body.value("message", "");
+  return core::EscapeText(out.empty() ? fmt::format("HTTP {}", r.status) : out, 1000);
+}
+
+WorkQueue::Clock::duration RetryAfter(const core::Result<Response>& r) {
+  if (!r) return WorkQueue::Clock::duration::zero();
+  return std::chrono::duration_cast<WorkQueue::Clock::duration>(
+      std::chrono::duration<double>(std::min(r->retry_after_seconds, 3600.0)));
+}
 
 void Operator::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uint64_t epoch) {
   timers_.push(Timer{at, kind, j, epoch});
@@ -75,14 +102,18 @@ void Operator::FlushBinds() {
   auto binds = std::move(pending_binds_);
   pending_binds_.clear();
   for (const auto& [t, n] : binds) BindOne(t, n);
-  if (failed_binds_.empty()) return;
   auto failed = std::move(failed_binds_);
   failed_binds_.clear();
   for (const auto& [t, why] : failed) {
     owned_.erase(PodKey(t));
     scheduler_.BindFailed(t, why);
   }
-  dirty_ = true;
+  if (!failed.empty()) dirty_ = true;
+  ApplyRejects();
+}
+
+void Operator::ApplyRejects() {
+  for (const auto& [j, why] : std::exchange(rejects_, {})) Reject(j, why);
 }
 
 void Operator::CreateOne(TaskRef t) {
@@ -116,6 +147,13 @@ void Operator::BindOne(TaskRef t, NodeIndex n) {
       if (!g || g->status != 200)
         return fail(fmt::format("pod {} exists but cannot be read", name));
       pod = json::parse(g->body, nullptr, false);
+    } else if (Permanent(r->status, /*create=*/true)) {
+      // Refused as it is (a name or a template the server rejects): the
+      // job fails with the field, and is not placed again as it is.
+      const std::string why = fmt::format("creating pod {}: {}", name, Refusal(*r));
+      fail(why);
+      rejects_.push_back({t.job, why});
+      return;
     } else {
       return fail(fmt::format("creating pod {}: HTTP {}", name, r->status));
     }
@@ -167,19 +205,39 @@ void Operator::OnPhase(JobIndex j, JobPhase from) {
   ++stats_.jobs_by_phase[std::string(core::PhaseName(to))];
   if (to == JobPhase::kLaunching) EnsureService(j);
   if (to == JobPhase::kCompleted) Event(j, "Normal", "Completed", "all workers succeeded");
-  if (to == JobPhase::kFailed) Event(j, "Warning", "Failed", scheduler_.History(j).reason);
+  if (to == JobPhase::kFailed) {
+    Event(j, "Warning", rejected_.contains(j) ? "SpecRejected" : "Failed",
+          scheduler_.History(j).reason);
+  }
   if (core::IsRunning(to) && !core::IsRunning(from)) CheckCompletion(j);
 }
 
 void Operator::EnsureService(JobIndex j) {
+  if (service_ok_.contains(j) || rejected_.contains(j)) return;
   const TrainingJob& tj = tjs_[j];
-  const std::string path = fmt::format("/api/v1/namespaces/{}/services", tj.namespace_name);
-  const json service = MakeService(tj);
-  auto create = [this, path, service] {
-    auto r = Call("POST", path, service);
-    return r && (r->status == 201 || r->status == 409);  // 409: it exists already
-  };
-  if (!create()) retry_.push_back(create);
+  const std::string key = "tj/" + tj.namespace_name + "/" + tj.name;
+  auto r = Call("POST", fmt::format("/api/v1/namespaces/{}/services", tj.namespace_name),
+                MakeService(tj));
+  if (r && (r->status == 201 || r->status == 409)) {  // 409: it exists already
+    service_ok_.insert(j);
+    queue_.Forget(key);
+  } else if (r && Permanent(r->status, /*create=*/true)) {
+    // Acted on after the life cycle returns (this runs inside it).
+    rejects_.push_back({j, fmt::format("creating Service {}: {}", tj.name, Refusal(*r))});
+    dirty_ = true;
+  } else {
+    // Transient: the job's key again, after its backoff (or Retry-After).
+    queue_.AddRateLimited(key, RetryAfter(r));
+  }
+}
+
+void Operator::Reject(JobIndex j, const std::string& why) {
+  if (!rejected_.insert(j).second || core::IsFinal(state_.Job(j).phase)) return;
+  const TrainingJob& tj = tjs_[j];
+  Log("error", "refused by the API server",
+      {{"job", tj.namespace_name + "/" + tj.name}, {"error", why}});
+  scheduler_.Fail(j, why);
+  dirty_ = true;
 }
 
 }  // namespace dlsched::k8s

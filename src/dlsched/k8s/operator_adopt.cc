@@ -31,7 +31,12 @@ void Operator::Adopt() {
 void Operator::NewJob(const json& object, bool adopting) {
   auto decoded = DecodeTrainingJob(object);
   if (!decoded) {
-    ReportInvalid(object, decoded.error().message);
+    const std::string key = "tj/" + Meta(object, "namespace") + "/" + Meta(object, "name");
+    if (ReportInvalid(object, decoded.error().message)) {
+      queue_.Forget(key);
+    } else {
+      queue_.AddRateLimited(key);  // its status again, after its backoff
+    }
     return;
   }
   TrainingJob& tj = tjs_.emplace_back(std::move(*decoded));
@@ -46,16 +51,21 @@ void Operator::NewJob(const json& object, bool adopting) {
   dirty_ = true;
 }
 
-// A TrainingJob that does not decode: its status says why (once), with a
-// Warning Event.
-void Operator::ReportInvalid(const json& object, const std::string& error) {
+// A TrainingJob that does not decode: its status says why (once per
+// generation), with a Warning Event. It is decoded again when its spec
+// changes (a new metadata.generation).
+bool Operator::ReportInvalid(const json& object, const std::string& error) {
   const std::string uid = Meta(object, "uid");
-  invalid_.insert(uid);
   const std::string ns = Meta(object, "namespace");
   const std::string name = Meta(object, "name");
+  const int64_t generation = object.value("metadata", json::object()).value("generation", 0);
   Log("error", "invalid TrainingJob", {{"job", ns + "/" + name}, {"error", error}});
   json status = object.value("status", json::object());
-  if (status.is_object() && status.value("phase", "") == "Invalid") return;  // reported
+  if (status.is_object() && status.value("phase", "") == "Invalid" &&
+      status.value("reason", "") == error) {
+    invalid_[uid] = generation;  // reported
+    return true;
+  }
   json updated = object;
   updated["status"] = {{"phase", "Invalid"},
                        {"reason", error},
@@ -64,11 +74,15 @@ void Operator::ReportInvalid(const json& object, const std::string& error) {
                                                     {"reason", "InvalidSpec"},
                                                     {"message", error},
                                                     {"lastTransitionTime", NowRfc3339()}}})}};
-  Call("PUT",
-       fmt::format("/apis/{}/{}/namespaces/{}/{}/{}/status", kGroup, kVersion, ns, kPlural, name),
-       updated);
+  auto r = Call(
+      "PUT",
+      fmt::format("/apis/{}/{}/namespaces/{}/{}/{}/status", kGroup, kVersion, ns, kPlural, name),
+      updated);
+  if (!r || (r->status >= 300 && r->status != 404)) return false;  // tried again
+  invalid_[uid] = generation;
   Call("POST", fmt::format("/api/v1/namespaces/{}/events", ns),
        MakeEvent(ns, name, uid, "Warning", "InvalidSpec", error, NowRfc3339()));
+  return true;
 }
 
 // The pods of job `j` found when the operator starts.

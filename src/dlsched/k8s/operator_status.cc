@@ -54,9 +54,10 @@ bool Operator::WriteStatus(JobIndex j) {
     }
   }
   if (status == last_status_[j]) return true;
+  // A job the API server refused fails with reason SpecRejected.
   json condition = {{"type", phase},
                     {"status", "True"},
-                    {"reason", phase},
+                    {"reason", rejected_.contains(j) ? std::string("SpecRejected") : phase},
                     {"message", h.reason},
                     {"lastTransitionTime", NowRfc3339()}};
   json full = status;

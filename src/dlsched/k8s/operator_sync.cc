@@ -144,9 +144,34 @@ void Operator::SyncJob(const std::string& key) {
     dirty_ = true;
     Log("info", "job deleted", {{"job", key}});
   }
-  if (object && !by_key_.contains(key) && !invalid_.contains(Meta(*object, "uid"))) {
+  if (!object) return;
+  const int64_t generation = object->value("metadata", json::object()).value("generation", 0);
+  if (auto known = by_key_.find(key); known != by_key_.end()) {
+    ReconcileJob(known->second, *object);
+    return;
+  }
+  // An invalid job is decoded again only when its spec changed.
+  auto invalid = invalid_.find(Meta(*object, "uid"));
+  if (invalid == invalid_.end() || invalid->second != generation) {
     NewJob(*object, /*adopting=*/false);
   }
+}
+
+void Operator::ReconcileJob(JobIndex j, const json& object) {
+  const int64_t generation = object.value("metadata", json::object()).value("generation", 0);
+  if (rejected_.contains(j)) {
+    // Refused by the API server: tried again, as a new job, only when its
+    // spec changed.
+    if (generation == tjs_[j].generation) return;
+    const TrainingJob& tj = tjs_[j];
+    by_key_.erase(tj.namespace_name + "/" + tj.name);
+    scheduler_.RemoveJob(j, "TrainingJob changed");
+    NewJob(object, /*adopting=*/false);
+    dirty_ = true;
+    return;
+  }
+  const engine::JobState& js = state_.Job(j);
+  if (!core::IsFinal(js.phase) && js.placed_tasks > 0) EnsureService(j);
 }
 
 void Operator::CheckCompletion(JobIndex j) {

@@ -156,6 +156,16 @@ class OperatorTest : public ::testing::Test {
     return out;
   }
 
+  // One 4-GPU node, job `name` of one worker, the first pod create answered
+  // `status`, and the operator started (gang-binpack).
+  void StartWithOneJobWhosePodCreateGets(int status, const std::string& name) {
+    ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+    server_.FailNext("POST pods", status);
+    ASSERT_TRUE(
+        server_.Create("trainingjobs.dlsched.io", "default", Job(name, 0, 1, 100)).has_value());
+    StartOperator("gang-binpack");
+  }
+
   TestApiServer server_;
   RestConfig config_;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
@@ -640,6 +650,83 @@ TEST_F(OperatorTest, BindWithNodeNameCreatesPodsOnTheirNode) {
   EXPECT_EQ(server_.RequestCounts()["POST pods"], 3);
   EXPECT_EQ(server_.RequestCounts().count("POST pods/binding"), 0u);
   for (const json& pod : PodsOf("direct")) EXPECT_EQ(pod["spec"]["nodeName"], "node-a");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// One 500 on the create of a job's only pod: the bind fails and the job
+// goes back to wait (Standby once it had started); a later cycle (a
+// resync's at the latest) places it again with nothing else happening.
+TEST_F(OperatorTest, ATransient500OnAPodCreateIsTriedAgainWithoutOtherNews) {
+  StartWithOneJobWhosePodCreateGets(500, "once");
+  ASSERT_TRUE(RunUntil([&] { return Phase("once") == "Completed"; })) << Phase("once");
+  EXPECT_EQ(op_->Stats().api_errors.at(500), 1);
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], 2);
+}
+
+// Names valid for a TrainingJob but not for what the operator makes of
+// them (the Service: a DNS-1035 label; pod hostnames: DNS-1123 labels of
+// at most 63 characters) are refused up front with the field, once: no
+// pod, no Service, no Scheduled event, no retry loop; the job beside them
+// runs.
+TEST_F(OperatorTest, NamesAServiceOrAHostnameCannotTakeAreRefusedUpFrontNotLooped) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  const std::string long_name(55, 'b');
+  const std::vector<std::string> bad = {"bert.v2", "2bert", long_name};
+  for (const std::string& name : bad) {
+    ASSERT_TRUE(
+        server_.Create("trainingjobs.dlsched.io", "default", Job(name, 0, 1, 100)).has_value());
+  }
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("fine", 0, 1, 100)).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] {
+    return Phase("fine") == "Completed" && Phase("bert.v2") == "Invalid" &&
+           Phase("2bert") == "Invalid" && Phase(long_name) == "Invalid";
+  })) << Phase("fine")
+      << " " << Phase("bert.v2") << " " << Phase("2bert");
+  // A few resyncs more: nothing is tried again.
+  const auto counts = server_.RequestCounts();
+  for (int i = 0; i < 20; ++i) op_->Step(0.01);
+  EXPECT_EQ(server_.RequestCounts()["POST services"], counts.at("POST services"));
+  EXPECT_EQ(server_.RequestCounts()["POST services"], 1);  // fine's
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], 1);      // fine's
+  for (const std::string& name : bad) {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", name);
+    const json condition = (*tj)["status"]["conditions"][0];
+    EXPECT_EQ(condition["type"], "Invalid") << name;
+    EXPECT_NE(condition["message"].get<std::string>().find("metadata.name"), std::string::npos)
+        << condition.dump();
+    const auto reasons = EventReasons(name);
+    EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "InvalidSpec"), 1) << name;
+    EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Scheduled"), 0) << name;
+    EXPECT_TRUE(PodsOf(name).empty()) << name;
+  }
+}
+
+// A permanent refusal of a create (403 here) is not retried: the job
+// fails with reason SpecRejected naming what was refused, and one
+// Warning Event; a change of its spec tries it again, and it runs.
+TEST_F(OperatorTest, APermanentRefusalFailsTheJobOnceAndASpecChangeTriesAgain) {
+  StartWithOneJobWhosePodCreateGets(403, "denied");
+  ASSERT_TRUE(RunUntil([&] { return Phase("denied") == "Failed"; })) << Phase("denied");
+  for (int i = 0; i < 20; ++i) op_->Step(0.01);
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], 1);
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "denied");
+  EXPECT_EQ((*tj)["status"]["conditions"][0]["type"], "Failed");
+  EXPECT_EQ((*tj)["status"]["conditions"][0]["reason"], "SpecRejected");
+  EXPECT_NE((*tj)["status"]["reason"].get<std::string>().find("denied-worker-0"), std::string::npos)
+      << (*tj)["status"].dump();
+  auto reasons = EventReasons("denied");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "SpecRejected"), 1);
+  // The spec changes (a new generation): tried again as a new job.
+  (*tj)["spec"]["totalSteps"] = 50;
+  ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  ASSERT_TRUE(RunUntil([&] { return Phase("denied") == "Completed"; })) << Phase("denied");
 }
 
 }  // namespace

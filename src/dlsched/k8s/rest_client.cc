@@ -3,7 +3,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
 
 #include <curl/curl.h>
@@ -211,6 +213,11 @@ core::Result<Response> RestClient::RequestOnce(std::string_view method, const st
                         curl_easy_strerror(rc));
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+  curl_header* retry = nullptr;
+  if (curl_easy_header(c, "Retry-After", 0, CURLH_HEADER, -1, &retry) == CURLHE_OK) {
+    // Seconds (the API server's form); an HTTP date is not used by it.
+    r.retry_after_seconds = std::max(0.0, std::strtod(retry->value, nullptr));
+  }
   return r;
 }
 

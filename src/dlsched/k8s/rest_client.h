@@ -13,6 +13,8 @@ namespace dlsched::k8s {
 struct Response {
   long status = 0;  // HTTP status
   std::string body;
+  // The Retry-After header in seconds (429, some 503s), 0 when absent.
+  double retry_after_seconds = 0;
 };
 
 // HTTP to the API server over libcurl: TLS verified against the config's CA

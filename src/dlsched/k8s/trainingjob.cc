@@ -14,6 +14,7 @@
 #include "dlsched/core/limits.h"
 #include "dlsched/core/spec_limits.h"
 #include "dlsched/core/text.h"
+#include "dlsched/k8s/objects.h"
 
 namespace dlsched::k8s {
 namespace {
@@ -430,6 +431,29 @@ core::Status CheckLimits(const Errors& e, const TrainingJob& tj, const std::stri
   return {};
 }
 
+// The names the operator makes from the job's, checked as the API server
+// will check them, so a job it would refuse is refused here once, with the
+// field, instead of failing at every try: the headless Service is named
+// after the job (a DNS-1035 label), each pod's spec.hostname is its name
+// "<job>-<role>-<index>" and its spec.subdomain the job's (DNS-1123
+// labels: at most 63 characters, for the highest index of each role).
+core::Status CheckGeneratedNames(const Errors& e, const TrainingJob& tj) {
+  if (auto p = Dns1035LabelProblem(tj.name)) {
+    return e.Fail("metadata.name", *p + ", and the job's Service is named after it");
+  }
+  for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+    const int n = tj.job.role(role).max_replicas;
+    if (n <= 0) continue;
+    const std::string pod = PodName(tj.name, role, n - 1);
+    if (auto p = Dns1123LabelProblem(pod)) {
+      return e.Fail("metadata.name", fmt::format("{} (the hostname of a pod of the job, made from "
+                                                 "its name of {} characters)",
+                                                 *p, tj.name.size()));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string_view TrainingJob::ReplicaName(core::Role role) const {
@@ -468,6 +492,7 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
     DLSCHED_TRY(DecodeElasticPolicy(e, spec["elasticPolicy"], rs_path,
                                     spec["pytorchReplicaSpecs"]["Worker"], out));
   }
+  DLSCHED_TRY(CheckGeneratedNames(e, out));
   if (spec.contains("scheduling")) {
     DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }

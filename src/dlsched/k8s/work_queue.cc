@@ -55,11 +55,11 @@ void WorkQueue::AddAfter(const std::string& item, Clock::duration delay) {
   cv_.notify_all();  // a Get may need to wake earlier
 }
 
-void WorkQueue::AddRateLimited(const std::string& item) {
+void WorkQueue::AddRateLimited(const std::string& item, Clock::duration at_least) {
   Clock::duration delay;
   {
     std::lock_guard lock(mu_);
-    delay = backoff_.When(item);
+    delay = std::max(backoff_.When(item), at_least);
   }
   AddAfter(item, delay);
 }

@@ -47,7 +47,9 @@ class WorkQueue {
 
   void Add(const std::string& item);
   void AddAfter(const std::string& item, Clock::duration delay);
-  void AddRateLimited(const std::string& item);
+  // Delays the item by its backoff, and by at least `at_least` (a
+  // server's Retry-After).
+  void AddRateLimited(const std::string& item, Clock::duration at_least = Clock::duration::zero());
   void Forget(const std::string& item);
   int NumRequeues(const std::string& item) const;
 

@@ -105,5 +105,16 @@ TEST(WorkQueueTest, ItemsAddedFromManyThreadsAreEachHandedOutOnce) {
   EXPECT_EQ(seen.size(), 100u);
 }
 
+// A server's Retry-After holds an item back longer than its backoff; it
+// still counts a failure, and Forget resets it.
+TEST(WorkQueueTest, RateLimitedAddWaitsAtLeastTheRetryAfter) {
+  WorkQueue q(ItemBackoff(std::chrono::milliseconds(1), std::chrono::milliseconds(1)));
+  q.AddRateLimited("a", std::chrono::hours(1));
+  EXPECT_EQ(q.NumRequeues("a"), 1);
+  EXPECT_FALSE(q.Get(WorkQueue::Clock::now() + std::chrono::milliseconds(20)).has_value());
+  q.Forget("a");
+  EXPECT_EQ(q.NumRequeues("a"), 0);
+}
+
 }  // namespace
 }  // namespace dlsched::k8s
