@@ -284,13 +284,6 @@ int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
   options.resync_seconds = a.resync;
   options.release_wait_seconds = a.release_wait;
   const std::string identity = a.identity.empty() ? DefaultIdentity() : a.identity;
-  // Writes stop once this replica no longer holds the lease.
-  k8s::LeaderElector* elector_of_writes = nullptr;
-  if (a.leader_elect) {
-    options.may_write = [&elector_of_writes] {
-      return elector_of_writes != nullptr && elector_of_writes->IsLeader();
-    };
-  }
   // The audit log names the replica.
   config->user_agent = fmt::format("dlsched/{} (operator {})", DLSCHED_VERSION, identity);
   auto env = [](const char* name) {
@@ -314,7 +307,9 @@ int Operate(const OperatorArgs& a, int /*argc*/, char** /*argv*/) {
   lo.renew_deadline_seconds = a.renew_deadline;
   lo.retry_period_seconds = a.retry_period;
   k8s::LeaderElector elector(lease_client, lo);
-  elector_of_writes = &elector;
+  // Writes stop once this replica no longer holds the lease (the operator,
+  // made when it leads, copies the options then).
+  if (a.leader_elect) options.may_write = [&elector] { return elector.IsLeader(); };
   Log("dlsched operator starting", {{"profile", engine->get()->profile().name},
                                     {"identity", lo.identity},
                                     {"leaderElect", a.leader_elect},

@@ -192,12 +192,10 @@ void ClusterState::UseRecordFields(std::vector<const RecordField*> fields) {
 }
 
 bool ClusterState::SetRecord(JobIndex j, const RecordField& field, double value) {
-  for (size_t i = 0; i < record_fields_.size(); ++i) {
-    if (record_fields_[i] != &field) continue;
-    jobs_[j].record[i] = value;
-    return true;
-  }
-  return false;
+  const int slot = RecordSlot(field);
+  if (slot < 0) return false;
+  jobs_[j].record[slot] = value;
+  return true;
 }
 
 JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {

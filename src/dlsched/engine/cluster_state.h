@@ -207,13 +207,19 @@ class ClusterState {
   // RecordFields), set before the first job is added.
   void UseRecordFields(std::vector<const RecordField*> fields);
   std::span<const RecordField* const> RecordFields() const { return record_fields_; }
+  // Where `field` is in every job's record, or -1 when the profile does
+  // not keep it.
+  int RecordSlot(const RecordField& field) const {
+    for (size_t i = 0; i < record_fields_.size(); ++i) {
+      if (record_fields_[i] == &field) return static_cast<int>(i);
+    }
+    return -1;
+  }
   // Job `j`'s value of `field`, or the field's initial value when the
   // profile does not keep it.
   double Record(JobIndex j, const RecordField& field) const {
-    for (size_t i = 0; i < record_fields_.size(); ++i) {
-      if (record_fields_[i] == &field) return jobs_[j].record[i];
-    }
-    return field.InitialFor(jobs_[j].spec->submit_time);
+    const int slot = RecordSlot(field);
+    return slot >= 0 ? jobs_[j].record[slot] : field.InitialFor(jobs_[j].spec->submit_time);
   }
   // Sets it; false (and nothing set) when the profile does not keep it.
   bool SetRecord(JobIndex j, const RecordField& field, double value);

@@ -393,12 +393,13 @@ bool WaitedAtStart(const JobState& js) { return engine::InPendingPhase(js.phase)
 
 size_t LevelRecord::At(const engine::ClusterState& state) {
   // The pieces name the five fields together, in kFields' order.
+  const int at = state.RecordSlot(kLevel);
+  if (at < 0) return kNotKept;
   const std::span<const engine::RecordField* const> fields = state.RecordFields();
-  size_t at = 0;
-  while (at < fields.size() && fields[at] != &kLevel) ++at;
-  if (at + std::size(kFields) > fields.size()) return kNotKept;
-  assert(std::equal(std::begin(kFields), std::end(kFields), fields.begin() + at));
-  return at;
+  assert(fields.size() >= at + std::size(kFields) &&
+         std::equal(std::begin(kFields), std::end(kFields), fields.begin() + at));
+  (void)fields;
+  return static_cast<size_t>(at);
 }
 
 LevelRecord LevelRecord::Of(const engine::ClusterState& state, JobIndex j, size_t at) {
