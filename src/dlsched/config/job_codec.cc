@@ -60,6 +60,8 @@ void EncodeJob(const core::JobSpec& job, JobFieldSink& sink) {
     sink.Scalar("checkpointDelay", Num(job.checkpoint_delay), Text::kPlain);
   }
   if (job.deadline) sink.Scalar("deadline", Num(*job.deadline), Text::kPlain);
+  if (job.backoff_limit) sink.Scalar("backoffLimit", Num(*job.backoff_limit), Text::kPlain);
+  if (!job.failures.empty()) sink.Failures(job.failures);
   if (job.initial) sink.Initial(*job.initial);
 }
 

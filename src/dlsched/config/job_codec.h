@@ -8,6 +8,7 @@
 // job setting a field its columns do not hold, by this key). A field added
 // here is thus written by the one and refused by the other.
 
+#include <span>
 #include <string_view>
 
 #include "dlsched/core/job.h"
@@ -25,7 +26,7 @@ class JobFieldSink {
   // A scalar field: name, namespace, arrival, priority, maxWaitMinutes,
   // queue, duration, scaling, totalSteps, stepsDone, attainedGpuSeconds,
   // launchGpuSeconds, level, levelSince, levelBaseGpuSeconds, ranSince,
-  // levelPlace, launchDelay, checkpointDelay, deadline. Numbers are the
+  // levelPlace, launchDelay, checkpointDelay, deadline, backoffLimit. Numbers are the
   // shortest text that reads back as the same double.
   virtual void Scalar(std::string_view key, std::string_view text, Text kind) = 0;
   // `ps` and `chief` when they have replicas, `worker` always (`key` is
@@ -35,6 +36,8 @@ class JobFieldSink {
   virtual void Throughput(const core::ThroughputProfile& throughput) = 0;
   // `running`.
   virtual void Initial(const core::InitialState& initial) = 0;
+  // `failures`, when the job schedules some.
+  virtual void Failures(std::span<const core::ScheduledFailure> failures) = 0;
   // A field the job sets that the workload YAML cannot hold (a scaling
   // curve of a job not given by its duration): not written.
   virtual void Unwritten(std::string_view key) = 0;

@@ -122,6 +122,29 @@ class JobDecoder {
     return {};
   }
 
+  // A role's restartPolicy (Never, OnFailure, Always or ExitCode), when
+  // given: `out` keeps its default otherwise.
+  core::Status RestartPolicy(const Value& map, std::string_view path, core::RoleSpec& out) const {
+    const auto field = Format::Find(map, "restartPolicy");
+    if (!field) return {};
+    const auto policy = core::ParseRestartPolicy(Format::Text(*field).value_or(""));
+    if (!policy) {
+      return r_.Expected(Key(path, "restartPolicy"), "one of Never, OnFailure, Always, ExitCode",
+                         *field);
+    }
+    out.restart_policy = *policy;
+    return {};
+  }
+
+  // backoffLimit of `map` at `path` (an integer >= 0), when given.
+  core::Status BackoffLimit(const Value& map, std::string_view path, core::JobSpec& job) const {
+    const auto field = Format::Find(map, "backoffLimit");
+    if (!field) return {};
+    DLSCHED_TRY_LET(v, r_.Int(*field, Key(path, "backoffLimit"), 0, core::kMaxBackoffLimit));
+    job.backoff_limit = static_cast<int>(*v);
+    return {};
+  }
+
   // totalSteps of `map` at `path`.
   core::Status TotalSteps(const Value& map, std::string_view path, core::JobSpec& job) const {
     return OptionalNumber(r_, map, "totalSteps", path, kTotalStepsRange, job.total_steps);

@@ -773,6 +773,7 @@ struct NativeJob : JobFieldSink {
   }
   void Throughput(const core::ThroughputProfile& tp) override { throughput = &tp; }
   void Initial(const core::InitialState&) override { beyond.push_back("running"); }
+  void Failures(std::span<const core::ScheduledFailure>) override { beyond.push_back("failures"); }
   void Unwritten(std::string_view key) override { beyond.push_back(key); }
 };
 
@@ -806,6 +807,10 @@ std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_
     if (!c.node_selector.empty() || !c.required_terms.empty() || !c.tolerations.empty() ||
         !role->containers.empty() || !role->init_containers.empty()) {
       return fmt::format("its {} have node constraints or containers", what);
+    }
+    if (role->restart_policy != core::RestartPolicy::kNever) {
+      return fmt::format("its {} have restartPolicy {}", what,
+                         core::RestartPolicyName(role->restart_policy));
     }
     for (int i = 0; i < core::kMaxResources; ++i) {
       const auto id = static_cast<core::ResourceId>(i);

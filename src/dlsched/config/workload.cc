@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -134,17 +135,19 @@ core::Status ParseConstraints(const Reader& r, const YAML::Node& n, const std::s
 core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& path,
                        core::Role role, core::RoleSpec& out) {
   const bool worker = role == core::Role::kWorker;
-  core::Status st =
-      worker ? r.CheckMap(n, path, "a map",
-                          {"replicas", "minReplicas", "maxReplicas", "resources", "containers",
-                           "initContainers", "nodeSelector", "affinity", "tolerations"})
-             : r.CheckMap(n, path, "a map",
-                          {"replicas", "resources", "containers", "initContainers", "nodeSelector",
-                           "affinity", "tolerations"});
+  core::Status st = worker
+                        ? r.CheckMap(n, path, "a map",
+                                     {"replicas", "minReplicas", "maxReplicas", "resources",
+                                      "containers", "initContainers", "nodeSelector", "affinity",
+                                      "tolerations", "restartPolicy"})
+                        : r.CheckMap(n, path, "a map",
+                                     {"replicas", "resources", "containers", "initContainers",
+                                      "nodeSelector", "affinity", "tolerations", "restartPolicy"});
   if (!st) return st;
   if (auto cs = ParseConstraints(r, n, path, out.constraints); !cs) return cs;
 
   DLSCHED_TRY(Decoder(r).Replicas(n, path, role, out));
+  DLSCHED_TRY(Decoder(r).RestartPolicy(n, path, out));
 
   // A role with no replicas needs no resources.
   std::string res_path = Key(path, "resources");
@@ -275,6 +278,37 @@ core::Status ParseInitialPhase(const Reader& r, const YAML::Node& p, const std::
   return {};
 }
 
+// A task's name in a job, ps-<i>, chief-0 or worker-<i>, at `path`: its
+// role and index, within the job's replicas (a worker's maxReplicas).
+core::Result<std::pair<core::Role, int>> ParseTaskName(const Reader& r, const std::string& task,
+                                                       const std::string& path,
+                                                       const core::JobSpec& job) {
+  const size_t dash = task.rfind('-');
+  const std::string role_key = dash == std::string::npos ? "" : task.substr(0, dash);
+  const core::Role role = role_key == "ps"      ? core::Role::kPS
+                          : role_key == "chief" ? core::Role::kChief
+                                                : core::Role::kWorker;
+  const core::RoleSpec& spec = job.role(role);
+  const int limit = role == core::Role::kWorker ? spec.max_replicas : spec.replicas;
+  int index = -1;
+  const std::string digits = dash == std::string::npos ? "" : task.substr(dash + 1);
+  if (!digits.empty() && digits.size() <= 6 &&
+      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    index = std::stoi(digits);
+  }
+  if ((role_key != "ps" && role_key != "chief" && role_key != "worker") || index < 0 ||
+      (digits.size() > 1 && digits[0] == '0')) {
+    return r.Fail(path, "expected a task named ps-<i>, chief-0 or worker-<i>");
+  }
+  if (index >= limit) {
+    return r.Fail(path,
+                  role == core::Role::kWorker
+                      ? fmt::format("the job has at most {} worker tasks (maxReplicas)", limit)
+                      : fmt::format("the job has {} {} tasks", limit, role_key));
+  }
+  return std::pair{role, index};
+}
+
 // `running.nodes`: each task (ps-<i>, chief-0, worker-<i>) on its node;
 // the indices given of each role into `given`.
 core::Status ParseInitialNodes(const Reader& r, const YAML::Node& nodes,
@@ -283,29 +317,8 @@ core::Status ParseInitialNodes(const Reader& r, const YAML::Node& nodes,
   for (const auto& kv : nodes) {
     const std::string task = kv.first.Scalar();
     const std::string task_path = Key(nodes_path, task);
-    const size_t dash = task.rfind('-');
-    const std::string role_key = dash == std::string::npos ? "" : task.substr(0, dash);
-    const core::Role role = role_key == "ps"      ? core::Role::kPS
-                            : role_key == "chief" ? core::Role::kChief
-                                                  : core::Role::kWorker;
-    const core::RoleSpec& spec = job.role(role);
-    const int limit = role == core::Role::kWorker ? spec.max_replicas : spec.replicas;
-    int index = -1;
-    const std::string digits = dash == std::string::npos ? "" : task.substr(dash + 1);
-    if (!digits.empty() && digits.size() <= 6 &&
-        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      index = std::stoi(digits);
-    }
-    if ((role_key != "ps" && role_key != "chief" && role_key != "worker") || index < 0 ||
-        (digits.size() > 1 && digits[0] == '0')) {
-      return r.Fail(task_path, "expected a task named ps-<i>, chief-0 or worker-<i>");
-    }
-    if (index >= limit) {
-      return r.Fail(task_path,
-                    role == core::Role::kWorker
-                        ? fmt::format("the job has at most {} worker tasks (maxReplicas)", limit)
-                        : fmt::format("the job has {} {} tasks", limit, role_key));
-    }
+    DLSCHED_TRY_LET(named, ParseTaskName(r, task, task_path, job));
+    const auto [role, index] = *named;
     DLSCHED_TRY_LET(node, r.Name(kv.second, task_path));
     given[static_cast<int>(role)].push_back(index);
     in.tasks.push_back({role, index, *node});
@@ -566,6 +579,44 @@ core::Status ParseJobProgress(const Reader& r, const YAML::Node& n, const std::s
   return {};
 }
 
+// `failures`: the task failures to simulate, each
+// {after, task, exitCode | evicted}.
+core::Status ParseFailures(const Reader& r, const YAML::Node& n, const std::string& path,
+                           core::JobSpec& job) {
+  constexpr std::string_view kExpected =
+      "a list of failures {after: seconds after arrival, task: worker-<i>, exitCode: N or "
+      "evicted: true}";
+  if (!n.IsSequence()) return r.Expected(path, kExpected, n);
+  if (n.size() > static_cast<size_t>(core::kMaxFailures)) {
+    return r.Fail(path, fmt::format("at most {} failures per job", core::kMaxFailures));
+  }
+  for (size_t i = 0; i < n.size(); ++i) {
+    const YAML::Node& f = n[i];
+    const std::string fp = Index(path, i);
+    DLSCHED_TRY(r.CheckMap(f, fp, "a map", {"after", "task", "exitCode", "evicted"}));
+    core::ScheduledFailure failure;
+    if (!Given(f["after"])) return r.Missing(Key(fp, "after"), "seconds after the job's arrival");
+    DLSCHED_TRY(OptionalNumber(r, f, "after", fp, internal::kTime, failure.after));
+    if (!Given(f["task"])) return r.Missing(Key(fp, "task"), "a task: ps-<i>, chief-0, worker-<i>");
+    DLSCHED_TRY_LET(task, r.Name(f["task"], Key(fp, "task")));
+    DLSCHED_TRY_LET(named, ParseTaskName(r, *task, Key(fp, "task"), job));
+    std::tie(failure.role, failure.index) = *named;
+    if (Given(f["evicted"])) {
+      DLSCHED_TRY_LET(evicted, r.Bool(f["evicted"], Key(fp, "evicted")));
+      failure.failure.disruption = *evicted;
+    }
+    if (Given(f["exitCode"])) {
+      if (failure.failure.disruption) {
+        return r.Fail(fp, "give exitCode or evicted: true, not both");
+      }
+      DLSCHED_TRY_LET(code, r.Int(f["exitCode"], Key(fp, "exitCode"), 1, 255));
+      failure.failure.exit_code = static_cast<int>(*code);
+    }
+    job.failures.push_back(failure);
+  }
+  return {};
+}
+
 core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& path,
                       core::JobSpec& job) {
   if (auto st = r.CheckMap(n, path, "a map",
@@ -593,7 +644,9 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
                             "checkpointDelay",
                             "deadline",
                             "running",
-                            "launchGpuSeconds"});
+                            "launchGpuSeconds",
+                            "backoffLimit",
+                            "failures"});
       !st) {
     return st;
   }
@@ -602,6 +655,10 @@ core::Status ParseJob(const Reader& r, const YAML::Node& n, const std::string& p
   DLSCHED_TRY(ParseJobRoles(r, n, path, job));
   if (auto st = ParseWork(r, n, path, job); !st) return st;
   DLSCHED_TRY(ParseJobProgress(r, n, path, job));
+  DLSCHED_TRY(Decoder(r).BackoffLimit(n, path, job));
+  if (Given(n["failures"])) {
+    DLSCHED_TRY(ParseFailures(r, n["failures"], Key(path, "failures"), job));
+  }
   if (Given(n["running"])) return ParseInitial(r, n["running"], Key(path, "running"), job);
   return {};
 }

@@ -171,8 +171,8 @@ TEST(ParseWorkloadTest, ReplicaRangeErrors) {
       "workload.yaml: jobs[0].ps.replicas: expected an integer between 0 and 100000, got '-1'");
   EXPECT_EQ(JobError("    ps: {replicas: 1, minReplicas: 1, resources: {cpu: 1}}\n"),
             "workload.yaml: jobs[0].ps.minReplicas: unknown key (allowed: replicas, resources, "
-            "containers, initContainers, nodeSelector, affinity, tolerations); did you mean "
-            "'replicas'?");
+            "containers, initContainers, nodeSelector, affinity, tolerations, restartPolicy); "
+            "did you mean 'replicas'?");
 }
 
 TEST(ParseWorkloadTest, PsWithoutReplicasNeedsNoResources) {
@@ -220,6 +220,53 @@ TEST(ParseWorkloadTest, FieldTypeErrors) {
             "workload.yaml: jobs[0].namespace: a name must not be empty");
 }
 
+TEST(ParseWorkloadTest, RestartPolicyBackoffLimitAndFailures) {
+  auto w =
+      ParseWorkload("jobs:\n" + Job("    backoffLimit: 3\n"
+                                    "    failures:\n"
+                                    "      - {after: 600, task: worker-1, exitCode: 137}\n"
+                                    "      - {after: 900, task: worker-0, evicted: true}\n"
+                                    "      - {after: 950, task: worker-0}\n",
+                                    "{replicas: 2, restartPolicy: ExitCode, resources: {cpu: 1}}"),
+                    "workload.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const core::JobSpec& j = w->jobs[0];
+  EXPECT_EQ(j.role(Role::kWorker).restart_policy, core::RestartPolicy::kExitCode);
+  EXPECT_EQ(j.role(Role::kPS).restart_policy, core::RestartPolicy::kNever);  // the default
+  EXPECT_EQ(j.backoff_limit, 3);
+  ASSERT_EQ(j.failures.size(), 3u);
+  EXPECT_DOUBLE_EQ(j.failures[0].after, 600);
+  EXPECT_EQ(j.failures[0].role, Role::kWorker);
+  EXPECT_EQ(j.failures[0].index, 1);
+  EXPECT_EQ(j.failures[0].failure.exit_code, 137);
+  EXPECT_FALSE(j.failures[0].failure.disruption);
+  EXPECT_TRUE(j.failures[1].failure.disruption);
+  EXPECT_FALSE(j.failures[1].failure.exit_code.has_value());
+  EXPECT_FALSE(j.failures[2].failure.disruption);
+  EXPECT_FALSE(j.failures[2].failure.exit_code.has_value());
+
+  EXPECT_EQ(WorkerError("{replicas: 1, restartPolicy: never, resources: {cpu: 1}}"),
+            "workload.yaml: jobs[0].worker.restartPolicy: expected one of Never, OnFailure, "
+            "Always, ExitCode, got 'never'");
+  EXPECT_EQ(
+      JobError("    backoffLimit: -1\n"),
+      "workload.yaml: jobs[0].backoffLimit: expected an integer between 0 and 1000000, got '-1'");
+  EXPECT_EQ(JobError("    failures: {after: 1}\n"),
+            "workload.yaml: jobs[0].failures: expected a list of failures {after: seconds after "
+            "arrival, task: worker-<i>, exitCode: N or evicted: true}, got a map");
+  EXPECT_EQ(JobError("    failures: [{after: 1, task: worker-2}]\n"),
+            "workload.yaml: jobs[0].failures[0].task: the job has at most 2 worker tasks "
+            "(maxReplicas)");
+  EXPECT_EQ(JobError("    failures: [{task: worker-0}]\n"),
+            "workload.yaml: jobs[0].failures[0].after: missing, expected seconds after the job's "
+            "arrival");
+  EXPECT_EQ(JobError("    failures: [{after: 1, task: worker-0, exitCode: 0}]\n"),
+            "workload.yaml: jobs[0].failures[0].exitCode: expected an integer between 1 and 255, "
+            "got '0'");
+  EXPECT_EQ(JobError("    failures: [{after: 1, task: worker-0, exitCode: 1, evicted: true}]\n"),
+            "workload.yaml: jobs[0].failures[0]: give exitCode or evicted: true, not both");
+}
+
 TEST(ParseWorkloadTest, MissingRequiredFields) {
   EXPECT_EQ(WorkloadError("jobs:\n  - {arrival: 0}\n"),
             "workload.yaml: jobs[0].name: missing, expected a non-empty string");
@@ -245,7 +292,7 @@ TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
             "attainedGpuSeconds, "
             "level, levelSince, levelPlace, levelBaseGpuSeconds, ranSince, "
             "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running, "
-            "launchGpuSeconds); did you mean 'totalSteps'?");
+            "launchGpuSeconds, backoffLimit, failures); did you mean 'totalSteps'?");
 }
 
 TEST(ParseWorkloadTest, DuplicateJobName) {

@@ -35,6 +35,39 @@ std::string_view PriorityClassName(PriorityClass p) {
   return "?";
 }
 
+namespace {
+constexpr std::string_view kRestartPolicyNames[] = {"Never", "OnFailure", "Always", "ExitCode"};
+}  // namespace
+
+std::string_view RestartPolicyName(RestartPolicy p) {
+  return kRestartPolicyNames[static_cast<int>(p)];
+}
+
+std::optional<RestartPolicy> ParseRestartPolicy(std::string_view text) {
+  for (size_t i = 0; i < std::size(kRestartPolicyNames); ++i) {
+    if (kRestartPolicyNames[i] == text) return static_cast<RestartPolicy>(i);
+  }
+  return std::nullopt;
+}
+
+bool RetryableExitCode(int exit_code) {
+  return exit_code == 130 || exit_code == 137 || exit_code == 138 || exit_code == 143;
+}
+
+bool FailureRestarts(RestartPolicy policy, const TaskFailure& failure) {
+  if (failure.disruption) return true;
+  switch (policy) {
+    case RestartPolicy::kNever:
+      return false;
+    case RestartPolicy::kOnFailure:
+    case RestartPolicy::kAlways:
+      return true;
+    case RestartPolicy::kExitCode:
+      return failure.exit_code && RetryableExitCode(*failure.exit_code);
+  }
+  return false;
+}
+
 double ThroughputProfile::Rate(int workers) const {
   if (curve) {
     // As the table DurationThroughput used to fill: 0 below lo, flat

@@ -35,6 +35,46 @@ struct ContainerSpec {
   bool sets_memory = false;
 };
 
+// What a failed task of a role does to its job, as Kubeflow's replica
+// restartPolicy: kNever fails the job; kOnFailure and kAlways restart it
+// from its last checkpoint; kExitCode restarts it only for an exit code
+// Kubeflow counts as retryable (RetryableExitCode). A disruption (the task
+// evicted or preempted by its node, not failed by its training) restarts
+// the job whatever the policy. The workload file and the TrainingJob
+// spell them Never, OnFailure, Always, ExitCode.
+enum class RestartPolicy : uint8_t { kNever = 0, kOnFailure, kAlways, kExitCode };
+std::string_view RestartPolicyName(RestartPolicy p);  // "Never", ...
+// Parses RestartPolicyName's forms.
+std::optional<RestartPolicy> ParseRestartPolicy(std::string_view text);
+
+// Kubeflow's rule for kExitCode: exit codes 130 (SIGINT), 137 (SIGKILL),
+// 143 (SIGTERM) and 138 (SIGUSR1, the one a trainer raises on purpose to
+// ask for a retry) are transient; every other code is permanent (1, 2,
+// 126, 127, 128, 139 are named so by Kubeflow, the rest have no promise).
+bool RetryableExitCode(int exit_code);
+
+// How a task failed (a pod that became Failed, or a failure a workload
+// file schedules).
+struct TaskFailure {
+  // Evicted or preempted by its node (kubelet eviction, node shutdown,
+  // preemption): not the training's fault.
+  bool disruption = false;
+  std::optional<int> exit_code;  // its main container's, when known
+};
+// Whether the job restarts from its checkpoint (true) or fails (false)
+// after `failure` of a task whose role has `policy`.
+bool FailureRestarts(RestartPolicy policy, const TaskFailure& failure);
+
+// A failure a workload file schedules for a simulation: task `index` of
+// `role` fails `after` seconds after the job's arrival (no effect if that
+// task is not placed then).
+struct ScheduledFailure {
+  Time after = 0;
+  Role role = Role::kWorker;
+  int index = 0;
+  TaskFailure failure;
+};
+
 struct RoleSpec {
   int replicas = 0;      // initial count
   int min_replicas = 0;  // elastic range (Worker only; equal to replicas otherwise)
@@ -52,6 +92,8 @@ struct RoleSpec {
   // Which nodes a replica may go to: nodeSelector, required node affinity,
   // tolerations.
   NodeConstraints constraints;
+  // What a failed replica does to the job.
+  RestartPolicy restart_policy = RestartPolicy::kNever;
 
   // Per replica, what kube-scheduler's scoring counts (NonZeroRequested):
   // the requests, with the defaults for cpu and memory in every container
@@ -176,10 +218,15 @@ struct JobSpec {
   double launch_attained = 0;
   PolicyState policy_state;
   ThroughputProfile throughput;
-  Time launch_delay = 0;                // seconds from allocation to training
-  Time checkpoint_delay = 0;            // seconds to checkpoint before a reallocation
-  std::optional<Time> deadline;         // seconds after submit; the job fails if not done by then
-  std::optional<InitialState> initial;  // placed when the run begins
+  Time launch_delay = 0;         // seconds from allocation to training
+  Time checkpoint_delay = 0;     // seconds to checkpoint before a reallocation
+  std::optional<Time> deadline;  // seconds after submit; the job fails if not done by then
+  // Kubeflow's runPolicy.backoffLimit: the job fails at the failure that
+  // would be its (backoff_limit + 1)-th restart for a failure (disruptions
+  // are not counted); none: no limit.
+  std::optional<int> backoff_limit;
+  std::vector<ScheduledFailure> failures;  // simulation only, by `after`
+  std::optional<InitialState> initial;     // placed when the run begins
 
   const RoleSpec& role(Role r) const { return roles[static_cast<int>(r)]; }
   RoleSpec& role(Role r) { return roles[static_cast<int>(r)]; }

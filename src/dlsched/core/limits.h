@@ -41,6 +41,10 @@ inline constexpr double kMaxAttained = kMaxTime * kMaxTasksPerJob;
 // that level's list (a snapshot's level, levelPlace).
 inline constexpr int kMaxLevel = 1000;
 inline constexpr double kMaxLevelPlace = 1e15;
+// A job's backoffLimit (restarts for failures before it fails).
+inline constexpr int kMaxBackoffLimit = 1'000'000;
+// Task failures a workload file schedules for one job.
+inline constexpr int kMaxFailures = 10'000;
 // A throughput table's rates in steps/s: 0 (cannot run at that size) or
 // within [kMinRate, kMaxRate].
 inline constexpr double kMinRate = 1e-6;

@@ -536,6 +536,31 @@ void JobLifecycle::TasksLost(std::span<const TaskRef> tasks, std::string_view wh
   }
 }
 
+void JobLifecycle::TaskFailed(TaskRef t, const core::TaskFailure& failure, std::string_view why) {
+  const JobIndex j = t.job;
+  const JobState& js = state_.Job(j);
+  if (core::IsFinal(js.phase) || js.NodeOf(t.role, t.index) == kNoNode) return;
+  const core::JobSpec& spec = *js.spec;
+  const core::RestartPolicy policy = spec.role(t.role).restart_policy;
+  if (!core::FailureRestarts(policy, failure)) {
+    Fail(j, policy == core::RestartPolicy::kExitCode
+                ? fmt::format("{}; restartPolicy ExitCode retries exit codes 130, 137, 138 and "
+                              "143 only",
+                              why)
+                : fmt::format("{}; restartPolicy Never", why));
+    return;
+  }
+  if (!failure.disruption) {
+    JobHistory& h = jobs_[j];
+    if (spec.backoff_limit && h.failures >= *spec.backoff_limit) {
+      Fail(j, fmt::format("{}; backoffLimit {} reached", why, *spec.backoff_limit));
+      return;
+    }
+    ++h.failures;
+  }
+  TasksLost(std::span<const TaskRef>(&t, 1), why);
+}
+
 void JobLifecycle::NodeRemoved(NodeIndex n, std::string_view why) {
   // Held tasks there go with the node (its releasing tasks leave the cache).
   for (JobHistory& h : jobs_) {

@@ -127,11 +127,14 @@ struct JobHistory {
   // Tasks it gave up that keep their pods (and the cache their room) until
   // its checkpoint is done: a kResize with `hold`.
   std::vector<std::pair<TaskRef, NodeIndex>> held;
-  int64_t admission_seq = -1;     // order of first start, -1 before
-  int reallocations = 0;          // relaunches after a checkpoint or a loss
-  int preemptions = 0;            // stopped or shrunk for another job
-  int scale_events = 0;           // resizes
-  int task_losses = 0;            // times it lost tasks to a node or an eviction
+  int64_t admission_seq = -1;  // order of first start, -1 before
+  int reallocations = 0;       // relaunches after a checkpoint or a loss
+  int preemptions = 0;         // stopped or shrunk for another job
+  int scale_events = 0;        // resizes
+  int task_losses = 0;         // times it lost tasks to a node or an eviction
+  // Failures of its tasks counted against its backoff limit: those that
+  // restarted it, disruptions excepted (JobLifecycle::TaskFailed).
+  int failures = 0;
   double checkpointed_steps = 0;  // progress at its last checkpoint
   std::string reason;             // of the last decision about it
   // The last wait reason on its timeline (a reason that changes only in
@@ -182,6 +185,14 @@ class JobLifecycle {
   // Tasks gone without the job giving them up; their jobs follow the
   // task-loss policy.
   void TasksLost(std::span<const TaskRef> tasks, std::string_view why);
+  // Task `t` failed (`why`: its pod and how, for the reason). Under its
+  // role's restart policy the job either restarts from its last checkpoint
+  // (TasksLost), counting the failure against its backoff limit unless it
+  // was a disruption, or fails: a permanent failure, or one past the limit.
+  // No effect on a task not placed.
+  void TaskFailed(TaskRef t, const core::TaskFailure& failure, std::string_view why);
+  // A backend that adopts a job gives the failures it had counted.
+  void SetFailures(JobIndex j, int failures) { jobs_[j].failures = failures; }
   // Node `n` is gone (failed or removed) with its tasks.
   void NodeRemoved(NodeIndex n, std::string_view why);
   // Node `n` changed (ClusterState::UpdateNode done): tasks that do not

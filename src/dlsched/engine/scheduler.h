@@ -30,7 +30,7 @@ struct SchedulerOptions {
 //     nodes and other owners' pods -> AddNode, UpdateNode, RemoveNode,
 //                                     ForeignPodBound, ForeignPodGone, PodGone
 //     jobs                         -> AddJob, Arrive, OnTimer, Complete, Fail,
-//                                     TasksLost, BindFailed, RemoveJob;
+//                                     TasksLost, TaskFailed, BindFailed, RemoveJob;
 //                                     Place / Adopt for a job found running
 //   Cycle(t):
 //     1. the progress of running jobs brought to t, when the profile's
@@ -105,6 +105,13 @@ class Scheduler {
   void Fail(JobIndex j, std::string reason);
   // Tasks gone without their job giving them up (a pod deleted, evicted).
   void TasksLost(std::span<const TaskRef> tasks, std::string_view why);
+  // A task failed: its job restarts or fails by its restart policy and
+  // backoff limit (JobLifecycle::TaskFailed).
+  void TaskFailed(TaskRef t, const core::TaskFailure& failure, std::string_view why) {
+    lifecycle_.TaskFailed(t, failure, why);
+  }
+  // A job found with `failures` already counted against its backoff limit.
+  void SetFailures(JobIndex j, int failures) { lifecycle_.SetFailures(j, failures); }
   // A bind the backend could not make.
   void BindFailed(TaskRef t, std::string_view why);
   // The job's object was deleted: it fails and leaves the cache.

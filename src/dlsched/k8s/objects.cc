@@ -271,8 +271,10 @@ json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
   spec["hostname"] = PodName(tj.name, role, index);
   spec["subdomain"] = tj.name;
   if (!node.empty()) spec["nodeName"] = std::string(node);
-  // Training tasks restart through dlsched (from a checkpoint), not in place.
-  if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Never";
+  // A task restarts through dlsched, its whole job from its checkpoint by
+  // the replica's restartPolicy, never in place: the pod's own is Never
+  // whatever the template says (as Kubeflow sets it from the replica's).
+  spec["restartPolicy"] = "Never";
   const auto ours = PodEnv(tj, workers, role, index);
   if (spec.contains("containers") && spec["containers"].is_array()) {
     for (json& c : spec["containers"]) {
@@ -375,6 +377,65 @@ bool Terminating(const json& pod) {
   const json meta = pod.value("metadata", json::object());
   return meta.is_object() && meta.contains("deletionTimestamp") &&
          !meta["deletionTimestamp"].is_null();
+}
+
+namespace {
+
+// status.reason of a pod its node put out, not its training.
+bool DisruptionReason(std::string_view reason) {
+  return reason == "Evicted" || reason == "Preempting" || reason == "Terminated" ||
+         reason == "NodeShutdown" || reason == "UnexpectedAdmissionError" ||
+         reason == "NodeAffinity" || reason.starts_with("OutOf");
+}
+
+// The first container that ended non-zero: its state.terminated.
+json FailedContainer(const json& status) {
+  const json statuses = status.value("containerStatuses", json::array());
+  if (!statuses.is_array()) return nullptr;
+  for (const json& c : statuses) {
+    if (!c.is_object()) continue;
+    const json state = c.value("state", json::object());
+    const json done = state.is_object() ? state.value("terminated", json::object()) : json();
+    if (done.is_object() && done.value("exitCode", 0) != 0) return done;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+core::TaskFailure PodFailure(const json& pod) {
+  core::TaskFailure out;
+  const json status = pod.value("status", json::object());
+  if (!status.is_object()) return out;
+  out.disruption = DisruptionReason(status.value("reason", ""));
+  const json conditions = status.value("conditions", json::array());
+  for (const json& c : conditions.is_array() ? conditions : json::array()) {
+    if (c.is_object() && c.value("type", "") == "DisruptionTarget" &&
+        c.value("status", "") == "True") {
+      out.disruption = true;
+    }
+  }
+  if (const json done = FailedContainer(status); done.is_object()) {
+    const json code = done["exitCode"];
+    if (code.is_number_integer()) out.exit_code = code.get<int>();
+  }
+  return out;
+}
+
+std::string PodFailureText(const json& pod) {
+  const core::TaskFailure f = PodFailure(pod);
+  const json status = pod.value("status", json::object());
+  const std::string reason = status.is_object() ? status.value("reason", "") : "";
+  const std::string message = status.is_object() ? status.value("message", "") : "";
+  const std::string why = core::EscapeText(message.empty() ? reason : message, 200);
+  if (f.disruption) return why.empty() ? "evicted" : fmt::format("evicted ({})", why);
+  if (f.exit_code) {
+    const json done = FailedContainer(status);
+    const std::string r = core::EscapeText(done.value("reason", ""), 100);
+    return r.empty() ? fmt::format("failed with exit code {}", *f.exit_code)
+                     : fmt::format("failed with exit code {} ({})", *f.exit_code, r);
+  }
+  return fmt::format("failed ({})", why.empty() ? "Error" : why);
 }
 
 std::string ControllerUid(const json& pod) {

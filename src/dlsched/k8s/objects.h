@@ -107,6 +107,16 @@ bool Terminating(const nlohmann::json& pod);
 // ... and the uid of its controller owner, or "".
 std::string ControllerUid(const nlohmann::json& pod);
 
+// How a Failed pod failed: a disruption when its node put it out
+// (status.reason Evicted, Preempting, Terminated or NodeShutdown, a kubelet
+// admission refusal such as OutOf<resource> or UnexpectedAdmissionError,
+// or a DisruptionTarget condition True), else with the exit code of the
+// first container that ended non-zero, when one did.
+core::TaskFailure PodFailure(const nlohmann::json& pod);
+// "evicted (The node was low on resource: memory.)", "failed with exit
+// code 137 (OOMKilled)", "failed (Error)": the failure in words.
+std::string PodFailureText(const nlohmann::json& pod);
+
 // Wall-clock time as RFC 3339 (seconds, UTC), as Kubernetes writes times.
 std::string NowRfc3339();
 

@@ -131,7 +131,14 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
   const int64_t seq = status.is_object() ? status.value("admissionOrder", int64_t{-1}) : -1;
   // Progress and service as last written (the operator before the
   // restart estimated them), for a running job and a preempted one alike.
-  if (status.is_object()) RestoreService(j, status.value("progress", json::object()));
+  if (status.is_object()) {
+    RestoreService(j, status.value("progress", json::object()));
+    const json failures = status.value("failures", json());
+    if (failures.is_number_integer()) {
+      scheduler_.SetFailures(j, static_cast<int>(std::clamp<int64_t>(failures.get<int64_t>(), 0,
+                                                                     core::kMaxBackoffLimit)));
+    }
+  }
   if (phase == "Completed" || phase == "Failed") {
     scheduler_.Adopt(j, phase == "Completed" ? JobPhase::kCompleted : JobPhase::kFailed, seq);
     last_status_[j] = status;

@@ -37,6 +37,8 @@ bool Operator::WriteStatus(JobIndex j) {
                  {"reason", h.reason},
                  {"placement", placement}};
   if (h.admission_seq >= 0) status["admissionOrder"] = h.admission_seq;
+  // Pod failures counted against runPolicy.backoffLimit.
+  if (h.failures > 0) status["failures"] = h.failures;
   // Estimated as the simulator does; exact at `progressTime` (the
   // operator's clock), growing at `stepsPerSecond` while it runs.
   Advance(j);

@@ -92,18 +92,19 @@ void Operator::SyncPod(const std::string& key) {
     if (!owned.seen) {
       // Not seen yet: wait for the informer.
     } else if (!ours || Terminating(*pod) || PodPhase(*pod) == "Failed") {
-      std::string why =
-          !ours ? "pod deleted"
-          : Terminating(*pod)
-              ? "pod being deleted"
-              : fmt::format("pod failed: {}",
-                            pod->value("status", json::object()).value("reason", "Error"));
+      const std::string pod_name = PodName(tjs_[j].name, t.role, t.index);
+      const int losses = scheduler_.History(j).task_losses;
       if (ours && PodPhase(*pod) == "Failed" && !Terminating(*pod)) {
-        // The training itself failed: the job fails (no restart loop).
-        scheduler_.Fail(j, fmt::format("{} {}", PodName(tjs_[j].name, t.role, t.index), why));
+        // By the role's restartPolicy and the job's backoffLimit: the job
+        // restarts from its checkpoint, or fails.
+        scheduler_.TaskFailed(t, PodFailure(*pod),
+                              fmt::format("pod {} {}", pod_name, PodFailureText(*pod)));
       } else if (!state_.IsAssumed(t)) {
-        scheduler_.TasksLost(std::span<const TaskRef>(&t, 1),
-                             fmt::format("{} {}", PodName(tjs_[j].name, t.role, t.index), why));
+        const std::string why = !ours ? "pod deleted" : "pod being deleted";
+        scheduler_.TasksLost(std::span<const TaskRef>(&t, 1), fmt::format("{} {}", pod_name, why));
+      }
+      if (scheduler_.History(j).task_losses != losses && !core::IsFinal(state_.Job(j).phase)) {
+        Event(j, "Warning", "Restarting", scheduler_.History(j).reason);
       }
       dirty_ = true;
     } else if (PodPhase(*pod) == "Succeeded") {

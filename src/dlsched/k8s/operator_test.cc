@@ -729,5 +729,108 @@ TEST_F(OperatorTest, APermanentRefusalFailsTheJobOnceAndASpecChangeTriesAgain) {
   ASSERT_TRUE(RunUntil([&] { return Phase("denied") == "Completed"; })) << Phase("denied");
 }
 
+// Pod failures (issue: any Failed pod failed its job for good, evictions
+// too). A pod's status set Failed as a kubelet would; the job restarts
+// from its checkpoint or fails by its replica's restartPolicy and its
+// runPolicy.backoffLimit.
+class PodFailureTest : public OperatorTest {
+ protected:
+  // Job `name`, one worker of 1000 steps at 10 steps/s (10 simulated
+  // seconds; 0.1 s of wall time), with the Worker's restartPolicy and
+  // runPolicy given; started, and running, when this returns.
+  void RunJob(const std::string& name, const std::string& policy, json run_policy = nullptr) {
+    ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+    json tj = Job(name, 0, 1, 1000);
+    if (!policy.empty()) tj["spec"]["replicaSpecs"]["Worker"]["restartPolicy"] = policy;
+    if (!run_policy.is_null()) tj["spec"]["runPolicy"] = run_policy;
+    ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", tj).has_value());
+    StartOperator("gang-binpack");
+    ASSERT_TRUE(WaitRunning(name));
+  }
+  // The job Running and its worker's pod Running.
+  bool WaitRunning(const std::string& name) {
+    return RunUntil([&] {
+      auto pod = server_.Get("pods", "default", name + "-worker-0");
+      return Phase(name) == "Running" && pod && PodPhase(*pod) == "Running";
+    });
+  }
+  // Worker 0's pod Failed with `status` (phase set here); its uid.
+  std::string FailPod(const std::string& job, json status) {
+    auto pod = server_.Get("pods", "default", job + "-worker-0");
+    EXPECT_TRUE(pod.has_value());
+    if (!pod) return "";
+    status["phase"] = "Failed";
+    (*pod)["status"].update(status);
+    EXPECT_TRUE(server_.UpdateStatus("pods", "default", *pod).has_value());
+    return Meta(*pod, "uid");
+  }
+  static json Exited(int code, const std::string& reason = "Error") {
+    return {
+        {"containerStatuses",
+         json::array({{{"name", "tf"},
+                       {"state", {{"terminated", {{"exitCode", code}, {"reason", reason}}}}}}})}};
+  }
+  json Status(const std::string& job) {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", job);
+    return tj ? (*tj)["status"] : json();
+  }
+};
+
+// Evicted by the kubelet (reason Evicted): a disruption, so the job
+// restarts from its checkpoint even under TFJob's default Never, with a
+// new pod of the name, and completes; nothing is counted against a
+// backoff limit.
+TEST_F(PodFailureTest, AnEvictedPodRestartsItsJobEvenUnderNever) {
+  RunJob("evict", "");
+  const std::string old_uid = FailPod(
+      "evict", {{"reason", "Evicted"}, {"message", "The node was low on resource: memory."}});
+  ASSERT_TRUE(RunUntil([&] { return Phase("evict") == "Completed"; })) << Status("evict").dump();
+  auto pod = server_.Get("pods", "default", "evict-worker-0");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_NE(Meta(*pod, "uid"), old_uid);
+  EXPECT_EQ(PodPhase(*pod), "Succeeded");
+  EXPECT_FALSE(Status("evict").contains("failures")) << Status("evict").dump();
+  const auto reasons = EventReasons("evict");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Restarting"), 1);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Failed"), 0);
+}
+
+// Exit code 1 under Never: the job fails, its reason naming the pod, the
+// exit code and the policy; the pod stays (its logs).
+TEST_F(PodFailureTest, AFailedPodFailsItsJobUnderNever) {
+  RunJob("never", "Never");
+  FailPod("never", Exited(1));
+  ASSERT_TRUE(RunUntil([&] { return Phase("never") == "Failed"; })) << Status("never").dump();
+  EXPECT_EQ(Status("never")["reason"],
+            "pod never-worker-0 failed with exit code 1 (Error); restartPolicy Never");
+  EXPECT_EQ(PodsOf("never").size(), 1u);
+}
+
+// OnFailure with backoffLimit 1: the first failure (exit 1) restarts the
+// job (status.failures 1, a new pod); the second fails it.
+TEST_F(PodFailureTest, OnFailureRestartsUntilTheBackoffLimit) {
+  RunJob("flaky", "OnFailure", {{"backoffLimit", 1}});
+  const std::string first = FailPod("flaky", Exited(1));
+  ASSERT_TRUE(RunUntil([&] {
+    auto pod = server_.Get("pods", "default", "flaky-worker-0");
+    return Status("flaky").value("failures", 0) == 1 && pod && Meta(*pod, "uid") != first &&
+           PodPhase(*pod) == "Running" && Phase("flaky") == "Running";
+  })) << Status("flaky").dump();
+  FailPod("flaky", Exited(1));
+  ASSERT_TRUE(RunUntil([&] { return Phase("flaky") == "Failed"; })) << Status("flaky").dump();
+  EXPECT_NE(Status("flaky")["reason"].get<std::string>().find("; backoffLimit 1 reached"),
+            std::string::npos)
+      << Status("flaky").dump();
+}
+
+// ExitCode: 137 (OOMKilled's SIGKILL) is retryable, the job runs on and
+// completes.
+TEST_F(PodFailureTest, ExitCodeRestartsARetryableCode) {
+  RunJob("oom", "ExitCode");
+  FailPod("oom", Exited(137, "OOMKilled"));
+  ASSERT_TRUE(RunUntil([&] { return Phase("oom") == "Completed"; })) << Status("oom").dump();
+  EXPECT_EQ(Status("oom").value("failures", 0), 1);
+}
+
 }  // namespace
 }  // namespace dlsched::k8s

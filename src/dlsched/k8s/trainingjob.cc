@@ -255,10 +255,11 @@ namespace {
 
 // One role of the replica specs at `rs_path` (`rs[RoleName(role)]`, when
 // given) into `job`, its pod template into `tmpl`; `tasks` counts what it
-// adds to the job's limit (a worker role at maxReplicas).
+// adds to the job's limit (a worker role at maxReplicas). Its restartPolicy
+// is `restart` unless given.
 core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_path,
-                        core::Role role, std::string_view key, core::JobSpec& job, json& tmpl,
-                        int64_t& tasks) {
+                        core::Role role, std::string_view key, core::RestartPolicy restart,
+                        core::JobSpec& job, json& tmpl, int64_t& tasks) {
   const std::string name(key);
   if (!rs.contains(name)) return {};
   const std::string path = Key(rs_path, name);
@@ -270,6 +271,8 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
              : e.Object(r, path, {"replicas", "restartPolicy", "template"}));
   core::RoleSpec& out_role = job.role(role);
   DLSCHED_TRY(Decoder(e).Replicas(r, path, role, out_role));
+  out_role.restart_policy = restart;
+  DLSCHED_TRY(Decoder(e).RestartPolicy(r, path, out_role));
   tasks += worker ? out_role.max_replicas : out_role.replicas;
   if (out_role.replicas == 0) return {};
   if (!r.contains("template")) return e.Fail(Key(path, "template"), "missing");
@@ -307,8 +310,12 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
   }
   if (!rs.contains("Worker")) return e.Fail(Key(rs_path, "Worker"), "missing");
   int64_t tasks = 0;
+  // Kubeflow's defaults: TFJob's replicas Never, PyTorchJob's OnFailure.
+  const core::RestartPolicy restart = out.framework == Framework::kPyTorch
+                                          ? core::RestartPolicy::kOnFailure
+                                          : core::RestartPolicy::kNever;
   for (const core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
-    DLSCHED_TRY(DecodeRole(e, rs, rs_path, role, out.ReplicaName(role), out.job,
+    DLSCHED_TRY(DecodeRole(e, rs, rs_path, role, out.ReplicaName(role), restart, out.job,
                            out.templates[static_cast<int>(role)], tasks));
   }
   if (out.framework == Framework::kPyTorch && rs.contains("Master") &&
@@ -321,6 +328,12 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
                                        core::kMaxTasksPerJob));
   }
   return {};
+}
+
+// spec.runPolicy.backoffLimit, when given (Kubeflow's RunPolicy).
+core::Status DecodeBackoffLimit(const Errors& e, const json& spec, core::JobSpec& job) {
+  if (!spec.contains("runPolicy") || !spec["runPolicy"].is_object()) return {};
+  return Decoder(e).BackoffLimit(spec["runPolicy"], "spec.runPolicy", job);
 }
 
 // A string field of `obj` at `path`, when given, into `out`.
@@ -498,6 +511,7 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
   }
   DLSCHED_TRY(Decoder(e).TotalSteps(spec, "spec", job));
   DLSCHED_TRY(Decoder(e).Delays(spec, "spec", job));
+  DLSCHED_TRY(DecodeBackoffLimit(e, spec, job));
   if (spec.contains("throughput")) {
     DLSCHED_TRY(DecodeThroughput(e, spec["throughput"], job));
   }

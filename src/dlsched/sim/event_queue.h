@@ -16,6 +16,7 @@ enum class EventKind : uint8_t {
   kCheckpointDone,  // Checkpointing -> Stopping -> Standby
   kDeadline,        // the job fails unless finished
   kNode,            // a node event of the cluster file (job = its index)
+  kTaskFailure,     // a failure the workload schedules (epoch = its index in the job's)
   kTick,            // wake the scheduler (per-pod backoff expiry)
 };
 

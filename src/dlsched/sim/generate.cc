@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 #include <random>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -250,6 +251,10 @@ void AppendRole(std::string& out, std::string_view key, const core::RoleSpec& ro
     out += ResourcesYaml(role.resources);
   }
   AppendConstraints(out, role.constraints);
+  if (role.restart_policy != core::RestartPolicy::kNever) {
+    fmt::format_to(std::back_inserter(out), ", restartPolicy: {}",
+                   core::RestartPolicyName(role.restart_policy));
+  }
   out += "}\n";
 }
 
@@ -328,6 +333,18 @@ struct YamlJob : config::JobFieldSink {
     fmt::format_to(std::back_inserter(out), "    throughput: {}\n", ThroughputYaml(tp));
   }
   void Initial(const core::InitialState& in) override { AppendInitial(out, in); }
+  void Failures(std::span<const core::ScheduledFailure> failures) override {
+    out += "    failures:\n";
+    for (const core::ScheduledFailure& f : failures) {
+      fmt::format_to(std::back_inserter(out), "      - {{after: {}, task: {}-{}", Num(f.after),
+                     core::RoleKey(f.role), f.index);
+      if (f.failure.disruption) out += ", evicted: true";
+      if (f.failure.exit_code) {
+        fmt::format_to(std::back_inserter(out), ", exitCode: {}", *f.failure.exit_code);
+      }
+      out += "}\n";
+    }
+  }
   void Unwritten(std::string_view) override {}
 };
 

@@ -233,6 +233,15 @@ core::Status Simulation::CheckInvariants() const {
   return {};
 }
 
+// "worker-1 evicted", "worker-1 failed with exit code 137": a scheduled
+// failure as the job's reason words it.
+std::string FailureText(core::Role role, int index, const core::TaskFailure& f) {
+  std::string what = f.disruption  ? "evicted"
+                     : f.exit_code ? fmt::format("failed with exit code {}", *f.exit_code)
+                                   : "failed";
+  return fmt::format("{}-{} {}", core::RoleKey(role), index, what);
+}
+
 void Simulation::HandleEvent(const Event& e) {
   if (e.kind != EventKind::kTick) --active_events_;
   const JobIndex j = e.job;
@@ -260,6 +269,12 @@ void Simulation::HandleEvent(const Event& e) {
     case EventKind::kNode:
       HandleNodeEvent(cluster_.events[e.job]);
       break;
+    case EventKind::kTaskFailure: {
+      const core::ScheduledFailure& f = state_.Job(j).spec->failures[e.epoch];
+      scheduler_.TaskFailed(engine::TaskRef{j, f.role, f.index}, f.failure,
+                            FailureText(f.role, f.index, f.failure));
+      break;
+    }
     case EventKind::kTick:
       if (next_tick_ == e.time) next_tick_ = core::kNever;
       break;
@@ -397,6 +412,14 @@ core::Status Simulation::Setup() {
     if (specs[j].deadline) {
       queue_.Push(std::max(start, specs[j].submit_time + *specs[j].deadline), EventKind::kDeadline,
                   j);
+      ++active_events_;
+    }
+    // Failures scheduled before the run begins (a snapshot's past) are gone.
+    const auto& failures = specs[j].failures;
+    for (size_t f = 0; f < failures.size(); ++f) {
+      const core::Time at = specs[j].submit_time + failures[f].after;
+      if (at < start) continue;
+      queue_.Push(at, EventKind::kTaskFailure, j, f);
       ++active_events_;
     }
   }
