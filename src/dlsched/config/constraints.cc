@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
 
 namespace dlsched::config::internal {
@@ -204,15 +205,18 @@ core::Status ParseAffinity(const Reader& r, const YAML::Node& n, const std::stri
 
 core::Status ParseTolerations(const Reader& r, const YAML::Node& n, const std::string& path,
                               std::vector<core::Toleration>& out) {
-  if (auto st = CheckList(r, n, path, "a list of tolerations ({key, operator, value, effect})");
+  if (auto st = CheckList(r, n, path,
+                          "a list of tolerations ({key, operator, value, effect, "
+                          "tolerationSeconds})");
       !st) {
     return st;
   }
   for (size_t i = 0; i < n.size(); ++i) {
     const std::string item = Index(path, i);
     const YAML::Node& t = n[i];
-    if (auto st = r.CheckMap(t, item, "a map with key, operator, value and effect",
-                             {"key", "operator", "value", "effect"});
+    if (auto st =
+            r.CheckMap(t, item, "a map with key, operator, value, effect and tolerationSeconds",
+                       {"key", "operator", "value", "effect", "tolerationSeconds"});
         !st) {
       return st;
     }
@@ -244,6 +248,16 @@ core::Status ParseTolerations(const Reader& r, const YAML::Node& n, const std::s
       DLSCHED_TRY_LET(effect, ParseEffect(r, t["effect"], Key(item, "effect")));
       tol.any_effect = false;
       tol.effect = *effect;
+    }
+    if (Given(t["tolerationSeconds"])) {
+      const std::string seconds_path = Key(item, "tolerationSeconds");
+      // Kubernetes' validation: only a NoExecute toleration has a duration.
+      if (tol.any_effect || tol.effect != core::TaintEffect::kNoExecute) {
+        return r.Fail(seconds_path, "only with effect NoExecute");
+      }
+      DLSCHED_TRY_LET(seconds, r.Int(t["tolerationSeconds"], seconds_path,
+                                     -core::kMaxTolerationSeconds, core::kMaxTolerationSeconds));
+      tol.seconds = static_cast<double>(*seconds);
     }
     out.push_back(std::move(tol));
   }

@@ -544,8 +544,33 @@ TEST(ParseWorkloadTest, NodeConstraintErrors) {
       WorkerError("{replicas: 1" + res + ", tolerations: [{key: a, operator: Exists, value: x}]}"),
       "workload.yaml: jobs[0].worker.tolerations[0].value: a toleration with operator "
       "Exists takes no value");
+  EXPECT_EQ(WorkerError("{replicas: 1" + res +
+                        ", tolerations: [{key: a, operator: Exists, tolerationSeconds: 5}]}"),
+            "workload.yaml: jobs[0].worker.tolerations[0].tolerationSeconds: only with effect "
+            "NoExecute");
+  EXPECT_EQ(WorkerError("{replicas: 1" + res +
+                        ", tolerations: [{key: a, operator: Exists, effect: NoExecute, "
+                        "tolerationSeconds: 1.5}]}"),
+            "workload.yaml: jobs[0].worker.tolerations[0].tolerationSeconds: expected an integer "
+            "between -1000000000 and 1000000000, got '1.5'");
   EXPECT_EQ(WorkerError("{replicas: 1" + res + ", nodeSelector: {zone: [a]}}"),
             "workload.yaml: jobs[0].worker.nodeSelector.zone: expected a label value, got a list");
+}
+
+TEST(ParseWorkloadTest, TolerationSeconds) {
+  auto w = ParseWorkload("jobs:\n" + Job("",
+                                         "{replicas: 1, resources: {cpu: 1}, tolerations: "
+                                         "[{key: node.kubernetes.io/unreachable, operator: "
+                                         "Exists, effect: NoExecute, tolerationSeconds: 30}, "
+                                         "{key: b, operator: Exists, effect: NoExecute, "
+                                         "tolerationSeconds: -4}, {key: c, operator: Exists}]}"),
+                         "workload.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const auto& t = w->jobs[0].role(Role::kWorker).constraints.tolerations;
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].seconds, 30);
+  EXPECT_EQ(t[1].seconds, -4);
+  EXPECT_FALSE(t[2].seconds.has_value());
 }
 
 }  // namespace

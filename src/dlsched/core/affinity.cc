@@ -57,6 +57,24 @@ bool ParseInt(std::string_view s, int64_t* out) {
 
 }  // namespace
 
+std::optional<double> NoExecuteGrace(const Taint& taint,
+                                     const std::vector<Toleration>& tolerations) {
+  bool tolerated = false;
+  std::optional<double> grace;
+  for (const Toleration& t : tolerations) {
+    if (!Tolerates(t, taint)) continue;
+    tolerated = true;
+    if (!t.seconds) continue;
+    const double s = std::max(0.0, *t.seconds);
+    grace = grace ? std::min(*grace, s) : s;
+  }
+  if (tolerated) return grace;
+  if (taint.key == kNotReadyTaint || taint.key == kUnreachableTaint) {
+    return kDefaultTolerationSeconds;
+  }
+  return 0.0;
+}
+
 const Taint* FirstUntoleratedTaint(const std::vector<Taint>& taints,
                                    const std::vector<Toleration>& tolerations) {
   return FirstUntolerated(taints, tolerations, /*no_execute_only=*/false);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +34,18 @@ struct Toleration {
   std::string value;
   bool any_effect = true;  // no effect given: tolerates every effect
   TaintEffect effect = TaintEffect::kNoSchedule;
+  // tolerationSeconds (effect NoExecute only): how long a running task
+  // stays once the taint is there; none: for ever. Negative counts as 0.
+  std::optional<double> seconds{};
 };
+
+// The NoExecute taints the node lifecycle controller puts on a node that
+// stops reporting (not-ready) or cannot be reached (unreachable). Kubernetes'
+// DefaultTolerationSeconds admission gives every pod that does not
+// tolerate them itself a toleration of kDefaultTolerationSeconds for each.
+inline constexpr std::string_view kNotReadyTaint = "node.kubernetes.io/not-ready";
+inline constexpr std::string_view kUnreachableTaint = "node.kubernetes.io/unreachable";
+inline constexpr double kDefaultTolerationSeconds = 300;
 
 // True when `toleration` tolerates `taint`: the keys match (or the
 // toleration's key is empty with Exists), the values match (Equal) or any
@@ -47,6 +59,14 @@ const Taint* FirstUntoleratedTaint(const std::vector<Taint>& taints,
 // Likewise for NoExecute only: the taints that evict a running task.
 const Taint* FirstUntoleratedNoExecute(const std::vector<Taint>& taints,
                                        const std::vector<Toleration>& tolerations);
+// How long a running task with `tolerations` stays once NoExecute `taint`
+// is on its node, as Kubernetes' taint eviction: 0 when no toleration
+// tolerates it (evicted at once), the least tolerationSeconds of those
+// that do (negative: 0), none (for ever) when none of those gives one;
+// a not-ready or unreachable taint that no toleration tolerates has the
+// default kDefaultTolerationSeconds.
+std::optional<double> NoExecuteGrace(const Taint& taint,
+                                     const std::vector<Toleration>& tolerations);
 
 struct NodeSelectorRequirement {
   enum class Op : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };

@@ -90,5 +90,31 @@ TEST(TolerationTest, FirstUntoleratedTaint) {
   EXPECT_EQ(FirstUntoleratedTaint(taints, both), nullptr);
 }
 
+// How long a running task stays under a NoExecute taint (Kubernetes'
+// taint eviction with the DefaultTolerationSeconds admission).
+TEST(AffinityTest, NoExecuteGrace) {
+  const Taint maint{"maintenance", "", TaintEffect::kNoExecute};
+  const Taint unreachable{std::string(kUnreachableTaint), "", TaintEffect::kNoExecute};
+  const Taint not_ready{std::string(kNotReadyTaint), "", TaintEffect::kNoExecute};
+  auto exists = [](std::string key, std::optional<double> seconds) {
+    Toleration t{std::move(key), Toleration::Op::kExists, "", false, TaintEffect::kNoExecute};
+    t.seconds = seconds;
+    return t;
+  };
+  EXPECT_EQ(NoExecuteGrace(maint, {}), 0.0);          // not tolerated: at once
+  EXPECT_EQ(NoExecuteGrace(unreachable, {}), 300.0);  // the admission's default
+  EXPECT_EQ(NoExecuteGrace(not_ready, {}), 300.0);
+  EXPECT_EQ(NoExecuteGrace(unreachable, {exists("node.kubernetes.io/unreachable", 30)}), 30.0);
+  EXPECT_EQ(NoExecuteGrace(maint, {exists("maintenance", std::nullopt)}), std::nullopt);
+  // The least of those that tolerate it; a negative one is 0; one without
+  // seconds does not lift the others' limit.
+  EXPECT_EQ(NoExecuteGrace(maint, {exists("maintenance", 60), exists("", 20),
+                                   exists("maintenance", std::nullopt)}),
+            20.0);
+  EXPECT_EQ(NoExecuteGrace(maint, {exists("maintenance", -5)}), 0.0);
+  // A toleration of another key leaves the default in place.
+  EXPECT_EQ(NoExecuteGrace(unreachable, {exists("maintenance", 10)}), 300.0);
+}
+
 }  // namespace
 }  // namespace dlsched::core

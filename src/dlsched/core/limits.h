@@ -43,6 +43,8 @@ inline constexpr int kMaxLevel = 1000;
 inline constexpr double kMaxLevelPlace = 1e15;
 // A job's backoffLimit (restarts for failures before it fails).
 inline constexpr int kMaxBackoffLimit = 1'000'000;
+// A toleration's tolerationSeconds, either way (a negative one counts as 0).
+inline constexpr int64_t kMaxTolerationSeconds = 1'000'000'000;
 // Task failures a workload file schedules for one job.
 inline constexpr int kMaxFailures = 10'000;
 // A throughput table's rates in steps/s: 0 (cannot run at that size) or

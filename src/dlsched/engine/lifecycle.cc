@@ -285,6 +285,17 @@ void JobLifecycle::Release(JobIndex j) {
 }
 
 void JobLifecycle::OnTimer(TimerKind kind, JobIndex j, uint64_t epoch) {
+  if (kind == TimerKind::kTaintEviction) {
+    // Whatever the job did since: its placed tasks are looked at afresh.
+    if (jobs_[j].taint_check <= backend_.Now()) jobs_[j].taint_check = core::kNever;
+    const JobState& js = state_.Job(j);
+    std::vector<TaskRef> placed;
+    for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+      if (js.task_node[s] != kNoNode) placed.push_back(js.TaskAt(j, s));
+    }
+    CheckTaints(placed);
+    return;
+  }
   if (epoch != jobs_[j].epoch) return;
   const JobPhase phase = state_.Job(j).phase;
   switch (kind) {
@@ -293,6 +304,8 @@ void JobLifecycle::OnTimer(TimerKind kind, JobIndex j, uint64_t epoch) {
       break;
     case TimerKind::kProtectEnd:
       if (phase == JobPhase::kRunningProtected) Enter(j, JobPhase::kRunning);
+      break;
+    case TimerKind::kTaintEviction:
       break;
     case TimerKind::kCheckpointDone:
       if (phase != JobPhase::kCheckpointing) return;
@@ -568,26 +581,66 @@ void JobLifecycle::NodeRemoved(NodeIndex n, std::string_view why) {
         static_cast<int>(std::erase_if(h.held, [n](const auto& held) { return held.second == n; }));
   }
   const std::vector<TaskRef> lost = state_.TasksOn(n);
+  no_execute_.erase(n);
   TasksLost(lost, fmt::format("node {} {}", state_.NodeName(n), why));
   state_.RemoveNode(n);
 }
 
 void JobLifecycle::NodeUpdated(NodeIndex n) {
   state_.NoteRoomChanged();
-  const auto& taints = state_.NodeSpecOf(n).taints;
-  if (taints.empty()) return;
+  // Its NoExecute taints, each with when it appeared (kept while it stays).
+  const core::Time now = backend_.Now();
+  std::vector<std::pair<core::Taint, core::Time>> taints;
+  auto& known = no_execute_[n];
+  for (const core::Taint& taint : state_.NodeSpecOf(n).taints) {
+    if (taint.effect != core::TaintEffect::kNoExecute) continue;
+    auto it =
+        std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.first == taint; });
+    taints.emplace_back(taint, it == known.end() ? now : it->second);
+  }
+  known = std::move(taints);
+  if (known.empty()) {
+    no_execute_.erase(n);
+    return;
+  }
+  CheckTaints(state_.TasksOn(n));
+}
+
+void JobLifecycle::CheckTaints(std::span<const TaskRef> tasks) {
+  const core::Time now = backend_.Now();
   std::vector<TaskRef> evicted;
-  const core::Taint* taint = nullptr;
-  for (const TaskRef& t : state_.TasksOn(n)) {
+  std::string why;
+  for (const TaskRef& t : tasks) {
+    const NodeIndex n = state_.Job(t.job).NodeOf(t.role, t.index);
+    auto it = n == kNoNode ? no_execute_.end() : no_execute_.find(n);
+    if (it == no_execute_.end()) continue;
     const auto& tolerations = state_.Job(t.job).spec->role(t.role).constraints.tolerations;
-    if (const core::Taint* bad = core::FirstUntoleratedNoExecute(taints, tolerations)) {
+    core::Time at = core::kNever;
+    const core::Taint* first = nullptr;
+    std::optional<double> grace;
+    for (const auto& [taint, since] : it->second) {
+      const std::optional<double> g = core::NoExecuteGrace(taint, tolerations);
+      if (g && since + *g < at) {
+        at = since + *g;
+        first = &taint;
+        grace = g;
+      }
+    }
+    if (first == nullptr) continue;
+    if (at <= now) {
+      if (evicted.empty()) {
+        why = *grace > 0 ? fmt::format("evicted from node {} by taint {} after {:g} s",
+                                       state_.NodeName(n), core::FormatTaint(*first), *grace)
+                         : fmt::format("evicted from node {} by taint {}", state_.NodeName(n),
+                                       core::FormatTaint(*first));
+      }
       evicted.push_back(t);
-      taint = bad;
+    } else if (at < jobs_[t.job].taint_check) {
+      jobs_[t.job].taint_check = at;
+      backend_.SetTimer(at, TimerKind::kTaintEviction, t.job, jobs_[t.job].epoch);
     }
   }
-  if (evicted.empty()) return;
-  TasksLost(evicted, fmt::format("evicted from node {} by taint {}", state_.NodeName(n),
-                                 core::FormatTaint(*taint)));
+  if (!evicted.empty()) TasksLost(evicted, why);
 }
 
 bool JobLifecycle::AnyPodUntried() const { return pods_.AnyUntried(state_.RoomEpoch()); }

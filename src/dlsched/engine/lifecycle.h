@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@ enum class TimerKind : uint8_t {
   kLaunchDone,      // Launching -> RunningProtected / Running
   kProtectEnd,      // RunningProtected -> Running
   kCheckpointDone,  // Checkpointing -> Stopping -> Standby (-> Launching)
+  kTaintEviction,   // a NoExecute taint's tolerationSeconds may have run out
 };
 
 // One row of a job's timeline: a decision about it or a change of its
@@ -135,6 +137,8 @@ struct JobHistory {
   // Failures of its tasks counted against its backoff limit: those that
   // restarted it, disruptions excepted (JobLifecycle::TaskFailed).
   int failures = 0;
+  // When a pending kTaintEviction timer fires, or kNever.
+  core::Time taint_check = core::kNever;
   double checkpointed_steps = 0;  // progress at its last checkpoint
   std::string reason;             // of the last decision about it
   // The last wait reason on its timeline (a reason that changes only in
@@ -196,7 +200,11 @@ class JobLifecycle {
   // Node `n` is gone (failed or removed) with its tasks.
   void NodeRemoved(NodeIndex n, std::string_view why);
   // Node `n` changed (ClusterState::UpdateNode done): tasks that do not
-  // tolerate a NoExecute taint it now has are evicted (TasksLost).
+  // tolerate a NoExecute taint it now has are evicted (TasksLost); those
+  // that tolerate it for a while (tolerationSeconds; 300 s for the
+  // not-ready and unreachable taints unless a toleration says otherwise:
+  // core::NoExecuteGrace) are evicted once that much time has passed since
+  // the taint appeared, on a kTaintEviction timer.
   void NodeUpdated(NodeIndex n);
 
   // A job a backend finds already running or finished when it starts (an
@@ -273,6 +281,9 @@ class JobLifecycle {
   // the queue forward, as backoffs come in queue order.
   void BackOff(const Action& a, core::Time now, uint64_t room_epoch, size_t* pod_cursor);
   void DropBoundPods(const Plan& plan);
+  // Evicts those of `tasks` whose NoExecute taints' grace has run out, and
+  // asks for a timer when the next one will.
+  void CheckTaints(std::span<const TaskRef> tasks);
 
   ClusterState& state_;
   Backend& backend_;
@@ -283,6 +294,8 @@ class JobLifecycle {
   int64_t next_admission_ = 0;
   int unfinished_ = 0;
   int num_held_ = 0;
+  // Each node's NoExecute taints and when each appeared (NodeUpdated).
+  std::unordered_map<NodeIndex, std::vector<std::pair<core::Taint, core::Time>>> no_execute_;
 };
 
 }  // namespace dlsched::engine

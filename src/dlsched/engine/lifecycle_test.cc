@@ -479,6 +479,68 @@ TEST_F(LifecycleTest, NoExecuteTaintEvictsTasksThatDoNotTolerateIt) {
   EXPECT_EQ(Phase(b), JobPhase::kRunning);  // tolerates it
 }
 
+// Tasks tolerate a NoExecute taint for their tolerationSeconds, counted
+// from when the taint appeared; the not-ready and unreachable taints for
+// 300 s unless a toleration says otherwise (Kubernetes' admission default).
+//   t=10   node-0 becomes unreachable (node.kubernetes.io/unreachable:NoExecute).
+//          a: no toleration of it: the default 300 s, evicted at 310.
+//          b: tolerates it for 60 s: evicted at 70.
+//          c: tolerates every taint, with no seconds: stays for ever.
+//   t=200  the node changes again (a label), the taint stays: a's 300 s
+//          still count from 10, not from 200.
+TEST_F(LifecycleTest, NoExecuteTaintsAreToleratedForTheirSecondsUnreachableFor300ByDefault) {
+  const JobIndex a = Add("a", 1, 1, 1);
+  const JobIndex b = Add("b", 1, 1, 1);
+  const JobIndex c = Add("c", 1, 1, 1);
+  core::Toleration sixty{std::string(core::kUnreachableTaint),
+                         core::Toleration::Op::kExists,
+                         "",
+                         false,
+                         core::TaintEffect::kNoExecute,
+                         60};
+  specs_[1].role(Role::kWorker).constraints.tolerations.push_back(sixty);
+  specs_[2]
+      .role(Role::kWorker)
+      .constraints.tolerations.push_back(
+          core::Toleration{"", core::Toleration::Op::kExists, "", true, {}});
+  Start(a, 1);
+  const JobIndex arrived[] = {b, c};
+  lc().Arrive(arrived);
+  Plan p;
+  p.actions = {Bind(b, 0, 0), JobAction(ActionKind::kStart, b, 1), Bind(c, 0, 0),
+               JobAction(ActionKind::kStart, c, 1)};
+  lc().Apply(p);
+  RunUntil(10);
+  core::NodeSpec spec = state_.NodeSpecOf(0);
+  spec.taints = {
+      core::Taint{std::string(core::kUnreachableTaint), "", core::TaintEffect::kNoExecute}};
+  state_.UpdateNode(0, spec);
+  lc().NodeUpdated(0);
+  for (JobIndex j : {a, b, c}) EXPECT_EQ(Phase(j), JobPhase::kRunning) << j;
+  RunUntil(69);
+  EXPECT_EQ(Phase(b), JobPhase::kRunning);
+  RunUntil(70);
+  EXPECT_EQ(Phase(b), JobPhase::kStandby);
+  EXPECT_EQ(
+      lc().History(b).reason,
+      "lost tasks: evicted from node node-0 by taint node.kubernetes.io/unreachable:NoExecute "
+      "after 60 s");
+  RunUntil(200);
+  spec.labels["zone"] = "z1";
+  state_.UpdateNode(0, spec);
+  lc().NodeUpdated(0);
+  RunUntil(309);
+  EXPECT_EQ(Phase(a), JobPhase::kRunning);
+  RunUntil(310);
+  EXPECT_EQ(Phase(a), JobPhase::kStandby);
+  EXPECT_EQ(
+      lc().History(a).reason,
+      "lost tasks: evicted from node node-0 by taint node.kubernetes.io/unreachable:NoExecute "
+      "after 300 s");
+  RunUntil(10000);
+  EXPECT_EQ(Phase(c), JobPhase::kRunning);
+}
+
 TEST_F(LifecycleTest, PodQueueInterleavesArrivalsAndBacksOffByDoubling) {
   lc().UsePodQueue(true);
   const JobIndex a = Add("a", 2, 2, 2);

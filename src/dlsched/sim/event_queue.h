@@ -14,6 +14,7 @@ enum class EventKind : uint8_t {
   kProtectEnd,      // RunningProtected -> Running
   kCompletion,      // all steps done (valid only for the job's current epoch)
   kCheckpointDone,  // Checkpointing -> Stopping -> Standby
+  kTaintEviction,   // a NoExecute taint's tolerationSeconds may have run out
   kDeadline,        // the job fails unless finished
   kNode,            // a node event of the cluster file (job = its index)
   kTaskFailure,     // a failure the workload schedules (epoch = its index in the job's)

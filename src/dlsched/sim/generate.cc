@@ -227,6 +227,7 @@ void AppendConstraints(std::string& out, const core::NodeConstraints& c) {
       out += t.op == core::Toleration::Op::kExists ? "operator: Exists" : "operator: Equal";
       if (t.op == core::Toleration::Op::kEqual) out += ", value: " + Str(t.value);
       if (!t.any_effect) fmt::format_to(emit, ", effect: {}", core::TaintEffectName(t.effect));
+      if (t.seconds) fmt::format_to(emit, ", tolerationSeconds: {}", *t.seconds);
       out += '}';
     }
     out += ']';

@@ -145,5 +145,30 @@ TEST(NodeEventsTest, FschedSurvivesANodeFailureAndANodeJoining) {
   EXPECT_EQ(r.run.utilization.back().allocated[core::kGpu], 0);
 }
 
+// An unreachable node's tasks stay 300 s (Kubernetes' default toleration
+// of node.kubernetes.io/unreachable:NoExecute) before they are evicted.
+// Two 4-GPU nodes; a: one worker, 1 step/s, 1000 steps, on node-0.
+// t=100   node-0 gets the unreachable NoExecute taint (and NoSchedule, as
+//         the node lifecycle controller puts both): a runs on.
+// t=400   300 s later a is evicted: no checkpoint, back to 0 steps; it is
+//         placed again at once, on node-1.
+// t=1400  a completes. (Evicted at once it would have completed at 1100.)
+TEST(NodeEventsTest, AnUnreachableNodesTasksStayForTheDefaultTolerationSeconds) {
+  core::ClusterSpec cluster;
+  cluster.nodes = {GpuNode("node-0", 4), GpuNode("node-1", 4)};
+  core::NodeEvent e = At(100, core::NodeEvent::Kind::kUpdate, GpuNode("node-0", 0));
+  e.taints = std::vector<core::Taint>{
+      {std::string(core::kUnreachableTaint), "", core::TaintEffect::kNoExecute},
+      {std::string(core::kUnreachableTaint), "", core::TaintEffect::kNoSchedule}};
+  cluster.events = {e};
+  config::WorkloadSpec w;
+  w.jobs.push_back(GpuJob("a", 0, 1, 1, 1000));
+  const SimResult r = RunChecked(cluster, w, "gang-binpack");
+  const auto& a = Record(r, "a");
+  EXPECT_EQ(a.final_phase, core::JobPhase::kCompleted);
+  EXPECT_DOUBLE_EQ(a.completion, 1400);
+  EXPECT_EQ(a.reallocations, 1);
+}
+
 }  // namespace
 }  // namespace dlsched::sim

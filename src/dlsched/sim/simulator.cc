@@ -136,6 +136,9 @@ void Simulation::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uin
     case engine::TimerKind::kCheckpointDone:
       k = EventKind::kCheckpointDone;
       break;
+    case engine::TimerKind::kTaintEviction:
+      k = EventKind::kTaintEviction;
+      break;
   }
   queue_.Push(at, k, j, epoch);
   ++active_events_;
@@ -256,6 +259,9 @@ void Simulation::HandleEvent(const Event& e) {
       break;
     case EventKind::kCheckpointDone:
       scheduler_.OnTimer(engine::TimerKind::kCheckpointDone, j, e.epoch);
+      break;
+    case EventKind::kTaintEviction:
+      scheduler_.OnTimer(engine::TimerKind::kTaintEviction, j, e.epoch);
       break;
     case EventKind::kCompletion: {
       if (e.epoch != completion_epoch_[j] || !core::IsRunning(state_.Job(j).phase)) return;
