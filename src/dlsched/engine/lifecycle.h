@@ -195,8 +195,13 @@ class JobLifecycle {
   // was a disruption, or fails: a permanent failure, or one past the limit.
   // No effect on a task not placed.
   void TaskFailed(TaskRef t, const core::TaskFailure& failure, std::string_view why);
-  // A backend that adopts a job gives the failures it had counted.
-  void SetFailures(JobIndex j, int failures) { jobs_[j].failures = failures; }
+  // A backend that adopts a job gives what it had kept of its history: the
+  // failures counted against its backoff limit and the reason last given.
+  void Restore(JobIndex j, int failures, std::string reason) {
+    JobsAdded();
+    jobs_[j].failures = failures;
+    jobs_[j].reason = std::move(reason);
+  }
   // Node `n` is gone (failed or removed) with its tasks.
   void NodeRemoved(NodeIndex n, std::string_view why);
   // Node `n` changed (ClusterState::UpdateNode done): tasks that do not

@@ -110,8 +110,11 @@ class Scheduler {
   void TaskFailed(TaskRef t, const core::TaskFailure& failure, std::string_view why) {
     lifecycle_.TaskFailed(t, failure, why);
   }
-  // A job found with `failures` already counted against its backoff limit.
-  void SetFailures(JobIndex j, int failures) { lifecycle_.SetFailures(j, failures); }
+  // A job found with `failures` already counted against its backoff limit
+  // and `reason` as its last reason (JobLifecycle::Restore).
+  void Restore(JobIndex j, int failures, std::string reason) {
+    lifecycle_.Restore(j, failures, std::move(reason));
+  }
   // A bind the backend could not make.
   void BindFailed(TaskRef t, std::string_view why);
   // The job's object was deleted: it fails and leaves the cache.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cmath>
 #include <ctime>
 #include <random>
 
@@ -247,12 +249,12 @@ std::vector<std::pair<std::string, std::string>> PodEnv(const TrainingJob& tj, i
 }
 
 json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
-             std::string_view scheduler_name, std::string_view node) {
+             std::string_view scheduler_name, std::string_view node, std::string_view name) {
   const json& tmpl = tj.templates[static_cast<int>(role)];
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
   json meta = tmpl.is_object() ? tmpl.value("metadata", json::object()) : json::object();
   if (!meta.is_object()) meta = json::object();
-  meta["name"] = PodName(tj.name, role, index);
+  meta["name"] = name.empty() ? PodName(tj.name, role, index) : std::string(name);
   meta["namespace"] = tj.namespace_name;
   meta.erase("generateName");
   if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
@@ -351,6 +353,22 @@ std::string NowRfc3339() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::string MicroTime(double unix_seconds) {
+  const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
+  const auto micros =
+      static_cast<int>(std::llround((unix_seconds - static_cast<double>(whole)) * 1e6));
+  std::time_t t = whole + micros / 1'000'000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:06d}Z", buf, micros % 1'000'000);
+}
+
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string Meta(const json& object, const char* key) {

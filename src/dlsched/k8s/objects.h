@@ -83,8 +83,12 @@ std::vector<std::pair<std::string, std::string>> PodEnv(const TrainingJob& tj, i
 // schedulerName, hostname/subdomain for the headless Service, and PodEnv
 // in every container (replacing a variable of the same name). `node` sets spec.nodeName (bind
 // without the binding subresource); empty leaves the pod to be bound.
+// `name` is metadata.name (default PodName; a later run of a task whose
+// earlier pod keeps the name gets another: Operator::NameNewPod); the
+// hostname is PodName whatever the name.
 nlohmann::json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
-                       std::string_view scheduler_name, std::string_view node);
+                       std::string_view scheduler_name, std::string_view node,
+                       std::string_view name = {});
 
 // The job's headless Service (clusterIP None, selecting its pods).
 nlohmann::json MakeService(const TrainingJob& tj);
@@ -119,5 +123,10 @@ std::string PodFailureText(const nlohmann::json& pod);
 
 // Wall-clock time as RFC 3339 (seconds, UTC), as Kubernetes writes times.
 std::string NowRfc3339();
+// Seconds since the Unix epoch as RFC 3339 with microseconds (Kubernetes'
+// MicroTime), e.g. "2026-11-26T16:00:00.250000Z".
+std::string MicroTime(double unix_seconds);
+// The wall clock in seconds since the Unix epoch.
+double WallSeconds();
 
 }  // namespace dlsched::k8s

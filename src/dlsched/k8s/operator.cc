@@ -1,6 +1,7 @@
 #include "dlsched/k8s/operator.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -23,8 +24,9 @@ Operator::Operator(RestConfig config, const engine::Engine& engine, OperatorOpti
 Operator::~Operator() { Stop(); }
 
 core::Time Operator::Now() const {
-  if (options_.clock) return options_.clock();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (options_.clock) return options_.clock() + clock_offset_;
+  return clock_offset_ +
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
 void Operator::Log(std::string_view level, std::string_view msg, const json& fields) {
@@ -46,9 +48,46 @@ std::string Operator::JobPath(const TrainingJob& tj) const {
                      kPlural, tj.name);
 }
 
-std::string Operator::PodKey(TaskRef t) const {
+std::string Operator::PodNameOf(TaskRef t) const {
   const TrainingJob& tj = tjs_[t.job];
-  return tj.namespace_name + "/" + PodName(tj.name, t.role, t.index);
+  std::string base = PodName(tj.name, t.role, t.index);
+  auto it = pod_names_.find(tj.namespace_name + "/" + base);
+  return it == pod_names_.end() ? base : it->second;
+}
+
+std::string Operator::PodKey(TaskRef t) const {
+  return tjs_[t.job].namespace_name + "/" + PodNameOf(t);
+}
+
+void Operator::NameNewPod(TaskRef t) {
+  const TrainingJob& tj = tjs_[t.job];
+  const std::string& ns = tj.namespace_name;
+  const std::string kept = PodNameOf(t);
+  auto pod = pods_->Get(ns + "/" + kept);
+  if (!pod || (!Terminated(*pod) && !Terminating(*pod))) return;
+  const std::string base = PodName(tj.name, t.role, t.index);
+  auto name = [&](int n) { return n == 0 ? base : fmt::format("{}-{}", base, n); };
+  int n = 1;
+  if (kept.size() > base.size() + 1) {
+    const char* digits = kept.data() + base.size() + 1;
+    std::from_chars(digits, kept.data() + kept.size(), n);
+    ++n;
+  }
+  while (pods_->Get(ns + "/" + name(n))) ++n;
+  pod_names_[ns + "/" + base] = name(n);
+  // An earlier run's success is of no use to the job running again: it goes
+  // (the task keeps one pod). A failed pod stays for its logs, and ...
+  if (PodPhase(*pod) == "Succeeded" && !Terminating(*pod)) {
+    Call("DELETE", PodsPath(ns) + "/" + kept);
+  }
+  // ... finished ones before it go.
+  for (int k = 0; k < n; ++k) {
+    if (name(k) == kept) continue;
+    auto old = pods_->Get(ns + "/" + name(k));
+    if (old && Terminated(*old) && !Terminating(*old) && ControllerUid(*old) == tj.uid) {
+      Call("DELETE", PodsPath(ns) + "/" + name(k));
+    }
+  }
 }
 
 core::Result<Response> Operator::Call(std::string_view method, const std::string& path,

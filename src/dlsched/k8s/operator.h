@@ -220,7 +220,17 @@ class Operator final : public engine::Backend {
                               std::string_view content_type = "application/json");
   std::string PodsPath(const std::string& ns) const;
   std::string JobPath(const TrainingJob& tj) const;
-  std::string PodKey(engine::TaskRef t) const;
+  // The name of task t's pod: PodName (<job>-<role>-<index>), or
+  // <that>-<n> once an earlier pod of the task kept the name ...
+  std::string PodNameOf(engine::TaskRef t) const;
+  std::string PodKey(engine::TaskRef t) const;  // "<namespace>/<PodNameOf>"
+  // ... chosen before the task's next pod is made: the name stays while no
+  // pod has it or the one that has it lives (adopted); a finished or
+  // terminating pod keeps it (its logs; a pod on an unreachable node stays
+  // Terminating), and the task's next pod takes the next free <base>-<n>,
+  // so it never waits for its predecessor. Finished pods of the task older
+  // than that predecessor are deleted.
+  void NameNewPod(engine::TaskRef t);
   void Log(std::string_view level, std::string_view msg, const nlohmann::json& fields = {});
 
   RestConfig config_;
@@ -240,10 +250,12 @@ class Operator final : public engine::Backend {
   std::chrono::steady_clock::time_point start_;
   std::deque<TrainingJob> tjs_;                               // by JobIndex
   std::unordered_map<std::string, engine::JobIndex> by_key_;  // "ns/name" of live jobs
-  std::unordered_map<std::string, int64_t> invalid_;          // uid -> generation reported invalid
-  std::unordered_set<engine::JobIndex> rejected_;             // refused by the API server
-  std::unordered_set<engine::JobIndex> service_ok_;           // their Service exists
-  std::unordered_set<engine::JobIndex> never_fits_;           // reported once
+  // "ns/<PodName>" -> the name of the task's pod, when not PodName.
+  std::unordered_map<std::string, std::string> pod_names_;
+  std::unordered_map<std::string, int64_t> invalid_;  // uid -> generation reported invalid
+  std::unordered_set<engine::JobIndex> rejected_;     // refused by the API server
+  std::unordered_set<engine::JobIndex> service_ok_;   // their Service exists
+  std::unordered_set<engine::JobIndex> never_fits_;   // reported once
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   // Pods deleted and not gone yet: pod key -> (task, uid).
   std::unordered_map<std::string, std::pair<engine::TaskRef, std::string>> releasing_;
@@ -266,6 +278,11 @@ class Operator final : public engine::Backend {
   // API writes that failed and are tried again at every step until done.
   std::vector<std::function<bool()>> retry_;
   std::vector<nlohmann::json> last_status_;  // by JobIndex: what was last written
+  // By JobIndex: when the job was submitted, wall clock (status.submitTime).
+  std::vector<std::string> submitted_;
+  // Added to the clock so that jobs submitted before this operator started
+  // (adopted from an earlier one) have times >= 0 on it.
+  double clock_offset_ = 0;
   // Steps done and service attained by job j up to now.
   void Advance(engine::JobIndex j) { scheduler_.Advance(j, Now()); }
   bool dirty_ = true;

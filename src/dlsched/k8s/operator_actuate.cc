@@ -43,16 +43,20 @@ void Operator::SetTimer(core::Time at, engine::TimerKind kind, JobIndex j, uint6
 }
 
 void Operator::Bind(TaskRef t, NodeIndex n) {
+  NameNewPod(t);
   owned_[PodKey(t)] = Owned{t, "", false};
   pending_binds_.push_back({t, n});
 }
 
-void Operator::CreateTask(TaskRef t) { pending_creates_.push_back(t); }
+void Operator::CreateTask(TaskRef t) {
+  NameNewPod(t);
+  pending_creates_.push_back(t);
+}
 
 void Operator::DeleteTask(TaskRef t) {
   std::erase(pending_creates_, t);
   const TrainingJob& tj = tjs_[t.job];
-  const std::string path = PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index);
+  const std::string path = PodsPath(tj.namespace_name) + "/" + PodNameOf(t);
   auto remove = [this, path] {
     auto r = Call("DELETE", path);
     return r && (r->status < 300 || r->status == 404);
@@ -72,7 +76,7 @@ void Operator::Unbind(TaskRef t, NodeIndex) {
     return;
   }
   const TrainingJob& tj = tjs_[t.job];
-  const std::string path = PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index);
+  const std::string path = PodsPath(tj.namespace_name) + "/" + PodNameOf(t);
   const json options = {
       {"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}};
   auto r = Call("DELETE", path, options);
@@ -119,23 +123,24 @@ void Operator::ApplyRejects() {
 void Operator::CreateOne(TaskRef t) {
   const TrainingJob& tj = tjs_[t.job];
   if (pods_->Get(PodKey(t))) return;
-  const json pod =
-      MakePod(tj, t.role, t.index, state_.Job(t.job).target_workers, options_.scheduler_name, "");
+  const json pod = MakePod(tj, t.role, t.index, state_.Job(t.job).target_workers,
+                           options_.scheduler_name, "", PodNameOf(t));
   auto r = Call("POST", PodsPath(tj.namespace_name), pod);
   if (r && r->status == 201) ++stats_.pods_created;
 }
 
 void Operator::BindOne(TaskRef t, NodeIndex n) {
   const TrainingJob& tj = tjs_[t.job];
-  const std::string name = PodName(tj.name, t.role, t.index);
+  const std::string name = PodNameOf(t);
   const std::string node = state_.NodeName(n);
   auto fail = [&](std::string why) { failed_binds_.push_back({t, std::move(why)}); };
   // The pod as it is: from the cache, created now, or read after a 409.
   std::optional<json> pod = pods_->Get(PodKey(t));
   if (pod && Terminating(*pod)) return fail(fmt::format("pod {} is still terminating", name));
   if (!pod) {
-    const json body = MakePod(tj, t.role, t.index, state_.Job(t.job).target_workers,
-                              options_.scheduler_name, options_.bind_with_node_name ? node : "");
+    const json body =
+        MakePod(tj, t.role, t.index, state_.Job(t.job).target_workers, options_.scheduler_name,
+                options_.bind_with_node_name ? node : "", name);
     auto r = Call("POST", PodsPath(tj.namespace_name), body);
     if (!r) return fail(r.error().message);
     if (r->status == 201) {

@@ -2,11 +2,16 @@
 // new TrainingJob decoded; the live queue as simulation inputs (Snapshot).
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
+#include "dlsched/k8s/credentials.h"
 #include "dlsched/k8s/operator_impl.h"
 
 namespace dlsched::k8s {
@@ -15,15 +20,51 @@ namespace dlsched::k8s {
 // creation order, then every pod. A job whose whole gang is bound runs on
 // with those pods; a job with part of a gang bound gets those pods deleted
 // (they count on their nodes until gone) and waits again.
+namespace {
+
+// When a job an operator has seen (it has a status phase) was submitted,
+// wall clock: its status.submitTime as that operator wrote it, else its
+// creationTimestamp; none for a job no operator has seen yet.
+std::optional<double> SubmittedWall(const json& object) {
+  const json status = object.value("status", json::object());
+  if (!status.is_object() || status.value("phase", "").empty()) return std::nullopt;
+  for (const std::string& text :
+       {status.value("submitTime", std::string()), Meta(object, "creationTimestamp")}) {
+    if (auto t = ParseRfc3339(text)) {
+      return std::chrono::duration<double>(t->time_since_epoch()).count();
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void Operator::Adopt() {
   // Keys queued by the informers so far are covered here.
   while (auto key = queue_.Get(WorkQueue::Clock::now())) queue_.Done(*key);
   for (const json& node : nodes_->List()) SyncNode(ObjectKey(node));
-  std::vector<json> jobs = jobs_->List();
-  std::stable_sort(jobs.begin(), jobs.end(), [](const json& a, const json& b) {
-    return Meta(a, "creationTimestamp") < Meta(b, "creationTimestamp");
+  // In the order they were submitted (ties by uid), as the operator that
+  // saw them arrive ordered them; jobs no operator has seen after those.
+  struct Found {
+    json object;
+    double submitted;  // wall clock; +inf: not seen yet
+  };
+  std::vector<Found> jobs;
+  const double wall = WallSeconds();
+  double oldest = wall;
+  for (json& object : jobs_->List()) {
+    const std::optional<double> at = SubmittedWall(object);
+    if (at) oldest = std::min(oldest, *at);
+    jobs.push_back({std::move(object), at.value_or(std::numeric_limits<double>::infinity())});
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const Found& a, const Found& b) {
+    const std::string ua = Meta(a.object, "uid"), ub = Meta(b.object, "uid");
+    return std::tie(a.submitted, ua) < std::tie(b.submitted, ub);
   });
-  for (const json& tj : jobs) NewJob(tj, /*adopting=*/true);
+  // Waiting ages go on from there: the clock starts late enough that the
+  // oldest submission is at time >= 0 on it.
+  clock_offset_ = std::max(0.0, (wall - oldest) - Now());
+  for (const Found& found : jobs) NewJob(found.object, /*adopting=*/true);
   for (const json& pod : pods_->List()) SyncPod(ObjectKey(pod));
   dirty_ = true;
 }
@@ -40,9 +81,13 @@ void Operator::NewJob(const json& object, bool adopting) {
     return;
   }
   TrainingJob& tj = tjs_.emplace_back(std::move(*decoded));
-  tj.job.submit_time = Now();
+  // A job seen before (a restart, a failover) keeps its submission time.
+  const double wall = WallSeconds();
+  const std::optional<double> seen = adopting ? SubmittedWall(object) : std::nullopt;
+  tj.job.submit_time = seen ? Now() - std::max(0.0, wall - *seen) : Now();
   const JobIndex j = scheduler_.AddJob(&tj.job, Now());
   last_status_.emplace_back();
+  submitted_.push_back(MicroTime(seen.value_or(wall)));
   by_key_[tj.namespace_name + "/" + tj.name] = j;
   if (adopting && AdoptJob(j, object)) return;
   scheduler_.JobsAdded();
@@ -88,7 +133,8 @@ bool Operator::ReportInvalid(const json& object, const std::string& error) {
 // The pods of job `j` found when the operator starts.
 struct Operator::FoundPods {
   std::vector<std::pair<TaskRef, NodeIndex>> bound;  // bound and live
-  std::map<std::string, std::string> uids;           // pod name -> uid, of those
+  // PodName -> the name and uid of the task's pod, of those.
+  std::map<std::string, std::pair<std::string, std::string>> pods;
   std::set<int> succeeded_workers;
   bool chief_succeeded = false;
 };
@@ -110,14 +156,14 @@ Operator::FoundPods Operator::FindPods(JobIndex j) const {
     const NodeIndex n = state_.FindNode(NodeNameOf(pod));
     if (n == engine::kNoNode) continue;
     found.bound.push_back({TaskRef{j, task->role, task->index}, n});
-    found.uids[PodName(tj.name, task->role, task->index)] = Meta(pod, "uid");
+    found.pods[PodName(tj.name, task->role, task->index)] = {Meta(pod, "name"), Meta(pod, "uid")};
   }
   return found;
 }
 
 void Operator::DeletePodOf(TaskRef t) {
   const TrainingJob& tj = tjs_[t.job];
-  Call("DELETE", PodsPath(tj.namespace_name) + "/" + PodName(tj.name, t.role, t.index),
+  Call("DELETE", PodsPath(tj.namespace_name) + "/" + PodNameOf(t),
        json{{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"propagationPolicy", "Background"}});
 }
 
@@ -133,11 +179,14 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
   // restart estimated them), for a running job and a preempted one alike.
   if (status.is_object()) {
     RestoreService(j, status.value("progress", json::object()));
+    // What its history said: the failures counted and the last reason.
     const json failures = status.value("failures", json());
-    if (failures.is_number_integer()) {
-      scheduler_.SetFailures(j, static_cast<int>(std::clamp<int64_t>(failures.get<int64_t>(), 0,
-                                                                     core::kMaxBackoffLimit)));
-    }
+    scheduler_.Restore(j,
+                       failures.is_number_integer()
+                           ? static_cast<int>(std::clamp<int64_t>(failures.get<int64_t>(), 0,
+                                                                  core::kMaxBackoffLimit))
+                           : 0,
+                       status.value("reason", std::string()));
   }
   if (phase == "Completed" || phase == "Failed") {
     scheduler_.Adopt(j, phase == "Completed" ? JobPhase::kCompleted : JobPhase::kFailed, seq);
@@ -146,6 +195,11 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
   }
   // Its bound, live pods: a whole gang runs on; anything less is deleted.
   const FoundPods found = FindPods(j);
+  // Its live pods by the names they have (an earlier run's may keep the
+  // base name).
+  for (const auto& [base, pod] : found.pods) {
+    if (pod.first != base) pod_names_[tj.namespace_name + "/" + base] = pod.first;
+  }
   const core::RoleSpec& w = tj.job.role(core::Role::kWorker);
   // Finished while no operator watched (or before it wrote so): the chief,
   // or without one k >= minReplicas workers (any indices: a scale-in keeps
@@ -182,10 +236,27 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
     }
     return false;
   }
+  // It trained on while no operator watched: at the rate last written,
+  // since the estimate was last written.
+  const json progress = status.is_object() ? status.value("progress", json::object()) : json();
+  const json rate = progress.is_object() ? progress.value("stepsPerSecond", json()) : json();
+  auto as_of = ParseRfc3339(progress.is_object() ? progress.value("asOf", "") : "");
+  if (rate.is_number() && rate.get<double>() > 0 && as_of) {
+    const double elapsed =
+        std::clamp(WallSeconds() - std::chrono::duration<double>(as_of->time_since_epoch()).count(),
+                   0.0, core::kMaxTime);
+    engine::JobState& js = scheduler_.MutableState().MutableJob(j);
+    js.steps_done =
+        std::min(js.spec->total_steps,
+                 js.steps_done + std::min(rate.get<double>(), core::kMaxRate) * elapsed);
+    int64_t gpus = 0;
+    for (const auto& [t, n] : found.bound) gpus += tj.job.role(t.role).resources[core::kGpu];
+    js.attained = std::min(core::kMaxAttained, js.attained + static_cast<double>(gpus) * elapsed);
+  }
   scheduler_.JobsAdded();
   for (const auto& [t, n] : found.bound) {
     scheduler_.Place(t, n);
-    owned_[PodKey(t)] = Owned{t, found.uids.at(PodName(tj.name, t.role, t.index)), true};
+    owned_[PodKey(t)] = Owned{t, found.pods.at(PodName(tj.name, t.role, t.index)).second, true};
   }
   // Progress as restored above; from here at the placement's rate.
   scheduler_.Adopt(j, JobPhase::kRunning, seq);

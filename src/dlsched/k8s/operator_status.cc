@@ -29,7 +29,7 @@ bool Operator::WriteStatus(JobIndex j) {
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] == engine::kNoNode) continue;
     const TaskRef t = js.TaskAt(j, s);
-    placement[PodName(tj.name, t.role, t.index)] = state_.NodeName(js.task_node[s]);
+    placement[PodNameOf(t)] = state_.NodeName(js.task_node[s]);
   }
   const std::string phase(core::PhaseName(js.phase));
   json status = {{"phase", phase},
@@ -37,6 +37,7 @@ bool Operator::WriteStatus(JobIndex j) {
                  {"reason", h.reason},
                  {"placement", placement}};
   if (h.admission_seq >= 0) status["admissionOrder"] = h.admission_seq;
+  status["submitTime"] = submitted_[j];
   // Pod failures counted against runPolicy.backoffLimit.
   if (h.failures > 0) status["failures"] = h.failures;
   // Estimated as the simulator does; exact at `progressTime` (the
@@ -46,6 +47,9 @@ bool Operator::WriteStatus(JobIndex j) {
                         {"totalSteps", js.spec->total_steps},
                         {"stepsPerSecond", scheduler_.Rate(j)},
                         {"attainedGpuSeconds", js.attained}};
+  // While it trains, when the estimate was exact (wall clock): a restarted
+  // operator carries it on from there.
+  if (scheduler_.Rate(j) > 0) status["progress"]["asOf"] = MicroTime(WallSeconds());
   // What a Las order with countLaunching (pollux-tiresias) needs after a
   // restart, and what the policy keeps in status (las with starvation).
   if (js.launch_attained != 0) status["progress"]["launchGpuSeconds"] = js.launch_attained;

@@ -92,7 +92,7 @@ void Operator::SyncPod(const std::string& key) {
     if (!owned.seen) {
       // Not seen yet: wait for the informer.
     } else if (!ours || Terminating(*pod) || PodPhase(*pod) == "Failed") {
-      const std::string pod_name = PodName(tjs_[j].name, t.role, t.index);
+      const std::string pod_name = PodNameOf(t);
       const int losses = scheduler_.History(j).task_losses;
       if (ours && PodPhase(*pod) == "Failed" && !Terminating(*pod)) {
         // By the role's restartPolicy and the job's backoffLimit: the job

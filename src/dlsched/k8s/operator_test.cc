@@ -453,13 +453,21 @@ TEST_F(OperatorTest, ConvergesUnderApiFaults) {
 namespace dlsched::k8s {
 namespace {
 
-// The end state of a run: each job's phase, and its pods with their phase.
+// The end state of a run: each job's phase, and its pods with their phase,
+// by task (a pod's name may carry a suffix, NameNewPod; two pods of one
+// task show as a duplicate).
 struct EndState {
   std::map<std::string, std::string> jobs;
   std::map<std::string, std::string> pods;
   int64_t calls = 0;  // API requests of the first operator
   friend bool operator==(const EndState& a, const EndState& b) {
     return a.jobs == b.jobs && a.pods == b.pods;
+  }
+  friend void PrintTo(const EndState& s, std::ostream* os) {
+    *os << "jobs:";
+    for (const auto& [name, phase] : s.jobs) *os << " " << name << "=" << phase;
+    *os << "; pods:";
+    for (const auto& [name, phase] : s.pods) *os << " " << name << "=" << phase;
   }
 };
 
@@ -531,7 +539,10 @@ EndState RunWithCrash(int64_t crash_after) {
     end.jobs[name] = tj ? (*tj)["status"].value("phase", "") : "<gone>";
   }
   for (const json& pod : server.List("pods", "default")) {
-    end.pods[pod["metadata"]["name"]] = pod["status"].value("phase", "");
+    auto task = PodTaskOf(pod);
+    const std::string key = task ? PodName(task->job, task->role, task->index) : "?";
+    std::string& phase = end.pods[key];
+    phase = phase.empty() ? pod["status"].value("phase", "") : "duplicate";
   }
   kubelet.Stop();
   return end;
@@ -745,24 +756,22 @@ class PodFailureTest : public OperatorTest {
     if (!run_policy.is_null()) tj["spec"]["runPolicy"] = run_policy;
     ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", tj).has_value());
     StartOperator("gang-binpack");
-    ASSERT_TRUE(WaitRunning(name));
+    ASSERT_TRUE(WaitRunning(name, name + "-worker-0"));
   }
-  // The job Running and its worker's pod Running.
-  bool WaitRunning(const std::string& name) {
+  // The job Running and pod `pod` Running.
+  bool WaitRunning(const std::string& job, const std::string& pod) {
     return RunUntil([&] {
-      auto pod = server_.Get("pods", "default", name + "-worker-0");
-      return Phase(name) == "Running" && pod && PodPhase(*pod) == "Running";
+      auto p = server_.Get("pods", "default", pod);
+      return Phase(job) == "Running" && p && PodPhase(*p) == "Running";
     });
   }
-  // Worker 0's pod Failed with `status` (phase set here); its uid.
-  std::string FailPod(const std::string& job, json status) {
-    auto pod = server_.Get("pods", "default", job + "-worker-0");
-    EXPECT_TRUE(pod.has_value());
-    if (!pod) return "";
+  // Pod `name` Failed with `status` (phase set here), as its kubelet would.
+  void FailPod(const std::string& name, json status) {
+    auto pod = server_.Get("pods", "default", name);
+    ASSERT_TRUE(pod.has_value()) << name;
     status["phase"] = "Failed";
     (*pod)["status"].update(status);
-    EXPECT_TRUE(server_.UpdateStatus("pods", "default", *pod).has_value());
-    return Meta(*pod, "uid");
+    ASSERT_TRUE(server_.UpdateStatus("pods", "default", *pod).has_value());
   }
   static json Exited(int code, const std::string& reason = "Error") {
     return {
@@ -774,21 +783,29 @@ class PodFailureTest : public OperatorTest {
     auto tj = server_.Get("trainingjobs.dlsched.io", "default", job);
     return tj ? (*tj)["status"] : json();
   }
+  // Pod name -> phase, of the job's pods.
+  std::map<std::string, std::string> PodPhases(const std::string& job) {
+    std::map<std::string, std::string> out;
+    for (const json& pod : PodsOf(job)) out[pod["metadata"]["name"]] = PodPhase(pod);
+    return out;
+  }
 };
 
 // Evicted by the kubelet (reason Evicted): a disruption, so the job
-// restarts from its checkpoint even under TFJob's default Never, with a
-// new pod of the name, and completes; nothing is counted against a
-// backoff limit.
+// restarts from its checkpoint even under TFJob's default Never and
+// completes; nothing is counted against a backoff limit. The evicted pod
+// keeps its name (and its logs); the task's next pod is <name>-1, with the
+// same hostname.
 TEST_F(PodFailureTest, AnEvictedPodRestartsItsJobEvenUnderNever) {
   RunJob("evict", "");
-  const std::string old_uid = FailPod(
-      "evict", {{"reason", "Evicted"}, {"message", "The node was low on resource: memory."}});
+  FailPod("evict-worker-0",
+          {{"reason", "Evicted"}, {"message", "The node was low on resource: memory."}});
   ASSERT_TRUE(RunUntil([&] { return Phase("evict") == "Completed"; })) << Status("evict").dump();
-  auto pod = server_.Get("pods", "default", "evict-worker-0");
-  ASSERT_TRUE(pod.has_value());
-  EXPECT_NE(Meta(*pod, "uid"), old_uid);
-  EXPECT_EQ(PodPhase(*pod), "Succeeded");
+  EXPECT_EQ(PodPhases("evict"),
+            (std::map<std::string, std::string>{{"evict-worker-0", "Failed"},
+                                                {"evict-worker-0-1", "Succeeded"}}));
+  auto pod = server_.Get("pods", "default", "evict-worker-0-1");
+  EXPECT_EQ((*pod)["spec"]["hostname"], "evict-worker-0");
   EXPECT_FALSE(Status("evict").contains("failures")) << Status("evict").dump();
   const auto reasons = EventReasons("evict");
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Restarting"), 1);
@@ -799,37 +816,126 @@ TEST_F(PodFailureTest, AnEvictedPodRestartsItsJobEvenUnderNever) {
 // exit code and the policy; the pod stays (its logs).
 TEST_F(PodFailureTest, AFailedPodFailsItsJobUnderNever) {
   RunJob("never", "Never");
-  FailPod("never", Exited(1));
+  FailPod("never-worker-0", Exited(1));
   ASSERT_TRUE(RunUntil([&] { return Phase("never") == "Failed"; })) << Status("never").dump();
   EXPECT_EQ(Status("never")["reason"],
             "pod never-worker-0 failed with exit code 1 (Error); restartPolicy Never");
-  EXPECT_EQ(PodsOf("never").size(), 1u);
+  EXPECT_EQ(PodPhases("never"), (std::map<std::string, std::string>{{"never-worker-0", "Failed"}}));
 }
 
-// OnFailure with backoffLimit 1: the first failure (exit 1) restarts the
-// job (status.failures 1, a new pod); the second fails it.
+// OnFailure with backoffLimit 2: the first two failures (exit 1) restart
+// the job (status.failures 1, then 2; pods -1, then -2, the first deleted
+// then: one earlier pod per task stays); the third fails it.
 TEST_F(PodFailureTest, OnFailureRestartsUntilTheBackoffLimit) {
-  RunJob("flaky", "OnFailure", {{"backoffLimit", 1}});
-  const std::string first = FailPod("flaky", Exited(1));
+  RunJob("flaky", "OnFailure", {{"backoffLimit", 2}});
+  FailPod("flaky-worker-0", Exited(1));
+  ASSERT_TRUE(WaitRunning("flaky", "flaky-worker-0-1")) << Status("flaky").dump();
+  EXPECT_EQ(Status("flaky").value("failures", 0), 1);
+  FailPod("flaky-worker-0-1", Exited(1));
+  ASSERT_TRUE(WaitRunning("flaky", "flaky-worker-0-2")) << Status("flaky").dump();
+  EXPECT_EQ(Status("flaky").value("failures", 0), 2);
+  FailPod("flaky-worker-0-2", Exited(1));
   ASSERT_TRUE(RunUntil([&] {
-    auto pod = server_.Get("pods", "default", "flaky-worker-0");
-    return Status("flaky").value("failures", 0) == 1 && pod && Meta(*pod, "uid") != first &&
-           PodPhase(*pod) == "Running" && Phase("flaky") == "Running";
+    return Phase("flaky") == "Failed" && !server_.Get("pods", "default", "flaky-worker-0");
   })) << Status("flaky").dump();
-  FailPod("flaky", Exited(1));
-  ASSERT_TRUE(RunUntil([&] { return Phase("flaky") == "Failed"; })) << Status("flaky").dump();
-  EXPECT_NE(Status("flaky")["reason"].get<std::string>().find("; backoffLimit 1 reached"),
-            std::string::npos)
-      << Status("flaky").dump();
+  EXPECT_EQ(Status("flaky")["reason"],
+            "pod flaky-worker-0-2 failed with exit code 1 (Error); backoffLimit 2 reached");
+  EXPECT_EQ(PodPhases("flaky"),
+            (std::map<std::string, std::string>{{"flaky-worker-0-1", "Failed"},
+                                                {"flaky-worker-0-2", "Failed"}}));
 }
 
 // ExitCode: 137 (OOMKilled's SIGKILL) is retryable, the job runs on and
 // completes.
 TEST_F(PodFailureTest, ExitCodeRestartsARetryableCode) {
   RunJob("oom", "ExitCode");
-  FailPod("oom", Exited(137, "OOMKilled"));
+  FailPod("oom-worker-0", Exited(137, "OOMKilled"));
   ASSERT_TRUE(RunUntil([&] { return Phase("oom") == "Completed"; })) << Status("oom").dump();
   EXPECT_EQ(Status("oom").value("failures", 0), 1);
+  EXPECT_EQ(PodPhases("oom"), (std::map<std::string, std::string>{
+                                  {"oom-worker-0", "Failed"}, {"oom-worker-0-1", "Succeeded"}}));
+}
+
+// A failover (or a restart) keeps what the operator before it knew: the
+// queue's order (FIFO by submission, here against name order), the jobs'
+// waiting ages, the running job's progress (carried on at its rate since
+// its status was written) and the reasons. On the real clock: one 1-GPU
+// node, "run" (10 steps/s) runs, "wait-z" then "wait-a" wait.
+TEST(OperatorFailoverTest, TheNextOperatorKeepsQueueOrderAgesProgressAndReasons) {
+  TestApiServer server;
+  ASSERT_TRUE(server.Start().has_value());
+  ASSERT_TRUE(server.ApplyManifest(ReadFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml"))
+                  .has_value());
+  ASSERT_TRUE(server.Create("nodes", "", Node("node-a", 1)).has_value());
+  for (const char* name : {"run", "wait-z", "wait-a"}) {
+    ASSERT_TRUE(
+        server.Create("trainingjobs.dlsched.io", "default", Job(name, 0, 1, 100000)).has_value());
+  }
+  RestConfig config;
+  config.server = server.Url();
+  config.timeout_seconds = 5;
+  const auto t0 = std::chrono::steady_clock::now();
+  TestKubelet kubelet(config, [t0] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  kubelet.Start();
+  auto engine = NewEngine("gang-binpack");
+  OperatorOptions o;
+  o.resync_seconds = 0.05;
+  o.log = [](const std::string&) {};
+  struct Seen {
+    std::vector<std::string> order;  // unfinished jobs, FIFO: submission, then index
+    std::map<std::string, double> age, steps;
+    std::map<std::string, std::string> reason;
+  };
+  auto seen = [](Operator& op) {
+    Seen out;
+    std::vector<engine::JobIndex> jobs;
+    for (engine::JobIndex j = 0; j < op.State().NumJobs(); ++j) jobs.push_back(j);
+    std::sort(jobs.begin(), jobs.end(), [&](engine::JobIndex a, engine::JobIndex b) {
+      return std::tie(op.State().Job(a).spec->submit_time, a) <
+             std::tie(op.State().Job(b).spec->submit_time, b);
+    });
+    for (engine::JobIndex j : jobs) {
+      const std::string name = op.Job(j).name;
+      out.order.push_back(name);
+      out.age[name] = op.Now() - op.State().Job(j).spec->submit_time;
+      out.reason[name] = op.Lifecycle().History(j).reason;
+    }
+    for (const core::JobSpec& spec : op.Snapshot().workload.jobs)
+      out.steps[spec.name] = spec.steps_done;
+    return out;
+  };
+  Seen before;
+  std::chrono::steady_clock::time_point handover;
+  {
+    Operator first(config, *engine, o);
+    ASSERT_TRUE(first.Start(10).has_value());
+    // Two seconds of running: ages and progress a restart would lose.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (std::chrono::steady_clock::now() < until) first.Step(0.01);
+    before = seen(first);
+    handover = std::chrono::steady_clock::now();
+    first.Stop();
+  }
+  ASSERT_EQ(before.order, (std::vector<std::string>{"run", "wait-z", "wait-a"}));
+  ASSERT_GT(before.steps["run"], 10);
+  ASSERT_GT(before.age["wait-a"], 1.5);
+  ASSERT_NE(before.reason["wait-a"], "");
+  Operator second(config, *engine, o);
+  ASSERT_TRUE(second.Start(10).has_value());
+  const Seen after = seen(second);
+  const double gap =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - handover).count();
+  EXPECT_EQ(after.order, before.order);
+  EXPECT_EQ(after.reason, before.reason);
+  for (const std::string& name : before.order) {
+    // Exact but for the moments between the clock readings (and the
+    // test's own steps): well within a second, where a reset loses 2 s.
+    EXPECT_NEAR(after.age.at(name), before.age.at(name) + gap, 0.5) << name;
+  }
+  EXPECT_NEAR(after.steps.at("run"), before.steps.at("run") + 10 * gap, 5) << "10 steps/s";
+  kubelet.Stop();
 }
 
 }  // namespace
