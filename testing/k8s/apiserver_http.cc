@@ -152,7 +152,7 @@ TestApiServer::Reply TestApiServer::ListLocked(const Call& c) {
     }
     list_rv = t["rv"].get<int64_t>();
     after = t["start"].get<std::string>();
-    if (list_rv < oldest_kept_ - 1) {
+    if (list_rv < oldest_kept_) {
       return {410, Status(410, "Expired",
                           "The provided continue parameter is too old to display a consistent "
                           "list result. You can start a new list without the continue "
@@ -193,7 +193,12 @@ TestApiServer::Reply TestApiServer::ListLocked(const Call& c) {
 
 TestApiServer::Reply TestApiServer::BindLocked(const Call& c) {
   const std::string pod = c.type->kind == "Binding" ? Meta(c.input, "name") : c.name;
-  const std::string node = c.input.value("target", json::object()).value("name", "");
+  if (!c.input.is_object()) return {400, Status(400, "BadRequest", "the body is not an object")};
+  json binding = c.input;
+  if (SchemaCheck check = CheckObject(*FindType("bindings"), binding); !check.causes.empty()) {
+    return {422, Invalid("Binding", pod, check.causes)};
+  }
+  const std::string node = binding.value("target", json::object()).value("name", "");
   auto& pods = objects_["pods"];
   auto it = pods.find(KeyOf(c.ns, pod));
   if (it == pods.end()) {

@@ -55,6 +55,8 @@ core::Status TestKubelet::SetUnreachable(const std::string& node, bool unreachab
   json object = json::parse(got->body);
   // The taints, in the spec.
   json taints = json::array();
+  if (!object["spec"].is_object()) object["spec"] = json::object();
+  if (!object["status"].is_object()) object["status"] = json::object();
   for (const json& t : object["spec"].value("taints", json::array())) {
     if (t.value("key", "") != "node.kubernetes.io/unreachable") taints.push_back(t);
   }
@@ -70,6 +72,7 @@ core::Status TestKubelet::SetUnreachable(const std::string& node, bool unreachab
   if (put->status != 200) return core::Errorf("PUT {}: {} {}", path, put->status, put->body);
   // The Ready condition, in the status.
   object = json::parse(put->body);
+  if (!object["status"].is_object()) object["status"] = json::object();
   json conditions = json::array();
   for (const json& c : object["status"].value("conditions", json::array())) {
     if (c.value("type", "") != "Ready") conditions.push_back(c);
