@@ -7,11 +7,17 @@
 // resourceVersion (one global counter), bookmarks, 410 Gone for a version
 // older than the kept history; 409 Conflict on a stale write and on
 // AlreadyExists; status and binding subresources; graceful pod deletion;
-// ownerReferences with background cascading deletion; label and field
-// selectors; merge, strategic-merge (as merge) and JSON patches; the name
-// rules of the kinds the operator creates (a Service's name a DNS-1035
-// label, a Pod's a DNS-1123 subdomain, its spec.hostname and spec.subdomain
-// DNS-1123 labels: else 422 Invalid with details.causes naming the field).
+// garbage collection by ownerReferences (background, foreground, orphan,
+// dangling owners); label (equality and set-based) and field selectors;
+// paged lists (limit, continue); namespaces that must exist and are
+// emptied when deleted; merge, strategic-merge (as merge) and JSON
+// patches; every object written checked against Kubernetes' OpenAPI
+// schemas (testing/k8s/openapi/) or its CRD's, unknown fields dropped with
+// a warning or refused when Strict; pod defaulting; the name rules of the
+// kinds the operator creates (a Service's name a DNS-1035 label, a Pod's a
+// DNS-1123 subdomain, its spec.hostname and spec.subdomain DNS-1123
+// labels: else 422 Invalid with details.causes naming the field).
+// docs/operator.md has the table of what it models and what not.
 // Faults can be injected: 500s and timeouts on a fraction of requests,
 // watches cut, a 410 on resume, a 409 on every first write of an object,
 // and a given answer to the next requests of one kind (FailNext).
