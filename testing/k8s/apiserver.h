@@ -126,6 +126,7 @@ class TestApiServer {
   struct Write {
     std::string method, path, user_agent;
     int status = 0;
+    std::vector<std::string> warnings;  // e.g. unknown fields dropped
   };
   std::vector<Write> Writes() const;
 

@@ -306,7 +306,8 @@ void TestApiServer::Serve(const std::string& method, const void* request, void* 
     res.set_content(r.body.dump(), "application/json");
     if (method != "GET") {
       std::lock_guard lock(mu_);
-      writes_.push_back({method, req.path, req.get_header_value("User-Agent"), r.status});
+      writes_.push_back(
+          {method, req.path, req.get_header_value("User-Agent"), r.status, r.warnings});
     }
     return;
   }

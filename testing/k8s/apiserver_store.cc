@@ -16,10 +16,10 @@ namespace dlsched::testing {
 
 namespace {
 
-// The name rules the real server applies to the kinds the operator
-// creates, as details.causes (empty when the names are valid): a
-// Service's name is a DNS-1035 label; a Pod's name a DNS-1123 subdomain,
-// its spec.hostname and spec.subdomain DNS-1123 labels.
+// The name rules the real server applies, as details.causes (empty when
+// the names are valid): a Service's name is a DNS-1035 label, a
+// Namespace's a DNS-1123 label, any other object's a DNS-1123 subdomain; a
+// Pod's spec.hostname and spec.subdomain are DNS-1123 labels.
 json NameCauses(const std::string& kind, const json& object) {
   json causes = json::array();
   auto check = [&](const std::string& field, const std::string& value,
@@ -29,9 +29,14 @@ json NameCauses(const std::string& kind, const json& object) {
     }
   };
   const std::string name = Meta(object, "name");
-  if (kind == "Service") check("metadata.name", name, k8s::Dns1035LabelProblem);
+  if (kind == "Service") {
+    check("metadata.name", name, k8s::Dns1035LabelProblem);
+  } else if (kind == "Namespace") {
+    check("metadata.name", name, k8s::Dns1123LabelProblem);
+  } else if (kind != "CustomResourceDefinition") {  // <plural>.<group>, checked by its own rules
+    check("metadata.name", name, k8s::Dns1123SubdomainProblem);
+  }
   if (kind != "Pod") return causes;
-  check("metadata.name", name, k8s::Dns1123SubdomainProblem);
   const json spec = object.value("spec", json::object());
   for (const char* field : {"hostname", "subdomain"}) {
     if (spec.is_object() && spec.contains(field) && spec[field].is_string()) {

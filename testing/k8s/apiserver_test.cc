@@ -474,6 +474,35 @@ TEST_F(ApiServerTest, ObjectsAreCheckedAgainstKubernetesSchemasAnd422NamesTheFie
   EXPECT_NE(out.find("unknown field \"spec.colour\""), std::string::npos) << out;
 }
 
+// Every kind's name follows its rule: a DNS-1123 subdomain (a config map,
+// a node, a TrainingJob), a DNS-1123 label (a namespace); generateName
+// gives a name of five more characters.
+TEST_F(ApiServerTest, EveryKindsNameFollowsItsRuleAndGenerateNameMakesOne) {
+  CreateCrd();
+  k8s::RestClient client(config_);
+  auto field = [&](const std::string& path, const json& object) {
+    auto r = client.Request("POST", path, object.dump());
+    EXPECT_EQ(r->status, 422) << r->body;
+    return json::parse(r->body)["details"]["causes"][0].value("field", "");
+  };
+  EXPECT_EQ(field("/api/v1/namespaces/default/configmaps", {{"metadata", {{"name", "Bad_Name"}}}}),
+            "metadata.name");
+  EXPECT_EQ(field("/api/v1/namespaces", {{"metadata", {{"name", "a.b"}}}}), "metadata.name");
+  EXPECT_EQ(field("/api/v1/nodes", {{"metadata", {{"name", "-node"}}}}), "metadata.name");
+  EXPECT_EQ(field("/apis/dlsched.io/v1alpha1/namespaces/default/trainingjobs",
+                  {{"apiVersion", "dlsched.io/v1alpha1"},
+                   {"kind", "TrainingJob"},
+                   {"metadata", {{"name", "MNIST"}}},
+                   {"spec", {{"totalSteps", 1}}}}),
+            "metadata.name");
+  auto r = client.Request("POST", "/api/v1/namespaces/default/configmaps",
+                          json({{"metadata", {{"generateName", "cm-"}}}}).dump());
+  ASSERT_EQ(r->status, 201) << r->body;
+  const std::string name = json::parse(r->body)["metadata"]["name"];
+  EXPECT_EQ(name.size(), 8u);
+  EXPECT_EQ(name.substr(0, 3), "cm-");
+}
+
 // A new pod gets what a real server defaults (SetDefaults_Pod and the
 // Priority, ServiceAccount and DefaultTolerationSeconds admission plugins).
 TEST_F(ApiServerTest, PodsAreDefaultedAsARealServerDoes) {
