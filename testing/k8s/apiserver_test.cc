@@ -414,6 +414,7 @@ TEST_F(ApiServerTest, ObjectsAreCheckedAgainstKubernetesSchemasAnd422NamesTheFie
   r = client.Request("POST", pods, pod.dump());
   ASSERT_EQ(r->status, 422) << r->body;
   EXPECT_EQ(cause(*r)["field"], "spec.containers[0].ports[0].containerPort");
+  EXPECT_EQ(json::parse(r->body)["details"]["causes"].size(), 1u) << r->body;
   EXPECT_FALSE(server_.Get("pods", "default", "p").has_value());
   // Unknown fields: dropped with a warning, or refused when Strict.
   pod = Pod("p");
