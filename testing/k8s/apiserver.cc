@@ -90,6 +90,26 @@ TestApiServer::TestApiServer(Options options) : options_(std::move(options)) {
   types_.push_back(Builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                            "customresourcedefinition", "CustomResourceDefinition", false,
                            {"status"}, {"crd", "crds"}));
+  // Kubernetes' own OpenAPI definitions of the built-in kinds
+  // (openapi/definitions.json); a CRD's kinds get their openAPIV3Schema.
+  const std::map<std::string, std::string> definitions = {
+      {"pods", "io.k8s.api.core.v1.Pod"},
+      {"nodes", "io.k8s.api.core.v1.Node"},
+      {"services", "io.k8s.api.core.v1.Service"},
+      {"events", "io.k8s.api.core.v1.Event"},
+      {"namespaces", "io.k8s.api.core.v1.Namespace"},
+      {"configmaps", "io.k8s.api.core.v1.ConfigMap"},
+      {"bindings", "io.k8s.api.core.v1.Binding"},
+      {"leases.coordination.k8s.io", "io.k8s.api.coordination.v1.Lease"},
+      {"jobs.batch", "io.k8s.api.batch.v1.Job"},
+      {"events.events.k8s.io", "io.k8s.api.events.v1.Event"}};
+  for (auto& t : types_) {
+    if (auto it = definitions.find(t->Id()); it != definitions.end()) t->definition = it->second;
+  }
+  // The namespaces a new cluster has.
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    CreateLocked(*FindType("namespaces"), "", {{"metadata", {{"name", ns}}}});
+  }
 }
 
 TestApiServer::~TestApiServer() { Stop(); }
@@ -128,6 +148,7 @@ void TestApiServer::RegisterCrd(const json& crd) {
       t->subresources.push_back("status");
     }
     t->columns = v.value("additionalPrinterColumns", json::array());
+    t->schema = v.value("schema", json::object()).value("openAPIV3Schema", json());
     types_.push_back(std::move(t));
   }
 }

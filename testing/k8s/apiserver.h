@@ -7,11 +7,17 @@
 // resourceVersion (one global counter), bookmarks, 410 Gone for a version
 // older than the kept history; 409 Conflict on a stale write and on
 // AlreadyExists; status and binding subresources; graceful pod deletion;
-// ownerReferences with background cascading deletion; label and field
-// selectors; merge, strategic-merge (as merge) and JSON patches; the name
-// rules of the kinds the operator creates (a Service's name a DNS-1035
-// label, a Pod's a DNS-1123 subdomain, its spec.hostname and spec.subdomain
-// DNS-1123 labels: else 422 Invalid with details.causes naming the field).
+// garbage collection by ownerReferences (background, foreground, orphan,
+// dangling owners); label (equality and set-based) and field selectors;
+// paged lists (limit, continue); namespaces that must exist and are
+// emptied when deleted; merge, strategic-merge (as merge) and JSON
+// patches; every object written checked against Kubernetes' OpenAPI
+// schemas (testing/k8s/openapi/) or its CRD's, unknown fields dropped with
+// a warning or refused when Strict; pod defaulting; the name rules of the
+// kinds the operator creates (a Service's name a DNS-1035 label, a Pod's a
+// DNS-1123 subdomain, its spec.hostname and spec.subdomain DNS-1123
+// labels: else 422 Invalid with details.causes naming the field).
+// docs/operator.md has the table of what it models and what not.
 // Faults can be injected: 500s and timeouts on a fraction of requests,
 // watches cut, a 410 on resume, a 409 on every first write of an object,
 // and a given answer to the next requests of one kind (FailNext).
@@ -58,6 +64,19 @@ class TestApiServer {
     size_t history = 1000;  // events kept for watches
     double bookmark_interval_seconds = 1;
     std::string token = "test-token";
+    // Namespaced objects may be created in a namespace that does not exist
+    // (it is created then). Off: as a real server, 404 NotFound; the
+    // server starts with default, kube-system, kube-public and
+    // kube-node-lease, as a real cluster does.
+    bool auto_create_namespaces = false;
+    // The OwnerReferencesPermissionEnforcement admission plugin: a write
+    // that sets blockOwnerDeletion on an ownerReference is refused 403
+    // unless its requester may update the owner's finalizers. The
+    // requester is the bearer token of the request; the tokens listed here
+    // may (an RBAC rule on */finalizers, simply). Calls on the store
+    // itself (Create, Update...) are the cluster's own and may.
+    bool owner_references_permission_enforcement = false;
+    std::vector<std::string> finalizers_tokens = {"test-token"};
   };
   TestApiServer();
   explicit TestApiServer(Options options);
@@ -107,6 +126,7 @@ class TestApiServer {
   struct Write {
     std::string method, path, user_agent;
     int status = 0;
+    std::vector<std::string> warnings;  // e.g. unknown fields dropped
   };
   std::vector<Write> Writes() const;
 
@@ -115,9 +135,12 @@ class TestApiServer {
 
  private:
   struct Reply {
+    Reply(int s = 200, nlohmann::json b = nullptr, int retry = 0, std::vector<std::string> w = {})
+        : status(s), body(std::move(b)), retry_after(retry), warnings(std::move(w)) {}
     int status = 200;
     nlohmann::json body;
-    int retry_after = 0;  // seconds, sent as Retry-After when > 0
+    int retry_after = 0;                // seconds, sent as Retry-After when > 0
+    std::vector<std::string> warnings;  // sent as Warning: 299 headers
   };
   // A request on a resource, its path taken apart (apiserver_http.cc).
   struct Call {
@@ -137,7 +160,8 @@ class TestApiServer {
   bool InjectFault(httplib::Response& res);
   Reply Handle(const std::string& method, const std::string& path,
                const std::multimap<std::string, std::string>& params, const std::string& body,
-               const std::string& content_type, bool count, bool table);
+               const std::string& content_type, bool count, bool table,
+               const std::string& token = "");
   // /version, /api, /apis and /openapi/v3[/...]; nullopt for another path.
   std::optional<Reply> DiscoveryLocked(const std::string& path) const;
   nlohmann::json Discovery(const std::string& group, const std::string& version) const;
@@ -147,6 +171,24 @@ class TestApiServer {
   Reply PatchLocked(const Call& c);
   // The store (apiserver_store.cc).
   Reply CreateLocked(const Type& type, const std::string& ns, nlohmann::json object);
+  // The checks of a write a real server makes before it stores `object`
+  // (its schema, unknown fields by the request's fieldValidation, owner
+  // references' permissions); nullopt when it may be stored.
+  std::optional<Reply> AdmitLocked(const Type& type, const std::string& name,
+                                   nlohmann::json& object, std::vector<std::string>& warnings);
+  // Deletes the objects of namespace `ns` being deleted, then, once none is
+  // left, the namespace.
+  void FinishNamespaceLocked(const std::string& ns);
+  // Owners being deleted in the foreground whose blocking dependants are
+  // gone: their foregroundDeletion finalizer goes, and so do they.
+  void FinishForegroundLocked();
+  // The objects with an ownerReference to `uid`, as (type, key).
+  std::vector<std::pair<const Type*, std::string>> DependantsLocked(const std::string& uid);
+  // Drops those ownerReferences from `dependants` (orphaning them).
+  void OrphanLocked(const std::vector<std::pair<const Type*, std::string>>& dependants,
+                    const std::string& uid);
+  // An object with a uid, anywhere in the store; null if none.
+  const nlohmann::json* FindUidLocked(const std::string& uid) const;
   Reply UpdateLocked(const Type& type, const std::string& ns, const std::string& name,
                      nlohmann::json object, bool status, bool patch_conflicts);
   Reply DeleteLocked(const Type& type, const std::string& ns, const std::string& name,
@@ -198,6 +240,12 @@ class TestApiServer {
   bool stopping_ = false;
   uint64_t drop_epoch_ = 0;  // bumped by DropWatches
   uint64_t uid_seq_ = 0;
+  // The request being served (Handle sets them under mu_): its bearer
+  // token ("" for calls on the store itself) and fieldValidation.
+  std::string requester_;
+  bool from_http_ = false;
+  std::string field_validation_;
+  bool finishing_ = false;  // in FinishForegroundLocked or FinishNamespaceLocked
 };
 
 }  // namespace dlsched::testing

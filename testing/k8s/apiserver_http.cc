@@ -17,8 +17,21 @@ namespace dlsched::testing {
 TestApiServer::Reply TestApiServer::Handle(const std::string& method, const std::string& path,
                                            const std::multimap<std::string, std::string>& params,
                                            const std::string& body, const std::string& content_type,
-                                           bool count, bool table) {
+                                           bool count, bool table, const std::string& token) {
   std::lock_guard lock(mu_);
+  // Who asks, and how unknown fields are treated (a client that does not
+  // say gets the server's default, Warn; kubectl says Strict).
+  requester_ = token;
+  from_http_ = true;
+  field_validation_ = Param(params, "fieldValidation");
+  struct Reset {
+    TestApiServer* s;
+    ~Reset() {
+      s->from_http_ = false;
+      s->requester_.clear();
+      s->field_validation_.clear();
+    }
+  } reset{this};
   if (std::optional<Reply> r = DiscoveryLocked(path)) return *r;
   std::vector<std::string> segs = Split(path);
   std::string group, version;
@@ -122,26 +135,70 @@ TestApiServer::Reply TestApiServer::CallLocked(const Call& c) {
 
 TestApiServer::Reply TestApiServer::ListLocked(const Call& c) {
   const Type& type = *c.type;
+  // Pagination: `limit` items a page; the continue token names the list's
+  // version and the key after which the next page starts. A token whose
+  // version is older than the kept history is 410 Expired, as a compacted
+  // etcd revision.
+  const std::string label_selector = Param(*c.params, "labelSelector");
+  const std::string field_selector = Param(*c.params, "fieldSelector");
+  const std::string limit_param = Param(*c.params, "limit");
+  const int64_t limit = limit_param.empty() ? 0 : std::stoll(limit_param);
+  std::string after;
+  int64_t list_rv = rv_;
+  if (const std::string token = Param(*c.params, "continue"); !token.empty()) {
+    const json t = json::parse(token, nullptr, false);
+    if (!t.is_object() || !t.contains("rv") || !t.contains("start")) {
+      return {400, Status(400, "BadRequest", "continue key is not valid")};
+    }
+    list_rv = t["rv"].get<int64_t>();
+    after = t["start"].get<std::string>();
+    if (list_rv < oldest_kept_) {
+      return {410, Status(410, "Expired",
+                          "The provided continue parameter is too old to display a consistent "
+                          "list result. You can start a new list without the continue "
+                          "parameter.")};
+    }
+  }
   json items = json::array();
-  for (const auto& [k, o] : objects_[type.Id()]) {
+  std::string last;
+  int64_t remaining = 0;
+  for (auto it = objects_[type.Id()].upper_bound(after); it != objects_[type.Id()].end(); ++it) {
+    const json& o = it->second;
     if (!c.ns.empty() && Meta(o, "namespace") != c.ns) continue;
-    if (!LabelsMatch(o, Param(*c.params, "labelSelector")) ||
-        !FieldsMatch(o, Param(*c.params, "fieldSelector"))) {
+    if (!LabelsMatch(o, label_selector) || !FieldsMatch(o, field_selector)) continue;
+    if (limit > 0 && static_cast<int64_t>(items.size()) == limit) {
+      ++remaining;
       continue;
     }
     items.push_back(o);
+    last = it->first;
   }
-  if (c.table) return {200, TableOf(type, items.get<std::vector<json>>(), std::to_string(rv_))};
+  json meta = {{"resourceVersion", std::to_string(list_rv)}};
+  if (remaining > 0) {
+    meta["continue"] = json{{"rv", list_rv}, {"start", last}}.dump();
+    // Known only without selectors, as a real server says.
+    if (label_selector.empty() && field_selector.empty()) meta["remainingItemCount"] = remaining;
+  }
+  if (c.table) {
+    json table = TableOf(type, items.get<std::vector<json>>(), std::to_string(list_rv));
+    table["metadata"] = meta;
+    return {200, table};
+  }
   return {200,
           {{"kind", type.kind + "List"},
            {"apiVersion", type.ApiVersion()},
-           {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
+           {"metadata", meta},
            {"items", items}}};
 }
 
 TestApiServer::Reply TestApiServer::BindLocked(const Call& c) {
   const std::string pod = c.type->kind == "Binding" ? Meta(c.input, "name") : c.name;
-  const std::string node = c.input.value("target", json::object()).value("name", "");
+  if (!c.input.is_object()) return {400, Status(400, "BadRequest", "the body is not an object")};
+  json binding = c.input;
+  if (SchemaCheck check = CheckObject(*FindType("bindings"), binding); !check.causes.empty()) {
+    return {422, Invalid("Binding", pod, check.causes)};
+  }
+  const std::string node = binding.value("target", json::object()).value("name", "");
   auto& pods = objects_["pods"];
   auto it = pods.find(KeyOf(c.ns, pod));
   if (it == pods.end()) {
@@ -237,14 +294,20 @@ void TestApiServer::Serve(const std::string& method, const void* request, void* 
     return;
   }
   if (!is_watch) {
-    Reply r = Handle(method, req.path, req.params, req.body, req.get_header_value("Content-Type"),
-                     true, req.get_header_value("Accept").find("as=Table") != std::string::npos);
+    const std::string token = auth.starts_with("Bearer ") ? auth.substr(7) : "";
+    Reply r =
+        Handle(method, req.path, req.params, req.body, req.get_header_value("Content-Type"), true,
+               req.get_header_value("Accept").find("as=Table") != std::string::npos, token);
     res.status = r.status;
+    for (const std::string& w : r.warnings) {
+      res.set_header("Warning", fmt::format("299 - {}", json(w).dump()));
+    }
     if (r.retry_after > 0) res.set_header("Retry-After", std::to_string(r.retry_after));
     res.set_content(r.body.dump(), "application/json");
     if (method != "GET") {
       std::lock_guard lock(mu_);
-      writes_.push_back({method, req.path, req.get_header_value("User-Agent"), r.status});
+      writes_.push_back(
+          {method, req.path, req.get_header_value("User-Agent"), r.status, r.warnings});
     }
     return;
   }

@@ -24,6 +24,11 @@ struct TestApiServer::Type {
   std::vector<std::string> short_names;
   std::vector<std::string> subresources;             // "status", "binding"
   nlohmann::json columns = nlohmann::json::array();  // additionalPrinterColumns of a CRD
+  // What its objects are checked against (apiserver_schema.cc): a built-in
+  // kind's OpenAPI definition ("io.k8s.api.core.v1.Pod"; "" for none), a
+  // custom resource's openAPIV3Schema (null for none).
+  std::string definition;
+  nlohmann::json schema;
   std::string Id() const { return group.empty() ? plural : plural + "." + group; }
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
 };
@@ -32,6 +37,18 @@ namespace apiserver {
 
 using nlohmann::json;
 using Type = TestApiServer::Type;
+
+// What a schema check found: causes as Invalid takes them (empty when the
+// object is valid), and the unknown fields it dropped ("spec.foo").
+struct SchemaCheck {
+  json causes = json::array();
+  std::vector<std::string> unknown;
+};
+
+// Checks `object` of `type` against its schema (apiserver_schema.cc),
+// dropping what a real server's decoding drops: unknown fields (pruned),
+// and null members.
+SchemaCheck CheckObject(const Type& type, json& object);
 
 // A Status object: the body of an error reply.
 json Status(int code, const std::string& reason, const std::string& message);
@@ -46,7 +63,8 @@ std::string KeyOf(const std::string& ns, const std::string& name);
 // metadata.<k> of `o` as a string, "" when absent.
 std::string Meta(const json& o, const char* k);
 
-// A label selector: "a=b,c!=d,e,!f" (equality and existence forms).
+// A label selector: "a=b,c!=d,e,!f,g in (x,y),h notin (z)" (equality,
+// existence and set-based forms).
 bool LabelsMatch(const json& object, const std::string& selector);
 
 // A field selector over metadata.name, metadata.namespace, spec.nodeName,
@@ -66,6 +84,7 @@ json TableOf(const Type& type, const std::vector<json>& items, const std::string
 
 }  // namespace apiserver
 
+using apiserver::CheckObject;
 using apiserver::FieldsMatch;
 using apiserver::Invalid;
 using apiserver::json;
@@ -73,6 +92,7 @@ using apiserver::KeyOf;
 using apiserver::LabelsMatch;
 using apiserver::Meta;
 using apiserver::Param;
+using apiserver::SchemaCheck;
 using apiserver::Split;
 using apiserver::Status;
 using apiserver::TableOf;

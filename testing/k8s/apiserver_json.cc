@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -68,29 +69,83 @@ std::string Meta(const json& o, const char* k) {
   return o["metadata"].value(k, std::string());
 }
 
-// A label selector: "a=b,c!=d,e,!f" (equality and existence forms).
+namespace {
+
+std::string Trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
+// The terms of a selector: split at the commas outside parentheses.
+std::vector<std::string> Terms(const std::string& selector) {
+  std::vector<std::string> terms;
+  std::string term;
+  int depth = 0;
+  for (char ch : selector) {
+    if (ch == '(') ++depth;
+    if (ch == ')') --depth;
+    if (ch == ',' && depth == 0) {
+      terms.push_back(Trim(term));
+      term.clear();
+    } else {
+      term += ch;
+    }
+  }
+  terms.push_back(Trim(term));
+  return terms;
+}
+
+// "key in (a, b)" or "key notin (a,b)": the key, the operator and the set;
+// nullopt when the term is of another form.
+struct SetTerm {
+  std::string key, op;
+  std::vector<std::string> values;
+};
+std::optional<SetTerm> ParseSetTerm(const std::string& term) {
+  const size_t open = term.find('(');
+  if (open == std::string::npos || term.back() != ')') return std::nullopt;
+  std::stringstream head(term.substr(0, open));
+  SetTerm t;
+  head >> t.key >> t.op;
+  if (t.op != "in" && t.op != "notin") return std::nullopt;
+  std::stringstream values(term.substr(open + 1, term.size() - open - 2));
+  std::string v;
+  while (std::getline(values, v, ',')) t.values.push_back(Trim(v));
+  return t;
+}
+
+}  // namespace
+
+// A label selector, as labels.Parse reads one: equality ("a=b", "a==b",
+// "a!=b"), set-based ("a in (x,y)", "a notin (x,y)") and existence ("a",
+// "!a") terms, all of which must hold.
 bool LabelsMatch(const json& object, const std::string& selector) {
-  if (selector.empty()) return true;
+  if (Trim(selector).empty()) return true;
   json labels = json::object();
   if (object.contains("metadata") && object["metadata"].contains("labels") &&
       object["metadata"]["labels"].is_object()) {
     labels = object["metadata"]["labels"];
   }
-  std::stringstream ss(selector);
-  std::string term;
-  while (std::getline(ss, term, ',')) {
+  auto value = [&](const std::string& k) -> std::optional<std::string> {
+    if (!labels.contains(k) || !labels[k].is_string()) return std::nullopt;
+    return labels[k].get<std::string>();
+  };
+  for (const std::string& term : Terms(selector)) {
     if (term.empty()) continue;
     size_t p;
-    if ((p = term.find("!=")) != std::string::npos) {
-      const std::string k = term.substr(0, p), v = term.substr(p + 2);
-      if (labels.contains(k) && labels[k] == v) return false;
-    } else if ((p = term.find("==")) != std::string::npos ||
-               (p = term.find('=')) != std::string::npos) {
+    if (auto set = ParseSetTerm(term)) {
+      const auto have = value(set->key);
+      const bool in =
+          have && std::find(set->values.begin(), set->values.end(), *have) != set->values.end();
+      if (in != (set->op == "in")) return false;
+    } else if ((p = term.find("!=")) != std::string::npos) {
+      if (value(Trim(term.substr(0, p))) == Trim(term.substr(p + 2))) return false;
+    } else if ((p = term.find('=')) != std::string::npos) {
       const size_t skip = term.compare(p, 2, "==") == 0 ? 2 : 1;
-      const std::string k = term.substr(0, p), v = term.substr(p + skip);
-      if (!labels.contains(k) || labels[k] != v) return false;
+      if (value(Trim(term.substr(0, p))) != Trim(term.substr(p + skip))) return false;
     } else if (term[0] == '!') {
-      if (labels.contains(term.substr(1))) return false;
+      if (labels.contains(Trim(term.substr(1)))) return false;
     } else if (!labels.contains(term)) {
       return false;
     }

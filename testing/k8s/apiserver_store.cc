@@ -1,5 +1,7 @@
 #include "k8s/apiserver.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "dlsched/k8s/objects.h"
@@ -14,10 +16,10 @@ namespace dlsched::testing {
 
 namespace {
 
-// The name rules the real server applies to the kinds the operator
-// creates, as details.causes (empty when the names are valid): a
-// Service's name is a DNS-1035 label; a Pod's name a DNS-1123 subdomain,
-// its spec.hostname and spec.subdomain DNS-1123 labels.
+// The name rules the real server applies, as details.causes (empty when
+// the names are valid): a Service's name is a DNS-1035 label, a
+// Namespace's a DNS-1123 label, any other object's a DNS-1123 subdomain; a
+// Pod's spec.hostname and spec.subdomain are DNS-1123 labels.
 json NameCauses(const std::string& kind, const json& object) {
   json causes = json::array();
   auto check = [&](const std::string& field, const std::string& value,
@@ -27,9 +29,14 @@ json NameCauses(const std::string& kind, const json& object) {
     }
   };
   const std::string name = Meta(object, "name");
-  if (kind == "Service") check("metadata.name", name, k8s::Dns1035LabelProblem);
+  if (kind == "Service") {
+    check("metadata.name", name, k8s::Dns1035LabelProblem);
+  } else if (kind == "Namespace") {
+    check("metadata.name", name, k8s::Dns1123LabelProblem);
+  } else if (kind != "CustomResourceDefinition") {  // <plural>.<group>, checked by its own rules
+    check("metadata.name", name, k8s::Dns1123SubdomainProblem);
+  }
   if (kind != "Pod") return causes;
-  check("metadata.name", name, k8s::Dns1123SubdomainProblem);
   const json spec = object.value("spec", json::object());
   for (const char* field : {"hostname", "subdomain"}) {
     if (spec.is_object() && spec.contains(field) && spec[field].is_string()) {
@@ -39,7 +46,132 @@ json NameCauses(const std::string& kind, const json& object) {
   return causes;
 }
 
+// Sets what a real server defaults on a new pod (SetDefaults_Pod,
+// SetDefaults_PodSpec, SetDefaults_Container, and the admission plugins
+// Priority, ServiceAccount and DefaultTolerationSeconds) where unset.
+void DefaultPod(json& pod) {
+  json& spec = pod["spec"];
+  if (!spec.is_object()) spec = json::object();
+  auto set = [](json& o, const char* k, json v) {
+    if (!o.contains(k)) o[k] = std::move(v);
+  };
+  set(spec, "restartPolicy", "Always");
+  set(spec, "dnsPolicy", "ClusterFirst");
+  set(spec, "terminationGracePeriodSeconds", 30);
+  set(spec, "schedulerName", "default-scheduler");
+  set(spec, "securityContext", json::object());
+  set(spec, "enableServiceLinks", true);
+  set(spec, "serviceAccountName", "default");
+  set(spec, "serviceAccount", spec["serviceAccountName"]);
+  set(spec, "priority", 0);
+  set(spec, "preemptionPolicy", "PreemptLowerPriority");
+  for (const char* key : {"containers", "initContainers"}) {
+    if (!spec.contains(key) || !spec[key].is_array()) continue;
+    for (json& c : spec[key]) {
+      if (!c.is_object()) continue;
+      const std::string image = c.value("image", "");
+      const size_t slash = image.rfind('/');
+      const std::string last = slash == std::string::npos ? image : image.substr(slash + 1);
+      const bool latest = image.find('@') == std::string::npos &&
+                          (last.find(':') == std::string::npos || last.ends_with(":latest"));
+      set(c, "imagePullPolicy", latest ? "Always" : "IfNotPresent");
+      set(c, "terminationMessagePath", "/dev/termination-log");
+      set(c, "terminationMessagePolicy", "File");
+      set(c, "resources", json::object());
+      if (c.contains("ports") && c["ports"].is_array()) {
+        for (json& port : c["ports"]) {
+          if (port.is_object()) set(port, "protocol", "TCP");
+        }
+      }
+    }
+  }
+  json& tolerations = spec["tolerations"];
+  if (!tolerations.is_array()) tolerations = json::array();
+  for (const char* taint : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    bool has = false;
+    for (const json& t : tolerations) has = has || t.value("key", "") == taint;
+    if (!has) {
+      tolerations.push_back({{"key", taint},
+                             {"operator", "Exists"},
+                             {"effect", "NoExecute"},
+                             {"tolerationSeconds", 300}});
+    }
+  }
+}
+
+// What a real server defaults on a new Service: ClusterIP, no session
+// affinity, each port TCP to the same target port.
+void DefaultService(json& service) {
+  json& spec = service["spec"];
+  if (!spec.is_object()) spec = json::object();
+  if (!spec.contains("type")) spec["type"] = "ClusterIP";
+  if (!spec.contains("sessionAffinity")) spec["sessionAffinity"] = "None";
+  if (spec.contains("ports") && spec["ports"].is_array()) {
+    for (json& port : spec["ports"]) {
+      if (!port.is_object()) continue;
+      if (!port.contains("protocol")) port["protocol"] = "TCP";
+      if (!port.contains("targetPort") && port.contains("port")) port["targetPort"] = port["port"];
+    }
+  }
+}
+
+// A Status as kube-apiserver writes one for a field.ErrorList: 403
+// Forbidden or 404 NotFound with the object's details.
+json Refusal(int code, const std::string& reason, const std::string& message,
+             const std::string& kind, const std::string& name, json causes = nullptr) {
+  json status = Status(code, reason, message);
+  status["details"] = {{"name", name}, {"kind", kind}};
+  if (!causes.is_null()) status["details"]["causes"] = std::move(causes);
+  return status;
+}
+
 }  // namespace
+
+const json* TestApiServer::FindUidLocked(const std::string& uid) const {
+  for (const auto& [id, bucket] : objects_) {
+    for (const auto& [key, o] : bucket) {
+      if (Meta(o, "uid") == uid) return &o;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<TestApiServer::Reply> TestApiServer::AdmitLocked(const Type& type,
+                                                               const std::string& name,
+                                                               json& object,
+                                                               std::vector<std::string>& warnings) {
+  SchemaCheck check = CheckObject(type, object);
+  if (!check.causes.empty()) return Reply{422, Invalid(type.kind, name, check.causes)};
+  if (!check.unknown.empty() && field_validation_ == "Strict") {
+    std::string message = "strict decoding error: ";
+    for (size_t i = 0; i < check.unknown.size(); ++i) {
+      message += fmt::format("{}unknown field \"{}\"", i == 0 ? "" : ", ", check.unknown[i]);
+    }
+    return Reply{400, Status(400, "BadRequest", message)};
+  }
+  if (field_validation_ != "Ignore") {
+    for (const std::string& f : check.unknown) {
+      warnings.push_back(fmt::format("unknown field \"{}\"", f));
+    }
+  }
+  // OwnerReferencesPermissionEnforcement: blockOwnerDeletion needs the
+  // right to update the owner's finalizers.
+  if (options_.owner_references_permission_enforcement && from_http_) {
+    const auto& allowed = options_.finalizers_tokens;
+    const bool may = std::find(allowed.begin(), allowed.end(), requester_) != allowed.end();
+    for (const json& ref : object["metadata"].value("ownerReferences", json::array())) {
+      if (!ref.value("blockOwnerDeletion", false) || may) continue;
+      return Reply{
+          403, Refusal(403, "Forbidden",
+                       fmt::format("{} \"{}\" is forbidden: cannot set blockOwnerDeletion if an "
+                                   "ownerReference refers to a resource you can't set finalizers "
+                                   "on: , {}",
+                                   type.Id(), name, ref.dump()),
+                       type.Id(), name)};
+    }
+  }
+  return std::nullopt;
+}
 
 void TestApiServer::RecordLocked(const Type& type, const std::string& event, const json& object) {
   const int64_t rv = std::stoll(Meta(object, "resourceVersion"));
@@ -65,6 +197,29 @@ TestApiServer::Reply TestApiServer::CreateLocked(const Type& type, const std::st
     }
     if (ns.empty()) ns = given.empty() ? "default" : given;
     meta["namespace"] = ns;
+    auto& namespaces = objects_["namespaces"];
+    auto it = namespaces.find(ns);
+    if (it == namespaces.end() && options_.auto_create_namespaces) {
+      CreateLocked(*FindType("namespaces"), "", {{"metadata", {{"name", ns}}}});
+      it = namespaces.find(ns);
+    }
+    if (it == namespaces.end()) {
+      return {404, Refusal(404, "NotFound", fmt::format("namespaces \"{}\" not found", ns),
+                           "namespaces", ns)};
+    }
+    if (it->second["metadata"].contains("deletionTimestamp")) {
+      const std::string what = Meta(object, "name");
+      return {
+          403,
+          Refusal(403, "Forbidden",
+                  fmt::format("{} \"{}\" is forbidden: unable to create new content in "
+                              "namespace {} because it is being terminated",
+                              type.Id(), what, ns),
+                  type.Id(), what,
+                  json::array({{{"reason", "NamespaceTerminating"},
+                                {"message", fmt::format("namespace {} is being terminated", ns)},
+                                {"field", "metadata.namespace"}}}))};
+    }
   } else {
     ns.clear();
     meta.erase("namespace");
@@ -84,6 +239,15 @@ TestApiServer::Reply TestApiServer::CreateLocked(const Type& type, const std::st
   if (json causes = NameCauses(type.kind, object); !causes.empty()) {
     return {422, Invalid(type.kind, name, causes)};
   }
+  if (type.kind == "Pod") DefaultPod(object);
+  if (type.kind == "Service") DefaultService(object);
+  if (type.kind == "Namespace") {
+    object["spec"] = {{"finalizers", json::array({"kubernetes"})}};
+    object["status"] = {{"phase", "Active"}};
+    object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+  }
+  std::vector<std::string> warnings;
+  if (auto refused = AdmitLocked(type, name, object, warnings)) return *refused;
   auto& bucket = objects_[type.Id()];
   const std::string key = KeyOf(ns, name);
   if (bucket.contains(key)) {
@@ -117,7 +281,13 @@ TestApiServer::Reply TestApiServer::CreateLocked(const Type& type, const std::st
   }
   bucket[key] = object;
   RecordLocked(type, "ADDED", object);
-  return {201, object};
+  // The garbage collector deletes an object whose owners are all absent
+  // (a dangling ownerReference), after its creation.
+  const json refs = object["metadata"].value("ownerReferences", json::array());
+  bool owned = refs.empty();
+  for (const json& ref : refs) owned = owned || FindUidLocked(ref.value("uid", "")) != nullptr;
+  if (!owned) DeleteLocked(type, ns, name, std::nullopt, "Background");
+  return {201, object, 0, warnings};
 }
 
 TestApiServer::Reply TestApiServer::UpdateLocked(const Type& type, const std::string& ns,
@@ -178,8 +348,10 @@ TestApiServer::Reply TestApiServer::UpdateLocked(const Type& type, const std::st
       meta["generation"] = stored["metadata"].value("generation", 1) + 1;
     }
   }
+  std::vector<std::string> warnings;
+  if (auto refused = AdmitLocked(type, name, updated, warnings)) return *refused;
   updated["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"];
-  if (updated == stored) return {200, stored};  // a no-op write changes nothing
+  if (updated == stored) return {200, stored, 0, warnings};  // a no-op write changes nothing
   updated["metadata"]["resourceVersion"] = std::to_string(++rv_);
   it->second = updated;
   RecordLocked(type, "MODIFIED", updated);
@@ -188,7 +360,7 @@ TestApiServer::Reply TestApiServer::UpdateLocked(const Type& type, const std::st
       updated["metadata"].value("finalizers", json::array()).empty()) {
     RemoveLocked(type, key, "Background");
   }
-  return {200, updated};
+  return {200, updated, 0, warnings};
 }
 
 TestApiServer::Reply TestApiServer::DeleteLocked(const Type& type, const std::string& ns,
@@ -203,6 +375,54 @@ TestApiServer::Reply TestApiServer::DeleteLocked(const Type& type, const std::st
   }
   json& object = it->second;
   json& meta = object["metadata"];
+  auto mark = [&](const std::optional<int64_t>& period) {
+    if (meta.contains("deletionTimestamp")) return;
+    meta["deletionTimestamp"] = k8s::NowRfc3339();
+    if (period) meta["deletionGracePeriodSeconds"] = *period;
+    if (type.kind == "Namespace") object["status"]["phase"] = "Terminating";
+    meta["resourceVersion"] = std::to_string(++rv_);
+    RecordLocked(type, "MODIFIED", object);
+  };
+  // A namespace: Terminating, its objects deleted, then it goes.
+  if (type.kind == "Namespace") {
+    mark(std::nullopt);
+    json last = object;
+    FinishNamespaceLocked(name);
+    auto left = objects_["namespaces"].find(name);
+    return {200, left == objects_["namespaces"].end() ? last : left->second};
+  }
+  const std::string uid = Meta(object, "uid");
+  auto dependants = DependantsLocked(uid);
+  // Orphan: the dependants lose their ownerReferences to the object, and
+  // keep running.
+  if (propagation == "Orphan") {
+    OrphanLocked(dependants, uid);
+    dependants.clear();
+  }
+  // Foreground: the object stays, with the foregroundDeletion finalizer,
+  // until its dependants with blockOwnerDeletion are gone.
+  if (propagation == "Foreground" && !dependants.empty()) {
+    json& finalizers = meta["finalizers"];
+    if (!finalizers.is_array()) finalizers = json::array();
+    if (std::find(finalizers.begin(), finalizers.end(), "foregroundDeletion") == finalizers.end()) {
+      finalizers.push_back("foregroundDeletion");
+      if (meta.contains("deletionTimestamp")) {
+        meta["resourceVersion"] = std::to_string(++rv_);
+        RecordLocked(type, "MODIFIED", object);
+      }
+    }
+    mark(std::nullopt);
+    const json last = object;
+    for (const auto& [t, k] : dependants) {
+      auto d = objects_[t->Id()].find(k);
+      if (d == objects_[t->Id()].end()) continue;
+      DeleteLocked(*t, Meta(d->second, "namespace"), Meta(d->second, "name"), std::nullopt,
+                   "Foreground");
+    }
+    FinishForegroundLocked();
+    auto left = objects_[type.Id()].find(key);
+    return {200, left == objects_[type.Id()].end() ? last : left->second};
+  }
   const bool finalizers = !meta.value("finalizers", json::array()).empty();
   const std::string phase = object.value("status", json::object()).value("phase", "");
   const bool graceful = type.kind == "Pod" &&
@@ -211,17 +431,104 @@ TestApiServer::Reply TestApiServer::DeleteLocked(const Type& type, const std::st
   const int64_t period = grace.value_or(
       object.value("spec", json::object()).value("terminationGracePeriodSeconds", 30));
   if (finalizers || (graceful && period > 0)) {
-    if (!meta.contains("deletionTimestamp")) {
-      meta["deletionTimestamp"] = k8s::NowRfc3339();
-      if (graceful) meta["deletionGracePeriodSeconds"] = period;
-      meta["resourceVersion"] = std::to_string(++rv_);
-      RecordLocked(type, "MODIFIED", object);
-    }
+    mark(graceful ? std::optional<int64_t>(period) : std::nullopt);
     return {200, object};
   }
   json last = object;
   RemoveLocked(type, key, propagation);
   return {200, last};
+}
+
+std::vector<std::pair<const Type*, std::string>> TestApiServer::DependantsLocked(
+    const std::string& uid) {
+  std::vector<std::pair<const Type*, std::string>> dependants;
+  for (const auto& t : types_) {
+    for (auto& [k, o] : objects_[t->Id()]) {
+      for (const json& ref : o["metadata"].value("ownerReferences", json::array())) {
+        if (ref.value("uid", "") == uid) dependants.emplace_back(t.get(), k);
+      }
+    }
+  }
+  return dependants;
+}
+
+void TestApiServer::OrphanLocked(const std::vector<std::pair<const Type*, std::string>>& dependants,
+                                 const std::string& uid) {
+  for (const auto& [t, k] : dependants) {
+    auto it = objects_[t->Id()].find(k);
+    if (it == objects_[t->Id()].end()) continue;
+    json& o = it->second;
+    json refs = json::array();
+    for (const json& ref : o["metadata"]["ownerReferences"]) {
+      if (ref.value("uid", "") != uid) refs.push_back(ref);
+    }
+    o["metadata"]["ownerReferences"] = refs;
+    o["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    RecordLocked(*t, "MODIFIED", o);
+  }
+}
+
+void TestApiServer::FinishNamespaceLocked(const std::string& ns) {
+  auto& namespaces = objects_["namespaces"];
+  auto it = namespaces.find(ns);
+  if (it == namespaces.end() || !it->second["metadata"].contains("deletionTimestamp")) return;
+  std::vector<std::pair<const Type*, std::string>> contents;
+  for (const auto& t : types_) {
+    if (!t->namespaced) continue;
+    for (const auto& [k, o] : objects_[t->Id()]) {
+      if (Meta(o, "namespace") == ns && !o["metadata"].contains("deletionTimestamp")) {
+        contents.emplace_back(t.get(), k);
+      }
+    }
+  }
+  for (const auto& [t, k] : contents) {
+    auto o = objects_[t->Id()].find(k);
+    if (o == objects_[t->Id()].end()) continue;
+    DeleteLocked(*t, ns, Meta(o->second, "name"), std::nullopt, "Background");
+  }
+  for (const auto& t : types_) {
+    if (!t->namespaced) continue;
+    for (const auto& [k, o] : objects_[t->Id()]) {
+      if (Meta(o, "namespace") == ns) return;  // still terminating
+    }
+  }
+  if (namespaces.contains(ns)) RemoveLocked(*FindType("namespaces"), ns, "Background");
+}
+
+void TestApiServer::FinishForegroundLocked() {
+  for (bool again = true; again;) {
+    again = false;
+    for (const auto& t : types_) {
+      for (auto& [k, o] : objects_[t->Id()]) {
+        json& finalizers = o["metadata"]["finalizers"];
+        if (!finalizers.is_array()) continue;
+        auto f = std::find(finalizers.begin(), finalizers.end(), "foregroundDeletion");
+        if (f == finalizers.end()) continue;
+        const std::string uid = Meta(o, "uid");
+        bool blocked = false;
+        for (const auto& [id, bucket] : objects_) {
+          for (const auto& [dk, d] : bucket) {
+            for (const json& ref : d["metadata"].value("ownerReferences", json::array())) {
+              blocked = blocked ||
+                        (ref.value("uid", "") == uid && ref.value("blockOwnerDeletion", false));
+            }
+          }
+        }
+        if (blocked) continue;
+        finalizers.erase(f);
+        if (finalizers.empty()) o["metadata"].erase("finalizers");
+        o["metadata"]["resourceVersion"] = std::to_string(++rv_);
+        RecordLocked(*t, "MODIFIED", o);
+        if (!o["metadata"].contains("finalizers")) {
+          const std::string key = k;
+          RemoveLocked(*t, key, "Background");
+        }
+        again = true;
+        break;
+      }
+      if (again) break;
+    }
+  }
 }
 
 void TestApiServer::RemoveLocked(const Type& type, const std::string& key,
@@ -244,28 +551,22 @@ void TestApiServer::RemoveLocked(const Type& type, const std::string& key,
     });
   }
   // Garbage collection of dependents (background), or orphaning.
-  for (const auto& t : types_) {
-    std::vector<std::string> dependents;
-    for (auto& [k, o] : objects_[t->Id()]) {
-      for (const json& ref : o["metadata"].value("ownerReferences", json::array())) {
-        if (ref.value("uid", "") == uid) dependents.push_back(k);
-      }
+  const auto dependants = DependantsLocked(uid);
+  if (propagation == "Orphan") {
+    OrphanLocked(dependants, uid);
+  } else {
+    for (const auto& [t, k] : dependants) {
+      auto o = objects_[t->Id()].find(k);
+      if (o == objects_[t->Id()].end()) continue;
+      DeleteLocked(*t, Meta(o->second, "namespace"), Meta(o->second, "name"), std::nullopt,
+                   "Background");
     }
-    for (const std::string& k : dependents) {
-      json& o = objects_[t->Id()][k];
-      if (propagation == "Orphan") {
-        json refs = json::array();
-        for (const json& ref : o["metadata"]["ownerReferences"]) {
-          if (ref.value("uid", "") != uid) refs.push_back(ref);
-        }
-        o["metadata"]["ownerReferences"] = refs;
-        o["metadata"]["resourceVersion"] = std::to_string(++rv_);
-        RecordLocked(*t, "MODIFIED", o);
-      } else {
-        const std::string ns = Meta(o, "namespace");
-        DeleteLocked(*t, ns, Meta(o, "name"), std::nullopt, "Background");
-      }
-    }
+  }
+  if (!finishing_) {
+    finishing_ = true;
+    FinishForegroundLocked();
+    if (type.namespaced) FinishNamespaceLocked(Meta(object, "namespace"));
+    finishing_ = false;
   }
 }
 

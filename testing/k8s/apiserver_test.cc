@@ -7,6 +7,7 @@
 #include "k8s/apiserver.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -21,6 +22,7 @@
 
 #include "dlsched/k8s/informer.h"
 #include "dlsched/k8s/rest_client.h"
+#include "k8s/test_kubelet.h"
 
 namespace dlsched::testing {
 namespace {
@@ -379,6 +381,386 @@ TEST_F(ApiServerTest, InformerRelistsOnGoneAndResumesAfterACut) {
   EXPECT_EQ(events, (std::vector<std::string>{"add a", "add b", "delete a"}));
   EXPECT_EQ(informer.Stats().lists, 2);
   EXPECT_EQ(informer.Stats().expired, 1);
+}
+
+// Objects are checked against Kubernetes' own OpenAPI definitions (and a
+// custom resource against its CRD's schema), on create, update, the status
+// subresource and the Binding: 422 Invalid with details.causes naming the
+// field, as field.ErrorList gives them. Unknown fields are dropped with a
+// Warning (the default fieldValidation, Warn), or refused 400 when the
+// request says Strict (as kubectl does).
+TEST_F(ApiServerTest, ObjectsAreCheckedAgainstKubernetesSchemasAnd422NamesTheField) {
+  CreateCrd();
+  k8s::RestClient client(config_);
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  auto cause = [](const k8s::Response& r) {
+    const json body = json::parse(r.body);
+    EXPECT_EQ(body["reason"], "Invalid") << r.body;
+    const json causes = body.value("details", json::object()).value("causes", json::array());
+    return causes.empty() ? json::object() : causes[0];
+  };
+  json pod = Pod("p");
+  pod["spec"]["containers"][0].erase("name");
+  auto r = client.Request("POST", pods, pod.dump());
+  ASSERT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(cause(*r)["field"], "spec.containers[0].name");
+  EXPECT_EQ(cause(*r)["reason"], "FieldValueRequired");
+  EXPECT_NE(json::parse(r->body)["message"].get<std::string>().find(
+                "Pod \"p\" is invalid: spec.containers[0].name: Required value"),
+            std::string::npos)
+      << r->body;
+  pod = Pod("p");
+  pod["spec"]["containers"][0]["ports"] = json::array({{{"containerPort", "eighty"}}});
+  r = client.Request("POST", pods, pod.dump());
+  ASSERT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(cause(*r)["field"], "spec.containers[0].ports[0].containerPort");
+  EXPECT_EQ(json::parse(r->body)["details"]["causes"].size(), 1u) << r->body;
+  EXPECT_FALSE(server_.Get("pods", "default", "p").has_value());
+  // Unknown fields: dropped with a warning, or refused when Strict.
+  pod = Pod("p");
+  pod["spec"]["colour"] = "blue";
+  httplib::Client http(server_.Url());
+  auto res = http.Post(pods, pod.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 201) << res->body;
+  EXPECT_EQ(res->get_header_value("Warning"), R"(299 - "unknown field \"spec.colour\"")");
+  EXPECT_FALSE((*server_.Get("pods", "default", "p"))["spec"].contains("colour"));
+  pod["metadata"]["name"] = "q";
+  res = http.Post(pods + "?fieldValidation=Strict", pod.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find(R"(strict decoding error: unknown field \"spec.colour\")"),
+            std::string::npos)
+      << res->body;
+  // The status subresource and an update are checked too.
+  json stored = *server_.Get("pods", "default", "p");
+  stored["status"]["phase"] = 3;
+  r = client.Request("PUT", pods + "/p/status", stored.dump());
+  ASSERT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(cause(*r)["field"], "status.phase");
+  stored = *server_.Get("pods", "default", "p");
+  stored["metadata"]["labels"] = {{"a", 1}};
+  r = client.Request("PUT", pods + "/p", stored.dump());
+  ASSERT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(cause(*r)["field"], "metadata.labels.a");
+  // The Binding: its target is required.
+  r = client.Request(
+      "POST", pods + "/p/binding",
+      json({{"apiVersion", "v1"}, {"kind", "Binding"}, {"metadata", {{"name", "p"}}}}).dump());
+  ASSERT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(cause(*r)["field"], "target");
+  // A TrainingJob, against the CRD's openAPIV3Schema.
+  const json tj = {{"apiVersion", "dlsched.io/v1alpha1"},
+                   {"kind", "TrainingJob"},
+                   {"metadata", {{"name", "x"}}},
+                   {"spec", {{"totalSteps", "many"}}}};
+  r = client.Request("POST", "/apis/dlsched.io/v1alpha1/namespaces/default/trainingjobs",
+                     tj.dump());
+  ASSERT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(cause(*r)["field"], "spec.totalSteps");
+  json bad = tj;
+  bad["spec"] = {{"totalSteps", 10},
+                 {"replicaSpecs", {{"Worker", {{"replicas", 1}, {"restartPolicy", "Sometimes"}}}}}};
+  r = client.Request("POST", "/apis/dlsched.io/v1alpha1/namespaces/default/trainingjobs",
+                     bad.dump());
+  ASSERT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(cause(*r)["field"], "spec.replicaSpecs.Worker.restartPolicy");
+  EXPECT_EQ(cause(*r)["reason"], "FieldValueNotSupported");
+  // kubectl asks Strict: an unknown field in a manifest is refused.
+  const std::string manifest = (dir_ / "pod.json").string();
+  pod["metadata"]["name"] = "k";
+  std::ofstream(manifest) << pod.dump();
+  auto [code, out] = Kubectl("create -f " + manifest);
+  EXPECT_NE(code, 0) << out;
+  EXPECT_NE(out.find("unknown field \"spec.colour\""), std::string::npos) << out;
+}
+
+// Every kind's name follows its rule: a DNS-1123 subdomain (a config map,
+// a node, a TrainingJob), a DNS-1123 label (a namespace); generateName
+// gives a name of five more characters.
+TEST_F(ApiServerTest, EveryKindsNameFollowsItsRuleAndGenerateNameMakesOne) {
+  CreateCrd();
+  k8s::RestClient client(config_);
+  auto field = [&](const std::string& path, const json& object) {
+    auto r = client.Request("POST", path, object.dump());
+    EXPECT_EQ(r->status, 422) << r->body;
+    return json::parse(r->body)["details"]["causes"][0].value("field", "");
+  };
+  EXPECT_EQ(field("/api/v1/namespaces/default/configmaps", {{"metadata", {{"name", "Bad_Name"}}}}),
+            "metadata.name");
+  EXPECT_EQ(field("/api/v1/namespaces", {{"metadata", {{"name", "a.b"}}}}), "metadata.name");
+  EXPECT_EQ(field("/api/v1/nodes", {{"metadata", {{"name", "-node"}}}}), "metadata.name");
+  EXPECT_EQ(field("/apis/dlsched.io/v1alpha1/namespaces/default/trainingjobs",
+                  {{"apiVersion", "dlsched.io/v1alpha1"},
+                   {"kind", "TrainingJob"},
+                   {"metadata", {{"name", "MNIST"}}},
+                   {"spec", {{"totalSteps", 1}}}}),
+            "metadata.name");
+  auto r = client.Request("POST", "/api/v1/namespaces/default/configmaps",
+                          json({{"metadata", {{"generateName", "cm-"}}}}).dump());
+  ASSERT_EQ(r->status, 201) << r->body;
+  const std::string name = json::parse(r->body)["metadata"]["name"];
+  EXPECT_EQ(name.size(), 8u);
+  EXPECT_EQ(name.substr(0, 3), "cm-");
+}
+
+// A new pod gets what a real server defaults (SetDefaults_Pod and the
+// Priority, ServiceAccount and DefaultTolerationSeconds admission plugins).
+TEST_F(ApiServerTest, PodsAreDefaultedAsARealServerDoes) {
+  json pod = Pod("p");
+  pod["spec"]["containers"].push_back({{"name", "pinned"}, {"image", "busybox:1.36"}});
+  const std::string manifest = (dir_ / "pod.json").string();
+  std::ofstream(manifest) << pod.dump();
+  auto [code, out] = Kubectl("create -f " + manifest);
+  ASSERT_EQ(code, 0) << out;
+  std::tie(code, out) = Kubectl("get pod p -o json");
+  ASSERT_EQ(code, 0) << out;
+  const json spec = json::parse(out)["spec"];
+  EXPECT_EQ(spec["restartPolicy"], "Always");
+  EXPECT_EQ(spec["dnsPolicy"], "ClusterFirst");
+  EXPECT_EQ(spec["terminationGracePeriodSeconds"], 30);
+  EXPECT_EQ(spec["schedulerName"], "default-scheduler");
+  EXPECT_EQ(spec["enableServiceLinks"], true);
+  EXPECT_EQ(spec["priority"], 0);
+  EXPECT_EQ(spec["serviceAccountName"], "default");
+  EXPECT_EQ(spec["tolerations"].size(), 2u);
+  EXPECT_EQ(spec["containers"][0]["imagePullPolicy"], "Always");  // no tag: latest
+  EXPECT_EQ(spec["containers"][1]["imagePullPolicy"], "IfNotPresent");
+  EXPECT_EQ(spec["containers"][0]["terminationMessagePath"], "/dev/termination-log");
+  EXPECT_EQ(spec["containers"][0]["terminationMessagePolicy"], "File");
+}
+
+// Lists page with limit and continue (kubectl's --chunk-size), with
+// remainingItemCount; a continue token from before the kept history is 410
+// Expired.
+TEST_F(ApiServerTest, ListsArePagedWithLimitAndContinue) {
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    ASSERT_TRUE(server_.Create("pods", "default", Pod(name)).has_value());
+  }
+  auto [code, out] = Kubectl("get pods --chunk-size=2 -o name");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(out, "pod/a\npod/b\npod/c\npod/d\npod/e\n");
+  EXPECT_GE(server_.RequestCounts()["LIST pods"], 3);
+  k8s::RestClient client(config_);
+  auto r = client.Request("GET", "/api/v1/namespaces/default/pods?limit=2");
+  ASSERT_EQ(r->status, 200);
+  json page = json::parse(r->body);
+  ASSERT_EQ(page["items"].size(), 2u);
+  EXPECT_EQ(page["metadata"]["remainingItemCount"], 3);
+  const std::string token = page["metadata"]["continue"];
+  httplib::Params params{{"limit", "2"}, {"continue", token}};
+  httplib::Client http(server_.Url());
+  auto res = http.Get("/api/v1/namespaces/default/pods", params, httplib::Headers{});
+  ASSERT_TRUE(res);
+  page = json::parse(res->body);
+  ASSERT_EQ(page["items"].size(), 2u);
+  EXPECT_EQ(page["items"][0]["metadata"]["name"], "c");
+  EXPECT_EQ(page["metadata"]["remainingItemCount"], 1);
+  server_.Compact();
+  res = http.Get("/api/v1/namespaces/default/pods", params, httplib::Headers{});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 410);
+  EXPECT_EQ(json::parse(res->body)["reason"], "Expired");
+}
+
+// Set-based label selectors besides equality ones.
+TEST_F(ApiServerTest, SetBasedLabelSelectors) {
+  for (const char* app : {"a", "b", "c", ""}) {
+    json pod = Pod(std::string("p") + app);
+    if (*app != '\0') pod["metadata"]["labels"] = {{"app", app}};
+    ASSERT_TRUE(server_.Create("pods", "default", pod).has_value());
+  }
+  auto names = [&](const std::string& selector) {
+    auto [code, out] = Kubectl("get pods -o name -l '" + selector + "'");
+    EXPECT_EQ(code, 0) << out;
+    return out;
+  };
+  EXPECT_EQ(names("app in (a,b)"), "pod/pa\npod/pb\n");
+  EXPECT_EQ(names("app notin (a)"), "pod/p\npod/pb\npod/pc\n");
+  EXPECT_EQ(names("!app"), "pod/p\n");
+  EXPECT_EQ(names("app"), "pod/pa\npod/pb\npod/pc\n");
+  EXPECT_EQ(names("app in (a,c),app!=c"), "pod/pa\n");
+}
+
+// Namespaces: a create into one that does not exist is 404, into one being
+// deleted 403; deleting one deletes its objects, then it. The option
+// auto_create_namespaces creates them instead.
+TEST_F(ApiServerTest, NamespacesMustExistAndTheirDeletionEmptiesThem) {
+  k8s::RestClient client(config_);
+  json pod = Pod("p");
+  pod["metadata"]["namespace"] = "team";
+  auto r = client.Request("POST", "/api/v1/namespaces/team/pods", pod.dump());
+  ASSERT_EQ(r->status, 404) << r->body;
+  EXPECT_EQ(json::parse(r->body)["message"], "namespaces \"team\" not found");
+  // (kubectl's `create namespace` speaks protobuf, which this server does
+  // not: a manifest goes as JSON.)
+  const std::string manifest = (dir_ / "ns.json").string();
+  std::ofstream(manifest) << R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}})";
+  auto [code, out] = Kubectl("create -f " + manifest);
+  ASSERT_EQ(code, 0) << out;
+  ASSERT_TRUE(server_.Create("pods", "team", pod).has_value());
+  // A config map a finalizer holds keeps the namespace Terminating.
+  ASSERT_TRUE(server_
+                  .Create("configmaps", "team",
+                          {{"metadata", {{"name", "held"}, {"finalizers", {"example.com/hold"}}}}})
+                  .has_value());
+  std::tie(code, out) = Kubectl("delete namespace team --wait=false");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_FALSE(server_.Get("pods", "team", "p").has_value());
+  auto ns = server_.Get("namespaces", "", "team");
+  ASSERT_TRUE(ns.has_value());
+  EXPECT_EQ((*ns)["status"]["phase"], "Terminating");
+  r = client.Request("POST", "/api/v1/namespaces/team/pods", pod.dump());
+  ASSERT_EQ(r->status, 403) << r->body;
+  const json body = json::parse(r->body);
+  EXPECT_EQ(body["reason"], "Forbidden");
+  EXPECT_EQ(body["message"],
+            "pods \"p\" is forbidden: unable to create new content in namespace team because it "
+            "is being terminated");
+  EXPECT_EQ(body["details"]["causes"][0]["reason"], "NamespaceTerminating");
+  json held = *server_.Get("configmaps", "team", "held");
+  held["metadata"].erase("finalizers");
+  ASSERT_TRUE(server_.Update("configmaps", "team", held).has_value());
+  EXPECT_FALSE(server_.Get("configmaps", "team", "held").has_value());
+  EXPECT_FALSE(server_.Get("namespaces", "", "team").has_value());
+
+  TestApiServer::Options o;
+  o.auto_create_namespaces = true;
+  TestApiServer lax(o);
+  pod["metadata"]["namespace"] = "elsewhere";
+  ASSERT_TRUE(lax.Create("pods", "elsewhere", pod).has_value());
+  EXPECT_TRUE(lax.Get("namespaces", "", "elsewhere").has_value());
+}
+
+// Garbage collection as the real collector: orphan (dependants keep
+// running, without the ownerReference), foreground (the owner stays, with
+// the foregroundDeletion finalizer, until its blocking dependants are
+// gone), and a dangling owner (an object created owned by a uid that does
+// not exist is collected).
+TEST_F(ApiServerTest, GarbageCollectionOrphanForegroundAndDanglingOwners) {
+  auto owner = [&](const std::string& name) {
+    auto cm = server_.Create("configmaps", "default", {{"metadata", {{"name", name}}}});
+    EXPECT_TRUE(cm.has_value());
+    return (*cm)["metadata"]["uid"].get<std::string>();
+  };
+  auto owned = [&](const std::string& name, const std::string& uid) {
+    json pod = Pod(name);
+    pod["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "v1"},
+                                                       {"kind", "ConfigMap"},
+                                                       {"name", "owner"},
+                                                       {"uid", uid},
+                                                       {"blockOwnerDeletion", true}}});
+    pod["spec"]["nodeName"] = "node-1";  // bound: deleted gracefully
+    EXPECT_TRUE(server_.Create("pods", "default", pod).has_value());
+  };
+  owned("orphan", owner("o1"));
+  auto [code, out] = Kubectl("delete configmap o1 --cascade=orphan");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_FALSE(server_.Get("configmaps", "default", "o1").has_value());
+  auto pod = server_.Get("pods", "default", "orphan");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_TRUE((*pod)["metadata"]["ownerReferences"].empty());
+  EXPECT_FALSE((*pod)["metadata"].contains("deletionTimestamp"));
+
+  owned("blocking", owner("o2"));
+  std::tie(code, out) = Kubectl("delete configmap o2 --cascade=foreground --wait=false");
+  ASSERT_EQ(code, 0) << out;
+  auto cm = server_.Get("configmaps", "default", "o2");
+  ASSERT_TRUE(cm.has_value()) << "kept while a blocking dependant is there";
+  EXPECT_TRUE((*cm)["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ((*cm)["metadata"]["finalizers"], json::array({"foregroundDeletion"}));
+  pod = server_.Get("pods", "default", "blocking");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_TRUE((*pod)["metadata"].contains("deletionTimestamp"));
+  ASSERT_TRUE(server_.Delete("pods", "default", "blocking", 0).has_value());
+  EXPECT_FALSE(server_.Get("configmaps", "default", "o2").has_value());
+
+  // Dangling: collected (a bound pod gracefully, so it is Terminating).
+  owned("dangling", "00000000-0000-4000-8000-000000000000");
+  pod = server_.Get("pods", "default", "dangling");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_TRUE((*pod)["metadata"].contains("deletionTimestamp"));
+}
+
+// OwnerReferencesPermissionEnforcement: blockOwnerDeletion needs the right
+// to update the owner's finalizers, which the option gives by token.
+TEST_F(ApiServerTest, BlockOwnerDeletionNeedsTheOwnersFinalizersWhenEnforced) {
+  TestApiServer::Options o;
+  o.owner_references_permission_enforcement = true;
+  o.finalizers_tokens = {"test-token"};
+  TestApiServer strict(o);
+  ASSERT_TRUE(strict.Start().has_value());
+  auto cm = strict.Create("configmaps", "default", {{"metadata", {{"name", "owner"}}}});
+  ASSERT_TRUE(cm.has_value());
+  json pod = Pod("p", (*cm)["metadata"]["uid"].get<std::string>());
+  pod["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = true;
+  k8s::RestConfig config;
+  config.server = strict.Url();
+  k8s::RestClient anonymous(config);
+  auto r = anonymous.Request("POST", "/api/v1/namespaces/default/pods", pod.dump());
+  ASSERT_EQ(r->status, 403) << r->body;
+  EXPECT_NE(r->body.find("cannot set blockOwnerDeletion if an ownerReference refers to a "
+                         "resource you can't set finalizers on"),
+            std::string::npos)
+      << r->body;
+  config.bearer_token = "test-token";
+  k8s::RestClient allowed(config);
+  r = allowed.Request("POST", "/api/v1/namespaces/default/pods", pod.dump());
+  EXPECT_EQ(r->status, 201) << r->body;
+}
+
+// An unreachable node (the test kubelet's SetUnreachable): Ready Unknown
+// and the unreachable taints, as the node lifecycle controller sets them;
+// its pods keep their phase, and one deleted stays Terminating until it is
+// force-deleted or the node is back.
+TEST_F(ApiServerTest, PodsOfAnUnreachableNodeStayTerminatingUntilForcedOrBack) {
+  CreateCrd();
+  ASSERT_TRUE(server_.Create("nodes", "", {{"metadata", {{"name", "node-1"}}}}).has_value());
+  for (const char* name : {"forced", "waits"}) {
+    json pod = Pod(name);
+    pod["spec"]["nodeName"] = "node-1";
+    ASSERT_TRUE(server_.Create("pods", "default", pod).has_value());
+  }
+  TestKubelet kubelet(config_, [] { return 0.0; });
+  kubelet.Start(false);
+  auto phase = [&](const std::string& name) {
+    auto p = server_.Get("pods", "default", name);
+    return p ? (*p)["status"].value("phase", "") : "gone";
+  };
+  // Ticks until `done` holds (the kubelet sees the server through watches).
+  auto tick_until = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 2000 && !done(); ++i) {
+      kubelet.Tick();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  };
+  ASSERT_TRUE(
+      tick_until([&] { return phase("forced") == "Running" && phase("waits") == "Running"; }));
+  ASSERT_TRUE(kubelet.SetUnreachable("node-1", true).has_value());
+  const json node = *server_.Get("nodes", "", "node-1");
+  ASSERT_EQ(node["spec"]["taints"].size(), 2u);
+  EXPECT_EQ(node["spec"]["taints"][0]["key"], "node.kubernetes.io/unreachable");
+  EXPECT_EQ(node["spec"]["taints"][0]["effect"], "NoSchedule");
+  EXPECT_EQ(node["spec"]["taints"][1]["effect"], "NoExecute");
+  EXPECT_TRUE(node["spec"]["taints"][1].contains("timeAdded"));
+  EXPECT_EQ(node["status"]["conditions"][0]["type"], "Ready");
+  EXPECT_EQ(node["status"]["conditions"][0]["status"], "Unknown");
+  auto [code, out] = Kubectl("delete pod forced waits --wait=false");
+  ASSERT_EQ(code, 0) << out;
+  // Ticks pass and nothing of the node's pods changes.
+  for (int i = 0; i < 20; ++i) kubelet.Tick();
+  EXPECT_EQ(phase("forced"), "Running");
+  EXPECT_EQ(phase("waits"), "Running");
+  EXPECT_TRUE((*server_.Get("pods", "default", "waits"))["metadata"].contains("deletionTimestamp"));
+  std::tie(code, out) = Kubectl("delete pod forced --grace-period=0 --force");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(phase("forced"), "gone");
+  EXPECT_EQ(phase("waits"), "Running");
+  ASSERT_TRUE(kubelet.SetUnreachable("node-1", false).has_value());
+  EXPECT_EQ((*server_.Get("nodes", "", "node-1"))["status"]["conditions"][0]["status"], "True");
+  EXPECT_TRUE(tick_until([&] { return phase("waits") == "gone"; }));
+  kubelet.Stop();
 }
 
 }  // namespace

@@ -48,6 +48,57 @@ void TestKubelet::Stop() {
   if (jobs_) jobs_->Stop();
 }
 
+core::Status TestKubelet::SetUnreachable(const std::string& node, bool unreachable) {
+  const std::string path = "/api/v1/nodes/" + node;
+  DLSCHED_TRY_LET(got, client_->Request("GET", path));
+  if (got->status != 200) return core::Errorf("GET {}: {} {}", path, got->status, got->body);
+  json object = json::parse(got->body);
+  // The taints, in the spec.
+  json taints = json::array();
+  if (!object["spec"].is_object()) object["spec"] = json::object();
+  if (!object["status"].is_object()) object["status"] = json::object();
+  for (const json& t : object["spec"].value("taints", json::array())) {
+    if (t.value("key", "") != "node.kubernetes.io/unreachable") taints.push_back(t);
+  }
+  if (unreachable) {
+    for (const char* effect : {"NoSchedule", "NoExecute"}) {
+      taints.push_back({{"key", "node.kubernetes.io/unreachable"},
+                        {"effect", effect},
+                        {"timeAdded", k8s::NowRfc3339()}});
+    }
+  }
+  object["spec"]["taints"] = taints;
+  DLSCHED_TRY_LET(put, client_->Request("PUT", path, object.dump()));
+  if (put->status != 200) return core::Errorf("PUT {}: {} {}", path, put->status, put->body);
+  // The Ready condition, in the status.
+  object = json::parse(put->body);
+  if (!object["status"].is_object()) object["status"] = json::object();
+  json conditions = json::array();
+  for (const json& c : object["status"].value("conditions", json::array())) {
+    if (c.value("type", "") != "Ready") conditions.push_back(c);
+  }
+  const std::string now = k8s::NowRfc3339();
+  conditions.push_back({{"type", "Ready"},
+                        {"status", unreachable ? "Unknown" : "True"},
+                        {"reason", unreachable ? "NodeStatusUnknown" : "KubeletReady"},
+                        {"message", unreachable ? "Kubelet stopped posting node status."
+                                                : "kubelet is posting ready status"},
+                        {"lastHeartbeatTime", now},
+                        {"lastTransitionTime", now}});
+  object["status"]["conditions"] = conditions;
+  DLSCHED_TRY_LET(status, client_->Request("PUT", path + "/status", object.dump()));
+  if (status->status != 200) {
+    return core::Errorf("PUT {}/status: {} {}", path, status->status, status->body);
+  }
+  std::lock_guard lock(mu_);
+  if (unreachable) {
+    unreachable_.insert(node);
+  } else {
+    unreachable_.erase(node);
+  }
+  return {};
+}
+
 double TestKubelet::Progress(const std::string& job) const {
   std::lock_guard lock(mu_);
   auto it = progress_.find(job);
@@ -75,6 +126,11 @@ int TestKubelet::Tick() {
     std::vector<json> finishers;  // worker and chief pods
   };
   std::map<std::string, Running> running;
+  std::set<std::string> unreachable;
+  {
+    std::lock_guard lock(mu_);
+    unreachable = unreachable_;
+  }
   for (const json& pod : pods_->List()) {
     const json& meta = pod["metadata"];
     const std::string ns = meta.value("namespace", "");
@@ -82,6 +138,8 @@ int TestKubelet::Tick() {
     const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
     const std::string node = pod.value("spec", json::object()).value("nodeName", "");
     const std::string phase = pod.value("status", json::object()).value("phase", "");
+    // No kubelet runs on an unreachable node: nothing of its pods changes.
+    if (unreachable.contains(node)) continue;
     if (meta.contains("deletionTimestamp")) {
       client_->Request("DELETE", path,
                        R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0})");

@@ -3,8 +3,10 @@
 // A test "kubelet" for the operator's tests (test-only code): an API client
 // that plays every node. A pod bound to a node becomes Running; a pod being
 // deleted is removed (a DELETE with grace 0, as the kubelet does once its
-// containers stop). A TrainingJob trains while its status says it runs
-// (RunningProtected or Running, the life cycle's phases after the launch
+// containers stop). A node made unreachable (SetUnreachable) has no
+// kubelet: its pods keep their last phase, and one being deleted stays
+// Terminating until it is force-deleted or the node comes back. A TrainingJob trains while its
+// status says it runs (RunningProtected or Running, the life cycle's phases after the launch
 // delay), at the rate its throughput table gives for its running workers
 // (times the locality factor when they span nodes), integrated over the
 // test's clock as the simulator does; a restart after a lost task goes back
@@ -20,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -42,6 +45,13 @@ class TestKubelet {
   int Tick();
   // The clock time of the next completion if nothing changes, or +inf.
   double NextEvent() const;
+  // Marks `node` unreachable as the node lifecycle controller does when its
+  // kubelet stops posting status: the NodeReady condition Unknown, taints
+  // node.kubernetes.io/unreachable NoSchedule and NoExecute with their
+  // timeAdded; from then on nothing of the node's pods changes here. With
+  // `unreachable` false the node is back: Ready True, taints gone, its pods
+  // handled again.
+  core::Status SetUnreachable(const std::string& node, bool unreachable);
   // Steps trained so far by a job ("namespace/name").
   double Progress(const std::string& job) const;
   const k8s::Informer& Pods() const { return *pods_; }
@@ -64,6 +74,7 @@ class TestKubelet {
     std::string phase;
   };
   std::map<std::string, JobProgress> progress_;
+  std::set<std::string> unreachable_;  // nodes, under mu_
 };
 
 }  // namespace dlsched::testing

@@ -243,11 +243,15 @@ TEST(LeaderElectionTest, TwoOperatorsOnlyOneActsAndTheOtherTakesOverWhenItIsKill
   auto args = [&](const std::string& id) { return r.Args(id); };
   const std::string log_a = r.Log("a"), log_b = r.Log("b");
   // The replicas' own pods (the downward API's POD_NAME): b's still has the
-  // leader label of a former leadership.
+  // leader label of a former leadership. Their namespace exists first, as in
+  // a real cluster.
+  ASSERT_TRUE(server.Create("namespaces", "", {{"metadata", {{"name", "dlsched-system"}}}}));
   for (const auto& [pod, label] : {std::pair{"op-a", false}, std::pair{"op-b", true}}) {
     json meta = {{"name", pod}, {"namespace", "dlsched-system"}};
     if (label) meta["labels"] = {{kLeaderLabel, "true"}};
-    ASSERT_TRUE(server.Create("pods", "dlsched-system", {{"metadata", meta}}).has_value());
+    const json spec = {{"containers", json::array({{{"name", "operator"}, {"image", "dlsched"}}})}};
+    ASSERT_TRUE(
+        server.Create("pods", "dlsched-system", {{"metadata", meta}, {"spec", spec}}).has_value());
   }
   auto leader_label = [&](const std::string& pod) {
     auto p = server.Get("pods", "dlsched-system", pod);

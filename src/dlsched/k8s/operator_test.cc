@@ -214,6 +214,10 @@ TEST_F(OperatorTest, TrainingJobBecomesBoundPodsThenCompleted) {
   EXPECT_EQ(chosen_["mnist-worker-0"], chosen_["mnist-worker-1"]);
   EXPECT_EQ(server_.RequestCounts()["POST pods/binding"], 3);
   EXPECT_EQ(server_.RequestCounts()["POST pods"], 3);
+  // Nothing the operator writes has a field a real server would drop.
+  for (const auto& w : server_.Writes()) {
+    EXPECT_TRUE(w.warnings.empty()) << w.method << " " << w.path << ": " << w.warnings[0];
+  }
   EXPECT_TRUE(server_.Get("services", "default", "mnist").has_value());
   const auto reasons = EventReasons("mnist");
   EXPECT_NE(std::find(reasons.begin(), reasons.end(), "Scheduled"), reasons.end());

@@ -242,6 +242,13 @@ class LockStep {
   std::vector<std::string> Run() {
     size_t next_job = 0;
     const auto& jobs = workload_.jobs;
+    // The jobs' namespaces exist first, as a real cluster needs.
+    for (const auto& job : jobs) {
+      if (!server_.Get("namespaces", "", job.namespace_name)) {
+        EXPECT_TRUE(
+            server_.Create("namespaces", "", {{"metadata", {{"name", job.namespace_name}}}}));
+      }
+    }
     for (int steps = 0; steps < 100000; ++steps) {
       while (next_job < jobs.size() && jobs[next_job].submit_time <= now_) {
         EXPECT_TRUE(server_
