@@ -45,6 +45,18 @@ TEST(CrdTest, ManifestMatchesTheDecoder) {
   EXPECT_EQ(roles["Worker"]["properties"]["replicas"]["minimum"].as<int>(), 1);
   EXPECT_TRUE(
       roles["Worker"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"].as<bool>());
+  // runPolicy has a schema (no field kept unread): Kubeflow's fields dlsched
+  // honours, and the ones it refuses with a rule naming them.
+  const YAML::Node run_policy =
+      v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["runPolicy"];
+  EXPECT_FALSE(run_policy["x-kubernetes-preserve-unknown-fields"].IsDefined());
+  std::set<std::string> run_fields;
+  for (const auto& p : run_policy["properties"]) run_fields.insert(p.first.as<std::string>());
+  EXPECT_EQ(run_fields, (std::set<std::string>{"cleanPodPolicy", "ttlSecondsAfterFinished",
+                                               "activeDeadlineSeconds", "suspend", "backoffLimit",
+                                               "managedBy", "schedulingPolicy"}));
+  EXPECT_EQ(run_policy["properties"]["cleanPodPolicy"]["enum"].size(), 3u);
+  EXPECT_EQ(run_policy["x-kubernetes-validations"].size(), 2u);
   // PyTorchJob's: a Master of exactly one replica, and the Worker role.
   const YAML::Node pytorch = v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
                               ["pytorchReplicaSpecs"]["properties"];

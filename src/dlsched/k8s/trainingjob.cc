@@ -47,6 +47,10 @@ struct JsonFields {
     if (!v.is_number_integer()) return std::nullopt;
     return v.get<int64_t>();
   }
+  static std::optional<bool> ToBool(const json& v) {
+    if (!v.is_boolean()) return std::nullopt;
+    return v.get<bool>();
+  }
   static std::optional<double> ToNumber(const json& v) {
     if (!v.is_number() || !std::isfinite(v.get<double>())) return std::nullopt;
     return v.get<double>();
@@ -300,6 +304,11 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
                                                                      : Framework::kTensorFlow;
   rs_path = Key("spec", section);
   const json& rs = spec[section];
+  if (rs.is_object() && rs.contains("Evaluator")) {
+    return e.Fail(Key(rs_path, "Evaluator"),
+                  "not supported by dlsched (an evaluator runs outside the gang; run it as its "
+                  "own TrainingJob or Deployment)");
+  }
   if (out.framework == Framework::kPyTorch) {
     DLSCHED_TRY(e.Object(rs, rs_path, {"Master", "Worker"}));
   } else {
@@ -393,6 +402,127 @@ core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job
   return Decoder(e).Scheduling(s, "spec.scheduling", job);
 }
 
+// Kubeflow's runPolicy fields dlsched does not honour: refused, naming the
+// field, never ignored.
+constexpr std::pair<std::string_view, std::string_view> kRefusedRunPolicy[] = {
+    {"backoffLimit", "not supported by dlsched yet (a failed pod fails the job)"},
+    {"managedBy", "not supported by dlsched (the dlsched operator manages every TrainingJob)"},
+};
+constexpr std::pair<std::string_view, std::string_view> kRefusedSchedulingPolicy[] = {
+    {"minResources", "not supported by dlsched (the gang's minimum is minAvailable's)"},
+    {"scheduleTimeoutSeconds",
+     "not supported by dlsched (use spec.scheduling.maxWaitMinutes, the profile's starvation "
+     "rule)"},
+};
+
+// runPolicy.schedulingPolicy: minAvailable as the gang's minimum (every PS
+// and Chief, and minAvailable - those workers), queue as spec.scheduling's,
+// priorityClass as a PriorityClass's name (read by the operator).
+core::Status DecodeSchedulingPolicy(const Errors& e, const json& p, const json& scheduling,
+                                    const std::string& rs_path, bool min_given, TrainingJob& out) {
+  const std::string path = "spec.runPolicy.schedulingPolicy";
+  for (const auto& [key, why] : kRefusedSchedulingPolicy) {
+    if (p.is_object() && p.contains(key)) return e.Fail(Key(path, key), std::string(why));
+  }
+  DLSCHED_TRY(e.Object(p, path, {"minAvailable", "queue", "priorityClass"}));
+  for (const char* key : {"queue", "priorityClass"}) {
+    if (p.contains(key) && scheduling.is_object() && scheduling.contains(key)) {
+      return e.Fail(Key(path, key), fmt::format("also given as spec.scheduling.{}: give it in "
+                                                "one place",
+                                                key));
+    }
+  }
+  if (p.contains("queue")) {
+    const std::string q = Key(path, "queue");
+    if (!p["queue"].is_string()) return e.Expected(q, "a queue name", p["queue"]);
+    if (auto problem = core::NameProblem(p["queue"].get<std::string>())) return e.Fail(q, *problem);
+    out.job.queue = p["queue"].get<std::string>();
+  }
+  if (p.contains("priorityClass")) {
+    const std::string pc = Key(path, "priorityClass");
+    const json& v = p["priorityClass"];
+    if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 253) {
+      return e.Expected(pc, "the name of a PriorityClass", v);
+    }
+    out.run_policy.priority_class = v.get<std::string>();
+  }
+  if (!p.contains("minAvailable")) return {};
+  core::JobSpec& job = out.job;
+  core::RoleSpec& w = job.role(core::Role::kWorker);
+  const int fixed = job.role(core::Role::kPS).replicas + job.role(core::Role::kChief).replicas;
+  const std::string ma = Key(path, "minAvailable");
+  DLSCHED_TRY_LET(v, e.Int(p["minAvailable"], ma, 1, core::kMaxTasksPerJob));
+  if (min_given) {
+    return e.Fail(ma,
+                  "also given as the Worker's minReplicas: give the gang's minimum in one "
+                  "place");
+  }
+  if (*v <= fixed || *v > fixed + w.replicas) {
+    return e.Fail(ma, fmt::format("{} is outside {}..{}: dlsched's gang is every PS and Chief "
+                                  "({}) and 1 to replicas ({}) workers of {}",
+                                  *v, fixed + 1, fixed + w.replicas, fixed, w.replicas,
+                                  Key(rs_path, "Worker")));
+  }
+  w.min_replicas = static_cast<int>(*v) - fixed;
+  return {};
+}
+
+// spec.runPolicy: Kubeflow's RunPolicy (cleanPodPolicy,
+// ttlSecondsAfterFinished, activeDeadlineSeconds, suspend,
+// schedulingPolicy); the rest refused.
+core::Status DecodeRunPolicy(const Errors& e, const json& spec, const std::string& rs_path,
+                             TrainingJob& out) {
+  RunPolicy& rp = out.run_policy;
+  rp.clean_pod_policy =
+      out.framework == Framework::kPyTorch ? CleanPodPolicy::kNone : CleanPodPolicy::kRunning;
+  if (!spec.contains("runPolicy")) return {};
+  const json& p = spec["runPolicy"];
+  const std::string path = "spec.runPolicy";
+  for (const auto& [key, why] : kRefusedRunPolicy) {
+    if (p.is_object() && p.contains(key)) return e.Fail(Key(path, key), std::string(why));
+  }
+  DLSCHED_TRY(e.Object(p, path,
+                       {"cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds",
+                        "suspend", "schedulingPolicy"}));
+  if (p.contains("cleanPodPolicy")) {
+    const json& v = p["cleanPodPolicy"];
+    const std::string c = v.is_string() ? v.get<std::string>() : "";
+    if (c == "All") {
+      rp.clean_pod_policy = CleanPodPolicy::kAll;
+    } else if (c == "Running") {
+      rp.clean_pod_policy = CleanPodPolicy::kRunning;
+    } else if (c == "None") {
+      rp.clean_pod_policy = CleanPodPolicy::kNone;
+    } else {
+      return e.Expected(Key(path, "cleanPodPolicy"), "All, Running or None", v);
+    }
+  }
+  // Kubeflow's are int32 (seconds); a deadline is positive.
+  constexpr int64_t kMaxSeconds = 2147483647;
+  if (p.contains("ttlSecondsAfterFinished")) {
+    DLSCHED_TRY_LET(v, e.Int(p["ttlSecondsAfterFinished"], Key(path, "ttlSecondsAfterFinished"), 0,
+                             kMaxSeconds));
+    rp.ttl_seconds_after_finished = *v;
+  }
+  if (p.contains("activeDeadlineSeconds")) {
+    DLSCHED_TRY_LET(
+        v, e.Int(p["activeDeadlineSeconds"], Key(path, "activeDeadlineSeconds"), 1, kMaxSeconds));
+    rp.active_deadline_seconds = *v;
+  }
+  if (p.contains("suspend")) {
+    DLSCHED_TRY_LET(v, e.Bool(p["suspend"], Key(path, "suspend")));
+    rp.suspend = *v;
+  }
+  if (p.contains("schedulingPolicy")) {
+    const json& worker = spec[rs_path.substr(5)]["Worker"];
+    const bool min_given = worker.contains("minReplicas") ||
+                           spec.value("elasticPolicy", json::object()).contains("minReplicas");
+    DLSCHED_TRY(DecodeSchedulingPolicy(e, p["schedulingPolicy"], spec.value("scheduling", json()),
+                                       rs_path, min_given, out));
+  }
+  return {};
+}
+
 // spec.throughput: the steps/s table by workers, the locality sensitivity.
 core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job) {
   DLSCHED_TRY(e.Object(t, "spec.throughput", {"table", "localitySensitivity"}));
@@ -456,6 +586,18 @@ core::Status CheckGeneratedNames(const Errors& e, const TrainingJob& tj) {
 
 }  // namespace
 
+std::string_view CleanPodPolicyName(CleanPodPolicy p) {
+  switch (p) {
+    case CleanPodPolicy::kAll:
+      return "All";
+    case CleanPodPolicy::kRunning:
+      return "Running";
+    case CleanPodPolicy::kNone:
+      return "None";
+  }
+  return "?";
+}
+
 std::string_view TrainingJob::ReplicaName(core::Role role) const {
   if (framework == Framework::kPyTorch && role == core::Role::kChief) return "Master";
   return core::RoleName(role);
@@ -496,6 +638,7 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
   if (spec.contains("scheduling")) {
     DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }
+  DLSCHED_TRY(DecodeRunPolicy(e, spec, rs_path, out));
   DLSCHED_TRY(Decoder(e).TotalSteps(spec, "spec", job));
   DLSCHED_TRY(Decoder(e).Delays(spec, "spec", job));
   if (spec.contains("throughput")) {
