@@ -342,6 +342,46 @@ json MakeEvent(std::string_view namespace_name, std::string_view name, std::stri
           {"count", 1}};
 }
 
+const json* FindCondition(const json& conditions, std::string_view type) {
+  for (const json& c : conditions) {
+    if (c.is_object() && c.value("type", "") == type) return &c;
+  }
+  return nullptr;
+}
+
+bool ConditionTrue(const json& conditions, std::string_view type) {
+  const json* c = FindCondition(conditions, type);
+  return c != nullptr && c->value("status", "") == "True";
+}
+
+void SetCondition(json& conditions, std::string_view type, bool status, std::string_view reason,
+                  std::string_view message) {
+  const std::string value = status ? "True" : "False";
+  for (json& c : conditions) {
+    if (!c.is_object() || c.value("type", "") != type) continue;
+    if (c.value("status", "") == value && c.value("reason", "") == reason &&
+        c.value("message", "") == message) {
+      return;
+    }
+    const std::string now = NowRfc3339();
+    if (c.value("status", "") != value || !c.contains("lastTransitionTime")) {
+      c["lastTransitionTime"] = now;
+    }
+    c["status"] = value;
+    c["reason"] = reason;
+    c["message"] = message;
+    c["lastUpdateTime"] = now;
+    return;
+  }
+  const std::string now = NowRfc3339();
+  conditions.push_back({{"type", type},
+                        {"status", value},
+                        {"reason", reason},
+                        {"message", message},
+                        {"lastUpdateTime", now},
+                        {"lastTransitionTime", now}});
+}
+
 std::string NowRfc3339() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};

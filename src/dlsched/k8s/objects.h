@@ -110,4 +110,14 @@ std::string ControllerUid(const nlohmann::json& pod);
 // Wall-clock time as RFC 3339 (seconds, UTC), as Kubernetes writes times.
 std::string NowRfc3339();
 
+// Conditions as Kubernetes' API conventions and Kubeflow have them: sets
+// condition `type` of the array `conditions` (appended if absent); its
+// lastTransitionTime changes only when its status does, lastUpdateTime
+// whenever it changes.
+void SetCondition(nlohmann::json& conditions, std::string_view type, bool status,
+                  std::string_view reason, std::string_view message);
+bool ConditionTrue(const nlohmann::json& conditions, std::string_view type);
+// Condition `type` of `conditions`, or null.
+const nlohmann::json* FindCondition(const nlohmann::json& conditions, std::string_view type);
+
 }  // namespace dlsched::k8s
