@@ -228,6 +228,9 @@ class Operator final : public engine::Backend {
   void StartClock(engine::JobIndex j);
   void ScheduleTtl(engine::JobIndex j);
   void FireJobTimers();
+  // Job j is its TrainingJob's index now, in the engine (not deleted,
+  // replaced, suspended).
+  bool Live(engine::JobIndex j) const;
   // cleanPodPolicy: whether a finished job's live pods stay (None) ...
   bool KeepsLivePods(engine::JobIndex j) const;
   // ... and, for All, its finished pods deleted too.
@@ -242,6 +245,10 @@ class Operator final : public engine::Backend {
   // schedulingPolicy.priorityClass: the PriorityClass read from the cluster
   // into the job's priority; false when the job cannot be taken now.
   bool ResolvePriority(TrainingJob& tj, const nlohmann::json& object);
+  // The Worker role's elastic range edited on a known job: applied when the
+  // new range is valid, within the worker slots the job was accepted with
+  // and not below its placed workers; else the refusal, one line.
+  std::string ApplyBounds(engine::JobIndex j, const nlohmann::json& object);
   // A known job's object seen again: suspend as it says now; an edit of
   // anything else is refused (a condition and a Warning Event). False when
   // the job left for another index (resumed).

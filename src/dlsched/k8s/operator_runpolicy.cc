@@ -12,13 +12,31 @@ namespace dlsched::k8s {
 
 namespace {
 
-// A spec without what a running job may change (runPolicy.suspend).
-json Fixed(json spec) {
+// Erases `key` of the map at `where` in `obj`, and the map once empty.
+void EraseKey(json& obj, const char* where, const char* key) {
+  auto it = obj.find(where);
+  if (it == obj.end() || !it->is_object()) return;
+  it->erase(key);
+  if (it->empty()) obj.erase(it);
+}
+
+// A spec without what a running job may change: runPolicy.suspend and,
+// with `bounds`, the Worker role's elastic range (minReplicas and
+// maxReplicas, on the Worker or in elasticPolicy).
+json Fixed(json spec, bool bounds) {
   if (!spec.is_object()) return spec;
-  if (auto it = spec.find("runPolicy"); it != spec.end() && it->is_object()) {
-    it->erase("suspend");
-    if (it->empty()) spec.erase("runPolicy");
+  EraseKey(spec, "runPolicy", "suspend");
+  if (!bounds) return spec;
+  for (const char* rs : {"replicaSpecs", "tfReplicaSpecs", "pytorchReplicaSpecs"}) {
+    auto it = spec.find(rs);
+    if (it == spec.end() || !it->is_object()) continue;
+    auto w = it->find("Worker");
+    if (w == it->end() || !w->is_object()) continue;
+    w->erase("minReplicas");
+    w->erase("maxReplicas");
   }
+  EraseKey(spec, "elasticPolicy", "minReplicas");
+  EraseKey(spec, "elasticPolicy", "maxReplicas");
   return spec;
 }
 
@@ -62,16 +80,24 @@ bool Operator::ReconcileSpec(JobIndex j, const json& object) {
   const int64_t generation = object.value("metadata", json::object()).value("generation", 0);
   if (generation != k.observed_generation) {
     k.observed_generation = generation;
-    const std::string changed =
-        ChangedFields(Fixed(k.spec), Fixed(object.value("spec", json::object())), "spec");
+    const json spec = object.value("spec", json::object());
+    const std::string changed = ChangedFields(Fixed(k.spec, true), Fixed(spec, true), "spec");
+    std::string refused;
     if (!changed.empty()) {
-      const std::string message = fmt::format(
+      refused = fmt::format(
           "TrainingJob {}/{}: {}: changed after the job was accepted; dlsched applies only "
-          "spec.runPolicy.suspend to a known job (delete and create it to change the rest)",
+          "spec.runPolicy.suspend and the Worker role's minReplicas and maxReplicas to a known "
+          "job (delete and create it to change the rest)",
           tj.namespace_name, tj.name, changed);
-      Log("error", "spec change refused", {{"job", tj.namespace_name + "/" + tj.name}});
-      SetCondition(k.conditions, "SpecChangeRefused", true, "SpecChangeRefused", message);
-      Event(j, "Warning", "SpecChangeRefused", message);
+    } else if (Fixed(k.spec, false) != Fixed(spec, false)) {
+      // Only the elastic range: applied if it can be, else refused.
+      refused = ApplyBounds(j, object);
+    }
+    if (!refused.empty()) {
+      Log("error", "spec change refused",
+          {{"job", tj.namespace_name + "/" + tj.name}, {"error", refused}});
+      SetCondition(k.conditions, "SpecChangeRefused", true, "SpecChangeRefused", refused);
+      Event(j, "Warning", "SpecChangeRefused", refused);
     } else if (ConditionTrue(k.conditions, "SpecChangeRefused")) {
       SetCondition(k.conditions, "SpecChangeRefused", false, "SpecRestored",
                    "the spec is the accepted one again");
@@ -132,8 +158,7 @@ void Operator::FireJobTimers() {
       continue;
     }
     // TTL after finished: the TrainingJob goes (its pods with it).
-    const auto it = by_key_.find(tj.namespace_name + "/" + tj.name);
-    if (it == by_key_.end() || it->second != j) continue;
+    if (!Live(j)) continue;
     Log("info", "deleting finished job (ttlSecondsAfterFinished)",
         {{"job", tj.namespace_name + "/" + tj.name}});
     const std::string path = JobPath(tj);
@@ -155,8 +180,13 @@ bool Operator::KeepsLivePods(JobIndex j) const {
   if (tj.run_policy.clean_pod_policy != CleanPodPolicy::kNone) return false;
   if (!core::IsFinal(state_.Job(j).phase) || kept_[j].suspending) return false;
   // Not when the job leaves (deleted, changed, suspended): only a finish.
+  return Live(j) && !kept_[j].suspended;
+}
+
+bool Operator::Live(JobIndex j) const {
+  const TrainingJob& tj = tjs_[j];
   const auto it = by_key_.find(tj.namespace_name + "/" + tj.name);
-  return it != by_key_.end() && it->second == j && !kept_[j].suspended;
+  return it != by_key_.end() && it->second == j && !state_.Job(j).removed;
 }
 
 void Operator::CleanPods(JobIndex j) {
@@ -230,6 +260,45 @@ void Operator::Resume(JobIndex j, const json& object) {
   scheduler_.Reprice(now, Now());
   Event(now, "Normal", "Resumed", "spec.runPolicy.suspend is false: back in the queue");
   status_dirty_.push_back(now);
+}
+
+std::string Operator::ApplyBounds(JobIndex j, const json& object) {
+  TrainingJob& tj = tjs_[j];
+  auto decoded = DecodeTrainingJob(object);
+  if (!decoded) return decoded.error().message + " (the change is not applied)";
+  const core::RoleSpec& now = decoded->job.role(core::Role::kWorker);
+  core::RoleSpec& w = tj.job.role(core::Role::kWorker);
+  const engine::JobState& js = state_.Job(j);
+  // The job's worker slots were laid out at its first maxReplicas.
+  const int slots = static_cast<int>(js.task_node.size()) - js.NumPs() - js.NumChief();
+  std::string path = "spec.elasticPolicy.maxReplicas";
+  for (const char* rs : {"replicaSpecs", "tfReplicaSpecs", "pytorchReplicaSpecs"}) {
+    if (object["spec"].contains(rs) && !(tj.elastic && object["spec"].contains("elasticPolicy"))) {
+      path = fmt::format("spec.{}.Worker.maxReplicas", rs);
+    }
+  }
+  if (now.max_replicas > slots) {
+    return fmt::format(
+        "TrainingJob {}/{}: {}: {} is above {}, the maxReplicas the job was "
+        "accepted with: a running job's range can narrow or move within it (the "
+        "change is not applied)",
+        tj.namespace_name, tj.name, path, now.max_replicas, slots);
+  }
+  if (now.max_replicas < js.placed_workers) {
+    return fmt::format(
+        "TrainingJob {}/{}: {}: {} is below the {} workers it runs with (the "
+        "change is not applied; the profile's sizer shrinks within the range)",
+        tj.namespace_name, tj.name, path, now.max_replicas, js.placed_workers);
+  }
+  w.min_replicas = now.min_replicas;
+  w.max_replicas = now.max_replicas;
+  if (tj.elastic) tj.elastic = decoded->elastic;
+  kept_[j].spec = object.value("spec", json::object());
+  scheduler_.MutableState().BumpReason(j);
+  Event(j, "Normal", "RangeChanged",
+        fmt::format("workers {}..{} from now on", w.min_replicas, w.max_replicas));
+  dirty_ = true;
+  return "";
 }
 
 bool Operator::ResolvePriority(TrainingJob& tj, const json& object) {

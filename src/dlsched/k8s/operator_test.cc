@@ -1061,3 +1061,81 @@ TEST_F(OperatorTest, SchedulingPolicyPriorityClassIsReadFromTheCluster) {
 
 }  // namespace
 }  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// The elastic range of a running job takes effect: maxReplicas lowered
+// from 4 to 3 caps the scale-out KOD2 makes when room comes; a maxReplicas
+// above the one the job was accepted with, or below the workers it runs
+// with, is refused naming the field.
+TEST_F(OperatorTest, AnElasticRangeEditTakesEffectOnARunningJob) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 2)).has_value());
+  json job = Job("grow", 0, 1, 1e6);
+  job["spec"]["pytorchReplicaSpecs"] = job["spec"]["replicaSpecs"];
+  job["spec"].erase("replicaSpecs");
+  job["spec"]["elasticPolicy"] = {{"minReplicas", 1}, {"maxReplicas", 4}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("kod2");
+  ASSERT_TRUE(RunUntil([&] { return PodsOf("grow").size() == 2 && Phase("grow") == "Running"; }))
+      << Phase("grow");
+  auto edit = [&](int max) {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", "grow");
+    (*tj)["spec"]["elasticPolicy"]["maxReplicas"] = max;
+    ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+    const int64_t generation = (*tj)["metadata"]["generation"].get<int64_t>() + 1;
+    ASSERT_TRUE(RunUntil([&] {
+      auto now = server_.Get("trainingjobs.dlsched.io", "default", "grow");
+      return (*now)["status"].value("observedGeneration", int64_t{0}) == generation;
+    }));
+  };
+  edit(8);
+  EXPECT_EQ(Condition("grow", "SpecChangeRefused")["status"], "True");
+  EXPECT_EQ(Condition("grow", "SpecChangeRefused")["message"],
+            "TrainingJob default/grow: spec.elasticPolicy.maxReplicas: 8 is above 4, the "
+            "maxReplicas the job was accepted with: a running job's range can narrow or move "
+            "within it (the change is not applied)");
+  edit(1);
+  EXPECT_NE(Condition("grow", "SpecChangeRefused")["message"].get<std::string>().find(
+                "1 is below the 2 workers it runs with"),
+            std::string::npos);
+  edit(3);
+  EXPECT_EQ(Condition("grow", "SpecChangeRefused")["status"], "False");
+  EXPECT_EQ(op_->Job(0).job.role(core::Role::kWorker).max_replicas, 3);
+  // Room for 6 more: it grows to 3 workers, not 4.
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-b", 4)).has_value());
+  ASSERT_TRUE(RunUntil([&] { return op_->State().Job(0).placed_workers == 3; }));
+  const double until = Clock() + 100;
+  ASSERT_TRUE(RunUntil([&] { return Clock() > until; }));
+  EXPECT_EQ(op_->State().Job(0).placed_workers, 3);
+  auto reasons = EventReasons("grow");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "RangeChanged"), 1);
+}
+
+// Restarting: a job that loses a pod (deleted by someone else) goes back
+// to its checkpoint with Restarting True (through its relaunch, 10 s
+// here), then Running again with Restarting False.
+TEST_F(OperatorTest, ALostPodMakesTheJobRestartingUntilItRunsAgain) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  json job = Job("lossy", 0, 2, 1e9);
+  job["spec"]["launchDelay"] = 10;
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("lossy") == "Running"; }));
+  ASSERT_TRUE(server_.Delete("pods", "default", "lossy-worker-1").has_value());
+  bool restarting = false;
+  ASSERT_TRUE(RunUntil([&] {
+    const json c = Condition("lossy", "Restarting");
+    if (!c.is_null() && c["status"] == "True") {
+      restarting = true;
+      EXPECT_EQ(Condition("lossy", "Running")["status"], "False");
+    }
+    return restarting && Phase("lossy") == "Running";
+  })) << Phase("lossy")
+      << " " << server_.Get("trainingjobs.dlsched.io", "default", "lossy")->dump();
+  EXPECT_EQ(Condition("lossy", "Restarting")["status"], "False");
+  EXPECT_EQ(Condition("lossy", "Running")["status"], "True");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
