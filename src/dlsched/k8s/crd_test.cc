@@ -64,6 +64,30 @@ TEST(CrdTest, ManifestMatchesTheDecoder) {
   EXPECT_EQ(pytorch["Master"]["properties"]["replicas"]["maximum"].as<int>(), 1);
   EXPECT_TRUE(pytorch["Worker"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"]
                   .as<bool>());
+  // Edits: CEL transition rules keep every field but runPolicy.suspend and
+  // the Worker's elastic range as created (the operator refuses them too,
+  // for servers that do not evaluate CEL).
+  auto immutable = [](const YAML::Node& field) {
+    for (const auto& r : field["x-kubernetes-validations"]) {
+      if (r["rule"].as<std::string>() == "self == oldSelf") return true;
+    }
+    return false;
+  };
+  const YAML::Node props = v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+  for (const char* field :
+       {"scheduling", "totalSteps", "throughput", "launchDelay", "checkpointDelay"}) {
+    EXPECT_TRUE(immutable(props[field])) << field;
+  }
+  for (const char* role : {"PS", "Chief"}) EXPECT_TRUE(immutable(roles[role])) << role;
+  EXPECT_TRUE(immutable(pytorch["Master"]));
+  EXPECT_TRUE(immutable(roles["Worker"]["properties"]["replicas"]));
+  EXPECT_FALSE(roles["Worker"]["properties"]["minReplicas"]["x-kubernetes-validations"]);
+  EXPECT_FALSE(roles["Worker"]["properties"]["maxReplicas"]["x-kubernetes-validations"]);
+  EXPECT_FALSE(run_policy["properties"]["suspend"]["x-kubernetes-validations"]);
+  for (const char* field :
+       {"cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "schedulingPolicy"}) {
+    EXPECT_TRUE(immutable(run_policy["properties"][field])) << field;
+  }
 }
 
 }  // namespace
