@@ -1139,3 +1139,46 @@ TEST_F(OperatorTest, ALostPodMakesTheJobRestartingUntilItRunsAgain) {
 
 }  // namespace
 }  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// A restarted operator goes on from status: a suspended job stays
+// suspended with the same conditions (their times too) and progress, gets
+// no pod, and resumes from that progress.
+TEST_F(OperatorTest, ARestartedOperatorKeepsASuspendedJobsConditionsAndProgress) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("nap", 0, 2, 1e9)).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("nap") == "Running" && Clock() > 20; }));
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "nap");
+  (*tj)["spec"]["runPolicy"] = {{"suspend", true}};
+  ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  ASSERT_TRUE(RunUntil([&] { return Phase("nap") == "Suspended" && PodsOf("nap").empty(); }));
+  for (int i = 0; i < 10; ++i) op_->Step(0.01);
+  const json before = server_.Get("trainingjobs.dlsched.io", "default", "nap").value()["status"];
+  op_->Stop();
+  op_.reset();
+  kubelet_->Stop();
+  kubelet_.reset();
+  StartOperator("gang-binpack");
+  const double until = Clock() + 50;
+  ASSERT_TRUE(RunUntil([&] { return Clock() > until; }));
+  const json after = server_.Get("trainingjobs.dlsched.io", "default", "nap").value()["status"];
+  EXPECT_EQ(after["conditions"], before["conditions"]);
+  EXPECT_EQ(after["phase"], "Suspended");
+  EXPECT_EQ(after["progress"]["steps"], before["progress"]["steps"]);
+  EXPECT_TRUE(PodsOf("nap").empty());
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "nap");
+  (*tj)["spec"]["runPolicy"]["suspend"] = false;
+  ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  ASSERT_TRUE(RunUntil([&] { return Phase("nap") == "Running"; })) << Phase("nap");
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "nap");
+  EXPECT_GE((*tj)["status"]["progress"]["steps"].get<double>(),
+            before["progress"]["steps"].get<double>());
+  EXPECT_EQ(Condition("nap", "Suspended")["reason"], "Resumed");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
