@@ -19,6 +19,10 @@ std::string PodName(std::string_view job, core::Role role, int index) {
   return fmt::format("{}-{}-{}", job, core::RoleKey(role), index);
 }
 
+std::string EvaluatorPodName(std::string_view job, int index) {
+  return fmt::format("{}-{}-{}", job, kEvaluatorKey, index);
+}
+
 namespace {
 
 bool LowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -163,7 +167,11 @@ std::optional<PodTask> PodTaskOf(const json& pod) {
   return t;
 }
 
-std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int index) {
+namespace {
+
+// TF_CONFIG of task (`type`, `index`): the cluster is the gang's (an
+// evaluator is not in it, as Kubeflow's TFJob has it).
+std::string TfConfigOf(const TrainingJob& tj, int workers, std::string_view type, int index) {
   json cluster = json::object();
   auto add = [&](core::Role r, int n) {
     if (n <= 0) return;
@@ -178,9 +186,15 @@ std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int in
   add(core::Role::kPS, tj.job.role(core::Role::kPS).replicas);
   add(core::Role::kWorker, workers);
   json config = {{"cluster", cluster},
-                 {"task", {{"type", std::string(core::RoleKey(role))}, {"index", index}}},
+                 {"task", {{"type", std::string(type)}, {"index", index}}},
                  {"environment", "cloud"}};
   return config.dump();
+}
+
+}  // namespace
+
+std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int index) {
+  return TfConfigOf(tj, workers, core::RoleKey(role), index);
 }
 
 namespace {
@@ -246,18 +260,21 @@ std::vector<std::pair<std::string, std::string>> PodEnv(const TrainingJob& tj, i
   return env;
 }
 
-json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
-             std::string_view scheduler_name, std::string_view node) {
-  const json& tmpl = tj.templates[static_cast<int>(role)];
+namespace {
+
+// A pod `name` of role `key` from `tmpl`, with `ours` in its environment.
+json PodFrom(const TrainingJob& tj, const json& tmpl, const std::string& name, std::string_view key,
+             int index, std::string_view scheduler_name, std::string_view node,
+             const std::vector<std::pair<std::string, std::string>>& ours) {
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
   json meta = tmpl.is_object() ? tmpl.value("metadata", json::object()) : json::object();
   if (!meta.is_object()) meta = json::object();
-  meta["name"] = PodName(tj.name, role, index);
+  meta["name"] = name;
   meta["namespace"] = tj.namespace_name;
   meta.erase("generateName");
   if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
   meta["labels"][std::string(kJobLabel)] = tj.name;
-  meta["labels"][std::string(kRoleLabel)] = std::string(core::RoleKey(role));
+  meta["labels"][std::string(kRoleLabel)] = std::string(key);
   meta["labels"][std::string(kIndexLabel)] = std::to_string(index);
   meta["ownerReferences"] = json::array({{{"apiVersion", std::string(kApiVersion)},
                                           {"kind", std::string(kKind)},
@@ -268,12 +285,11 @@ json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
   pod["metadata"] = std::move(meta);
   json spec = tmpl.is_object() ? tmpl.value("spec", json::object()) : json::object();
   spec["schedulerName"] = std::string(scheduler_name);
-  spec["hostname"] = PodName(tj.name, role, index);
+  spec["hostname"] = name;
   spec["subdomain"] = tj.name;
   if (!node.empty()) spec["nodeName"] = std::string(node);
   // Training tasks restart through dlsched (from a checkpoint), not in place.
   if (!spec.contains("restartPolicy")) spec["restartPolicy"] = "Never";
-  const auto ours = PodEnv(tj, workers, role, index);
   if (spec.contains("containers") && spec["containers"].is_array()) {
     for (json& c : spec["containers"]) {
       if (!c.is_object()) continue;
@@ -293,6 +309,22 @@ json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
   }
   pod["spec"] = std::move(spec);
   return pod;
+}
+
+}  // namespace
+
+json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
+             std::string_view scheduler_name, std::string_view node) {
+  return PodFrom(tj, tj.templates[static_cast<int>(role)], PodName(tj.name, role, index),
+                 core::RoleKey(role), index, scheduler_name, node,
+                 PodEnv(tj, workers, role, index));
+}
+
+json MakeEvaluatorPod(const TrainingJob& tj, int index, int workers,
+                      std::string_view scheduler_name) {
+  return PodFrom(tj, tj.evaluator_template, EvaluatorPodName(tj.name, index), kEvaluatorKey, index,
+                 scheduler_name, "",
+                 {{"TF_CONFIG", TfConfigOf(tj, workers, kEvaluatorKey, index)}});
 }
 
 json MakeService(const TrainingJob& tj) {

@@ -34,6 +34,9 @@ struct OperatorOptions {
   std::string namespace_name;
   // spec.schedulerName of the pods it creates.
   std::string scheduler_name = "dlsched";
+  // spec.schedulerName of a TFJob's Evaluator pods, which run outside the
+  // gang and which dlsched does not place.
+  std::string evaluator_scheduler_name = "default-scheduler";
   // Set spec.nodeName at creation instead of binding through the
   // pods/binding subresource (as the KOD2 operator did).
   bool bind_with_node_name = false;
@@ -233,8 +236,15 @@ class Operator final : public engine::Backend {
   bool Live(engine::JobIndex j) const;
   // cleanPodPolicy: whether a finished job's live pods stay (None) ...
   bool KeepsLivePods(engine::JobIndex j) const;
-  // ... and, for All, its finished pods deleted too.
+  // ... and the pods the engine does not hold (Evaluators) deleted at the
+  // finish unless None, its finished pods too for All.
   void CleanPods(engine::JobIndex j);
+  // Deletes the job's pods the engine does not hold, live ones (and
+  // finished ones with `finished_too`).
+  void DeleteOtherPods(engine::JobIndex j, bool finished_too);
+  // TFJob's Evaluator pods, created once the job first launches (outside
+  // the gang: placed by options_.evaluator_scheduler_name).
+  void EnsureEvaluators(engine::JobIndex j);
   // suspend: a running job checkpoints first (JobLifecycle::Suspend); the
   // others, or it once in Standby, leave the engine keeping their progress.
   void Suspend(engine::JobIndex j);

@@ -210,12 +210,15 @@ void Operator::OnPhase(JobIndex j, JobPhase from) {
   const JobPhase to = state_.Job(j).phase;
   status_dirty_.push_back(j);
   ++stats_.jobs_by_phase[std::string(core::PhaseName(to))];
-  if (to == JobPhase::kLaunching) EnsureService(j);
+  if (to == JobPhase::kLaunching) {
+    EnsureService(j);
+    EnsureEvaluators(j);
+  }
   // Conditions follow every phase (a restart that relaunches at once
   // still shows in Restarting's history).
   if (Live(j) && !kept_[j].suspending) UpdateConditions(j);
   if (to == JobPhase::kStandby && kept_[j].suspending) suspend_done_.push_back(j);
-  if (core::IsFinal(to)) CleanPods(j);
+  if (core::IsFinal(to) && Live(j) && !kept_[j].suspending) CleanPods(j);
   if (to == JobPhase::kCompleted) Event(j, "Normal", "Completed", "all workers succeeded");
   if (to == JobPhase::kFailed && !kept_[j].suspending) {
     Event(j, "Warning", rejected_.contains(j) ? "SpecRejected" : "Failed",

@@ -190,17 +190,32 @@ bool Operator::Live(JobIndex j) const {
 }
 
 void Operator::CleanPods(JobIndex j) {
+  const CleanPodPolicy policy = tjs_[j].run_policy.clean_pod_policy;
+  if (policy != CleanPodPolicy::kNone) DeleteOtherPods(j, policy == CleanPodPolicy::kAll);
+}
+
+void Operator::DeleteOtherPods(JobIndex j, bool finished_too) {
   const TrainingJob& tj = tjs_[j];
-  if (tj.run_policy.clean_pod_policy != CleanPodPolicy::kAll) return;
   for (const json& pod : pods_->List()) {
     if (Meta(pod, "namespace") != tj.namespace_name || ControllerUid(pod) != tj.uid ||
-        Terminating(pod)) {
+        Terminating(pod) || (Terminated(pod) && !finished_too)) {
       continue;
     }
     const std::string key = ObjectKey(pod);
     if (owned_.contains(key) || releasing_.contains(key)) continue;  // the life cycle's
     Call("DELETE", PodsPath(tj.namespace_name) + "/" + Meta(pod, "name"));
     ++stats_.pods_deleted;
+  }
+}
+
+void Operator::EnsureEvaluators(JobIndex j) {
+  const TrainingJob& tj = tjs_[j];
+  for (int i = 0; i < tj.evaluators; ++i) {
+    if (pods_->Get(tj.namespace_name + "/" + EvaluatorPodName(tj.name, i))) continue;
+    auto r = Call(
+        "POST", PodsPath(tj.namespace_name),
+        MakeEvaluatorPod(tj, i, state_.Job(j).target_workers, options_.evaluator_scheduler_name));
+    if (r && r->status == 201) ++stats_.pods_created;
   }
 }
 
@@ -234,6 +249,7 @@ void Operator::FinishSuspensions() {
     // Its progress (steps at its last checkpoint) stays in the JobState
     // and status; its pods go (the life cycle's release).
     scheduler_.RemoveJob(j, "suspended (spec.runPolicy.suspend)");
+    DeleteOtherPods(j, /*finished_too=*/false);
     k.suspended = true;
     k.suspending = false;
     k.start_time.clear();  // as Kubeflow's: a resumed job starts anew

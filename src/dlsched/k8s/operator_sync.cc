@@ -177,8 +177,11 @@ void Operator::ReconcileJob(JobIndex j, const json& object) {
   }
   if (!ReconcileSpec(j, object)) return;
   const engine::JobState& js = state_.Job(j);
-  if (!core::IsFinal(js.phase) && js.placed_tasks > 0) EnsureService(j);
-  if (core::IsFinal(js.phase)) CleanPods(j);
+  if (!core::IsFinal(js.phase) && js.placed_tasks > 0) {
+    EnsureService(j);
+    EnsureEvaluators(j);
+  }
+  if (core::IsFinal(js.phase) && Live(j)) CleanPods(j);
 }
 
 void Operator::CheckCompletion(JobIndex j) {

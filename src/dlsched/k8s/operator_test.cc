@@ -1182,3 +1182,35 @@ TEST_F(OperatorTest, ARestartedOperatorKeepsASuspendedJobsConditionsAndProgress)
 
 }  // namespace
 }  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// TFJob's Evaluator runs outside the gang: its pod is created when the job
+// launches, left to the default scheduler (never bound by dlsched, so
+// here, without kube-scheduler, it stays pending), the gang is placed and
+// completes without it, and cleanPodPolicy Running deletes it at the end.
+TEST_F(OperatorTest, AnEvaluatorRunsOutsideTheGang) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  json job = Job("evaljob", 0, 2, 200);
+  job["spec"]["replicaSpecs"]["Evaluator"] = {
+      {"replicas", 1},
+      {"template",
+       {{"spec", {{"containers", json::array({{{"name", "tf"}, {"image", "e:1"}}})}}}}}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(
+      RunUntil([&] { return server_.Get("pods", "default", "evaljob-evaluator-0").has_value(); }));
+  const json evaluator = server_.Get("pods", "default", "evaljob-evaluator-0").value();
+  EXPECT_EQ(evaluator["spec"]["schedulerName"], "default-scheduler");
+  EXPECT_EQ(NodeNameOf(evaluator), "");
+  ASSERT_TRUE(RunUntil([&] { return Phase("evaljob") == "Completed"; })) << Phase("evaljob");
+  EXPECT_EQ(chosen_.size(), 2u);  // the engine placed the two workers only
+  ASSERT_TRUE(
+      RunUntil([&] { return !server_.Get("pods", "default", "evaljob-evaluator-0").has_value(); }));
+  EXPECT_EQ(PodsOf("evaljob").size(), 2u);  // the workers' Succeeded pods
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], 3);
+}
+
+}  // namespace
+}  // namespace dlsched::k8s

@@ -282,6 +282,29 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
   return {};
 }
 
+// TFJob's Evaluator: 0 or 1 replica (Kubeflow's validation), its pod
+// template read as any role's (so what dlsched refuses in one is refused
+// here too), not part of the job's gang.
+core::Status DecodeEvaluator(const Errors& e, const json& rs, const std::string& rs_path,
+                             TrainingJob& out) {
+  if (!rs.contains("Evaluator")) return {};
+  const std::string path = Key(rs_path, "Evaluator");
+  const json& r = rs["Evaluator"];
+  DLSCHED_TRY(e.Object(r, path, {"replicas", "restartPolicy", "template"}));
+  if (r.contains("replicas")) {
+    DLSCHED_TRY_LET(n, e.Int(r["replicas"], Key(path, "replicas"), 0, 1));
+    out.evaluators = static_cast<int>(*n);
+  } else {
+    out.evaluators = 1;  // TFJob's default replicas
+  }
+  if (out.evaluators == 0) return {};
+  if (!r.contains("template")) return e.Fail(Key(path, "template"), "missing");
+  core::RoleSpec scratch;
+  DLSCHED_TRY(DecodePodTemplate(r["template"], e.source(), Key(path, "template"), scratch));
+  out.evaluator_template = r["template"];
+  return {};
+}
+
 // spec.replicaSpecs (or the TFJob name, spec.tfReplicaSpecs, or
 // PyTorchJob's spec.pytorchReplicaSpecs) into `out`; `rs_path` is set to
 // the one given.
@@ -304,15 +327,11 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
                                                                      : Framework::kTensorFlow;
   rs_path = Key("spec", section);
   const json& rs = spec[section];
-  if (rs.is_object() && rs.contains("Evaluator")) {
-    return e.Fail(Key(rs_path, "Evaluator"),
-                  "not supported by dlsched (an evaluator runs outside the gang; run it as its "
-                  "own TrainingJob or Deployment)");
-  }
   if (out.framework == Framework::kPyTorch) {
     DLSCHED_TRY(e.Object(rs, rs_path, {"Master", "Worker"}));
   } else {
-    DLSCHED_TRY(e.Object(rs, rs_path, {"PS", "Chief", "Worker"}));
+    DLSCHED_TRY(e.Object(rs, rs_path, {"PS", "Chief", "Worker", "Evaluator"}));
+    DLSCHED_TRY(DecodeEvaluator(e, rs, rs_path, out));
   }
   if (!rs.contains("Worker")) return e.Fail(Key(rs_path, "Worker"), "missing");
   int64_t tasks = 0;
@@ -578,6 +597,13 @@ core::Status CheckGeneratedNames(const Errors& e, const TrainingJob& tj) {
     if (auto p = Dns1123LabelProblem(pod)) {
       return e.Fail("metadata.name", fmt::format("{} (the hostname of a pod of the job, made from "
                                                  "its name of {} characters)",
+                                                 *p, tj.name.size()));
+    }
+  }
+  if (tj.evaluators > 0) {
+    if (auto p = Dns1123LabelProblem(EvaluatorPodName(tj.name, tj.evaluators - 1))) {
+      return e.Fail("metadata.name", fmt::format("{} (the hostname of the job's evaluator pod, "
+                                                 "made from its name of {} characters)",
                                                  *p, tj.name.size()));
     }
   }

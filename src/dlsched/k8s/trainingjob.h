@@ -80,6 +80,10 @@ struct TrainingJob {
   Framework framework = Framework::kTensorFlow;
   std::optional<ElasticPolicy> elastic;  // PyTorch, when given
   RunPolicy run_policy;
+  // TFJob's Evaluator replicas (0 or 1) and their pod template: pods the
+  // operator creates outside the gang (docs/operator.md).
+  int evaluators = 0;
+  nlohmann::json evaluator_template;
 
   // The key of `role` in the job's replica section ("Master" for a
   // PyTorch job's chief).

@@ -290,9 +290,15 @@ TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
                   worker_tmpl + "}}}}"),
             "TrainingJob ns/j: spec.replicaSpecs.Chief.replicas: expected an integer in 0..1, "
             "got 2");
-  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Evaluator": {}}}})"),
-            "TrainingJob ns/j: spec.replicaSpecs.Evaluator: not supported by dlsched (an "
-            "evaluator runs outside the gang; run it as its own TrainingJob or Deployment)");
+  EXPECT_EQ(Error(head + R"({"pytorchReplicaSpecs": {"Evaluator": {}}}})"),
+            "TrainingJob ns/j: spec.pytorchReplicaSpecs.Evaluator: unknown key (allowed: Master, "
+            "Worker)");
+  EXPECT_EQ(Error(head + R"({"tfReplicaSpecs": {"Evaluator": {"replicas": 2}}}})"),
+            "TrainingJob ns/j: spec.tfReplicaSpecs.Evaluator.replicas: expected an integer in "
+            "0..1, got 2");
+  EXPECT_EQ(
+      Error(head + R"({"tfReplicaSpecs": {"Evaluator": {}, "Worker": {)" + worker_tmpl + "}}}}"),
+      "TrainingJob ns/j: spec.tfReplicaSpecs.Evaluator.template: missing");
   EXPECT_EQ(Error(head + R"({"replicaSpecs": {}, "tfReplicaSpecs": {}}})"),
             "TrainingJob ns/j: spec: give exactly one of replicaSpecs, tfReplicaSpecs (the "
             "TFJob name) and pytorchReplicaSpecs (PyTorchJob's)");
@@ -344,6 +350,32 @@ TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
 // Kubeflow's default per kind, TTL, deadline, suspend, and schedulingPolicy
 // onto the gang's minimum, the queue and a PriorityClass's name); the rest
 // is refused naming the field.
+// TFJob's Evaluator: read outside the gang (the job's roles and tasks are
+// the PS, Chief and Worker ones), its pod made from its template with
+// TF_CONFIG's task "evaluator" and the gang's cluster without it.
+TEST(TrainingJobTest, EvaluatorIsReadOutsideTheGang) {
+  auto tj = DecodeTrainingJob(Parse(R"({"metadata": {"name": "j", "namespace": "ns", "uid": "u"},
+    "spec": {"tfReplicaSpecs": {
+      "Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "tf",
+        "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}},
+      "Evaluator": {"template": {"spec": {"containers": [{"name": "tf", "image": "eval:1"}]}}}}}})"));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  EXPECT_EQ(tj->evaluators, 1);
+  EXPECT_EQ(tj->job.NumTasks(2), 2);
+  const json pod = MakeEvaluatorPod(*tj, 0, 2, "default-scheduler");
+  EXPECT_EQ(pod["metadata"]["name"], "j-evaluator-0");
+  EXPECT_EQ(pod["metadata"]["labels"][std::string(kRoleLabel)], "evaluator");
+  EXPECT_EQ(pod["spec"]["schedulerName"], "default-scheduler");
+  EXPECT_FALSE(pod["spec"].contains("nodeName"));
+  EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], "u");
+  const json tf_config =
+      json::parse(pod["spec"]["containers"][0]["env"][0]["value"].get<std::string>());
+  EXPECT_EQ(tf_config["task"], json({{"type", "evaluator"}, {"index", 0}}));
+  EXPECT_EQ(tf_config["cluster"],
+            json({{"worker", {"j-worker-0.j.ns.svc:2222", "j-worker-1.j.ns.svc:2222"}}}));
+  EXPECT_FALSE(PodTaskOf(pod).has_value());  // not a task of the engine
+}
+
 TEST(TrainingJobTest, RunPolicyIsReadOrRefusedNamingTheField) {
   const std::string head = R"({"metadata": {"name": "j", "namespace": "ns"}, "spec": )";
   const std::string tmpl = R"("template": {"spec": {"containers": [{"name": "c"}]}})";
