@@ -2,8 +2,12 @@
 
 #include <httplib.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -86,6 +90,9 @@ TestApiServer::TestApiServer(Options options) : options_(std::move(options)) {
   // For kubectl's client-side dry run of the Indexed Job `dlsched sweep`
   // writes (kubectl maps the kind through discovery even then).
   types_.push_back(Builtin("batch", "v1", "jobs", "job", "Job", true, {"status"}));
+  // What a TrainingJob's runPolicy.schedulingPolicy.priorityClass names.
+  types_.push_back(Builtin("scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
+                           "PriorityClass", false, {}, {"pc"}));
   types_.push_back(Builtin("events.k8s.io", "v1", "events", "event", "Event", true, {}, {"ev"}));
   types_.push_back(Builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                            "customresourcedefinition", "CustomResourceDefinition", false,
@@ -113,6 +120,21 @@ TestApiServer::TestApiServer(Options options) : options_(std::move(options)) {
 }
 
 TestApiServer::~TestApiServer() { Stop(); }
+
+std::pair<int, std::string> TestApiServer::Kubectl(const std::string& kubeconfig,
+                                                   const std::string& home,
+                                                   const std::string& args) {
+  const std::string cmd =
+      fmt::format("HOME='{}' timeout 60 kubectl --kubeconfig '{}' --cache-dir '{}/cache' {} 2>&1",
+                  home, kubeconfig, home, args);
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
 
 const Type* TestApiServer::FindType(const std::string& resource) const {
   for (const auto& t : types_) {

@@ -86,6 +86,11 @@ class TestApiServer {
   void Stop();
   std::string Url() const;
   void WriteKubeconfig(const std::string& path) const;
+  // Runs the real kubectl with that kubeconfig, HOME and its cache under
+  // `home` (a fresh cache each time), at most 60 s: its exit status (-1 if
+  // killed) and its output (stdout and stderr).
+  static std::pair<int, std::string> Kubectl(const std::string& kubeconfig, const std::string& home,
+                                             const std::string& args);
   void SetFaults(const ApiFaults& faults);
   // The next `times` requests `request` ("VERB resource[/sub]" as
   // RequestCounts names them, e.g. "POST pods", "POST services") are

@@ -49,16 +49,7 @@ class ApiServerTest : public ::testing::Test {
   // Runs kubectl with a fresh cache; returns its exit status and output
   // (stdout and stderr).
   std::pair<int, std::string> Kubectl(const std::string& args) {
-    const std::string cmd =
-        fmt::format("HOME='{}' timeout 60 kubectl --kubeconfig '{}' --cache-dir '{}/cache' {} 2>&1",
-                    dir_.string(), kubeconfig_, dir_.string(), args);
-    FILE* p = ::popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    const int status = ::pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    return TestApiServer::Kubectl(kubeconfig_, dir_.string(), args);
   }
 
   void CreateCrd() { ASSERT_EQ(Kubectl("create -f " + Source("deploy/crd.yaml")).first, 0); }

@@ -342,6 +342,24 @@ void JobLifecycle::Fail(JobIndex j, std::string reason) {
   Release(j);
 }
 
+void JobLifecycle::Suspend(JobIndex j, std::string reason) {
+  if (!core::IsRunning(state_.Job(j).phase)) return;
+  JobHistory& h = jobs_[j];
+  h.reason = std::move(reason);
+  state_.BumpReason(j);
+  const JobState& js = state_.Job(j);
+  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+    const NodeIndex n = js.task_node[s];
+    if (n == kNoNode) continue;
+    const TaskRef t = js.TaskAt(j, s);
+    state_.ReleaseTask(t);
+    backend_.Held(t, n);
+    h.held.emplace_back(t, n);
+    ++num_held_;
+  }
+  Checkpoint(j);
+}
+
 void JobLifecycle::Apply(const Plan& plan) {
   ApplyPlacements(plan);
   size_t pod_cursor = 0;

@@ -183,6 +183,11 @@ class JobLifecycle {
   void Complete(JobIndex j);
   // The job fails with `reason` (deadline, an error of the backend).
   void Fail(JobIndex j, std::string reason);
+  // The backend stops a running job as a whole (a suspension): it keeps
+  // its tasks' pods while it checkpoints, then lets them go and waits in
+  // Standby (Checkpointing -> Stopping -> Standby), its progress that of
+  // the checkpoint. Not a running job: nothing.
+  void Suspend(JobIndex j, std::string reason);
   // A bind the backend could not make: the task leaves its node, and the
   // job goes back to wait for all of its gang (nothing else of it runs).
   void BindFailed(TaskRef t, std::string_view why);

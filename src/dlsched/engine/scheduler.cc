@@ -99,6 +99,10 @@ void Scheduler::TasksLost(std::span<const TaskRef> tasks, std::string_view why) 
 
 void Scheduler::BindFailed(TaskRef t, std::string_view why) { lifecycle_.BindFailed(t, why); }
 
+void Scheduler::Suspend(JobIndex j, std::string reason) {
+  lifecycle_.Suspend(j, std::move(reason));
+}
+
 void Scheduler::RemoveJob(JobIndex j, std::string reason) {
   lifecycle_.Fail(j, std::move(reason));
   lifecycle_.ForgetPods(j);

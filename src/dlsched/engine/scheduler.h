@@ -103,6 +103,8 @@ class Scheduler {
   // are all done, then Complete.
   void Finished(JobIndex j, core::Time now);
   void Fail(JobIndex j, std::string reason);
+  // The backend stops a running job to Standby (JobLifecycle::Suspend).
+  void Suspend(JobIndex j, std::string reason);
   // Tasks gone without their job giving them up (a pod deleted, evicted).
   void TasksLost(std::span<const TaskRef> tasks, std::string_view why);
   // A task failed: its job restarts or fails by its restart policy and

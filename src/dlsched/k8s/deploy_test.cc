@@ -71,13 +71,13 @@ TEST(DeployTest, KustomizeBaseRendersCrdRbacDeploymentAndService) {
       }
     }
   }
-  EXPECT_EQ(
-      granted,
-      (std::set<std::string>{
-          "events:create", "nodes:get", "nodes:list", "nodes:watch", "pods/binding:create",
-          "pods:create", "pods:delete", "pods:get", "pods:list", "pods:watch", "services:create",
-          "trainingjobs/finalizers:update", "trainingjobs/status:get", "trainingjobs/status:update",
-          "trainingjobs:get", "trainingjobs:list", "trainingjobs:watch"}));
+  EXPECT_EQ(granted,
+            (std::set<std::string>{
+                "events:create", "nodes:get", "nodes:list", "nodes:watch", "pods/binding:create",
+                "pods:create", "pods:delete", "pods:get", "pods:list", "pods:watch",
+                "services:create", "trainingjobs/finalizers:update", "trainingjobs/status:get",
+                "trainingjobs/status:update", "trainingjobs:delete", "trainingjobs:get",
+                "trainingjobs:list", "trainingjobs:watch", "priorityclasses:get"}));
   // In its own namespace: the Lease, and the leader's label on its pod.
   std::set<std::string> own;
   for (const YAML::Node& rule : objects.at("Role/dlsched-leader-election")["rules"]) {

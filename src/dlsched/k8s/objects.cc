@@ -21,6 +21,10 @@ std::string PodName(std::string_view job, core::Role role, int index) {
   return fmt::format("{}-{}-{}", job, core::RoleKey(role), index);
 }
 
+std::string EvaluatorPodName(std::string_view job, int index) {
+  return fmt::format("{}-{}-{}", job, kEvaluatorKey, index);
+}
+
 namespace {
 
 bool LowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -165,7 +169,11 @@ std::optional<PodTask> PodTaskOf(const json& pod) {
   return t;
 }
 
-std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int index) {
+namespace {
+
+// TF_CONFIG of task (`type`, `index`): the cluster is the gang's (an
+// evaluator is not in it, as Kubeflow's TFJob has it).
+std::string TfConfigOf(const TrainingJob& tj, int workers, std::string_view type, int index) {
   json cluster = json::object();
   auto add = [&](core::Role r, int n) {
     if (n <= 0) return;
@@ -180,9 +188,15 @@ std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int in
   add(core::Role::kPS, tj.job.role(core::Role::kPS).replicas);
   add(core::Role::kWorker, workers);
   json config = {{"cluster", cluster},
-                 {"task", {{"type", std::string(core::RoleKey(role))}, {"index", index}}},
+                 {"task", {{"type", std::string(type)}, {"index", index}}},
                  {"environment", "cloud"}};
   return config.dump();
+}
+
+}  // namespace
+
+std::string TfConfig(const TrainingJob& tj, int workers, core::Role role, int index) {
+  return TfConfigOf(tj, workers, core::RoleKey(role), index);
 }
 
 namespace {
@@ -248,18 +262,23 @@ std::vector<std::pair<std::string, std::string>> PodEnv(const TrainingJob& tj, i
   return env;
 }
 
-json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
-             std::string_view scheduler_name, std::string_view node, std::string_view name) {
-  const json& tmpl = tj.templates[static_cast<int>(role)];
+namespace {
+
+// A pod `name` (hostname `hostname`) of role `key` from `tmpl`, with
+// `ours` in its environment.
+json PodFrom(const TrainingJob& tj, const json& tmpl, const std::string& name,
+             const std::string& hostname, std::string_view key, int index,
+             std::string_view scheduler_name, std::string_view node,
+             const std::vector<std::pair<std::string, std::string>>& ours) {
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
   json meta = tmpl.is_object() ? tmpl.value("metadata", json::object()) : json::object();
   if (!meta.is_object()) meta = json::object();
-  meta["name"] = name.empty() ? PodName(tj.name, role, index) : std::string(name);
+  meta["name"] = name;
   meta["namespace"] = tj.namespace_name;
   meta.erase("generateName");
   if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
   meta["labels"][std::string(kJobLabel)] = tj.name;
-  meta["labels"][std::string(kRoleLabel)] = std::string(core::RoleKey(role));
+  meta["labels"][std::string(kRoleLabel)] = std::string(key);
   meta["labels"][std::string(kIndexLabel)] = std::to_string(index);
   meta["ownerReferences"] = json::array({{{"apiVersion", std::string(kApiVersion)},
                                           {"kind", std::string(kKind)},
@@ -270,14 +289,13 @@ json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
   pod["metadata"] = std::move(meta);
   json spec = tmpl.is_object() ? tmpl.value("spec", json::object()) : json::object();
   spec["schedulerName"] = std::string(scheduler_name);
-  spec["hostname"] = PodName(tj.name, role, index);
+  spec["hostname"] = hostname;
   spec["subdomain"] = tj.name;
   if (!node.empty()) spec["nodeName"] = std::string(node);
   // A task restarts through dlsched, its whole job from its checkpoint by
   // the replica's restartPolicy, never in place: the pod's own is Never
   // whatever the template says (as Kubeflow sets it from the replica's).
   spec["restartPolicy"] = "Never";
-  const auto ours = PodEnv(tj, workers, role, index);
   if (spec.contains("containers") && spec["containers"].is_array()) {
     for (json& c : spec["containers"]) {
       if (!c.is_object()) continue;
@@ -297,6 +315,23 @@ json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
   }
   pod["spec"] = std::move(spec);
   return pod;
+}
+
+}  // namespace
+
+json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
+             std::string_view scheduler_name, std::string_view node, std::string_view name) {
+  const std::string hostname = PodName(tj.name, role, index);
+  return PodFrom(tj, tj.templates[static_cast<int>(role)],
+                 name.empty() ? hostname : std::string(name), hostname, core::RoleKey(role), index,
+                 scheduler_name, node, PodEnv(tj, workers, role, index));
+}
+
+json MakeEvaluatorPod(const TrainingJob& tj, int index, int workers,
+                      std::string_view scheduler_name) {
+  const std::string name = EvaluatorPodName(tj.name, index);
+  return PodFrom(tj, tj.evaluator_template, name, name, kEvaluatorKey, index, scheduler_name, "",
+                 {{"TF_CONFIG", TfConfigOf(tj, workers, kEvaluatorKey, index)}});
 }
 
 json MakeService(const TrainingJob& tj) {
@@ -344,6 +379,46 @@ json MakeEvent(std::string_view namespace_name, std::string_view name, std::stri
           {"firstTimestamp", std::string(now_rfc3339)},
           {"lastTimestamp", std::string(now_rfc3339)},
           {"count", 1}};
+}
+
+const json* FindCondition(const json& conditions, std::string_view type) {
+  for (const json& c : conditions) {
+    if (c.is_object() && c.value("type", "") == type) return &c;
+  }
+  return nullptr;
+}
+
+bool ConditionTrue(const json& conditions, std::string_view type) {
+  const json* c = FindCondition(conditions, type);
+  return c != nullptr && c->value("status", "") == "True";
+}
+
+void SetCondition(json& conditions, std::string_view type, bool status, std::string_view reason,
+                  std::string_view message) {
+  const std::string value = status ? "True" : "False";
+  for (json& c : conditions) {
+    if (!c.is_object() || c.value("type", "") != type) continue;
+    if (c.value("status", "") == value && c.value("reason", "") == reason &&
+        c.value("message", "") == message) {
+      return;
+    }
+    const std::string now = NowRfc3339();
+    if (c.value("status", "") != value || !c.contains("lastTransitionTime")) {
+      c["lastTransitionTime"] = now;
+    }
+    c["status"] = value;
+    c["reason"] = reason;
+    c["message"] = message;
+    c["lastUpdateTime"] = now;
+    return;
+  }
+  const std::string now = NowRfc3339();
+  conditions.push_back({{"type", type},
+                        {"status", value},
+                        {"reason", reason},
+                        {"message", message},
+                        {"lastUpdateTime", now},
+                        {"lastTransitionTime", now}});
 }
 
 std::string NowRfc3339() {

@@ -23,11 +23,16 @@ inline constexpr std::string_view kJobLabel = "dlsched.io/job-name";
 inline constexpr std::string_view kRoleLabel = "dlsched.io/role";    // ps, chief, worker
 inline constexpr std::string_view kIndexLabel = "dlsched.io/index";  // replica index
 inline constexpr int kTfPort = 2222;
+// The role key of TFJob's Evaluator (outside the engine's roles).
+inline constexpr std::string_view kEvaluatorKey = "evaluator";
 
 // core::RoleKey ("ps", "chief", "worker") names the role in pod names,
 // labels and TF_CONFIG.
 // The deterministic pod name of a task: "<job>-<role>-<index>".
 std::string PodName(std::string_view job, core::Role role, int index);
+// An Evaluator's pod (TFJob's): "<job>-evaluator-<index>", role label
+// "evaluator".
+std::string EvaluatorPodName(std::string_view job, int index);
 
 // The API server's name rules (apimachinery's validation), as the message
 // it gives, or nullopt when `name` follows them:
@@ -89,6 +94,11 @@ std::vector<std::pair<std::string, std::string>> PodEnv(const TrainingJob& tj, i
 nlohmann::json MakePod(const TrainingJob& tj, core::Role role, int index, int workers,
                        std::string_view scheduler_name, std::string_view node,
                        std::string_view name = {});
+// An Evaluator's pod (TFJob's): as MakePod from the Evaluator's template,
+// TF_CONFIG's task {type: evaluator, index}, its cluster the gang's
+// without the evaluator; never bound by dlsched (`scheduler_name` places it).
+nlohmann::json MakeEvaluatorPod(const TrainingJob& tj, int index, int workers,
+                                std::string_view scheduler_name);
 
 // The job's headless Service (clusterIP None, selecting its pods).
 nlohmann::json MakeService(const TrainingJob& tj);
@@ -128,5 +138,15 @@ std::string NowRfc3339();
 std::string MicroTime(double unix_seconds);
 // The wall clock in seconds since the Unix epoch.
 double WallSeconds();
+
+// Conditions as Kubernetes' API conventions and Kubeflow have them: sets
+// condition `type` of the array `conditions` (appended if absent); its
+// lastTransitionTime changes only when its status does, lastUpdateTime
+// whenever it changes.
+void SetCondition(nlohmann::json& conditions, std::string_view type, bool status,
+                  std::string_view reason, std::string_view message);
+bool ConditionTrue(const nlohmann::json& conditions, std::string_view type);
+// Condition `type` of `conditions`, or null.
+const nlohmann::json* FindCondition(const nlohmann::json& conditions, std::string_view type);
 
 }  // namespace dlsched::k8s

@@ -229,6 +229,7 @@ void Operator::Step(double max_wait_seconds) {
     deadline = releasing_.empty() ? now : std::min(deadline, now + std::chrono::milliseconds(20));
   }
   if (!timers_.empty()) deadline = std::min(deadline, at(timers_.top().at));
+  if (!job_timers_.empty()) deadline = std::min(deadline, at(job_timers_.top().at));
   if (scheduler_.Due(Now())) {
     deadline = now;
   } else if (const core::Time wake = scheduler_.NextWakeup(Now()); wake != core::kNever) {
@@ -248,6 +249,7 @@ void Operator::Step(double max_wait_seconds) {
     scheduler_.OnTimer(t.kind, t.job, t.epoch);
     dirty_ = true;
   }
+  FireJobTimers();
   std::erase_if(retry_, [](const std::function<bool()>& again) { return again(); });
   // Releasing pods the cache never saw go: ask the server.
   for (auto it = releasing_.begin(); it != releasing_.end();) {
@@ -272,6 +274,7 @@ void Operator::Step(double max_wait_seconds) {
                        !state_.JobsInPhase(JobPhase::kStandby).empty();
   if (waiting && Clock::now() - last_cycle_ > resync) dirty_ = true;
   ApplyRejects();
+  FinishSuspensions();
   if (scheduler_.Due(Now())) dirty_ = true;
   bool wait_for_releases = false;
   if (dirty_ && !releasing_.empty()) {
@@ -299,7 +302,8 @@ void Operator::Step(double max_wait_seconds) {
 }
 
 core::Time Operator::NextWakeup() const {
-  const core::Time next = timers_.empty() ? core::kNever : timers_.top().at;
+  core::Time next = timers_.empty() ? core::kNever : timers_.top().at;
+  if (!job_timers_.empty()) next = std::min(next, job_timers_.top().at);
   return std::min(next, scheduler_.NextWakeup(Now()));
 }
 

@@ -34,6 +34,9 @@ struct OperatorOptions {
   std::string namespace_name;
   // spec.schedulerName of the pods it creates.
   std::string scheduler_name = "dlsched";
+  // spec.schedulerName of a TFJob's Evaluator pods, which run outside the
+  // gang and which dlsched does not place.
+  std::string evaluator_scheduler_name = "default-scheduler";
   // Set spec.nodeName at creation instead of binding through the
   // pods/binding subresource (as the KOD2 operator did).
   bool bind_with_node_name = false;
@@ -208,6 +211,62 @@ class Operator final : public engine::Backend {
   void FlushStatus();
   // False when it could not be written (and should be tried again).
   bool WriteStatus(engine::JobIndex j);
+  // What status keeps beside the life cycle's phase (conditions, startTime,
+  // completionTime), read back from the object's status when the job is
+  // decoded, so a restarted operator goes on from it.
+  void ReadBackStatus(engine::JobIndex j, const nlohmann::json& object);
+  // An RFC 3339 time on the operator's clock (Now()), or Now().
+  core::Time ClockAt(const std::string& rfc3339) const;
+
+  // runPolicy (operator_runpolicy.cc). Timers of the operator's own, beside
+  // the life cycle's: a job's active deadline, a finished job's TTL.
+  enum class JobTimerKind : uint8_t { kDeadline, kTtl };
+  struct JobTimer {
+    core::Time at;
+    JobTimerKind kind;
+    engine::JobIndex job;
+    bool operator>(const JobTimer& o) const { return at > o.at; }
+  };
+  // startTime set (now, or as read back) and its deadline timer.
+  void StartClock(engine::JobIndex j);
+  void ScheduleTtl(engine::JobIndex j);
+  void FireJobTimers();
+  // Job j is its TrainingJob's index now, in the engine (not deleted,
+  // replaced, suspended).
+  bool Live(engine::JobIndex j) const;
+  // cleanPodPolicy: whether a finished job's live pods stay (None) ...
+  bool KeepsLivePods(engine::JobIndex j) const;
+  // ... and the pods the engine does not hold (Evaluators) deleted at the
+  // finish unless None, its finished pods too for All.
+  void CleanPods(engine::JobIndex j);
+  // Deletes the job's pods the engine does not hold, live ones (and
+  // finished ones with `finished_too`).
+  void DeleteOtherPods(engine::JobIndex j, bool finished_too);
+  // TFJob's Evaluator pods, created once the job first launches (outside
+  // the gang: placed by options_.evaluator_scheduler_name).
+  void EnsureEvaluators(engine::JobIndex j);
+  // suspend: a running job checkpoints first (JobLifecycle::Suspend); the
+  // others, or it once in Standby, leave the engine keeping their progress.
+  void Suspend(engine::JobIndex j);
+  void FinishSuspensions();
+  // suspend back to false: the job enters the engine anew from `object`,
+  // with the progress it had.
+  void Resume(engine::JobIndex j, const nlohmann::json& object);
+  // schedulingPolicy.priorityClass: the PriorityClass read from the cluster
+  // into the job's priority; false when the job cannot be taken now.
+  bool ResolvePriority(TrainingJob& tj, const nlohmann::json& object);
+  // The Worker role's elastic range edited on a known job: applied when the
+  // new range is valid, within the worker slots the job was accepted with
+  // and not below its placed workers; else the refusal, one line.
+  std::string ApplyBounds(engine::JobIndex j, const nlohmann::json& object);
+  // A known job's object seen again: suspend as it says now; an edit of
+  // anything else is refused (a condition and a Warning Event). False when
+  // the job left for another index (resumed).
+  bool ReconcileSpec(engine::JobIndex j, const nlohmann::json& object);
+
+  // The job's conditions brought up to date with its phase (Kubeflow's
+  // types; a lastTransitionTime moves only when its condition's status does).
+  const nlohmann::json& UpdateConditions(engine::JobIndex j);
   void Event(engine::JobIndex j, std::string_view type, std::string_view reason,
              std::string_view message);
   // Creates the job's headless Service unless done; a transient failure
@@ -257,6 +316,8 @@ class Operator final : public engine::Backend {
   std::unordered_set<engine::JobIndex> service_ok_;   // their Service exists
   std::unordered_set<engine::JobIndex> never_fits_;   // reported once
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::priority_queue<JobTimer, std::vector<JobTimer>, std::greater<>> job_timers_;
+  std::vector<engine::JobIndex> suspend_done_;  // in Standby, to leave the engine
   // Pods deleted and not gone yet: pod key -> (task, uid).
   std::unordered_map<std::string, std::pair<engine::TaskRef, std::string>> releasing_;
   // Pods of other owners counted on nodes: pod key -> node.
@@ -283,6 +344,21 @@ class Operator final : public engine::Backend {
   // Added to the clock so that jobs submitted before this operator started
   // (adopted from an earlier one) have times >= 0 on it.
   double clock_offset_ = 0;
+  // By JobIndex: the Kubernetes-style status kept beside the phase.
+  struct Kept {
+    nlohmann::json conditions = nlohmann::json::array();
+    std::string start_time, completion_time;  // RFC 3339, empty until set
+    int64_t observed_generation = 0;
+    int task_losses = 0;      // JobHistory::task_losses as last seen
+    bool restarting = false;  // lost tasks, not running again yet
+    bool suspended = false;   // runPolicy.suspend acted on: out of the engine
+    bool suspending = false;  // checkpointing on its way to suspended
+    std::string fail_reason;  // a condition's reason for Failed (DeadlineExceeded)
+    core::Time start_clock = 0, completion_clock = 0;  // those times on Now()'s clock
+    core::Time deadline_at = core::kNever;             // activeDeadlineSeconds, on it
+    nlohmann::json spec;  // as accepted: the edits it cannot apply are refused
+  };
+  std::vector<Kept> kept_;
   // Steps done and service attained by job j up to now.
   void Advance(engine::JobIndex j) { scheduler_.Advance(j, Now()); }
   bool dirty_ = true;

@@ -75,6 +75,13 @@ void Operator::Unbind(TaskRef t, NodeIndex) {
     scheduler_.TaskGone(t);
     return;
   }
+  if (KeepsLivePods(t.job)) {
+    // cleanPodPolicy None: a finished job's pods stay; what they hold
+    // counts as other owners' pods do.
+    scheduler_.TaskGone(t);
+    SyncPod(key);
+    return;
+  }
   const TrainingJob& tj = tjs_[t.job];
   const std::string path = PodsPath(tj.namespace_name) + "/" + PodNameOf(t);
   const json options = {
@@ -208,9 +215,17 @@ void Operator::OnPhase(JobIndex j, JobPhase from) {
   const JobPhase to = state_.Job(j).phase;
   status_dirty_.push_back(j);
   ++stats_.jobs_by_phase[std::string(core::PhaseName(to))];
-  if (to == JobPhase::kLaunching) EnsureService(j);
+  if (to == JobPhase::kLaunching) {
+    EnsureService(j);
+    EnsureEvaluators(j);
+  }
+  // Conditions follow every phase (a restart that relaunches at once
+  // still shows in Restarting's history).
+  if (Live(j) && !kept_[j].suspending) UpdateConditions(j);
+  if (to == JobPhase::kStandby && kept_[j].suspending) suspend_done_.push_back(j);
+  if (core::IsFinal(to) && Live(j) && !kept_[j].suspending) CleanPods(j);
   if (to == JobPhase::kCompleted) Event(j, "Normal", "Completed", "all workers succeeded");
-  if (to == JobPhase::kFailed) {
+  if (to == JobPhase::kFailed && !kept_[j].suspending) {
     Event(j, "Warning", rejected_.contains(j) ? "SpecRejected" : "Failed",
           scheduler_.History(j).reason);
   }

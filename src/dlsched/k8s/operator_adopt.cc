@@ -80,6 +80,7 @@ void Operator::NewJob(const json& object, bool adopting) {
     }
     return;
   }
+  if (!ResolvePriority(*decoded, object)) return;
   TrainingJob& tj = tjs_.emplace_back(std::move(*decoded));
   // A job seen before (a restart, a failover) keeps its submission time.
   const double wall = WallSeconds();
@@ -88,11 +89,20 @@ void Operator::NewJob(const json& object, bool adopting) {
   const JobIndex j = scheduler_.AddJob(&tj.job, Now());
   last_status_.emplace_back();
   submitted_.push_back(MicroTime(seen.value_or(wall)));
+  kept_.emplace_back();
+  kept_[j].spec = object.value("spec", json::object());
   by_key_[tj.namespace_name + "/" + tj.name] = j;
-  if (adopting && AdoptJob(j, object)) return;
+  ReadBackStatus(j, object);
+  if (!tj.run_policy.suspend) StartClock(j);
+  if (adopting && AdoptJob(j, object)) {
+    if (core::IsFinal(state_.Job(j).phase)) ScheduleTtl(j);
+    if (tj.run_policy.suspend) Suspend(j);
+    return;
+  }
   scheduler_.JobsAdded();
   const JobIndex arrived[] = {j};
   scheduler_.Arrive(arrived);
+  if (tj.run_policy.suspend) Suspend(j);
   dirty_ = true;
 }
 

@@ -7,9 +7,96 @@
 
 #include "dlsched/core/limits.h"
 #include "dlsched/core/text.h"
+#include "dlsched/k8s/credentials.h"
 #include "dlsched/k8s/operator_impl.h"
 
 namespace dlsched::k8s {
+
+core::Time Operator::ClockAt(const std::string& rfc3339) const {
+  auto t = ParseRfc3339(rfc3339);
+  if (!t) return Now();
+  return Now() - std::chrono::duration<double>(std::chrono::system_clock::now() - *t).count();
+}
+
+void Operator::ReadBackStatus(JobIndex j, const json& object) {
+  Kept& k = kept_[j];
+  k.observed_generation = tjs_[j].generation;
+  const json status = object.value("status", json::object());
+  if (!status.is_object() || status.value("phase", "") == "Invalid") return;
+  const json conditions = status.value("conditions", json::array());
+  if (conditions.is_array()) {
+    for (const json& c : conditions) {
+      // Only this operator's kind of condition (an older operator wrote one
+      // whose type was the phase).
+      static constexpr std::string_view kTypes[] = {"Created",          "Running",   "Restarting",
+                                                    "Suspended",        "Succeeded", "Failed",
+                                                    "SpecChangeRefused"};
+      if (c.is_object() && std::find(std::begin(kTypes), std::end(kTypes), c.value("type", "")) !=
+                               std::end(kTypes)) {
+        k.conditions.push_back(c);
+      }
+    }
+  }
+  k.restarting = ConditionTrue(k.conditions, "Restarting");
+  k.start_time = status.value("startTime", "");
+  k.completion_time = status.value("completionTime", "");
+}
+
+const json& Operator::UpdateConditions(JobIndex j) {
+  Kept& k = kept_[j];
+  json& c = k.conditions;
+  const TrainingJob& tj = tjs_[j];
+  const engine::JobState& js = state_.Job(j);
+  const engine::JobHistory& h = scheduler_.History(j);
+  const std::string name = fmt::format("TrainingJob {}/{}", tj.namespace_name, tj.name);
+  SetCondition(c, "Created", true, "Created", name + " is created.");
+  // Succeeded and Failed are final (as Kubeflow's setCondition).
+  if (ConditionTrue(c, "Succeeded") || ConditionTrue(c, "Failed")) return c;
+  if (h.task_losses > k.task_losses) {
+    k.task_losses = h.task_losses;
+    k.restarting = true;
+  }
+  auto clear = [&](std::string_view type, std::string_view reason, const std::string& message) {
+    if (FindCondition(c, type) != nullptr) SetCondition(c, type, false, reason, message);
+  };
+  const JobPhase phase = js.phase;
+  if (k.suspended) {
+    SetCondition(c, "Running", false, "Suspended", name + " is suspended.");
+    clear("Restarting", "Suspended", name + " is suspended.");
+    SetCondition(c, "Suspended", true, "Suspended", name + " is suspended.");
+    return c;
+  }
+  clear("Suspended", "Resumed", name + " is resumed.");
+  if (phase == JobPhase::kCompleted || phase == JobPhase::kFailed) {
+    const bool ok = phase == JobPhase::kCompleted;
+    const std::string reason = ok                       ? "Succeeded"
+                               : rejected_.contains(j)  ? "SpecRejected"
+                               : !k.fail_reason.empty() ? k.fail_reason
+                                                        : "Failed";
+    const std::string message =
+        ok ? name + " completed: all workers succeeded." : name + " failed: " + h.reason;
+    // Running is False from now on (added so, if it never ran).
+    SetCondition(c, "Running", false, reason, message);
+    clear("Restarting", reason, message);
+    SetCondition(c, ok ? "Succeeded" : "Failed", true, reason, message);
+    return c;
+  }
+  if (core::IsRunning(phase)) k.restarting = false;
+  if (k.restarting) {
+    // Back to its last checkpoint after losing pods, until it runs again.
+    clear("Running", "Restarting", name + " is restarting: " + h.reason);
+    SetCondition(c, "Restarting", true, "Restarting", name + " is restarting: " + h.reason);
+  } else if (core::IsRunning(phase) || phase == JobPhase::kLaunching ||
+             phase == JobPhase::kCheckpointing) {
+    SetCondition(c, "Running", true, "Running", name + " is running.");
+    clear("Restarting", "Running", name + " is running.");
+  } else {
+    // Preempted, or resized through a restart: not running for now.
+    clear("Running", std::string(core::PhaseName(phase)),
+          fmt::format("{} is {}: {}", name, core::PhaseName(phase), h.reason));
+  }
+  return c;
+}
 
 void Operator::Event(JobIndex j, std::string_view type, std::string_view reason,
                      std::string_view message) {
@@ -23,7 +110,8 @@ void Operator::Event(JobIndex j, std::string_view type, std::string_view reason,
 bool Operator::WriteStatus(JobIndex j) {
   const TrainingJob& tj = tjs_[j];
   const engine::JobState& js = state_.Job(j);
-  if (js.removed) return true;
+  Kept& k = kept_[j];
+  if (js.removed && !k.suspended) return true;
   const engine::JobHistory& h = scheduler_.History(j);
   json placement = json::object();
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
@@ -31,18 +119,27 @@ bool Operator::WriteStatus(JobIndex j) {
     const TaskRef t = js.TaskAt(j, s);
     placement[PodNameOf(t)] = state_.NodeName(js.task_node[s]);
   }
-  const std::string phase(core::PhaseName(js.phase));
+  const std::string phase(k.suspended ? "Suspended" : core::PhaseName(js.phase));
+  if (core::IsFinal(js.phase) && k.completion_time.empty() && !k.suspended) {
+    k.completion_time = NowRfc3339();
+    k.completion_clock = Now();
+    ScheduleTtl(j);
+  }
   json status = {{"phase", phase},
                  {"workers", js.placed_workers},
-                 {"reason", h.reason},
-                 {"placement", placement}};
+                 {"reason", k.suspended ? "suspended (spec.runPolicy.suspend)" : h.reason},
+                 {"placement", placement},
+                 {"observedGeneration", k.observed_generation},
+                 {"conditions", UpdateConditions(j)}};
+  if (!k.start_time.empty() && !k.suspended) status["startTime"] = k.start_time;
+  if (!k.completion_time.empty()) status["completionTime"] = k.completion_time;
   if (h.admission_seq >= 0) status["admissionOrder"] = h.admission_seq;
   status["submitTime"] = submitted_[j];
   // Pod failures counted against runPolicy.backoffLimit.
   if (h.failures > 0) status["failures"] = h.failures;
   // Estimated as the simulator does; exact at `progressTime` (the
   // operator's clock), growing at `stepsPerSecond` while it runs.
-  Advance(j);
+  if (!js.removed) Advance(j);
   status["progress"] = {{"steps", js.steps_done},
                         {"totalSteps", js.spec->total_steps},
                         {"stepsPerSecond", scheduler_.Rate(j)},
@@ -60,14 +157,7 @@ bool Operator::WriteStatus(JobIndex j) {
     }
   }
   if (status == last_status_[j]) return true;
-  // A job the API server refused fails with reason SpecRejected.
-  json condition = {{"type", phase},
-                    {"status", "True"},
-                    {"reason", rejected_.contains(j) ? std::string("SpecRejected") : phase},
-                    {"message", h.reason},
-                    {"lastTransitionTime", NowRfc3339()}};
-  json full = status;
-  full["conditions"] = json::array({condition});
+  const json& full = status;
   const std::string key = tj.namespace_name + "/" + tj.name;
   std::optional<json> object = jobs_->Get(key);
   // A write carries the resourceVersion it read; on 409 Conflict, read

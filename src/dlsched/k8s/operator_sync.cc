@@ -141,7 +141,7 @@ void Operator::SyncJob(const std::string& key) {
     // Deleted (its pods go with it: ownerReferences): the job ends.
     const JobIndex j = it->second;
     by_key_.erase(it);
-    scheduler_.RemoveJob(j, "TrainingJob deleted");
+    if (!state_.Job(j).removed) scheduler_.RemoveJob(j, "TrainingJob deleted");
     dirty_ = true;
     Log("info", "job deleted", {{"job", key}});
   }
@@ -168,11 +168,21 @@ void Operator::ReconcileJob(JobIndex j, const json& object) {
     by_key_.erase(tj.namespace_name + "/" + tj.name);
     scheduler_.RemoveJob(j, "TrainingJob changed");
     NewJob(object, /*adopting=*/false);
+    if (auto now = by_key_.find(tj.namespace_name + "/" + tj.name); now != by_key_.end()) {
+      // Tried again: no longer failed.
+      SetCondition(kept_[now->second].conditions, "Failed", false, "SpecChanged",
+                   "the spec changed: tried again");
+    }
     dirty_ = true;
     return;
   }
+  if (!ReconcileSpec(j, object)) return;
   const engine::JobState& js = state_.Job(j);
-  if (!core::IsFinal(js.phase) && js.placed_tasks > 0) EnsureService(j);
+  if (!core::IsFinal(js.phase) && js.placed_tasks > 0) {
+    EnsureService(j);
+    EnsureEvaluators(j);
+  }
+  if (core::IsFinal(js.phase) && Live(j)) CleanPods(j);
 }
 
 void Operator::CheckCompletion(JobIndex j) {

@@ -6,11 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -135,6 +139,16 @@ class OperatorTest : public ::testing::Test {
     auto tj = server_.Get("trainingjobs.dlsched.io", "default", name);
     if (!tj || !tj->contains("status")) return "";
     return (*tj)["status"].value("phase", "");
+  }
+
+  // Condition `type` of the job's status (null if absent).
+  json Condition(const std::string& name, const std::string& type) {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", name);
+    if (!tj) return nullptr;
+    for (const json& c : (*tj)["status"].value("conditions", json::array())) {
+      if (c.value("type", "") == type) return c;
+    }
+    return nullptr;
   }
 
   std::vector<json> PodsOf(const std::string& job) {
@@ -457,9 +471,10 @@ TEST_F(OperatorTest, ConvergesUnderApiFaults) {
 namespace dlsched::k8s {
 namespace {
 
-// The end state of a run: each job's phase, and its pods with their phase,
-// by task (a pod's name may carry a suffix, NameNewPod; two pods of one
-// task show as a duplicate).
+// The end state of a run: each job's phase, conditions (type=status) and
+// which of startTime, completionTime and observedGeneration it has, and its
+// pods with their phase, by task (a pod's name may carry a suffix,
+// NameNewPod; two pods of one task show as a duplicate).
 struct EndState {
   std::map<std::string, std::string> jobs;
   std::map<std::string, std::string> pods;
@@ -540,7 +555,19 @@ EndState RunWithCrash(int64_t crash_after) {
   EXPECT_TRUE(converged()) << "crash after " << crash_after;
   for (const auto& [name, workers] : jobs) {
     auto tj = server.Get("trainingjobs.dlsched.io", "default", name);
-    end.jobs[name] = tj ? (*tj)["status"].value("phase", "") : "<gone>";
+    if (!tj) {
+      end.jobs[name] = "<gone>";
+      continue;
+    }
+    const json& status = (*tj)["status"];
+    std::string& out = end.jobs[name];
+    out = status.value("phase", "");
+    for (const json& c : status.value("conditions", json::array())) {
+      out += fmt::format(" {}={}", c.value("type", ""), c.value("status", ""));
+    }
+    for (const char* key : {"startTime", "completionTime", "observedGeneration"}) {
+      if (status.contains(key)) out += fmt::format(" {}", key);
+    }
   }
   for (const json& pod : server.List("pods", "default")) {
     auto task = PodTaskOf(pod);
@@ -560,7 +587,12 @@ EndState RunWithCrash(int64_t crash_after) {
 TEST(OperatorCrashTest, KilledAtRandomPointsAndRestartedConvergesToTheSameState) {
   const EndState reference = RunWithCrash(0);
   ASSERT_EQ(reference.jobs.size(), 3u);
-  for (const auto& [name, phase] : reference.jobs) EXPECT_EQ(phase, "Completed") << name;
+  for (const auto& [name, phase] : reference.jobs) {
+    EXPECT_EQ(phase,
+              "Completed Created=True Running=False Succeeded=True startTime completionTime "
+              "observedGeneration")
+        << name;
+  }
   ASSERT_EQ(reference.pods.size(), 9u);  // the workers of the three jobs
   ASSERT_GT(reference.calls, 20);
   // 20 seeded points, and the last requests of a run (a completion's
@@ -732,8 +764,9 @@ TEST_F(OperatorTest, APermanentRefusalFailsTheJobOnceAndASpecChangeTriesAgain) {
   for (int i = 0; i < 20; ++i) op_->Step(0.01);
   EXPECT_EQ(server_.RequestCounts()["POST pods"], 1);
   auto tj = server_.Get("trainingjobs.dlsched.io", "default", "denied");
-  EXPECT_EQ((*tj)["status"]["conditions"][0]["type"], "Failed");
-  EXPECT_EQ((*tj)["status"]["conditions"][0]["reason"], "SpecRejected");
+  EXPECT_EQ(Condition("denied", "Failed")["status"], "True");
+  EXPECT_EQ(Condition("denied", "Failed")["reason"], "SpecRejected");
+  EXPECT_EQ(Condition("denied", "Running")["status"], "False");
   EXPECT_NE((*tj)["status"]["reason"].get<std::string>().find("denied-worker-0"), std::string::npos)
       << (*tj)["status"].dump();
   auto reasons = EventReasons("denied");
@@ -742,6 +775,455 @@ TEST_F(OperatorTest, APermanentRefusalFailsTheJobOnceAndASpecChangeTriesAgain) {
   (*tj)["spec"]["totalSteps"] = 50;
   ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
   ASSERT_TRUE(RunUntil([&] { return Phase("denied") == "Completed"; })) << Phase("denied");
+  EXPECT_EQ(Condition("denied", "Failed")["status"], "False");
+  EXPECT_EQ(Condition("denied", "Succeeded")["status"], "True");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// `job` with spec.runPolicy `policy`.
+json WithRunPolicy(json job, json policy) {
+  job["spec"]["runPolicy"] = std::move(policy);
+  return job;
+}
+
+// Live (not finished) pods of job `name` on the server.
+int LivePods(const std::vector<json>& pods) {
+  int n = 0;
+  for (const json& pod : pods) {
+    const std::string phase = pod.value("status", json::object()).value("phase", "");
+    n += phase != "Succeeded" && phase != "Failed";
+  }
+  return n;
+}
+
+// Conditions as the API conventions and Kubeflow have them: one per type,
+// "True"/"False", Running False once Succeeded; observedGeneration,
+// startTime and completionTime; and the real `kubectl wait
+// --for=condition=Succeeded` returns once the job completes.
+TEST_F(OperatorTest, ConditionsFollowApiConventionsAndKubectlWaitSeesSucceeded) {
+  const std::filesystem::path home =
+      std::filesystem::temp_directory_path() / fmt::format("dlsched-op-{}", ::getpid());
+  std::filesystem::create_directories(home);
+  const std::string kubeconfig = (home / "kubeconfig").string();
+  server_.WriteKubeconfig(kubeconfig);
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("mnist", 1, 2, 200)).has_value());
+  StartOperator("gang-binpack");
+  std::atomic<bool> waited = false;
+  std::pair<int, std::string> wait;
+  std::thread waiter([&] {
+    wait = TestApiServer::Kubectl(kubeconfig, home.string(),
+                                  "wait --for=condition=Succeeded tj/mnist --timeout=50s");
+    waited = true;
+  });
+  const bool done = RunUntil([&] { return waited.load(); });
+  waiter.join();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(wait.first, 0) << wait.second;
+  EXPECT_NE(wait.second.find("trainingjob.dlsched.io/mnist condition met"), std::string::npos)
+      << wait.second;
+  EXPECT_EQ(Phase("mnist"), "Completed");
+  const auto tj = server_.Get("trainingjobs.dlsched.io", "default", "mnist");
+  const json& status = (*tj)["status"];
+  std::map<std::string, std::string> conditions;
+  for (const json& c : status["conditions"]) {
+    EXPECT_TRUE(conditions.emplace(c["type"], c["status"]).second) << "twice: " << c["type"];
+    EXPECT_TRUE(c.contains("lastTransitionTime")) << c.dump();
+    EXPECT_FALSE(c.value("reason", "").empty()) << c.dump();
+  }
+  EXPECT_EQ(conditions, (std::map<std::string, std::string>{
+                            {"Created", "True"}, {"Running", "False"}, {"Succeeded", "True"}}));
+  EXPECT_EQ(Condition("mnist", "Running")["reason"], "Succeeded");
+  EXPECT_EQ(status["observedGeneration"], 1);
+  ASSERT_TRUE(status.contains("startTime") && status.contains("completionTime")) << status.dump();
+  EXPECT_LE(status["startTime"].get<std::string>(), status["completionTime"].get<std::string>());
+  // kubectl get tj shows the phase column.
+  const auto [code, out] = TestApiServer::Kubectl(kubeconfig, home.string(), "get tj");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("mnist   Completed"), std::string::npos) << out;
+  std::filesystem::remove_all(home);
+}
+
+// A condition's lastTransitionTime moves only when its status does; its
+// reason and message change in place (lastUpdateTime).
+TEST(ConditionTest, LastTransitionTimeChangesOnlyWithTheStatus) {
+  json conditions = json::array({{{"type", "Running"},
+                                  {"status", "True"},
+                                  {"reason", "Running"},
+                                  {"message", "running"},
+                                  {"lastUpdateTime", "2020-01-01T00:00:00Z"},
+                                  {"lastTransitionTime", "2020-01-01T00:00:00Z"}}});
+  SetCondition(conditions, "Running", true, "Running", "running");
+  EXPECT_EQ(conditions[0]["lastUpdateTime"], "2020-01-01T00:00:00Z");  // nothing changed
+  SetCondition(conditions, "Running", true, "Running", "running with 4 workers");
+  EXPECT_EQ(conditions[0]["lastTransitionTime"], "2020-01-01T00:00:00Z");
+  EXPECT_NE(conditions[0]["lastUpdateTime"], "2020-01-01T00:00:00Z");
+  EXPECT_EQ(conditions[0]["message"], "running with 4 workers");
+  SetCondition(conditions, "Running", false, "Succeeded", "done");
+  EXPECT_NE(conditions[0]["lastTransitionTime"], "2020-01-01T00:00:00Z");
+  EXPECT_EQ(conditions[0]["status"], "False");
+  SetCondition(conditions, "Succeeded", true, "Succeeded", "done");
+  ASSERT_EQ(conditions.size(), 2u);
+  EXPECT_TRUE(ConditionTrue(conditions, "Succeeded"));
+  EXPECT_FALSE(ConditionTrue(conditions, "Running"));
+}
+
+// activeDeadlineSeconds counts from the job's start time: a job that
+// cannot finish in it fails with reason DeadlineExceeded, its running pods
+// deleted (cleanPodPolicy Running, TFJob's default).
+TEST_F(OperatorTest, ActiveDeadlineFailsTheJobWithDeadlineExceeded) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(server_
+                  .Create("trainingjobs.dlsched.io", "default",
+                          WithRunPolicy(Job("slow", 1, 2, 1e9), {{"activeDeadlineSeconds", 30}}))
+                  .has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("slow") == "Failed" && PodsOf("slow").empty(); }))
+      << Phase("slow");
+  EXPECT_GE(Clock(), 30);
+  EXPECT_EQ(Condition("slow", "Failed")["status"], "True");
+  EXPECT_EQ(Condition("slow", "Failed")["reason"], "DeadlineExceeded");
+  EXPECT_EQ(Condition("slow", "Running")["status"], "False");
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "slow");
+  EXPECT_NE((*tj)["status"]["reason"].get<std::string>().find("activeDeadlineSeconds (30 s)"),
+            std::string::npos)
+      << (*tj)["status"].dump();
+  EXPECT_TRUE((*tj)["status"].contains("completionTime"));
+}
+
+// ttlSecondsAfterFinished: the finished TrainingJob is deleted that long
+// after it finished, not before it finished.
+TEST_F(OperatorTest, TtlAfterFinishedDeletesTheFinishedJob) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(
+      server_
+          .Create("trainingjobs.dlsched.io", "default",
+                  WithRunPolicy(Job("short", 0, 2, 200), {{"ttlSecondsAfterFinished", 200}}))
+          .has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("short") == "Completed"; })) << Phase("short");
+  // Half the TTL after it was seen finished, it is still there ...
+  const double half = Clock() + 100;
+  ASSERT_TRUE(RunUntil([&] { return Clock() > half; }));
+  EXPECT_TRUE(server_.Get("trainingjobs.dlsched.io", "default", "short").has_value());
+  // ... and then it goes.
+  ASSERT_TRUE(RunUntil(
+      [&] { return !server_.Get("trainingjobs.dlsched.io", "default", "short").has_value(); }));
+  EXPECT_EQ(server_.RequestCounts()["DELETE trainingjobs.dlsched.io"], 1);
+}
+
+// cleanPodPolicy at the finish: All deletes every pod of the job (the
+// succeeded workers too), None leaves the parameter server running (it
+// then counts on its node as another owner's pod), Running (TFJob's
+// default, TrainingJobBecomesBoundPodsThenCompleted) deletes only it.
+TEST_F(OperatorTest, CleanPodPolicyDecidesWhichPodsAFinishedJobKeeps) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-b", 4)).has_value());
+  ASSERT_TRUE(server_
+                  .Create("trainingjobs.dlsched.io", "default",
+                          WithRunPolicy(Job("all", 1, 2, 200), {{"cleanPodPolicy", "All"}}))
+                  .has_value());
+  ASSERT_TRUE(server_
+                  .Create("trainingjobs.dlsched.io", "default",
+                          WithRunPolicy(Job("none", 1, 2, 200), {{"cleanPodPolicy", "None"}}))
+                  .has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] {
+    return Phase("all") == "Completed" && Phase("none") == "Completed" && PodsOf("all").empty();
+  })) << Phase("all")
+      << " " << Phase("none");
+  for (int i = 0; i < 20; ++i) op_->Step(0.01);
+  const std::vector<json> kept = PodsOf("none");
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(LivePods(kept), 1);  // the parameter server, running on
+  EXPECT_TRUE(PodsOf("all").empty());
+  // Its request (1 cpu) still counts on its node, as another owner's pod.
+  const engine::NodeIndex n =
+      op_->State().FindNode(NodeNameOf(server_.Get("pods", "default", "none-ps-0").value()));
+  ASSERT_NE(n, engine::kNoNode);
+  EXPECT_EQ(op_->State().Requested(n)[core::kCpu], 1000);
+}
+
+// suspend: a running job checkpoints, its pods go, and no cycle places it
+// while suspended; suspend false puts it back in the queue with the
+// progress it had, and it runs again.
+TEST_F(OperatorTest, SuspendCheckpointsReleasesThePodsAndResumesFromTheCheckpoint) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  json job = Job("long", 1, 2, 1e9);
+  job["spec"]["checkpointDelay"] = 5;
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("long") == "Running" && Clock() > 20; }));
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "long");
+  (*tj)["spec"]["runPolicy"] = {{"suspend", true}};
+  ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  ASSERT_TRUE(RunUntil([&] { return Phase("long") == "Suspended" && PodsOf("long").empty(); }))
+      << Phase("long");
+  EXPECT_EQ(Condition("long", "Suspended")["status"], "True");
+  EXPECT_EQ(Condition("long", "Running")["status"], "False");
+  EXPECT_EQ(Condition("long", "Running")["reason"], "Suspended");
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "long");
+  const double steps = (*tj)["status"]["progress"]["steps"].get<double>();
+  EXPECT_GT(steps, 0);
+  EXPECT_FALSE((*tj)["status"].contains("startTime"));
+  auto reasons = EventReasons("long");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Suspending"), 1);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Suspended"), 1);
+  // Suspended: nothing of it is placed, however many cycles run.
+  const int64_t posts = server_.RequestCounts()["POST pods"];
+  const double until = Clock() + 100;
+  ASSERT_TRUE(RunUntil([&] { return Clock() > until; }));
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], posts);
+  EXPECT_EQ(Phase("long"), "Suspended");
+  // Resumed: from its checkpoint's steps, not from 0.
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "long");
+  (*tj)["spec"]["runPolicy"]["suspend"] = false;
+  ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  ASSERT_TRUE(RunUntil([&] { return Phase("long") == "Running"; })) << Phase("long");
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "long");
+  EXPECT_GE((*tj)["status"]["progress"]["steps"].get<double>(), steps);
+  EXPECT_EQ(Condition("long", "Suspended")["status"], "False");
+  EXPECT_EQ(Condition("long", "Suspended")["reason"], "Resumed");
+  EXPECT_EQ(Condition("long", "Running")["status"], "True");
+  EXPECT_TRUE((*tj)["status"].contains("startTime"));
+  EXPECT_EQ(PodsOf("long").size(), 3u);
+}
+
+// A job created suspended never gets a pod, and never enters a cycle.
+TEST_F(OperatorTest, AJobCreatedSuspendedIsNeverPlaced) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(server_
+                  .Create("trainingjobs.dlsched.io", "default",
+                          WithRunPolicy(Job("held", 0, 1, 100), {{"suspend", true}}))
+                  .has_value());
+  StartOperator("kod2");
+  ASSERT_TRUE(RunUntil([&] { return Phase("held") == "Suspended" && Clock() > 100; }));
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], 0);
+  EXPECT_TRUE(starts_.empty());
+  EXPECT_EQ(Condition("held", "Suspended")["status"], "True");
+}
+
+// An edit of what a known job cannot change is refused (a condition and a
+// Warning Event naming the field), not applied and not ignored silently:
+// the job runs on as accepted; observedGeneration follows the edit.
+TEST_F(OperatorTest, ASpecEditItCannotApplyIsRefusedWithAConditionAndAWarning) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("fixed", 0, 1, 1e9)).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("fixed") == "Running"; }));
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "fixed");
+  (*tj)["spec"]["scheduling"] = {{"queue", "other"}};
+  (*tj)["spec"]["runPolicy"] = {{"activeDeadlineSeconds", 5}};
+  ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  ASSERT_TRUE(RunUntil([&] { return !Condition("fixed", "SpecChangeRefused").is_null(); }));
+  const json c = Condition("fixed", "SpecChangeRefused");
+  EXPECT_EQ(c["status"], "True");
+  EXPECT_NE(c["message"].get<std::string>().find(
+                "spec.runPolicy.activeDeadlineSeconds, spec.scheduling: changed after"),
+            std::string::npos)
+      << c.dump();
+  auto reasons = EventReasons("fixed");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "SpecChangeRefused"), 1);
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "fixed");
+  EXPECT_EQ((*tj)["status"]["observedGeneration"], 2);
+  // Not applied: neither the deadline nor the queue.
+  const double until = Clock() + 50;
+  ASSERT_TRUE(RunUntil([&] { return Clock() > until; }));
+  EXPECT_EQ(Phase("fixed"), "Running");
+  EXPECT_EQ(op_->Job(0).job.queue, "default");
+}
+
+// schedulingPolicy.priorityClass names a PriorityClass, read from the
+// cluster: above the default pod priority (0) is high; one that does not
+// exist makes the job Invalid, naming the field.
+TEST_F(OperatorTest, SchedulingPolicyPriorityClassIsReadFromTheCluster) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(server_
+                  .Create("priorityclasses.scheduling.k8s.io", "",
+                          {{"apiVersion", "scheduling.k8s.io/v1"},
+                           {"kind", "PriorityClass"},
+                           {"metadata", {{"name", "urgent"}}},
+                           {"value", 100000}})
+                  .has_value());
+  ASSERT_TRUE(server_
+                  .Create("trainingjobs.dlsched.io", "default",
+                          WithRunPolicy(Job("vip", 0, 1, 100),
+                                        {{"schedulingPolicy", {{"priorityClass", "urgent"}}}}))
+                  .has_value());
+  ASSERT_TRUE(server_
+                  .Create("trainingjobs.dlsched.io", "default",
+                          WithRunPolicy(Job("nobody", 0, 1, 100),
+                                        {{"schedulingPolicy", {{"priorityClass", "missing"}}}}))
+                  .has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("vip") == "Completed" && Phase("nobody") == "Invalid"; }))
+      << Phase("vip") << " " << Phase("nobody");
+  EXPECT_EQ(op_->Job(0).name, "vip");
+  EXPECT_EQ(op_->Job(0).job.priority, core::PriorityClass::kHigh);
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "nobody");
+  EXPECT_EQ((*tj)["status"]["reason"],
+            "TrainingJob default/nobody: spec.runPolicy.schedulingPolicy.priorityClass: "
+            "PriorityClass 'missing' not found");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// The elastic range of a running job takes effect: maxReplicas lowered
+// from 4 to 3 caps the scale-out KOD2 makes when room comes; a maxReplicas
+// above the one the job was accepted with, or below the workers it runs
+// with, is refused naming the field.
+TEST_F(OperatorTest, AnElasticRangeEditTakesEffectOnARunningJob) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 2)).has_value());
+  json job = Job("grow", 0, 1, 1e6);
+  job["spec"]["pytorchReplicaSpecs"] = job["spec"]["replicaSpecs"];
+  job["spec"].erase("replicaSpecs");
+  job["spec"]["elasticPolicy"] = {{"minReplicas", 1}, {"maxReplicas", 4}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("kod2");
+  ASSERT_TRUE(RunUntil([&] { return PodsOf("grow").size() == 2 && Phase("grow") == "Running"; }))
+      << Phase("grow");
+  auto edit = [&](int max) {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", "grow");
+    (*tj)["spec"]["elasticPolicy"]["maxReplicas"] = max;
+    ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+    const int64_t generation = (*tj)["metadata"]["generation"].get<int64_t>() + 1;
+    ASSERT_TRUE(RunUntil([&] {
+      auto now = server_.Get("trainingjobs.dlsched.io", "default", "grow");
+      return (*now)["status"].value("observedGeneration", int64_t{0}) == generation;
+    }));
+  };
+  edit(8);
+  EXPECT_EQ(Condition("grow", "SpecChangeRefused")["status"], "True");
+  EXPECT_EQ(Condition("grow", "SpecChangeRefused")["message"],
+            "TrainingJob default/grow: spec.elasticPolicy.maxReplicas: 8 is above 4, the "
+            "maxReplicas the job was accepted with: a running job's range can narrow or move "
+            "within it (the change is not applied)");
+  edit(1);
+  EXPECT_NE(Condition("grow", "SpecChangeRefused")["message"].get<std::string>().find(
+                "1 is below the 2 workers it runs with"),
+            std::string::npos);
+  edit(3);
+  EXPECT_EQ(Condition("grow", "SpecChangeRefused")["status"], "False");
+  EXPECT_EQ(op_->Job(0).job.role(core::Role::kWorker).max_replicas, 3);
+  // Room for 6 more: it grows to 3 workers, not 4.
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-b", 4)).has_value());
+  ASSERT_TRUE(RunUntil([&] { return op_->State().Job(0).placed_workers == 3; }));
+  const double until = Clock() + 100;
+  ASSERT_TRUE(RunUntil([&] { return Clock() > until; }));
+  EXPECT_EQ(op_->State().Job(0).placed_workers, 3);
+  auto reasons = EventReasons("grow");
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "RangeChanged"), 1);
+}
+
+// Restarting: a job that loses a pod (deleted by someone else) goes back
+// to its checkpoint with Restarting True (through its relaunch, 10 s
+// here), then Running again with Restarting False.
+TEST_F(OperatorTest, ALostPodMakesTheJobRestartingUntilItRunsAgain) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  json job = Job("lossy", 0, 2, 1e9);
+  job["spec"]["launchDelay"] = 10;
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("lossy") == "Running"; }));
+  ASSERT_TRUE(server_.Delete("pods", "default", "lossy-worker-1").has_value());
+  bool restarting = false;
+  ASSERT_TRUE(RunUntil([&] {
+    const json c = Condition("lossy", "Restarting");
+    if (!c.is_null() && c["status"] == "True") {
+      restarting = true;
+      EXPECT_EQ(Condition("lossy", "Running")["status"], "False");
+    }
+    return restarting && Phase("lossy") == "Running";
+  })) << Phase("lossy")
+      << " " << server_.Get("trainingjobs.dlsched.io", "default", "lossy")->dump();
+  EXPECT_EQ(Condition("lossy", "Restarting")["status"], "False");
+  EXPECT_EQ(Condition("lossy", "Running")["status"], "True");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// A restarted operator goes on from status: a suspended job stays
+// suspended with the same conditions (their times too) and progress, gets
+// no pod, and resumes from that progress.
+TEST_F(OperatorTest, ARestartedOperatorKeepsASuspendedJobsConditionsAndProgress) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", Job("nap", 0, 2, 1e9)).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("nap") == "Running" && Clock() > 20; }));
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "nap");
+  (*tj)["spec"]["runPolicy"] = {{"suspend", true}};
+  ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  ASSERT_TRUE(RunUntil([&] { return Phase("nap") == "Suspended" && PodsOf("nap").empty(); }));
+  for (int i = 0; i < 10; ++i) op_->Step(0.01);
+  const json before = server_.Get("trainingjobs.dlsched.io", "default", "nap").value()["status"];
+  op_->Stop();
+  op_.reset();
+  kubelet_->Stop();
+  kubelet_.reset();
+  StartOperator("gang-binpack");
+  const double until = Clock() + 50;
+  ASSERT_TRUE(RunUntil([&] { return Clock() > until; }));
+  const json after = server_.Get("trainingjobs.dlsched.io", "default", "nap").value()["status"];
+  EXPECT_EQ(after["conditions"], before["conditions"]);
+  EXPECT_EQ(after["phase"], "Suspended");
+  EXPECT_EQ(after["progress"]["steps"], before["progress"]["steps"]);
+  EXPECT_TRUE(PodsOf("nap").empty());
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "nap");
+  (*tj)["spec"]["runPolicy"]["suspend"] = false;
+  ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  ASSERT_TRUE(RunUntil([&] { return Phase("nap") == "Running"; })) << Phase("nap");
+  tj = server_.Get("trainingjobs.dlsched.io", "default", "nap");
+  EXPECT_GE((*tj)["status"]["progress"]["steps"].get<double>(),
+            before["progress"]["steps"].get<double>());
+  EXPECT_EQ(Condition("nap", "Suspended")["reason"], "Resumed");
+}
+
+}  // namespace
+}  // namespace dlsched::k8s
+
+namespace dlsched::k8s {
+namespace {
+
+// TFJob's Evaluator runs outside the gang: its pod is created when the job
+// launches, left to the default scheduler (never bound by dlsched, so
+// here, without kube-scheduler, it stays pending), the gang is placed and
+// completes without it, and cleanPodPolicy Running deletes it at the end.
+TEST_F(OperatorTest, AnEvaluatorRunsOutsideTheGang) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+  json job = Job("evaljob", 0, 2, 200);
+  job["spec"]["replicaSpecs"]["Evaluator"] = {
+      {"replicas", 1},
+      {"template",
+       {{"spec", {{"containers", json::array({{{"name", "tf"}, {"image", "e:1"}}})}}}}}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(
+      RunUntil([&] { return server_.Get("pods", "default", "evaljob-evaluator-0").has_value(); }));
+  const json evaluator = server_.Get("pods", "default", "evaljob-evaluator-0").value();
+  EXPECT_EQ(evaluator["spec"]["schedulerName"], "default-scheduler");
+  EXPECT_EQ(NodeNameOf(evaluator), "");
+  ASSERT_TRUE(RunUntil([&] { return Phase("evaljob") == "Completed"; })) << Phase("evaljob");
+  EXPECT_EQ(chosen_.size(), 2u);  // the engine placed the two workers only
+  ASSERT_TRUE(
+      RunUntil([&] { return !server_.Get("pods", "default", "evaljob-evaluator-0").has_value(); }));
+  EXPECT_EQ(PodsOf("evaljob").size(), 2u);  // the workers' Succeeded pods
+  EXPECT_EQ(server_.RequestCounts()["POST pods"], 3);
 }
 
 // Pod failures (issue: any Failed pod failed its job for good, evictions
@@ -775,12 +1257,18 @@ class PodFailureTest : public OperatorTest {
     ASSERT_TRUE(pod.has_value()) << name;
     status["phase"] = "Failed";
     (*pod)["status"].update(status);
-    ASSERT_TRUE(server_.UpdateStatus("pods", "default", *pod).has_value());
+    auto r = server_.UpdateStatus("pods", "default", *pod);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
   }
+  // A container status as a kubelet writes it (what the schema requires).
   static json Exited(int code, const std::string& reason = "Error") {
     return {
         {"containerStatuses",
          json::array({{{"name", "tf"},
+                       {"image", "trainer:1"},
+                       {"imageID", ""},
+                       {"ready", false},
+                       {"restartCount", 0},
                        {"state", {{"terminated", {{"exitCode", code}, {"reason", reason}}}}}}})}};
   }
   json Status(const std::string& job) {

@@ -47,6 +47,10 @@ struct JsonFields {
     if (!v.is_number_integer()) return std::nullopt;
     return v.get<int64_t>();
   }
+  static std::optional<bool> ToBool(const json& v) {
+    if (!v.is_boolean()) return std::nullopt;
+    return v.get<bool>();
+  }
   static std::optional<double> ToNumber(const json& v) {
     if (!v.is_number() || !std::isfinite(v.get<double>())) return std::nullopt;
     return v.get<double>();
@@ -281,6 +285,29 @@ core::Status DecodeRole(const Errors& e, const json& rs, const std::string& rs_p
   return {};
 }
 
+// TFJob's Evaluator: 0 or 1 replica (Kubeflow's validation), its pod
+// template read as any role's (so what dlsched refuses in one is refused
+// here too), not part of the job's gang.
+core::Status DecodeEvaluator(const Errors& e, const json& rs, const std::string& rs_path,
+                             TrainingJob& out) {
+  if (!rs.contains("Evaluator")) return {};
+  const std::string path = Key(rs_path, "Evaluator");
+  const json& r = rs["Evaluator"];
+  DLSCHED_TRY(e.Object(r, path, {"replicas", "restartPolicy", "template"}));
+  if (r.contains("replicas")) {
+    DLSCHED_TRY_LET(n, e.Int(r["replicas"], Key(path, "replicas"), 0, 1));
+    out.evaluators = static_cast<int>(*n);
+  } else {
+    out.evaluators = 1;  // TFJob's default replicas
+  }
+  if (out.evaluators == 0) return {};
+  if (!r.contains("template")) return e.Fail(Key(path, "template"), "missing");
+  core::RoleSpec scratch;
+  DLSCHED_TRY(DecodePodTemplate(r["template"], e.source(), Key(path, "template"), scratch));
+  out.evaluator_template = r["template"];
+  return {};
+}
+
 // spec.replicaSpecs (or the TFJob name, spec.tfReplicaSpecs, or
 // PyTorchJob's spec.pytorchReplicaSpecs) into `out`; `rs_path` is set to
 // the one given.
@@ -306,7 +333,8 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
   if (out.framework == Framework::kPyTorch) {
     DLSCHED_TRY(e.Object(rs, rs_path, {"Master", "Worker"}));
   } else {
-    DLSCHED_TRY(e.Object(rs, rs_path, {"PS", "Chief", "Worker"}));
+    DLSCHED_TRY(e.Object(rs, rs_path, {"PS", "Chief", "Worker", "Evaluator"}));
+    DLSCHED_TRY(DecodeEvaluator(e, rs, rs_path, out));
   }
   if (!rs.contains("Worker")) return e.Fail(Key(rs_path, "Worker"), "missing");
   int64_t tasks = 0;
@@ -328,12 +356,6 @@ core::Status DecodeReplicaSpecs(const Errors& e, const json& spec, TrainingJob& 
                                        core::kMaxTasksPerJob));
   }
   return {};
-}
-
-// spec.runPolicy.backoffLimit, when given (Kubeflow's RunPolicy).
-core::Status DecodeBackoffLimit(const Errors& e, const json& spec, core::JobSpec& job) {
-  if (!spec.contains("runPolicy") || !spec["runPolicy"].is_object()) return {};
-  return Decoder(e).BackoffLimit(spec["runPolicy"], "spec.runPolicy", job);
 }
 
 // A string field of `obj` at `path`, when given, into `out`.
@@ -406,6 +428,127 @@ core::Status DecodeScheduling(const Errors& e, const json& s, core::JobSpec& job
   return Decoder(e).Scheduling(s, "spec.scheduling", job);
 }
 
+// Kubeflow's runPolicy fields dlsched does not honour: refused, naming the
+// field, never ignored.
+constexpr std::pair<std::string_view, std::string_view> kRefusedRunPolicy[] = {
+    {"managedBy", "not supported by dlsched (the dlsched operator manages every TrainingJob)"},
+};
+constexpr std::pair<std::string_view, std::string_view> kRefusedSchedulingPolicy[] = {
+    {"minResources", "not supported by dlsched (the gang's minimum is minAvailable's)"},
+    {"scheduleTimeoutSeconds",
+     "not supported by dlsched (use spec.scheduling.maxWaitMinutes, the profile's starvation "
+     "rule)"},
+};
+
+// runPolicy.schedulingPolicy: minAvailable as the gang's minimum (every PS
+// and Chief, and minAvailable - those workers), queue as spec.scheduling's,
+// priorityClass as a PriorityClass's name (read by the operator).
+core::Status DecodeSchedulingPolicy(const Errors& e, const json& p, const json& scheduling,
+                                    const std::string& rs_path, bool min_given, TrainingJob& out) {
+  const std::string path = "spec.runPolicy.schedulingPolicy";
+  for (const auto& [key, why] : kRefusedSchedulingPolicy) {
+    if (p.is_object() && p.contains(key)) return e.Fail(Key(path, key), std::string(why));
+  }
+  DLSCHED_TRY(e.Object(p, path, {"minAvailable", "queue", "priorityClass"}));
+  for (const char* key : {"queue", "priorityClass"}) {
+    if (p.contains(key) && scheduling.is_object() && scheduling.contains(key)) {
+      return e.Fail(Key(path, key), fmt::format("also given as spec.scheduling.{}: give it in "
+                                                "one place",
+                                                key));
+    }
+  }
+  if (p.contains("queue")) {
+    const std::string q = Key(path, "queue");
+    if (!p["queue"].is_string()) return e.Expected(q, "a queue name", p["queue"]);
+    if (auto problem = core::NameProblem(p["queue"].get<std::string>())) return e.Fail(q, *problem);
+    out.job.queue = p["queue"].get<std::string>();
+  }
+  if (p.contains("priorityClass")) {
+    const std::string pc = Key(path, "priorityClass");
+    const json& v = p["priorityClass"];
+    if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 253) {
+      return e.Expected(pc, "the name of a PriorityClass", v);
+    }
+    out.run_policy.priority_class = v.get<std::string>();
+  }
+  if (!p.contains("minAvailable")) return {};
+  core::JobSpec& job = out.job;
+  core::RoleSpec& w = job.role(core::Role::kWorker);
+  const int fixed = job.role(core::Role::kPS).replicas + job.role(core::Role::kChief).replicas;
+  const std::string ma = Key(path, "minAvailable");
+  DLSCHED_TRY_LET(v, e.Int(p["minAvailable"], ma, 1, core::kMaxTasksPerJob));
+  if (min_given) {
+    return e.Fail(ma,
+                  "also given as the Worker's minReplicas: give the gang's minimum in one "
+                  "place");
+  }
+  if (*v <= fixed || *v > fixed + w.replicas) {
+    return e.Fail(ma, fmt::format("{} is outside {}..{}: dlsched's gang is every PS and Chief "
+                                  "({}) and 1 to replicas ({}) workers of {}",
+                                  *v, fixed + 1, fixed + w.replicas, fixed, w.replicas,
+                                  Key(rs_path, "Worker")));
+  }
+  w.min_replicas = static_cast<int>(*v) - fixed;
+  return {};
+}
+
+// spec.runPolicy: Kubeflow's RunPolicy (cleanPodPolicy,
+// ttlSecondsAfterFinished, activeDeadlineSeconds, suspend, backoffLimit,
+// schedulingPolicy); the rest refused.
+core::Status DecodeRunPolicy(const Errors& e, const json& spec, const std::string& rs_path,
+                             TrainingJob& out) {
+  RunPolicy& rp = out.run_policy;
+  rp.clean_pod_policy =
+      out.framework == Framework::kPyTorch ? CleanPodPolicy::kNone : CleanPodPolicy::kRunning;
+  if (!spec.contains("runPolicy")) return {};
+  const json& p = spec["runPolicy"];
+  const std::string path = "spec.runPolicy";
+  for (const auto& [key, why] : kRefusedRunPolicy) {
+    if (p.is_object() && p.contains(key)) return e.Fail(Key(path, key), std::string(why));
+  }
+  DLSCHED_TRY(e.Object(p, path,
+                       {"cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds",
+                        "suspend", "backoffLimit", "schedulingPolicy"}));
+  DLSCHED_TRY(Decoder(e).BackoffLimit(p, path, out.job));
+  if (p.contains("cleanPodPolicy")) {
+    const json& v = p["cleanPodPolicy"];
+    const std::string c = v.is_string() ? v.get<std::string>() : "";
+    if (c == "All") {
+      rp.clean_pod_policy = CleanPodPolicy::kAll;
+    } else if (c == "Running") {
+      rp.clean_pod_policy = CleanPodPolicy::kRunning;
+    } else if (c == "None") {
+      rp.clean_pod_policy = CleanPodPolicy::kNone;
+    } else {
+      return e.Expected(Key(path, "cleanPodPolicy"), "All, Running or None", v);
+    }
+  }
+  // Kubeflow's are int32 (seconds); a deadline is positive.
+  constexpr int64_t kMaxSeconds = 2147483647;
+  if (p.contains("ttlSecondsAfterFinished")) {
+    DLSCHED_TRY_LET(v, e.Int(p["ttlSecondsAfterFinished"], Key(path, "ttlSecondsAfterFinished"), 0,
+                             kMaxSeconds));
+    rp.ttl_seconds_after_finished = *v;
+  }
+  if (p.contains("activeDeadlineSeconds")) {
+    DLSCHED_TRY_LET(
+        v, e.Int(p["activeDeadlineSeconds"], Key(path, "activeDeadlineSeconds"), 1, kMaxSeconds));
+    rp.active_deadline_seconds = *v;
+  }
+  if (p.contains("suspend")) {
+    DLSCHED_TRY_LET(v, e.Bool(p["suspend"], Key(path, "suspend")));
+    rp.suspend = *v;
+  }
+  if (p.contains("schedulingPolicy")) {
+    const json& worker = spec[rs_path.substr(5)]["Worker"];
+    const bool min_given = worker.contains("minReplicas") ||
+                           spec.value("elasticPolicy", json::object()).contains("minReplicas");
+    DLSCHED_TRY(DecodeSchedulingPolicy(e, p["schedulingPolicy"], spec.value("scheduling", json()),
+                                       rs_path, min_given, out));
+  }
+  return {};
+}
+
 // spec.throughput: the steps/s table by workers, the locality sensitivity.
 core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job) {
   DLSCHED_TRY(e.Object(t, "spec.throughput", {"table", "localitySensitivity"}));
@@ -464,10 +607,29 @@ core::Status CheckGeneratedNames(const Errors& e, const TrainingJob& tj) {
                                                  *p, tj.name.size()));
     }
   }
+  if (tj.evaluators > 0) {
+    if (auto p = Dns1123LabelProblem(EvaluatorPodName(tj.name, tj.evaluators - 1))) {
+      return e.Fail("metadata.name", fmt::format("{} (the hostname of the job's evaluator pod, "
+                                                 "made from its name of {} characters)",
+                                                 *p, tj.name.size()));
+    }
+  }
   return {};
 }
 
 }  // namespace
+
+std::string_view CleanPodPolicyName(CleanPodPolicy p) {
+  switch (p) {
+    case CleanPodPolicy::kAll:
+      return "All";
+    case CleanPodPolicy::kRunning:
+      return "Running";
+    case CleanPodPolicy::kNone:
+      return "None";
+  }
+  return "?";
+}
 
 std::string_view TrainingJob::ReplicaName(core::Role role) const {
   if (framework == Framework::kPyTorch && role == core::Role::kChief) return "Master";
@@ -509,9 +671,9 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
   if (spec.contains("scheduling")) {
     DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }
+  DLSCHED_TRY(DecodeRunPolicy(e, spec, rs_path, out));
   DLSCHED_TRY(Decoder(e).TotalSteps(spec, "spec", job));
   DLSCHED_TRY(Decoder(e).Delays(spec, "spec", job));
-  DLSCHED_TRY(DecodeBackoffLimit(e, spec, job));
   if (spec.contains("throughput")) {
     DLSCHED_TRY(DecodeThroughput(e, spec["throughput"], job));
   }

@@ -43,6 +43,26 @@ struct ElasticPolicy {
   int max_restarts = -1;              // -1: not set
 };
 
+// What pods a finished job's cleanup deletes (Kubeflow's runPolicy
+// .cleanPodPolicy): every pod of the job, the running ones (and pending),
+// or none. Kubeflow's default is Running for a TFJob, None for a PyTorchJob.
+enum class CleanPodPolicy : uint8_t { kAll, kRunning, kNone };
+std::string_view CleanPodPolicyName(CleanPodPolicy p);  // "All", "Running", "None"
+
+// Kubeflow's spec.runPolicy, as far as dlsched honours it (the rest is
+// refused when decoded): its schedulingPolicy's minAvailable and queue are
+// read into the job (the gang's minimum, spec.scheduling.queue).
+struct RunPolicy {
+  // Kubeflow's default for the framework (see CleanPodPolicy).
+  CleanPodPolicy clean_pod_policy = CleanPodPolicy::kRunning;
+  std::optional<int64_t> ttl_seconds_after_finished;
+  std::optional<int64_t> active_deadline_seconds;
+  bool suspend = false;
+  // schedulingPolicy.priorityClass: a PriorityClass's name, read from the
+  // cluster by the operator (empty: not given).
+  std::string priority_class;
+};
+
 // PyTorchJob's default port (its container port named pytorchjob-port).
 inline constexpr int kPyTorchPort = 23456;
 
@@ -59,6 +79,11 @@ struct TrainingJob {
   nlohmann::json templates[core::kNumRoles];
   Framework framework = Framework::kTensorFlow;
   std::optional<ElasticPolicy> elastic;  // PyTorch, when given
+  RunPolicy run_policy;
+  // TFJob's Evaluator replicas (0 or 1) and their pod template: pods the
+  // operator creates outside the gang (docs/operator.md).
+  int evaluators = 0;
+  nlohmann::json evaluator_template;
 
   // The key of `role` in the job's replica section ("Master" for a
   // PyTorch job's chief).

@@ -290,9 +290,15 @@ TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
                   worker_tmpl + "}}}}"),
             "TrainingJob ns/j: spec.replicaSpecs.Chief.replicas: expected an integer in 0..1, "
             "got 2");
-  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Evaluator": {}}}})"),
-            "TrainingJob ns/j: spec.replicaSpecs.Evaluator: unknown key (allowed: PS, Chief, "
+  EXPECT_EQ(Error(head + R"({"pytorchReplicaSpecs": {"Evaluator": {}}}})"),
+            "TrainingJob ns/j: spec.pytorchReplicaSpecs.Evaluator: unknown key (allowed: Master, "
             "Worker)");
+  EXPECT_EQ(Error(head + R"({"tfReplicaSpecs": {"Evaluator": {"replicas": 2}}}})"),
+            "TrainingJob ns/j: spec.tfReplicaSpecs.Evaluator.replicas: expected an integer in "
+            "0..1, got 2");
+  EXPECT_EQ(
+      Error(head + R"({"tfReplicaSpecs": {"Evaluator": {}, "Worker": {)" + worker_tmpl + "}}}}"),
+      "TrainingJob ns/j: spec.tfReplicaSpecs.Evaluator.template: missing");
   EXPECT_EQ(Error(head + R"({"replicaSpecs": {}, "tfReplicaSpecs": {}}})"),
             "TrainingJob ns/j: spec: give exactly one of replicaSpecs, tfReplicaSpecs (the "
             "TFJob name) and pytorchReplicaSpecs (PyTorchJob's)");
@@ -338,6 +344,102 @@ TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
   // A name is escaped in the message, and checked.
   EXPECT_EQ(Error(R"({"metadata": {"name": "a\u0001b"}, "spec": {}})").substr(0, 41),
             "TrainingJob default/a\\x01b: metadata.name");
+}
+
+// Kubeflow's runPolicy: what dlsched honours is read (cleanPodPolicy with
+// Kubeflow's default per kind, TTL, deadline, suspend, and schedulingPolicy
+// onto the gang's minimum, the queue and a PriorityClass's name); the rest
+// is refused naming the field.
+// TFJob's Evaluator: read outside the gang (the job's roles and tasks are
+// the PS, Chief and Worker ones), its pod made from its template with
+// TF_CONFIG's task "evaluator" and the gang's cluster without it.
+TEST(TrainingJobTest, EvaluatorIsReadOutsideTheGang) {
+  auto tj = DecodeTrainingJob(Parse(R"({"metadata": {"name": "j", "namespace": "ns", "uid": "u"},
+    "spec": {"tfReplicaSpecs": {
+      "Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "tf",
+        "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}},
+      "Evaluator": {"template": {"spec": {"containers": [{"name": "tf", "image": "eval:1"}]}}}}}})"));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  EXPECT_EQ(tj->evaluators, 1);
+  EXPECT_EQ(tj->job.NumTasks(2), 2);
+  const json pod = MakeEvaluatorPod(*tj, 0, 2, "default-scheduler");
+  EXPECT_EQ(pod["metadata"]["name"], "j-evaluator-0");
+  EXPECT_EQ(pod["metadata"]["labels"][std::string(kRoleLabel)], "evaluator");
+  EXPECT_EQ(pod["spec"]["schedulerName"], "default-scheduler");
+  EXPECT_FALSE(pod["spec"].contains("nodeName"));
+  EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], "u");
+  const json tf_config =
+      json::parse(pod["spec"]["containers"][0]["env"][0]["value"].get<std::string>());
+  EXPECT_EQ(tf_config["task"], json({{"type", "evaluator"}, {"index", 0}}));
+  EXPECT_EQ(tf_config["cluster"],
+            json({{"worker", {"j-worker-0.j.ns.svc:2222", "j-worker-1.j.ns.svc:2222"}}}));
+  EXPECT_FALSE(PodTaskOf(pod).has_value());  // not a task of the engine
+}
+
+TEST(TrainingJobTest, RunPolicyIsReadOrRefusedNamingTheField) {
+  const std::string head = R"({"metadata": {"name": "j", "namespace": "ns"}, "spec": )";
+  const std::string tmpl = R"("template": {"spec": {"containers": [{"name": "c"}]}})";
+  const std::string tf = R"("tfReplicaSpecs": {"PS": {"replicas": 1, )" + tmpl +
+                         R"(}, "Worker": {"replicas": 4, )" + tmpl + "}}";
+  auto with = [&](const std::string& run_policy) {
+    return head + "{" + tf + R"(, "runPolicy": )" + run_policy + "}}";
+  };
+  auto tj = DecodeTrainingJob(Parse(with(R"({"cleanPodPolicy": "All",
+      "ttlSecondsAfterFinished": 0, "activeDeadlineSeconds": 60, "suspend": true, "backoffLimit": 3,
+      "schedulingPolicy": {"minAvailable": 3, "queue": "research", "priorityClass": "urgent"}})")));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  const RunPolicy& rp = tj->run_policy;
+  EXPECT_EQ(rp.clean_pod_policy, CleanPodPolicy::kAll);
+  EXPECT_EQ(rp.ttl_seconds_after_finished, 0);
+  EXPECT_EQ(rp.active_deadline_seconds, 60);
+  EXPECT_TRUE(rp.suspend);
+  EXPECT_EQ(tj->job.backoff_limit, 3);
+  EXPECT_EQ(rp.priority_class, "urgent");
+  EXPECT_EQ(tj->job.queue, "research");
+  // minAvailable 3 of 1 PS + 4 workers: the gang holds the PS and 2 workers.
+  EXPECT_EQ(tj->job.role(core::Role::kWorker).min_replicas, 2);
+  EXPECT_EQ(tj->job.role(core::Role::kWorker).replicas, 4);
+
+  // Kubeflow's defaults: Running for a TFJob, None for a PyTorchJob.
+  tj = DecodeTrainingJob(Parse(head + "{" + tf + "}}"));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  EXPECT_EQ(tj->run_policy.clean_pod_policy, CleanPodPolicy::kRunning);
+  EXPECT_FALSE(tj->run_policy.suspend);
+  tj = DecodeTrainingJob(
+      Parse(head + R"({"pytorchReplicaSpecs": {"Worker": {"replicas": 2, )" + tmpl + "}}}}"));
+  ASSERT_TRUE(tj.has_value()) << tj.error().message;
+  EXPECT_EQ(tj->run_policy.clean_pod_policy, CleanPodPolicy::kNone);
+
+  EXPECT_EQ(Error(with(R"({"backoffLimit": -1})")),
+            "TrainingJob ns/j: spec.runPolicy.backoffLimit: expected an integer in 0..1000000, got "
+            "-1");
+  EXPECT_EQ(Error(with(R"({"schedulingPolicy": {"minResources": {"cpu": 1}}})")),
+            "TrainingJob ns/j: spec.runPolicy.schedulingPolicy.minResources: not supported by "
+            "dlsched (the gang's minimum is minAvailable's)");
+  EXPECT_EQ(Error(with(R"({"schedulingPolicy": {"scheduleTimeoutSeconds": 5}})")).substr(0, 80),
+            "TrainingJob ns/j: spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds: not su");
+  EXPECT_EQ(Error(with(R"({"restartPolicy": "Never"})")),
+            "TrainingJob ns/j: spec.runPolicy.restartPolicy: unknown key (allowed: "
+            "cleanPodPolicy, ttlSecondsAfterFinished, activeDeadlineSeconds, suspend, "
+            "backoffLimit, schedulingPolicy)");
+  EXPECT_EQ(Error(with(R"({"cleanPodPolicy": "Some"})")),
+            "TrainingJob ns/j: spec.runPolicy.cleanPodPolicy: expected All, Running or None, got "
+            "'Some'");
+  EXPECT_EQ(Error(with(R"({"activeDeadlineSeconds": 0})")),
+            "TrainingJob ns/j: spec.runPolicy.activeDeadlineSeconds: expected an integer in "
+            "1..2147483647, got 0");
+  EXPECT_EQ(Error(with(R"({"suspend": "yes"})")),
+            "TrainingJob ns/j: spec.runPolicy.suspend: expected true or false, got 'yes'");
+  EXPECT_EQ(Error(with(R"({"schedulingPolicy": {"minAvailable": 1}})")),
+            "TrainingJob ns/j: spec.runPolicy.schedulingPolicy.minAvailable: 1 is outside 2..5: "
+            "dlsched's gang is every PS and Chief (1) and 1 to replicas (4) workers of "
+            "spec.tfReplicaSpecs.Worker");
+  EXPECT_EQ(
+      Error(
+          head + "{" + tf +
+          R"(, "scheduling": {"queue": "a"}, "runPolicy": {"schedulingPolicy": {"queue": "b"}}}})"),
+      "TrainingJob ns/j: spec.runPolicy.schedulingPolicy.queue: also given as "
+      "spec.scheduling.queue: give it in one place");
 }
 
 }  // namespace
