@@ -350,6 +350,7 @@ class Operator final : public engine::Backend {
     std::string start_time, completion_time;  // RFC 3339, empty until set
     int64_t observed_generation = 0;
     int task_losses = 0;      // JobHistory::task_losses as last seen
+    int losses_told = 0;      // ... as last told in a Restarting Event
     bool restarting = false;  // lost tasks, not running again yet
     bool suspended = false;   // runPolicy.suspend acted on: out of the engine
     bool suspending = false;  // checkpointing on its way to suspended

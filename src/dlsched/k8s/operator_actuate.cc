@@ -224,6 +224,13 @@ void Operator::OnPhase(JobIndex j, JobPhase from) {
   if (Live(j) && !kept_[j].suspending) UpdateConditions(j);
   if (to == JobPhase::kStandby && kept_[j].suspending) suspend_done_.push_back(j);
   if (core::IsFinal(to) && Live(j) && !kept_[j].suspending) CleanPods(j);
+  // Lost pods (a failure, an eviction, a node gone): back to its checkpoint,
+  // said once per loss with what was lost.
+  const engine::JobHistory& h = scheduler_.History(j);
+  if (to == JobPhase::kStopping && Live(j) && h.task_losses > kept_[j].losses_told) {
+    kept_[j].losses_told = h.task_losses;
+    Event(j, "Warning", "Restarting", h.reason);
+  }
   if (to == JobPhase::kCompleted) Event(j, "Normal", "Completed", "all workers succeeded");
   if (to == JobPhase::kFailed && !kept_[j].suspending) {
     Event(j, "Warning", rejected_.contains(j) ? "SpecRejected" : "Failed",

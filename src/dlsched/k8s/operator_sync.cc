@@ -93,7 +93,6 @@ void Operator::SyncPod(const std::string& key) {
       // Not seen yet: wait for the informer.
     } else if (!ours || Terminating(*pod) || PodPhase(*pod) == "Failed") {
       const std::string pod_name = PodNameOf(t);
-      const int losses = scheduler_.History(j).task_losses;
       if (ours && PodPhase(*pod) == "Failed" && !Terminating(*pod)) {
         // By the role's restartPolicy and the job's backoffLimit: the job
         // restarts from its checkpoint, or fails.
@@ -102,9 +101,6 @@ void Operator::SyncPod(const std::string& key) {
       } else if (!state_.IsAssumed(t)) {
         const std::string why = !ours ? "pod deleted" : "pod being deleted";
         scheduler_.TasksLost(std::span<const TaskRef>(&t, 1), fmt::format("{} {}", pod_name, why));
-      }
-      if (scheduler_.History(j).task_losses != losses && !core::IsFinal(state_.Job(j).phase)) {
-        Event(j, "Warning", "Restarting", scheduler_.History(j).reason);
       }
       dirty_ = true;
     } else if (PodPhase(*pod) == "Succeeded") {

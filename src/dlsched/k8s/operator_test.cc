@@ -1430,5 +1430,100 @@ TEST(OperatorFailoverTest, TheNextOperatorKeepsQueueOrderAgesProgressAndReasons)
   kubelet.Stop();
 }
 
+// A node becomes unreachable (the node lifecycle controller's taints,
+// its kubelet gone): its pods tolerate it for 300 s (Kubernetes' default
+// toleration), then the operator evicts them; the evicted pod stays
+// Terminating (no kubelet confirms it), and the task's next pod, named
+// <pod>-1, runs on the other node without waiting for it.
+TEST_F(PodFailureTest, AnUnreachableNodesPodsStay300SecondsThenARenamedReplacementRuns) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-b", 4)).has_value());
+  RunJob("far", "");
+  const json pod = *server_.Get("pods", "default", "far-worker-0");
+  const std::string node = pod["spec"]["nodeName"];
+  const double tainted = Clock();
+  ASSERT_TRUE(kubelet_->SetUnreachable(node, true).has_value());
+  // 200 s on: still running where it was.
+  ASSERT_TRUE(RunUntil([&] { return Clock() >= tainted + 200; }));
+  EXPECT_EQ(Phase("far"), "Running");
+  EXPECT_FALSE(
+      server_.Get("pods", "default", "far-worker-0")->at("metadata").contains("deletionTimestamp"));
+  // Then evicted (not before 300 s), and replaced elsewhere.
+  double evicted = -1;
+  ASSERT_TRUE(RunUntil([&] {
+    if (evicted < 0 && Phase("far") != "Running") evicted = Clock();
+    auto next = server_.Get("pods", "default", "far-worker-0-1");
+    return next && PodPhase(*next) == "Running" && Phase("far") == "Running";
+  })) << Status("far").dump();
+  EXPECT_GE(evicted, tainted + 300);
+  EXPECT_NE(server_.Get("pods", "default", "far-worker-0-1")->at("spec").value("nodeName", ""),
+            node);
+  const json old = *server_.Get("pods", "default", "far-worker-0");
+  EXPECT_TRUE(old["metadata"].contains("deletionTimestamp"));  // Terminating, still there
+  // One Restarting Event, naming the taint and its 300 s.
+  std::vector<std::string> restarting;
+  for (const json& e : server_.List("events", "default")) {
+    if (e["involvedObject"].value("name", "") == "far" && e.value("reason", "") == "Restarting") {
+      restarting.push_back(e.value("message", ""));
+    }
+  }
+  ASSERT_EQ(restarting.size(), 1u);
+  EXPECT_NE(restarting[0].find("by taint node.kubernetes.io/unreachable:NoExecute after 300 s"),
+            std::string::npos)
+      << restarting[0];
+}
+
+// An eviction storm: 10 jobs of a PS and 2 workers (30 pods) on 5 nodes,
+// 3 of their pods (10%) evicted at once. Each hit job restarts (evictions
+// are not counted as failures), every job completes, and each task ends
+// with one Succeeded pod: no pod lost, none twice.
+TEST_F(PodFailureTest, AnEvictionStormIsRiddenOut) {
+  for (int n = 0; n < 5; ++n) {
+    ASSERT_TRUE(server_.Create("nodes", "", Node(fmt::format("node-{}", n), 4)).has_value());
+  }
+  std::vector<std::string> jobs;
+  for (int i = 0; i < 10; ++i) {
+    jobs.push_back(fmt::format("storm-{}", i));
+    ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", Job(jobs.back(), 1, 2, 4000))
+                    .has_value());
+  }
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] {
+    return std::all_of(jobs.begin(), jobs.end(), [&](const std::string& j) {
+      auto p = server_.Get("pods", "default", j + "-worker-1");
+      return Phase(j) == "Running" && p && PodPhase(*p) == "Running";
+    });
+  }));
+  const std::vector<std::string> hit = {"storm-1-worker-0", "storm-4-ps-0", "storm-8-worker-1"};
+  for (const std::string& name : hit) {
+    FailPod(name, {{"reason", "Evicted"}, {"message", "The node was low on resource: memory."}});
+  }
+  ASSERT_TRUE(RunUntil([&] {
+    return std::all_of(jobs.begin(), jobs.end(),
+                       [&](const std::string& j) { return Phase(j) == "Completed"; });
+  }));
+  for (const std::string& j : jobs) {
+    const bool was_hit = j == "storm-1" || j == "storm-4" || j == "storm-8";
+    EXPECT_FALSE(Status(j).contains("failures")) << j;
+    const auto reasons = EventReasons(j);
+    EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Restarting"), was_hit ? 1 : 0) << j;
+    // Per task: its Succeeded pod; an evicted one stays Failed beside it.
+    std::map<std::string, std::vector<std::string>> by_task;
+    for (const json& pod : PodsOf(j)) {
+      auto task = PodTaskOf(pod);
+      ASSERT_TRUE(task.has_value());
+      by_task[PodName(task->job, task->role, task->index)].push_back(PodPhase(pod));
+    }
+    for (const std::string& w : {j + "-worker-0", j + "-worker-1"}) {
+      auto phases = by_task[w];
+      std::sort(phases.begin(), phases.end());
+      const bool evicted = std::find(hit.begin(), hit.end(), w) != hit.end();
+      const std::vector<std::string> want = evicted
+                                                ? std::vector<std::string>{"Failed", "Succeeded"}
+                                                : std::vector<std::string>{"Succeeded"};
+      EXPECT_EQ(phases, want) << w;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dlsched::k8s
