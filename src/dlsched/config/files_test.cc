@@ -47,6 +47,17 @@ TEST(ExamplesTest, Cluster2x4Gpu) {
   EXPECT_EQ(c->Capacity()[core::kMemory], 256 * kGi);
 }
 
+TEST(ExamplesTest, WorkloadFailures) {
+  auto w = LoadWorkload(Example("workload-failures.yaml"));
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  ASSERT_EQ(w->jobs.size(), 3u);
+  EXPECT_EQ(w->jobs[0].role(core::Role::kWorker).restart_policy, core::RestartPolicy::kOnFailure);
+  EXPECT_EQ(w->jobs[0].backoff_limit, 2);
+  EXPECT_EQ(w->jobs[0].failures.size(), 2u);
+  EXPECT_EQ(w->jobs[1].role(core::Role::kWorker).restart_policy, core::RestartPolicy::kNever);
+  EXPECT_TRUE(w->jobs[2].failures[0].failure.disruption);
+}
+
 TEST(ExamplesTest, ClusterNodeFailure) {
   auto c = LoadCluster(Example("cluster-node-failure.yaml"));
   ASSERT_TRUE(c.has_value()) << c.error().message;
