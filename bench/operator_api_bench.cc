@@ -17,9 +17,12 @@
 // WATCHes included; writes are every verb but GET, LIST and WATCH), pod
 // writes per pod (POST pods + POST pods/binding), per-job writes (status,
 // Events, Services) per job, operator and server CPU seconds and peak RSS
-// (MB). One iteration per size (each builds a fresh server).
+// (MB). One iteration per size (each builds a fresh server). node_name:1
+// runs the operator with bind_with_node_name (spec.nodeName set at
+// creation, no pods/binding: one write per pod).
 //
 //   build/bench/operator_api_bench
+//   build/bench/operator_api_bench --benchmark_filter='nodes:5000/node_name:0'
 #include <benchmark/benchmark.h>
 
 #include <signal.h>
@@ -146,6 +149,7 @@ std::string ReadLine(int fd) {
 
 void BM_SubmitAndBind(benchmark::State& bm) {
   const int nodes = static_cast<int>(bm.range(0));
+  const bool node_name = bm.range(1) != 0;
   const int pods = kJobs * kWorkers;
   auto engine = dlsched::cli::LoadEngine("gang-binpack");
   if (!engine) throw std::runtime_error(engine.error().message);
@@ -162,6 +166,7 @@ void BM_SubmitAndBind(benchmark::State& bm) {
     config.timeout_seconds = 30;
     dlsched::k8s::OperatorOptions o;
     o.log = [](const std::string&) {};
+    o.bind_with_node_name = node_name;
     json server;
     double bind_seconds = 0, submit_seconds = 0, cpu = 0, peak = 0;
     dlsched::k8s::OperatorStats stats;
@@ -228,9 +233,10 @@ void BM_SubmitAndBind(benchmark::State& bm) {
   }
 }
 BENCHMARK(BM_SubmitAndBind)
-    ->ArgName("nodes")
-    ->Arg(1000)
-    ->Arg(5000)
+    ->ArgNames({"nodes", "node_name"})
+    ->Args({1000, 0})
+    ->Args({5000, 0})
+    ->Args({5000, 1})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
