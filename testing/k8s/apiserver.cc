@@ -249,6 +249,9 @@ void TestApiServer::Route() {
 core::Status TestApiServer::Start() {
   server_ = std::make_unique<httplib::Server>();
   server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  // An answer's headers and body go in two writes: with Nagle's algorithm
+  // the body waits for the client's delayed ACK, 40 ms a request.
+  server_->set_tcp_nodelay(true);
   Route();
   port_ = server_->bind_to_any_port("127.0.0.1");
   if (port_ <= 0) return core::Errorf("test API server: cannot listen on 127.0.0.1");

@@ -194,6 +194,9 @@ class TestApiServer {
                     const std::string& uid);
   // An object with a uid, anywhere in the store; null if none.
   const nlohmann::json* FindUidLocked(const std::string& uid) const;
+  // Whether the owner an ownerReference of an object of namespace `ns`
+  // names exists (FindUidLocked of its uid, its kind and name tried first).
+  bool OwnerExistsLocked(const std::string& ns, const nlohmann::json& ref) const;
   Reply UpdateLocked(const Type& type, const std::string& ns, const std::string& name,
                      nlohmann::json object, bool status, bool patch_conflicts);
   Reply DeleteLocked(const Type& type, const std::string& ns, const std::string& name,

@@ -136,6 +136,21 @@ const json* TestApiServer::FindUidLocked(const std::string& uid) const {
   return nullptr;
 }
 
+bool TestApiServer::OwnerExistsLocked(const std::string& ns, const json& ref) const {
+  const std::string uid = ref.value("uid", "");
+  // The owner where the reference names it (its kind and name): one
+  // lookup. Only if it is not there, the whole store, by uid alone.
+  for (const auto& t : types_) {
+    if (t->kind != ref.value("kind", "") || t->ApiVersion() != ref.value("apiVersion", ""))
+      continue;
+    const auto bucket = objects_.find(t->Id());
+    if (bucket == objects_.end()) continue;
+    const auto o = bucket->second.find(KeyOf(t->namespaced ? ns : "", ref.value("name", "")));
+    if (o != bucket->second.end() && Meta(o->second, "uid") == uid) return true;
+  }
+  return FindUidLocked(uid) != nullptr;
+}
+
 std::optional<TestApiServer::Reply> TestApiServer::AdmitLocked(const Type& type,
                                                                const std::string& name,
                                                                json& object,
@@ -285,7 +300,7 @@ TestApiServer::Reply TestApiServer::CreateLocked(const Type& type, const std::st
   // (a dangling ownerReference), after its creation.
   const json refs = object["metadata"].value("ownerReferences", json::array());
   bool owned = refs.empty();
-  for (const json& ref : refs) owned = owned || FindUidLocked(ref.value("uid", "")) != nullptr;
+  for (const json& ref : refs) owned = owned || OwnerExistsLocked(ns, ref);
   if (!owned) DeleteLocked(type, ns, name, std::nullopt, "Background");
   return {201, object, 0, warnings};
 }

@@ -167,8 +167,11 @@ bool TestApiServer::StreamWatch(Watch& w, httplib::DataSink& sink) {
               .dump());
       end = true;
     } else {
-      for (const Event& e : history_) {
-        if (e.rv <= w.cursor) continue;
+      // The history is in version order: start after the cursor.
+      const auto after = std::upper_bound(history_.begin(), history_.end(), w.cursor,
+                                          [](int64_t rv, const Event& e) { return rv < e.rv; });
+      for (auto it = after; it != history_.end(); ++it) {
+        const Event& e = *it;
         w.cursor = e.rv;
         if (e.resource != w.type->Id()) continue;
         if (!w.ns.empty() && Meta(e.object, "namespace") != w.ns) continue;
