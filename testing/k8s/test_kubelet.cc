@@ -50,7 +50,10 @@ void TestKubelet::Stop() {
 
 core::Status TestKubelet::SetUnreachable(const std::string& node, bool unreachable) {
   const std::string path = "/api/v1/nodes/" + node;
-  DLSCHED_TRY_LET(got, client_->Request("GET", path));
+  // A client of its own: the kubelet's thread uses client_ (one curl
+  // handle, not to be shared between threads).
+  k8s::RestClient client(config_);
+  DLSCHED_TRY_LET(got, client.Request("GET", path));
   if (got->status != 200) return core::Errorf("GET {}: {} {}", path, got->status, got->body);
   json object = json::parse(got->body);
   // The taints, in the spec.
@@ -68,7 +71,7 @@ core::Status TestKubelet::SetUnreachable(const std::string& node, bool unreachab
     }
   }
   object["spec"]["taints"] = taints;
-  DLSCHED_TRY_LET(put, client_->Request("PUT", path, object.dump()));
+  DLSCHED_TRY_LET(put, client.Request("PUT", path, object.dump()));
   if (put->status != 200) return core::Errorf("PUT {}: {} {}", path, put->status, put->body);
   // The Ready condition, in the status.
   object = json::parse(put->body);
@@ -86,7 +89,7 @@ core::Status TestKubelet::SetUnreachable(const std::string& node, bool unreachab
                         {"lastHeartbeatTime", now},
                         {"lastTransitionTime", now}});
   object["status"]["conditions"] = conditions;
-  DLSCHED_TRY_LET(status, client_->Request("PUT", path + "/status", object.dump()));
+  DLSCHED_TRY_LET(status, client.Request("PUT", path + "/status", object.dump()));
   if (status->status != 200) {
     return core::Errorf("PUT {}/status: {} {}", path, status->status, status->body);
   }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,18 +87,26 @@ class Process {
   // `env`: variables set for it ("NAME=value"), besides the test's own.
   Process(const std::vector<std::string>& args, const std::string& log,
           const std::vector<std::string>& env = {}) {
+    // Everything is made before fork: the child of a process with threads
+    // (the test server's) may only call async-signal-safe functions, as a
+    // lock another thread held (malloc's) stays held in it for ever.
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::vector<std::string> vars = env;
+    for (char** e = environ; *e != nullptr; ++e) vars.emplace_back(*e);
+    std::vector<char*> envp;
+    for (auto& v : vars) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     pid_ = ::fork();
     if (pid_ == 0) {
-      for (const std::string& e : env) ::putenv(const_cast<char*>(e.c_str()));
-      FILE* f = std::fopen(log.c_str(), "w");
-      ::dup2(::fileno(f), 1);
-      ::dup2(::fileno(f), 2);
-      std::vector<char*> argv;
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execve(argv[0], argv.data(), envp.data());
       ::_exit(127);
     }
+    ::close(fd);
   }
   ~Process() {
     if (pid_ > 0) {
