@@ -84,9 +84,8 @@ TEST(CrdTest, ManifestMatchesTheDecoder) {
   EXPECT_FALSE(roles["Worker"]["properties"]["minReplicas"]["x-kubernetes-validations"]);
   EXPECT_FALSE(roles["Worker"]["properties"]["maxReplicas"]["x-kubernetes-validations"]);
   EXPECT_FALSE(run_policy["properties"]["suspend"]["x-kubernetes-validations"]);
-  for (const char* field :
-       {"cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit",
-        "schedulingPolicy"}) {
+  for (const char* field : {"cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds",
+                            "backoffLimit", "schedulingPolicy"}) {
     EXPECT_TRUE(immutable(run_policy["properties"][field])) << field;
   }
 }
