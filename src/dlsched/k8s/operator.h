@@ -181,7 +181,10 @@ class Operator final : public engine::Backend {
   void SyncNode(const std::string& name);
   void SyncPod(const std::string& key);
   void SyncJob(const std::string& key);
-  void NewJob(const nlohmann::json& object, bool adopting);
+  // `submitted`: when an operator before saw it arrive (SubmittedWall), for
+  // one adopted at a start.
+  void NewJob(const nlohmann::json& object, bool adopting,
+              std::optional<double> submitted = std::nullopt);
   // False when the status could not be written (tried again, rate limited).
   bool ReportInvalid(const nlohmann::json& object, const std::string& error);
   // Job j refused by the API server (400, 403, 404 on create, 422): it
@@ -350,7 +353,6 @@ class Operator final : public engine::Backend {
     std::string start_time, completion_time;  // RFC 3339, empty until set
     int64_t observed_generation = 0;
     int task_losses = 0;      // JobHistory::task_losses as last seen
-    int losses_told = 0;      // ... as last told in a Restarting Event
     bool restarting = false;  // lost tasks, not running again yet
     bool suspended = false;   // runPolicy.suspend acted on: out of the engine
     bool suspending = false;  // checkpointing on its way to suspended

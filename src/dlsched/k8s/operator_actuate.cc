@@ -221,16 +221,15 @@ void Operator::OnPhase(JobIndex j, JobPhase from) {
   }
   // Conditions follow every phase (a restart that relaunches at once
   // still shows in Restarting's history).
+  const int losses = Live(j) ? kept_[j].task_losses : 0;
   if (Live(j) && !kept_[j].suspending) UpdateConditions(j);
+  // Lost pods (a failure, an eviction, a node gone), just seen by the
+  // conditions: back to its checkpoint, said once with what was lost.
+  if (Live(j) && kept_[j].task_losses > losses) {
+    Event(j, "Warning", "Restarting", scheduler_.History(j).reason);
+  }
   if (to == JobPhase::kStandby && kept_[j].suspending) suspend_done_.push_back(j);
   if (core::IsFinal(to) && Live(j) && !kept_[j].suspending) CleanPods(j);
-  // Lost pods (a failure, an eviction, a node gone): back to its checkpoint,
-  // said once per loss with what was lost.
-  const engine::JobHistory& h = scheduler_.History(j);
-  if (to == JobPhase::kStopping && Live(j) && h.task_losses > kept_[j].losses_told) {
-    kept_[j].losses_told = h.task_losses;
-    Event(j, "Warning", "Restarting", h.reason);
-  }
   if (to == JobPhase::kCompleted) Event(j, "Normal", "Completed", "all workers succeeded");
   if (to == JobPhase::kFailed && !kept_[j].suspending) {
     Event(j, "Warning", rejected_.contains(j) ? "SpecRejected" : "Failed",

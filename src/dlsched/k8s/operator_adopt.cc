@@ -47,7 +47,7 @@ void Operator::Adopt() {
   // saw them arrive ordered them; jobs no operator has seen after those.
   struct Found {
     json object;
-    double submitted;  // wall clock; +inf: not seen yet
+    std::optional<double> submitted;  // wall clock; none: not seen yet
   };
   std::vector<Found> jobs;
   const double wall = WallSeconds();
@@ -55,21 +55,23 @@ void Operator::Adopt() {
   for (json& object : jobs_->List()) {
     const std::optional<double> at = SubmittedWall(object);
     if (at) oldest = std::min(oldest, *at);
-    jobs.push_back({std::move(object), at.value_or(std::numeric_limits<double>::infinity())});
+    jobs.push_back({std::move(object), at});
   }
   std::sort(jobs.begin(), jobs.end(), [](const Found& a, const Found& b) {
     const std::string ua = Meta(a.object, "uid"), ub = Meta(b.object, "uid");
-    return std::tie(a.submitted, ua) < std::tie(b.submitted, ub);
+    const double sa = a.submitted.value_or(std::numeric_limits<double>::infinity());
+    const double sb = b.submitted.value_or(std::numeric_limits<double>::infinity());
+    return std::tie(sa, ua) < std::tie(sb, ub);
   });
   // Waiting ages go on from there: the clock starts late enough that the
   // oldest submission is at time >= 0 on it.
   clock_offset_ = std::max(0.0, (wall - oldest) - Now());
-  for (const Found& found : jobs) NewJob(found.object, /*adopting=*/true);
+  for (const Found& found : jobs) NewJob(found.object, /*adopting=*/true, found.submitted);
   for (const json& pod : pods_->List()) SyncPod(ObjectKey(pod));
   dirty_ = true;
 }
 
-void Operator::NewJob(const json& object, bool adopting) {
+void Operator::NewJob(const json& object, bool adopting, std::optional<double> submitted) {
   auto decoded = DecodeTrainingJob(object);
   if (!decoded) {
     const std::string key = "tj/" + Meta(object, "namespace") + "/" + Meta(object, "name");
@@ -84,11 +86,10 @@ void Operator::NewJob(const json& object, bool adopting) {
   TrainingJob& tj = tjs_.emplace_back(std::move(*decoded));
   // A job seen before (a restart, a failover) keeps its submission time.
   const double wall = WallSeconds();
-  const std::optional<double> seen = adopting ? SubmittedWall(object) : std::nullopt;
-  tj.job.submit_time = seen ? Now() - std::max(0.0, wall - *seen) : Now();
+  tj.job.submit_time = submitted ? Now() - std::max(0.0, wall - *submitted) : Now();
   const JobIndex j = scheduler_.AddJob(&tj.job, Now());
   last_status_.emplace_back();
-  submitted_.push_back(MicroTime(seen.value_or(wall)));
+  submitted_.push_back(MicroTime(submitted.value_or(wall)));
   kept_.emplace_back();
   kept_[j].spec = object.value("spec", json::object());
   by_key_[tj.namespace_name + "/" + tj.name] = j;
