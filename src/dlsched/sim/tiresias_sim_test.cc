@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/files.h"
 #include "dlsched/config/trace.h"
 #include "dlsched/engine/test_util.h"
 #include "dlsched/sim/test_util.h"
@@ -33,6 +34,7 @@ core::ClusterSpec Cluster(int nodes, int gpus) {
 }
 
 using dlsched::testing::TraceJob;
+using dlsched::testing::WriteTemp;
 
 SimResult RunJobs(const std::string& profile, const core::ClusterSpec& cluster,
                   std::vector<core::JobSpec> jobs) {
@@ -203,19 +205,17 @@ TEST(TiresiasBaselinesTest, LasDemotesAndHigherQueuesPreempt) {
   EXPECT_EQ(Times(s, "job-1"), std::make_tuple(100.0, 600.0, 0));
 }
 
-// A profile file for las with these `order.args`.
+// A profile file for las with these `order.args`, named by this process
+// (ctest runs the seeds of one profile in parallel processes: a shared
+// path was read half-written).
 std::string LasProfile(const std::string& name, const std::string& args) {
-  const std::string path = ::testing::TempDir() + "dlsched_" + name + ".yaml";
-  std::ofstream(path) << "name: " << name
-                      << "\n"
-                         "admission: Replan\n"
-                         "order: {name: Las, args: {"
-                      << args
-                      << "}}\n"
-                         "packer: TaskByTask\n"
-                         "preemptor: None\n"
-                         "sizer: Fixed\n";
-  return path;
+  return WriteTemp(name + ".yaml", fmt::format("name: {}\n"
+                                               "admission: Replan\n"
+                                               "order: {{name: Las, args: {{{}}}}}\n"
+                                               "packer: TaskByTask\n"
+                                               "preemptor: None\n"
+                                               "sizer: Fixed\n",
+                                               name, args));
 }
 
 // A trace of testing/tiresias.
