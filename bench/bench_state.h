@@ -59,8 +59,20 @@ struct BenchState {
   int waiting_jobs = 0;
   core::Time now = 0;
 
-  BenchState(int nodes, int waiting, double running_gpu_share, bool pod_queue) {
+  // `extra_names`: every node also lists that many more resource names
+  // (100 of each), as a real GPU node lists ephemeral-storage, hugepages,
+  // MIG profiles and device plugins' names; with `tasks_ask`, every task
+  // also asks for 1 of the last of them (an id past the inline ones).
+  BenchState(int nodes, int waiting, double running_gpu_share, bool pod_queue, int extra_names = 0,
+             bool tasks_ask = false) {
     cluster = MakeCluster(nodes);
+    core::ResourceId last = core::kGpu;
+    for (int i = 0; i < extra_names; ++i) {
+      auto id = core::InternResource("bench.example/resource-" + std::to_string(i));
+      if (!id) throw std::runtime_error(id.error().message);
+      for (core::NodeSpec& node : cluster.nodes) node.allocatable[*id] = 100;
+      last = *id;
+    }
     state = std::make_unique<engine::ClusterState>(cluster);
     const int64_t gpu_target = static_cast<int64_t>(
         running_gpu_share * static_cast<double>(state->Capacity()[core::kGpu]));
@@ -68,6 +80,15 @@ struct BenchState {
     std::vector<core::JobSpec> running = MakeJobs(static_cast<int>(gpu_target) + 1, 1, "run");
     std::vector<core::JobSpec> queued;
     if (waiting > 0) queued = MakeJobs(waiting, 2, "wait");
+    if (tasks_ask) {
+      for (auto* jobs : {&running, &queued}) {
+        for (core::JobSpec& spec : *jobs) {
+          for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
+            spec.role(role).resources[last] = 1;
+          }
+        }
+      }
+    }
     specs.reserve(running.size() + queued.size());
 
     std::mt19937_64 rng(3);

@@ -201,6 +201,13 @@ std::string Node(const std::string& resources, const std::string& extra = "",
   return "nodes:\n  - name: " + name + "\n    resources: " + resources + "\n" + extra;
 }
 
+// "a.io/r0: 1, a.io/r1: 1, ..." with `n` names.
+std::string ManyResourceNames(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i == 0 ? "a.io/r" : ", a.io/r") + std::to_string(i) + ": 1";
+  return out;
+}
+
 std::string Repeat(const std::string& s, int n) {
   std::string out;
   for (int i = 0; i < n; ++i) out += s;
@@ -1173,8 +1180,9 @@ std::vector<Case> Cases() {
       {"label-value-escape", Node("{cpu: 1}", "    labels: {zone: \"\\x1b[2J\"}\n")},
       {"unknown-key", Node("{cpu: 1}", "    gpus: 4\n")},
       {"schedulable-maybe", Node("{cpu: 1}", "    schedulable: maybe\n")},
-      {"nine-resources", Node("{a.io/r1: 1, a.io/r2: 1, a.io/r3: 1, a.io/r4: 1, a.io/r5: 1, "
-                              "a.io/r6: 1}")},
+      // One name more than a ResourceId can number (65,536 with the 3
+      // built in); any fewer are fine.
+      {"too-many-resource-names", Node("{" + ManyResourceNames(65534) + "}")},
       {"resource-name-space", Node("{\"a b\": 1}")},
       {"resources-list", Node("[cpu, 1]")},
       {"key-is-map", "nodes:\n  - {? {a: 1} : 2, name: n, resources: {cpu: 1}}\n"},

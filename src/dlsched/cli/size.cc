@@ -63,7 +63,7 @@ core::Result<int64_t> NodesFor(const core::JobSpec& job, const core::Resources& 
     const int tasks = role == core::Role::kWorker ? spec.min_replicas : spec.replicas;
     if (tasks <= 0) continue;
     int64_t per_node = std::numeric_limits<int64_t>::max();
-    for (int i = 0; i < core::kMaxResources; ++i) {
+    for (int i = 0; i < core::NumResources(); ++i) {
       const auto id = static_cast<core::ResourceId>(i);
       const int64_t asked = spec.resources[id];
       if (asked <= 0) continue;

@@ -812,13 +812,14 @@ std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_
       return fmt::format("its {} have restartPolicy {}", what,
                          core::RestartPolicyName(role->restart_policy));
     }
-    for (int i = 0; i < core::kMaxResources; ++i) {
-      const auto id = static_cast<core::ResourceId>(i);
+    const int other = core::FirstId(role->resources, [&](core::ResourceId id) {
       const bool held =
           id == core::kCpu || id == core::kMemory || (role == job.worker && id == core::kGpu);
-      if (!held && role->resources[id] != 0) {
-        return fmt::format("its {} request {}", what, core::ResourceName(id));
-      }
+      return !held && role->resources[id] != 0;
+    });
+    if (other >= 0) {
+      return fmt::format("its {} request {}", what,
+                         core::ResourceName(static_cast<core::ResourceId>(other)));
     }
   }
   if (!job.beyond.empty()) return fmt::format("it sets {}", fmt::join(job.beyond, ", "));

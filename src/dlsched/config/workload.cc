@@ -89,15 +89,16 @@ core::Status ParseContainers(const Reader& r, const YAML::Node& list, const std:
       out.init_containers.push_back(std::move(container));
       continue;
     }
-    for (int k = 0; k < core::kMaxResources; ++k) {
-      const auto id = static_cast<core::ResourceId>(k);
-      // Each term is at most kMaxAmount, so the sum cannot overflow first.
-      out.resources[id] += container.requests[id];
-      if (out.resources[id] > core::kMaxAmount) {
-        return r.Fail(res_path, fmt::format("the containers' total {} is more than the limit of {}",
-                                            core::ResourceName(id),
-                                            core::FormatResourceAmount(id, core::kMaxAmount)));
-      }
+    // Each term is at most kMaxAmount, so the sum cannot overflow first.
+    out.resources += container.requests;
+    if (const int over = core::FirstId(
+            container.requests,
+            [&](core::ResourceId id) { return out.resources[id] > core::kMaxAmount; });
+        over >= 0) {
+      const auto id = static_cast<core::ResourceId>(over);
+      return r.Fail(res_path, fmt::format("the containers' total {} is more than the limit of {}",
+                                          core::ResourceName(id),
+                                          core::FormatResourceAmount(id, core::kMaxAmount)));
     }
     out.containers.push_back(std::move(container));
   }

@@ -1,60 +1,80 @@
 #include "dlsched/core/resources.h"
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "dlsched/core/quantity.h"
 
 namespace dlsched::core {
 namespace {
 
-// The process-wide name table. Each slot is written once, before `count`
-// covers it (a release store; readers load it with acquire), and never
-// changes afterwards, so a string_view into it stays valid for the life of
-// the process and only interning takes the lock: NumResources() is called
-// in every resource loop of the hot paths.
+// The process-wide name table. A name is written once, into a chunk that
+// never moves, before `count` covers it (a release store; readers load it
+// with acquire), and never changes afterwards, so a string_view into it
+// stays valid for the life of the process and only interning takes the
+// lock: NumResources() and ResourceName() are read in the hot paths. A
+// lookup by name (parsing) takes the lock too, and a hash map.
 class Interner {
  public:
   Interner() {
-    names_[kCpu] = "cpu";
-    names_[kMemory] = "memory";
-    names_[kGpu] = "nvidia.com/gpu";
-    count_.store(3, std::memory_order_release);
+    for (std::string_view name : {"cpu", "memory", "nvidia.com/gpu"}) Append(name, Count());
   }
 
-  int Find(std::string_view name) const { return FindIn(name, Count()); }
+  int Find(std::string_view name) const {
+    std::lock_guard lock(mu_);
+    return FindLocked(name);
+  }
 
   Result<ResourceId> Intern(std::string_view name) {
     std::lock_guard lock(mu_);
     const int n = count_.load(std::memory_order_relaxed);  // only writers change it, locked
-    if (int id = FindIn(name, n); id >= 0) return static_cast<ResourceId>(id);
-    if (n == kMaxResources) {
-      return Errorf("too many distinct resource names (at most {})", kMaxResources);
+    if (int id = FindLocked(name); id >= 0) return static_cast<ResourceId>(id);
+    if (n == kMaxResourceNames) {
+      return Errorf("too many distinct resource names (at most {})", kMaxResourceNames);
     }
-    names_[n] = std::string(name);
-    count_.store(n + 1, std::memory_order_release);
+    Append(name, n);
     return static_cast<ResourceId>(n);
   }
 
   std::string_view Name(ResourceId id) const {
     if (id >= Count()) return {};
-    return names_[id];
+    return At(id);
   }
 
   int Count() const { return count_.load(std::memory_order_acquire); }
 
  private:
-  int FindIn(std::string_view name, int count) const {
-    for (int i = 0; i < count; ++i) {
-      if (names_[i] == name) return i;
+  static constexpr int kChunk = 256;
+
+  const std::string& At(int id) const {
+    return chunks_[id / kChunk].load(std::memory_order_relaxed)[id % kChunk];
+  }
+  // Under mu_ (or in the constructor): stores `name` as id `n` == Count().
+  void Append(std::string_view name, int n) {
+    if (n % kChunk == 0) {
+      owned_.push_back(std::make_unique<std::string[]>(kChunk));
+      chunks_[n / kChunk].store(owned_.back().get(), std::memory_order_relaxed);
     }
-    return -1;
+    std::string& slot = chunks_[n / kChunk].load(std::memory_order_relaxed)[n % kChunk];
+    slot = std::string(name);
+    ids_.emplace(slot, n);                           // the key views the slot, which never moves
+    count_.store(n + 1, std::memory_order_release);  // publishes the chunk and the name
+  }
+  int FindLocked(std::string_view name) const {
+    auto it = ids_.find(name);
+    return it == ids_.end() ? -1 : it->second;
   }
 
-  std::mutex mu_;  // serialises Intern
-  std::array<std::string, kMaxResources> names_;
+  mutable std::mutex mu_;  // serialises Intern and guards ids_
+  std::unordered_map<std::string_view, int> ids_;
+  std::array<std::atomic<std::string*>, kMaxResourceNames / kChunk> chunks_{};
+  std::vector<std::unique_ptr<std::string[]>> owned_;  // chunks_' storage, written under mu_
   std::atomic<int> count_ = 0;
 };
 
@@ -125,9 +145,22 @@ std::string FormatResourceAmount(ResourceId id, int64_t amount) {
   return fmt::format("{}", amount);
 }
 
+int64_t Resources::MoreValue(ResourceId id) const {
+  auto it = std::lower_bound(more.begin(), more.end(), id,
+                             [](const auto& e, ResourceId key) { return e.first < key; });
+  return it != more.end() && it->first == id ? it->second : 0;
+}
+
+int64_t& Resources::MoreSlot(ResourceId id) {
+  auto it = std::lower_bound(more.begin(), more.end(), id,
+                             [](const auto& e, ResourceId key) { return e.first < key; });
+  if (it == more.end() || it->first != id) it = more.insert(it, {id, 0});
+  return it->second;
+}
+
 std::string FormatResources(const Resources& r) {
   std::string out;
-  for (int i = 0; i < kMaxResources; ++i) {
+  for (int i = 0; i < r.Width(); ++i) {
     auto id = static_cast<ResourceId>(i);
     if (r[id] == 0) continue;
     if (!out.empty()) out += ", ";

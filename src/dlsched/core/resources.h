@@ -5,24 +5,33 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "dlsched/core/error.h"
 
 namespace dlsched::core {
 
-// Resource names are interned to small integer ids so resource vectors are
-// fixed-size arrays (no heap, no hashing in the scheduling hot loop). The
-// first three ids are fixed; extended names get the next free id in order of
-// first use. The table is process-wide and append-only.
-using ResourceId = uint8_t;
+// Resource names are interned to small integer ids so the amounts of the
+// common resources sit in a fixed-size array (no heap, no hashing in the
+// scheduling hot loop). The first three ids are fixed; other names get the
+// next free id in order of first use, with no limit but the id type: a real
+// node lists ephemeral-storage, hugepages, MIG profiles, RDMA devices and
+// whatever its device plugins advertise. The table is process-wide and
+// append-only.
+using ResourceId = uint16_t;
 inline constexpr ResourceId kCpu = 0;     // millicores
 inline constexpr ResourceId kMemory = 1;  // bytes
 inline constexpr ResourceId kGpu = 2;     // whole devices ("nvidia.com/gpu")
-inline constexpr int kMaxResources = 8;
+// Ids below this are stored inline in every Resources; the rest, only where
+// they are used (see Resources::more).
+inline constexpr int kInlineResources = 8;
+// Distinct names one process can intern (every ResourceId value).
+inline constexpr int kMaxResourceNames = 65536;
 
-// Returns the id of `name`, interning it if new. Fails when more than
-// kMaxResources distinct names are used, or when `name` is empty or contains
-// a space or control character.
+// Returns the id of `name`, interning it if new. Fails when `name` is empty
+// or contains a space or control character, or when kMaxResourceNames
+// distinct names are used already.
 Result<ResourceId> InternResource(std::string_view name);
 // Returns the id of an already interned name, or -1.
 int FindResource(std::string_view name);
@@ -39,38 +48,78 @@ Result<int64_t> ParseResourceAmount(ResourceId id, std::string_view text);
 // Formats a canonical amount back to a readable quantity ("500m", "2Gi", "4").
 std::string FormatResourceAmount(ResourceId id, int64_t amount);
 
-// A vector of amounts indexed by ResourceId.
+// A vector of amounts indexed by ResourceId; an id it does not hold is 0.
+// Ids below kInlineResources live in `v`; the others in `more`, sorted by id
+// and only once set, so a request or node that uses none of them copies and
+// compares as a fixed array plus an empty vector, and one that uses a few of
+// a cluster's many names pays for those few.
 struct Resources {
-  std::array<int64_t, kMaxResources> v{};
+  std::array<int64_t, kInlineResources> v{};
+  // (id, amount) for ids >= kInlineResources, ascending by id. An amount
+  // may be 0 (set, then cleared); every comparison treats it as absent.
+  std::vector<std::pair<ResourceId, int64_t>> more;
 
-  int64_t& operator[](ResourceId id) { return v[id]; }
-  int64_t operator[](ResourceId id) const { return v[id]; }
+  // Inserts `id` with amount 0 when it is not held: a reference into `more`
+  // is valid until the next insertion, so do not hold two at once.
+  int64_t& operator[](ResourceId id) {
+    if (id < kInlineResources) return v[id];
+    return MoreSlot(id);
+  }
+  int64_t operator[](ResourceId id) const {
+    if (id < kInlineResources) return v[id];
+    return MoreValue(id);
+  }
 
   Resources& operator+=(const Resources& o) {
-    for (int i = 0; i < kMaxResources; ++i) v[i] += o.v[i];
+    for (int i = 0; i < kInlineResources; ++i) v[i] += o.v[i];
+    for (const auto& [id, x] : o.more) MoreSlot(id) += x;
     return *this;
   }
   Resources& operator-=(const Resources& o) {
-    for (int i = 0; i < kMaxResources; ++i) v[i] -= o.v[i];
+    for (int i = 0; i < kInlineResources; ++i) v[i] -= o.v[i];
+    for (const auto& [id, x] : o.more) MoreSlot(id) -= x;
     return *this;
   }
   friend Resources operator+(Resources a, const Resources& b) { return a += b; }
   friend Resources operator-(Resources a, const Resources& b) { return a -= b; }
   friend Resources operator*(Resources a, int64_t k) {
     for (auto& x : a.v) x *= k;
+    for (auto& e : a.more) e.second *= k;
     return a;
   }
-  friend bool operator==(const Resources&, const Resources&) = default;
+  friend bool operator==(const Resources& a, const Resources& b) {
+    if (a.v != b.v) return false;
+    if (a.more.empty() && b.more.empty()) return true;
+    for (const auto& [id, x] : a.more) {
+      if (x != b.MoreValue(id)) return false;
+    }
+    for (const auto& [id, x] : b.more) {
+      if (x != a.MoreValue(id)) return false;
+    }
+    return true;
+  }
   // Per resource, the larger amount.
   friend Resources Max(Resources a, const Resources& b) {
-    for (int i = 0; i < kMaxResources; ++i) a.v[i] = std::max(a.v[i], b.v[i]);
+    for (int i = 0; i < kInlineResources; ++i) a.v[i] = std::max(a.v[i], b.v[i]);
+    if (a.more.empty() && b.more.empty()) return a;
+    for (auto& [id, x] : a.more) x = std::max(x, b.MoreValue(id));  // absent in b: 0
+    for (const auto& [id, x] : b.more) {
+      if (x > 0 && a.MoreValue(id) < x) a.MoreSlot(id) = x;
+    }
     return a;
   }
 
   // True when every component of *this is <= the same component of `o`.
   bool FitsIn(const Resources& o) const {
-    for (int i = 0; i < kMaxResources; ++i) {
+    for (int i = 0; i < kInlineResources; ++i) {
       if (v[i] > o.v[i]) return false;
+    }
+    if (more.empty() && o.more.empty()) return true;
+    for (const auto& [id, x] : more) {
+      if (x > o.MoreValue(id)) return false;
+    }
+    for (const auto& [id, x] : o.more) {  // o below 0 where *this holds none
+      if (x < 0 && MoreValue(id) > x) return false;
     }
     return true;
   }
@@ -78,9 +127,49 @@ struct Resources {
     for (auto x : v) {
       if (x != 0) return false;
     }
+    for (const auto& e : more) {
+      if (e.second != 0) return false;
+    }
     return true;
   }
+  // One past the largest id held (at least kInlineResources): a loop over
+  // ids below it visits every non-zero amount.
+  int Width() const { return more.empty() ? kInlineResources : more.back().first + 1; }
+
+ private:
+  int64_t MoreValue(ResourceId id) const;
+  int64_t& MoreSlot(ResourceId id);
 };
+
+// Calls fn(id) for every id at which `a` or `b` may hold a non-zero amount
+// (the inline ids, then the ids of either's `more`), in ascending order,
+// until fn returns true; returns that id, or -1. A loop over two vectors
+// costs what they hold, not every name the process has interned. fn may
+// read `a` and `b` through their non-const operator[] (which inserts): the
+// next id is looked up by value, never through an iterator kept across fn.
+template <typename Fn>
+int FirstId(const Resources& a, const Resources& b, Fn fn) {
+  for (int i = 0; i < kInlineResources; ++i) {
+    if (fn(static_cast<ResourceId>(i))) return i;
+  }
+  int last = kInlineResources - 1;
+  const auto after = [&last](const Resources& r) {
+    auto it = std::upper_bound(r.more.begin(), r.more.end(), last,
+                               [](int key, const auto& e) { return key < e.first; });
+    return it == r.more.end() ? kMaxResourceNames : int{it->first};
+  };
+  while (true) {
+    const int id = std::min(after(a), after(b));
+    if (id == kMaxResourceNames) return -1;
+    if (fn(static_cast<ResourceId>(id))) return id;
+    last = id;
+  }
+}
+// The same over one vector's ids.
+template <typename Fn>
+int FirstId(const Resources& r, Fn fn) {
+  return FirstId(r, r, fn);
+}
 
 // "cpu=2, memory=4Gi, nvidia.com/gpu=1" (non-zero entries only).
 std::string FormatResources(const Resources& r);

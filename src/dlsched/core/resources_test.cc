@@ -204,8 +204,102 @@ TEST(ResourcesTest, RejectsInvalidNamesWithoutUsingASlot) {
   EXPECT_EQ(NumResources(), before);
 }
 
-// The name table is process-wide and holds only kMaxResources names for every
-// test in core_test together, so tests that intern new names run in a child
+// --- Resources beyond the inline ids ---------------------------------------
+// Ids >= kInlineResources live in `more`, sorted and only where set; these
+// need no interning (operator[] takes any id).
+
+constexpr ResourceId kMig = 40;  // two ids past the inline ones
+constexpr ResourceId kRdma = 12;
+
+TEST(ResourcesTest, IdsBeyondTheInlineOnesAddSubtractAndCompare) {
+  Resources a, b;
+  a[kCpu] = 1000;
+  a[kMig] = 3;
+  b[kRdma] = 2;
+  b[kMig] = 1;
+  // a + b = {cpu 1000, rdma 2, mig 4}; sorted by id whatever the order set.
+  Resources sum = a + b;
+  EXPECT_EQ(sum[kCpu], 1000);
+  EXPECT_EQ(sum[kRdma], 2);
+  EXPECT_EQ(sum[kMig], 4);
+  ASSERT_EQ(sum.more.size(), 2u);
+  EXPECT_EQ(sum.more[0].first, kRdma);
+  EXPECT_EQ(sum.Width(), kMig + 1);
+  // (a + b) - b == a, though the difference still holds rdma at 0.
+  Resources back = sum - b;
+  EXPECT_EQ(back[kRdma], 0);
+  EXPECT_EQ(back.more.size(), 2u);
+  EXPECT_EQ(back, a);
+  EXPECT_EQ(a, back);
+  EXPECT_NE(a, b);
+  Resources zero;
+  zero[kMig] = 0;  // held, but 0: equal to nothing at all
+  EXPECT_TRUE(zero.IsZero());
+  EXPECT_EQ(zero, Resources());
+  EXPECT_EQ((b * 3)[kRdma], 6);
+  const Resources& cb = b;
+  EXPECT_EQ(cb[50], 0);  // an id nobody set reads 0 and inserts nothing
+  EXPECT_EQ(cb.more.size(), 2u);
+}
+
+TEST(ResourcesTest, FitsInAndMaxCountIdsEitherSideHolds) {
+  Resources task, node;
+  task[kGpu] = 1;
+  task[kMig] = 1;
+  node[kGpu] = 8;
+  // The node has no mig at all: 1 > 0.
+  EXPECT_FALSE(task.FitsIn(node));
+  node[kMig] = 1;
+  EXPECT_TRUE(task.FitsIn(node));
+  // A free vector below 0 where the task asks for none (a node's
+  // allocatable lowered under its pods) does not fit either: 0 > -1.
+  Resources free = node;
+  free[kRdma] = -1;
+  EXPECT_FALSE(task.FitsIn(free));
+  EXPECT_TRUE(Resources().FitsIn(node));
+  // Max clamps at 0 where only one side holds the id.
+  Resources m = Max(free, Resources());
+  EXPECT_EQ(m[kRdma], 0);
+  EXPECT_EQ(m[kMig], 1);
+  Resources n;
+  n[kRdma] = 5;
+  EXPECT_EQ(Max(free, n)[kRdma], 5);
+  EXPECT_EQ(Max(n, free)[kMig], 1);
+}
+
+TEST(ResourcesTest, FirstIdVisitsTheInlineIdsThenEitherSidesInOrder) {
+  Resources a, b;
+  a[kMig] = 1;
+  b[kRdma] = 1;
+  b[kMig] = 2;
+  std::vector<int> seen;
+  EXPECT_EQ(FirstId(a, b,
+                    [&](ResourceId id) {
+                      seen.push_back(id);
+                      return false;
+                    }),
+            -1);
+  // 0..7, then 12 (b only), then 40 (both, once).
+  std::vector<int> want = {0, 1, 2, 3, 4, 5, 6, 7, kRdma, kMig};
+  EXPECT_EQ(seen, want);
+  EXPECT_EQ(FirstId(a, b, [&](ResourceId id) { return a[id] < b[id]; }), kRdma);
+  EXPECT_EQ(FirstId(a, [&](ResourceId id) { return a[id] > 0; }), kMig);
+  // fn reading `a` through its non-const operator[] inserts b's ids into
+  // a.more as it goes (GangFitsInFreeTotal's `need` did, and crashed an
+  // iterator-based walk); the walk still visits each id once, in order.
+  b[50] = 1;
+  seen.clear();
+  FirstId(a, b, [&](ResourceId id) {
+    seen.push_back(id);
+    return a[id] > b[id];
+  });
+  want = {0, 1, 2, 3, 4, 5, 6, 7, kRdma, kMig, 50};
+  EXPECT_EQ(seen, want);
+  EXPECT_EQ(a.more.size(), 3u);  // 12 and 50 inserted at 0
+}
+
+// The name table is process-wide and shared by every test in core_test, so
+// tests that intern new names and count them run in a child
 // process (a gtest death test in "threadsafe" style re-executes the binary for
 // just this test): they start from the three fixed names and leave the
 // parent's table untouched. `body` returns "" on success or what went wrong.
@@ -252,24 +346,58 @@ TEST(ResourcesDeathTest, InternsExtendedNamesInOrderOfFirstUse) {
   });
 }
 
-TEST(ResourcesDeathTest, FailsBeyondMaxResources) {
+// A real GPU node lists far more than the inline ids: ephemeral-storage,
+// hugepages, MIG profiles, RDMA devices. 600 names cross the table's
+// 256-name chunks twice; every one keeps its id and name, and a vector that
+// asks for the last one works as one that asks for the first.
+TEST(ResourcesDeathTest, InternsAnyNumberOfNames) {
   ExpectInFreshProcess([] {
     std::string f;
-    // 3 fixed names + 5 extended = kMaxResources (8).
-    for (int i = 0; i < kMaxResources - 3; ++i) {
+    constexpr int kNames = 600;
+    for (int i = 3; i < kNames; ++i) {
       std::string name = "example.com/r" + std::to_string(i);
-      f += Check(InternResource(name).value_or(99) == 3 + i, name);
+      f += Check(InternResource(name).value_or(0) == i, name + " gets the next id");
     }
-    f += Check(NumResources() == kMaxResources, "table full");
-    auto ninth = InternResource("example.com/one-too-many");
-    f += Check(!ninth.has_value() &&
-                   ninth.error().message == "too many distinct resource names (at most 8)",
-               "ninth name is refused");
-    f += Check(NumResources() == kMaxResources, "refusal adds nothing");
-    f += Check(FindResource("example.com/one-too-many") == -1, "refused name not findable");
-    // Known names still resolve when the table is full.
-    f += Check(InternResource("example.com/r2").value_or(99) == 5, "known name when full");
-    f += Check(InternResource("cpu").value_or(99) == kCpu, "cpu when full");
+    f += Check(NumResources() == kNames, "600 names");
+    for (int i = 3; i < kNames; ++i) {
+      std::string name = "example.com/r" + std::to_string(i);
+      f += Check(FindResource(name) == i && ResourceName(static_cast<ResourceId>(i)) == name,
+                 name + " round-trips");
+      f += Check(InternResource(name).value_or(0) == i, name + " again: the same id");
+    }
+    f += Check(InternResource("cpu").value_or(99) == kCpu, "cpu keeps id 0");
+    f += Check(FindResource("example.com/never") == -1, "an unknown name is not found");
+
+    // node has 2 of r599 and 8 gpus; a task asks for 1 gpu and 1 r599.
+    Resources node, task;
+    node[kGpu] = 8;
+    node[599] = 2;
+    task[kGpu] = 1;
+    task[599] = 1;
+    f += Check(task.FitsIn(node), "1 of r599 fits in 2");
+    Resources used = task * 2;
+    f += Check(used.FitsIn(node) && !(task * 3).FitsIn(node), "2 fit, 3 do not");
+    f += Check(FormatResources(node - used) == "nvidia.com/gpu=6",
+               "left: " + FormatResources(node - used));
+    f += Check(FormatResources(task) == "nvidia.com/gpu=1, example.com/r599=1",
+               "FormatResources: " + FormatResources(task));
+    return f;
+  });
+}
+
+TEST(ResourcesDeathTest, RefusesNamesBeyondTheIdType) {
+  ExpectInFreshProcess([] {
+    std::string f;
+    for (int i = 3; i < kMaxResourceNames; ++i) {
+      if (!InternResource("r" + std::to_string(i))) return std::string("refused before the end");
+    }
+    f += Check(NumResources() == kMaxResourceNames, "every id used");
+    auto one_more = InternResource("example.com/one-too-many");
+    f += Check(!one_more.has_value() &&
+                   one_more.error().message == "too many distinct resource names (at most 65536)",
+               "the next name is refused");
+    f += Check(NumResources() == kMaxResourceNames, "refusal adds nothing");
+    f += Check(InternResource("r65535").value_or(0) == 65535, "a known name still resolves");
     return f;
   });
 }
@@ -301,11 +429,11 @@ TEST(ResourcesDeathTest, ConcurrentInterningAgreesOnIds) {
 
     std::string f;
     f += Check(NumResources() == 3 + static_cast<int>(names.size()), "each name interned once");
-    std::vector<bool> seen(kMaxResources, false);
+    std::vector<bool> seen(kInlineResources, false);
     for (size_t n = 0; n < names.size(); ++n) {
       int id = got[0][n];
-      f += Check(id >= 3 && id < kMaxResources && !seen[id], names[n] + " has its own new id");
-      if (id >= 0 && id < kMaxResources) seen[id] = true;
+      f += Check(id >= 3 && id < kInlineResources && !seen[id], names[n] + " has its own new id");
+      if (id >= 0 && id < kInlineResources) seen[id] = true;
       for (int t = 1; t < kThreads; ++t) {
         f += Check(got[t][n] == id, names[n] + " has the same id in every thread");
       }

@@ -65,13 +65,14 @@ LimitCheck Name(std::string field, std::string_view name) {
 
 // Each amount of `r` as AmountProblem (a node's as NodeAmountProblem).
 LimitCheck Amounts(std::string_view prefix, const Resources& r, bool node) {
-  for (int i = 0; i < kMaxResources; ++i) {
-    const auto id = static_cast<ResourceId>(i);
-    if (r[id] == 0) continue;
+  LimitCheck out;
+  FirstId(r, [&](ResourceId id) {
+    if (r[id] == 0) return false;
     auto p = node ? NodeAmountProblem(id, r[id]) : AmountProblem(id, r[id]);
-    if (p) return Problem(JoinField(prefix, JoinField("resources", ResourceName(id))), *p);
-  }
-  return std::nullopt;
+    if (p) out = Problem(JoinField(prefix, JoinField("resources", ResourceName(id))), *p);
+    return out.has_value();
+  });
+  return out;
 }
 
 std::string TotalExceeds(ResourceId id) {
@@ -203,18 +204,24 @@ LimitCheck CheckJobLimits(const JobSpec& job) {
                                "at most {} are supported",
                                tasks, kMaxTasksPerJob));
   }
-  for (int i = 0; i < kMaxResources; ++i) {
-    const auto id = static_cast<ResourceId>(i);
+  // Every id any role asks for (each amount is >= 0 and within kMaxAmount,
+  // checked above, so the sum of three cannot overflow).
+  const Resources asked = job.role(core::Role::kPS).resources +
+                          job.role(core::Role::kChief).resources +
+                          job.role(core::Role::kWorker).resources;
+  const int over = FirstId(asked, [&](ResourceId id) {
     __int128 total = 0;
     for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
       const RoleSpec& spec = job.role(role);
       const int64_t count = role == core::Role::kWorker ? spec.max_replicas : spec.replicas;
       total += static_cast<__int128>(spec.resources[id]) * count;
     }
-    if (total > kMaxTotalAmount) {
-      return Problem("", fmt::format("the job's total {} at maxReplicas exceeds the limit of {}",
-                                     ResourceName(id), FormatResourceAmount(id, kMaxTotalAmount)));
-    }
+    return total > kMaxTotalAmount;
+  });
+  if (over >= 0) {
+    const auto id = static_cast<ResourceId>(over);
+    return Problem("", fmt::format("the job's total {} at maxReplicas exceeds the limit of {}",
+                                   ResourceName(id), FormatResourceAmount(id, kMaxTotalAmount)));
   }
   if (job.duration) {
     if (auto p = TimeField("duration", *job.duration, /*positive=*/true)) return p;
@@ -264,17 +271,18 @@ LimitCheck CheckJobsLimits(std::span<const JobSpec> jobs, Time start) {
 }
 
 LimitCheck ClusterLimits::AddToTotal(const Resources& minus, const Resources& plus) {
-  for (int i = 0; i < kMaxResources; ++i) {
-    const __int128 after =
-        total_[i] - minus[static_cast<ResourceId>(i)] + plus[static_cast<ResourceId>(i)];
-    if (after > kMaxTotalAmount) {
-      const auto id = static_cast<ResourceId>(i);
-      return Problem(JoinField("resources", ResourceName(id)), TotalExceeds(id));
-    }
+  total_.resize(std::max<size_t>(total_.size(), std::max(minus.Width(), plus.Width())), 0);
+  const int over = FirstId(minus, plus, [&](ResourceId id) {
+    return total_[id] - minus[id] + plus[id] > kMaxTotalAmount;
+  });
+  if (over >= 0) {
+    const auto id = static_cast<ResourceId>(over);
+    return Problem(JoinField("resources", ResourceName(id)), TotalExceeds(id));
   }
-  for (int i = 0; i < kMaxResources; ++i) {
-    total_[i] += plus[static_cast<ResourceId>(i)] - minus[static_cast<ResourceId>(i)];
-  }
+  FirstId(minus, plus, [&](ResourceId id) {
+    total_[id] += plus[id] - minus[id];
+    return false;
+  });
   return std::nullopt;
 }
 
@@ -296,17 +304,20 @@ LimitCheck ClusterLimits::Reserve(const std::string& node, const Resources& rese
   if (it == present_.end()) {
     return Problem("reserved", fmt::format("no node '{}' is present", node));
   }
-  for (int i = 0; i < kMaxResources; ++i) {
-    const auto id = static_cast<ResourceId>(i);
-    if (reserved[id] == 0) continue;
+  LimitCheck out;
+  FirstId(reserved, [&](ResourceId id) {
+    if (reserved[id] == 0) return false;
     const std::string field = JoinField("reserved", ResourceName(id));
-    if (auto p = AmountProblem(id, reserved[id])) return Problem(field, *p);
-    if (reserved[id] > it->second.allocatable[id]) {
-      return Problem(field, fmt::format("{} is more than the node has ({})",
-                                        FormatResourceAmount(id, reserved[id]),
-                                        FormatResourceAmount(id, it->second.allocatable[id])));
+    if (auto p = AmountProblem(id, reserved[id])) {
+      out = Problem(field, *p);
+    } else if (reserved[id] > it->second.allocatable[id]) {
+      out = Problem(field, fmt::format("{} is more than the node has ({})",
+                                       FormatResourceAmount(id, reserved[id]),
+                                       FormatResourceAmount(id, it->second.allocatable[id])));
     }
-  }
+    return out.has_value();
+  });
+  if (out) return out;
   it->second.reserved = reserved;
   return std::nullopt;
 }
@@ -315,14 +326,15 @@ LimitCheck ClusterLimits::UpdateNode(const std::string& node, const Resources& a
   auto it = present_.find(node);
   if (it == present_.end()) return Problem("name", fmt::format("no node '{}' is present", node));
   if (auto p = Amounts("", allocatable, /*node=*/true)) return p;
-  for (int i = 0; i < kMaxResources; ++i) {
-    const auto id = static_cast<ResourceId>(i);
-    if (allocatable[id] < it->second.reserved[id]) {
-      return Problem(JoinField("resources", ResourceName(id)),
-                     fmt::format("{} is less than the node's `reserved` ({})",
-                                 FormatResourceAmount(id, allocatable[id]),
-                                 FormatResourceAmount(id, it->second.reserved[id])));
-    }
+  const Resources& reserved = it->second.reserved;
+  if (const int r = FirstId(allocatable, reserved,
+                            [&](ResourceId id) { return allocatable[id] < reserved[id]; });
+      r >= 0) {
+    const auto id = static_cast<ResourceId>(r);
+    return Problem(JoinField("resources", ResourceName(id)),
+                   fmt::format("{} is less than the node's `reserved` ({})",
+                               FormatResourceAmount(id, allocatable[id]),
+                               FormatResourceAmount(id, reserved[id])));
   }
   if (auto p = AddToTotal(it->second.allocatable, allocatable)) return p;
   it->second.allocatable = allocatable;

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "dlsched/core/job.h"
 #include "dlsched/core/node.h"
@@ -85,9 +86,9 @@ class ClusterLimits {
   LimitCheck AddToTotal(const Resources& minus, const Resources& plus);
 
   int64_t nodes_ever_ = 0;
-  // Each amount <= kMaxAmount times at most kMaxNodes nodes: 128 bits
-  // cannot overflow.
-  __int128 total_[kMaxResources] = {};
+  // Per ResourceId, the present nodes' total. Each amount <= kMaxAmount
+  // times at most kMaxNodes nodes: 128 bits cannot overflow.
+  std::vector<__int128> total_;
   std::unordered_map<std::string, Present> present_;
 };
 

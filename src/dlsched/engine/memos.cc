@@ -36,8 +36,12 @@ size_t Memos::GangShapeHash::operator()(const GangShape& s) const {
   auto mix = [&h](int64_t v) { h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL; };
   for (int r = 0; r < core::kNumRoles; ++r) {
     mix(s.count[r]);
-    for (int64_t v : s.request[r].v) mix(v);
-    for (int64_t v : s.scoring[r].v) mix(v);
+    for (const core::Resources* res : {&s.request[r], &s.scoring[r]}) {
+      for (int64_t v : res->v) mix(v);
+      for (const auto& [id, v] : res->more) {
+        if (v != 0) mix(int64_t{id} << 48 ^ v);  // zeros are absent to ==: skip them here too
+      }
+    }
   }
   return static_cast<size_t>(h);
 }

@@ -32,20 +32,16 @@ namespace internal {
 
 std::string_view Insufficient(const core::Resources& need, const core::Resources& have,
                               Shortfall word) {
-  for (int r = 0; r < core::NumResources(); ++r) {
-    const auto id = static_cast<core::ResourceId>(r);
-    if (need[id] <= have[id]) continue;
-    thread_local std::vector<std::string> worded[2];
-    std::vector<std::string>& cache = worded[static_cast<int>(word)];
-    if (cache.size() <= static_cast<size_t>(r)) cache.resize(static_cast<size_t>(r) + 1);
-    if (cache[r].empty()) {
-      cache[r] =
-          fmt::format("{} {}", word == Shortfall::kTooSmall ? "too small for" : "insufficient",
-                      core::ResourceName(id));
-    }
-    return cache[r];
+  const int r = core::FirstId(need, have, [&](core::ResourceId id) { return need[id] > have[id]; });
+  if (r < 0) return {};
+  thread_local std::vector<std::string> worded[2];
+  std::vector<std::string>& cache = worded[static_cast<int>(word)];
+  if (cache.size() <= static_cast<size_t>(r)) cache.resize(static_cast<size_t>(r) + 1);
+  if (cache[r].empty()) {
+    cache[r] = fmt::format("{} {}", word == Shortfall::kTooSmall ? "too small for" : "insufficient",
+                           core::ResourceName(static_cast<core::ResourceId>(r)));
   }
-  return {};
+  return cache[r];
 }
 
 }  // namespace internal

@@ -46,13 +46,13 @@ std::optional<std::string> ComputeNeverFits(CycleContext& ctx, JobIndex j, int w
   }
   const core::Resources need = spec.Demand(workers);
   const core::Resources& capacity = st.Capacity();
-  for (int r = 0; r < core::NumResources(); ++r) {
+  if (const int r = core::FirstId(need, capacity,
+                                  [&](core::ResourceId id) { return need[id] > capacity[id]; });
+      r >= 0) {
     const auto id = static_cast<core::ResourceId>(r);
-    if (need[id] > capacity[id]) {
-      return fmt::format("its gang of {} worker{} needs {} {}, the cluster has {} in all", workers,
-                         workers == 1 ? "" : "s", core::FormatResourceAmount(id, need[id]),
-                         core::ResourceName(id), core::FormatResourceAmount(id, capacity[id]));
-    }
+    return fmt::format("its gang of {} worker{} needs {} {}, the cluster has {} in all", workers,
+                       workers == 1 ? "" : "s", core::FormatResourceAmount(id, need[id]),
+                       core::ResourceName(id), core::FormatResourceAmount(id, capacity[id]));
   }
   if (!exact) return std::nullopt;
   // The packer on the empty cluster: evict every placed task, try, undo.

@@ -294,12 +294,14 @@ bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
     for (NodeIndex m = 0; m < st.NumNodes(); ++m) {
       if (!st.Present(m)) continue;
       std::string why = StaticFailure(ctx, t, m);
-      for (int r = 0; why.empty() && r < core::NumResources(); ++r) {
+      const core::Resources free = st.Free(m);
+      if (const int r =
+              core::FirstId(req, free, [&](core::ResourceId id) { return req[id] > free[id]; });
+          why.empty() && r >= 0) {
         const auto id = static_cast<core::ResourceId>(r);
-        if (req[id] <= st.Free(m)[id]) continue;
         why = fmt::format("insufficient {} (needs {}, {} free)", core::ResourceName(id),
                           core::FormatResourceAmount(id, req[id]),
-                          core::FormatResourceAmount(id, std::max<int64_t>(0, st.Free(m)[id])));
+                          core::FormatResourceAmount(id, std::max<int64_t>(0, free[id])));
       }
       if (!why.empty()) tt->rejected.emplace_back(m, std::move(why));
     }

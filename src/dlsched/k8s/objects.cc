@@ -72,8 +72,9 @@ std::optional<std::string> Dns1123SubdomainProblem(std::string_view name) {
 
 namespace {
 
-// Node resources dlsched does not schedule: the pod count and hugepages.
-bool Scheduled(std::string_view name) { return name != "pods" && !name.starts_with("hugepages-"); }
+// The node resource dlsched does not schedule: the pod count (a task asks
+// for none of it, so it would never constrain a placement).
+bool Scheduled(std::string_view name) { return name != "pods"; }
 
 core::Result<core::TaintEffect> EffectOf(std::string_view s) {
   if (s == "NoSchedule") return core::TaintEffect::kNoSchedule;
@@ -102,9 +103,9 @@ core::Result<core::NodeSpec> DecodeNode(const json& node) {
   if (alloc.is_object()) {
     for (const auto& [k, v] : alloc.items()) {
       if (!Scheduled(k)) continue;
-      // Only resources the process already knows or can intern (at most
-      // core::kMaxResources names); jobs cannot request the others.
-      if (core::FindResource(k) < 0 && !core::InternResource(k)) continue;
+      // Every name is interned (a job may ask for any of them); one that
+      // could not be (see core::InternResource) no job can ask for either.
+      if (!core::InternResource(k)) continue;
       list[k] = v.is_string() ? v.get<std::string>() : v.dump();
     }
   }

@@ -45,9 +45,9 @@ std::optional<std::string> Dns1123LabelProblem(std::string_view name);
 std::optional<std::string> Dns1035LabelProblem(std::string_view name);
 std::optional<std::string> Dns1123SubdomainProblem(std::string_view name);
 
-// A Node as the engine sees it: allocatable (cpu, memory and extended
-// resources such as nvidia.com/gpu; `pods` and hugepages are not
-// scheduled by dlsched and left out), labels, taints, and
+// A Node as the engine sees it: allocatable (cpu, memory, hugepages and
+// extended resources such as nvidia.com/gpu, any number of them; `pods` is
+// not scheduled by dlsched and left out), labels, taints, and
 // spec.unschedulable. Errors name the node and the field.
 core::Result<core::NodeSpec> DecodeNode(const nlohmann::json& node);
 

@@ -378,10 +378,10 @@ OperatorSnapshot Operator::Snapshot() {
     if (auto it = reserved.find(spec.name); it != reserved.end()) {
       const core::Resources left = Max(spec.allocatable - ours[n], core::Resources());
       core::Resources& r = snap.cluster.reserved[spec.name];
-      for (int i = 0; i < core::kMaxResources; ++i) {
-        const auto id = static_cast<core::ResourceId>(i);
-        r[id] = std::min(it->second[id], left[id]);
-      }
+      core::FirstId(it->second, left, [&](core::ResourceId id) {
+        if (const int64_t held = std::min(it->second[id], left[id]); held != 0) r[id] = held;
+        return false;
+      });
       if (r.IsZero()) snap.cluster.reserved.erase(spec.name);
     }
     snap.cluster.nodes.push_back(spec);

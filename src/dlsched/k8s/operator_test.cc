@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "core/files.h"
+#include "dlsched/core/resources.h"
 #include "dlsched/k8s/objects.h"
 #include "k8s/apiserver.h"
 #include "k8s/test_kubelet.h"
@@ -652,6 +653,55 @@ TEST_F(OperatorTest, InvalidAndNeverFittingJobsAreToldWhyAndDisturbNoOne) {
       << (*tj)["status"].dump();
   EXPECT_TRUE(PodsOf("invalid").empty());
   EXPECT_TRUE(PodsOf("huge").empty());
+}
+
+// A real GPU node advertises far more resource names than cpu, memory and
+// nvidia.com/gpu. Here node-a (8 GPUs) lists a dozen and node-b (4 GPUs)
+// the same plus 2 RDMA devices; a job whose workers each ask for one RDMA
+// device runs both workers on node-b, though node-a is emptier, and a job
+// asking for 3 waits, told which resource is short. Eight filler names
+// interned first put the RDMA name past the inline ids whatever ran before.
+TEST_F(OperatorTest, NodesListingManyResourceNamesServeJobsAskingForAnyOfThem) {
+  for (int i = 0; i < core::kInlineResources; ++i) {
+    ASSERT_TRUE(core::InternResource("example.com/filler-" + std::to_string(i)).has_value());
+  }
+  const json many = {{"ephemeral-storage", "100Gi"},  {"hugepages-1Gi", "0"},
+                     {"hugepages-2Mi", "64Mi"},       {"example.com/fpga", "1"},
+                     {"nvidia.com/mig-1g.10gb", "7"}, {"nvidia.com/mig-2g.20gb", "3"},
+                     {"nvidia.com/mig-3g.40gb", "2"}, {"nvidia.com/mig-7g.80gb", "1"},
+                     {"smarter-devices/fuse", "20"},  {"xilinx.com/fpga-xilinx_u250", "1"}};
+  json a = Node("node-a", 8);
+  json b = Node("node-b", 4);
+  a["status"]["allocatable"].update(many);
+  b["status"]["allocatable"].update(many);
+  b["status"]["allocatable"]["rdma/hca_shared_devices_a"] = "2";
+  ASSERT_TRUE(server_.Create("nodes", "", a).has_value());
+  ASSERT_TRUE(server_.Create("nodes", "", b).has_value());
+  auto rdma_job = [](const std::string& name, const std::string& per_worker) {
+    json job = Job(name, 0, 2, 100);
+    job["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]
+       ["limits"]["rdma/hca_shared_devices_a"] = per_worker;
+    return job;
+  };
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", rdma_job("rdma", "1")).has_value());
+  ASSERT_TRUE(
+      server_.Create("trainingjobs.dlsched.io", "default", rdma_job("greedy", "3")).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] {
+    const auto reasons = EventReasons("greedy");
+    return Phase("rdma") == "Completed" &&
+           std::find(reasons.begin(), reasons.end(), "Unschedulable") != reasons.end();
+  })) << Phase("rdma");
+  EXPECT_GE(core::FindResource("rdma/hca_shared_devices_a"), core::kInlineResources);
+  ASSERT_EQ(PodsOf("rdma").size(), 2u);
+  for (const json& pod : PodsOf("rdma")) EXPECT_EQ(pod["spec"]["nodeName"], "node-b");
+  auto tj = server_.Get("trainingjobs.dlsched.io", "default", "greedy");
+  EXPECT_EQ((*tj)["status"]["phase"], "Waiting");
+  EXPECT_NE((*tj)["status"]["reason"].get<std::string>().find("rdma/hca_shared_devices_a"),
+            std::string::npos)
+      << (*tj)["status"].dump();
+  EXPECT_TRUE(PodsOf("greedy").empty());
 }
 
 // A Node beyond the limits every cluster keeps is left out, as one that

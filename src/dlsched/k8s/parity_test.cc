@@ -34,7 +34,7 @@ using testing::TestKubelet;
 
 json Requests(const core::ContainerSpec& c) {
   json r = json::object();
-  for (int id = 0; id < core::kMaxResources; ++id) {
+  for (int id = 0; id < core::NumResources(); ++id) {
     const auto rid = static_cast<core::ResourceId>(id);
     if (core::ResourceName(rid).empty()) continue;
     const bool explicit_zero =
@@ -102,7 +102,7 @@ json EncodeJob(const core::JobSpec& j) {
 
 json EncodeNode(const core::NodeSpec& n) {
   json alloc = json::object();
-  for (int id = 0; id < core::kMaxResources; ++id) {
+  for (int id = 0; id < core::NumResources(); ++id) {
     const auto rid = static_cast<core::ResourceId>(id);
     if (core::ResourceName(rid).empty()) continue;
     alloc[std::string(core::ResourceName(rid))] =

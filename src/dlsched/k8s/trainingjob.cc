@@ -204,10 +204,8 @@ core::Status DecodePodTemplate(const json& tmpl, const std::string& source, cons
     DLSCHED_TRY(overhead);
     sum += *overhead;
   }
-  for (int r = 0; r < core::kMaxResources; ++r) {
-    if (sum.v[r] > core::kMaxAmount) {
-      return e.Fail(Key(spec_path, "containers"), "the containers' total request is too large");
-    }
+  if (core::FirstId(sum, [&](core::ResourceId id) { return sum[id] > core::kMaxAmount; }) >= 0) {
+    return e.Fail(Key(spec_path, "containers"), "the containers' total request is too large");
   }
   role.resources = sum;
 

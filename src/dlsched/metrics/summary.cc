@@ -200,7 +200,7 @@ void SummarizeUtilization(const RunInput& input, core::Time first_submit, RunSum
     s.window_start = input.jobs.empty() ? 0 : first_submit;
     s.window_end = std::max(input.end_time, s.window_start);
   }
-  for (int i = 0; i < core::kMaxResources; ++i) {
+  for (int i = 0; i < core::NumResources(); ++i) {
     const auto id = static_cast<core::ResourceId>(i);
     const int64_t capacity = input.capacity[id];
     if (capacity <= 0) continue;

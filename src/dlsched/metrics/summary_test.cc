@@ -298,7 +298,7 @@ TEST(ResourceLabelTest, FixedNamesAndFallback) {
   EXPECT_EQ(ResourceLabel(core::kMemory), "memory");
   EXPECT_EQ(ResourceLabel(core::kGpu), "nvidia.com/gpu");
   // The last id is never interned by this test binary.
-  EXPECT_EQ(ResourceLabel(core::kMaxResources - 1), "resource-7");
+  EXPECT_EQ(ResourceLabel(core::kMaxResourceNames - 1), "resource-65535");
 }
 
 // Outcome precedence: Completed, then stuck (even if a deadline failed it),

@@ -151,16 +151,16 @@ std::string Num(double v) { return fmt::format("{}", v); }
 std::string ResourcesYaml(const core::Resources& r) {
   std::string out = "{";
   bool first = true;
-  for (int i = 0; i < core::NumResources(); ++i) {
-    const auto id = static_cast<core::ResourceId>(i);
-    if (r[id] == 0) continue;
+  core::FirstId(r, [&](core::ResourceId id) {
+    if (r[id] == 0) return false;
     out += first ? "" : ", ";
     first = false;
     out += Str(core::ResourceName(id));
     out += ": \"";
     out += core::FormatResourceAmount(id, r[id]);
     out += '"';
-  }
+    return false;
+  });
   out += '}';
   return out;
 }

@@ -8,6 +8,9 @@
 #include <map>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "dlsched/config/specs.h"
 #include "dlsched/metrics/summary.h"
 #include "dlsched/policy/framework/registry.h"
 #include "dlsched/report/outputs.h"
@@ -331,6 +334,54 @@ std::vector<Scenario> SimulatorScenarios() {
 TEST_P(SimulatorScenarioTest, Run) { ExpectOutcome(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Simulator, SimulatorScenarioTest,
                          ::testing::ValuesIn(SimulatorScenarios()), dlsched::testing::ScenarioName);
+
+// A node lists any number of resource names, and a job may ask for any of
+// them. Eight filler names interned first put rdma past the inline ids.
+// big (8 GPUs) lists eleven names but no rdma; small (4 GPUs) the same and
+// 2 rdma devices. Jobs of 1-GPU workers, 1 step/s per worker, no delays:
+//   t=0    a (2 workers, 1 rdma each, 100 steps) starts on small: 50 s.
+//          b (1 worker, 1 rdma, arrives at 0) waits: small's rdma is taken,
+//          big has GPUs but none of it.
+//   t=50   a completes; b starts: 100 steps alone, completes at 150.
+//   never  c (1 worker, 3 rdma) fits no node: stuck, not run.
+TEST(SimulatorTest, NodesListingManyResourceNamesServeJobsAskingForAnyOfThem) {
+  for (int i = 0; i < core::kInlineResources; ++i) {
+    ASSERT_TRUE(core::InternResource("example.com/filler-" + std::to_string(i)).has_value());
+  }
+  const std::string many =
+      "ephemeral-storage: 100Gi, hugepages-2Mi: 64Mi, example.com/fpga: 1, "
+      "nvidia.com/mig-1g.10gb: 7, nvidia.com/mig-2g.20gb: 3, nvidia.com/mig-3g.40gb: 2, "
+      "nvidia.com/mig-7g.80gb: 1, smarter-devices/fuse: 20";
+  auto cluster = config::ParseCluster(
+      "nodes:\n"
+      "  - {name: big, resources: {cpu: 16, memory: 64Gi, nvidia.com/gpu: 8, " +
+          many +
+          "}}\n"
+          "  - {name: small, resources: {cpu: 16, memory: 64Gi, nvidia.com/gpu: 4, " +
+          many + ", rdma/hca_shared_devices_a: 2}}\n",
+      "c.yaml");
+  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
+  auto job = [](const std::string& name, int workers, int rdma, int steps) {
+    return fmt::format(
+        "  - {{name: {}, arrival: 0, totalSteps: {}, throughput: {{table: {{1: 1, 2: 2}}}},\n"
+        "     worker: {{replicas: {}, resources: {{cpu: 1, memory: 1Gi, nvidia.com/gpu: 1, "
+        "rdma/hca_shared_devices_a: {}}}}}}}\n",
+        name, steps, workers, rdma);
+  };
+  auto workload = config::ParseWorkload(
+      "jobs:\n" + job("a", 2, 1, 100) + job("b", 1, 1, 100) + job("c", 1, 3, 100), "w.yaml");
+  ASSERT_TRUE(workload.has_value()) << workload.error().message;
+  ASSERT_TRUE(ResolveWorkload(*workload).has_value());
+  EXPECT_GE(core::FindResource("rdma/hca_shared_devices_a"), core::kInlineResources);
+  SimOptions options;
+  options.check_invariants = true;
+  auto r = Simulate(*cluster, *workload, MakeEngine("gang-binpack"), options);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_DOUBLE_EQ(Record(*r, "a").completion, 50);
+  EXPECT_DOUBLE_EQ(Record(*r, "b").first_start, 50);
+  EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 150);
+  EXPECT_EQ(Record(*r, "c").first_start, core::kNever);
+}
 
 }  // namespace
 }  // namespace dlsched::sim

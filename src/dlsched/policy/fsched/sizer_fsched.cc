@@ -40,10 +40,10 @@ int64_t Room(const ClusterState& st, engine::TaskRef t, NodeIndex n) {
   const core::Resources& req = st.Request(t);
   const core::Resources free = st.Free(n);
   int64_t room = INT64_MAX;
-  for (int r = 0; r < core::NumResources(); ++r) {
-    const auto id = static_cast<core::ResourceId>(r);
+  core::FirstId(req, [&](core::ResourceId id) {
     if (req[id] > 0) room = std::min(room, free[id] / req[id]);
-  }
+    return false;
+  });
   return room;
 }
 

@@ -20,18 +20,15 @@ bool GangFitsInFreeTotal(const engine::ClusterState& state, engine::JobIndex j, 
     if (js.task_node[s] != engine::kNoNode) need -= state.Request(js.TaskAt(j, s));
   }
   const core::Resources free = state.TotalFree();
-  for (int r = 0; r < core::NumResources(); ++r) {
+  const int r = core::FirstId(need, free, [&](core::ResourceId id) { return need[id] > free[id]; });
+  if (r < 0) return true;
+  if (reason != nullptr) {
     const auto id = static_cast<core::ResourceId>(r);
-    if (need[id] > free[id]) {
-      if (reason != nullptr) {
-        *reason = fmt::format("gang of {} worker{} needs {} {}, the cluster has {} free", workers,
-                              workers == 1 ? "" : "s", core::FormatResourceAmount(id, need[id]),
-                              core::ResourceName(id), core::FormatResourceAmount(id, free[id]));
-      }
-      return false;
-    }
+    *reason = fmt::format("gang of {} worker{} needs {} {}, the cluster has {} free", workers,
+                          workers == 1 ? "" : "s", core::FormatResourceAmount(id, need[id]),
+                          core::ResourceName(id), core::FormatResourceAmount(id, free[id]));
   }
-  return true;
+  return false;
 }
 
 namespace {
@@ -40,10 +37,10 @@ namespace {
 int64_t Holds(const engine::ClusterState& state, engine::NodeIndex n, const core::Resources& req) {
   const core::Resources free = state.Free(n);
   int64_t k = INT64_MAX;
-  for (int r = 0; r < core::NumResources() && k > 0; ++r) {
-    const auto id = static_cast<core::ResourceId>(r);
+  core::FirstId(req, [&](core::ResourceId id) {
     if (req[id] > 0) k = std::min(k, std::max<int64_t>(0, free[id] / req[id]));
-  }
+    return k == 0;
+  });
   return k;
 }
 

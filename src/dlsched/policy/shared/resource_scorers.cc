@@ -53,19 +53,21 @@ int64_t TruncatedWeightedMean(std::span<const int64_t> requested,
   return weight_sum == 0 ? 0 : sum / weight_sum;
 }
 
-// Fixed-size buffers so Score() does not allocate.
-struct Buffers {
-  std::array<int64_t, core::kMaxResources> requested{};
-  std::array<int64_t, core::kMaxResources> allocatable{};
-};
-
+// Score() does not allocate for up to core::kInlineResources weighted
+// resources (the defaults weigh 2); a longer list uses the heap.
 template <typename Fn>
 int64_t ScoreOnNode(const engine::ClusterState& state, engine::TaskRef t, engine::NodeIndex n,
                     std::span<const ResourceWeight> weights, Fn fn) {
-  Buffers b;
   const size_t k = weights.size();
-  std::span<int64_t> requested(b.requested.data(), k);
-  std::span<int64_t> allocatable(b.allocatable.data(), k);
+  std::array<int64_t, 2 * core::kInlineResources> fixed{};
+  std::vector<int64_t> heap;
+  int64_t* buffer = fixed.data();
+  if (k > core::kInlineResources) {
+    heap.resize(2 * k);
+    buffer = heap.data();
+  }
+  std::span<int64_t> requested(buffer, k);
+  std::span<int64_t> allocatable(buffer + k, k);
   NodeRequestedAndAllocatable(state, t, n, weights, requested, allocatable);
   return fn(std::span<const int64_t>(requested), std::span<const int64_t>(allocatable));
 }
@@ -269,9 +271,8 @@ std::vector<ResourceWeight> DefaultResourceWeights() {
   return {ResourceWeight{core::kCpu, 1}, ResourceWeight{core::kMemory, 1}};
 }
 
-LeastAllocated::LeastAllocated(std::vector<ResourceWeight> weights) : weights_(std::move(weights)) {
-  assert(weights_.size() <= static_cast<size_t>(core::kMaxResources));
-}
+LeastAllocated::LeastAllocated(std::vector<ResourceWeight> weights)
+    : weights_(std::move(weights)) {}
 
 int64_t LeastAllocated::Score(const engine::ClusterState& state, engine::TaskRef t,
                               engine::NodeIndex n) const {
@@ -280,9 +281,7 @@ int64_t LeastAllocated::Score(const engine::ClusterState& state, engine::TaskRef
   });
 }
 
-MostAllocated::MostAllocated(std::vector<ResourceWeight> weights) : weights_(std::move(weights)) {
-  assert(weights_.size() <= static_cast<size_t>(core::kMaxResources));
-}
+MostAllocated::MostAllocated(std::vector<ResourceWeight> weights) : weights_(std::move(weights)) {}
 
 int64_t MostAllocated::Score(const engine::ClusterState& state, engine::TaskRef t,
                              engine::NodeIndex n) const {
@@ -294,7 +293,6 @@ int64_t MostAllocated::Score(const engine::ClusterState& state, engine::TaskRef 
 RequestedToCapacityRatio::RequestedToCapacityRatio(std::vector<ResourceWeight> weights,
                                                    std::span<const ShapePoint> shape)
     : weights_(std::move(weights)), scaled_shape_(ScaleShape(shape)) {
-  assert(weights_.size() <= static_cast<size_t>(core::kMaxResources));
   assert(!scaled_shape_.empty());
 }
 

@@ -95,7 +95,7 @@ void NodeRequestedAndAllocatable(const engine::ClusterState& state, engine::Task
 // Spread: prefers the node with the most room left (the Kubernetes default).
 class LeastAllocated final : public engine::NodeScorer {
  public:
-  // `weights`: at most core::kMaxResources distinct resources, weight 1..100
+  // `weights`: distinct resources, weight 1..100
   // (as MakeLeastAllocated validates).
   explicit LeastAllocated(std::vector<ResourceWeight> weights);
   std::string_view Name() const override { return "LeastAllocated"; }
