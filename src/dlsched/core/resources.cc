@@ -158,6 +158,37 @@ int64_t& Resources::MoreSlot(ResourceId id) {
   return it->second;
 }
 
+void Resources::AddMore(const Resources& o, int sign) {
+  for (const auto& [id, x] : o.more) MoreSlot(id) += sign * x;
+}
+
+bool Resources::MoreEqual(const Resources& o) const {
+  for (const auto& [id, x] : more) {
+    if (x != o.MoreValue(id)) return false;
+  }
+  for (const auto& [id, x] : o.more) {
+    if (x != MoreValue(id)) return false;
+  }
+  return true;
+}
+
+void Resources::MaxMore(const Resources& b) {
+  for (auto& [id, x] : more) x = std::max(x, b.MoreValue(id));  // absent in b: 0
+  for (const auto& [id, x] : b.more) {
+    if (x > 0 && MoreValue(id) < x) MoreSlot(id) = x;
+  }
+}
+
+bool Resources::MoreFitsIn(const Resources& o) const {
+  for (const auto& [id, x] : more) {
+    if (x > o.MoreValue(id)) return false;
+  }
+  for (const auto& [id, x] : o.more) {  // o below 0 where *this holds none
+    if (x < 0 && MoreValue(id) > x) return false;
+  }
+  return true;
+}
+
 std::string FormatResources(const Resources& r) {
   std::string out;
   for (int i = 0; i < r.Width(); ++i) {

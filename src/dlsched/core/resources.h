@@ -70,14 +70,17 @@ struct Resources {
     return MoreValue(id);
   }
 
+  // Each operation runs over the inline ids; the ids in `more` (of either
+  // side) take a call out of line, so the common case stays small enough
+  // to inline where it is used.
   Resources& operator+=(const Resources& o) {
     for (int i = 0; i < kInlineResources; ++i) v[i] += o.v[i];
-    for (const auto& [id, x] : o.more) MoreSlot(id) += x;
+    if (!o.more.empty()) AddMore(o, 1);
     return *this;
   }
   Resources& operator-=(const Resources& o) {
     for (int i = 0; i < kInlineResources; ++i) v[i] -= o.v[i];
-    for (const auto& [id, x] : o.more) MoreSlot(id) -= x;
+    if (!o.more.empty()) AddMore(o, -1);
     return *this;
   }
   friend Resources operator+(Resources a, const Resources& b) { return a += b; }
@@ -89,23 +92,12 @@ struct Resources {
   }
   friend bool operator==(const Resources& a, const Resources& b) {
     if (a.v != b.v) return false;
-    if (a.more.empty() && b.more.empty()) return true;
-    for (const auto& [id, x] : a.more) {
-      if (x != b.MoreValue(id)) return false;
-    }
-    for (const auto& [id, x] : b.more) {
-      if (x != a.MoreValue(id)) return false;
-    }
-    return true;
+    return (a.more.empty() && b.more.empty()) || a.MoreEqual(b);
   }
   // Per resource, the larger amount.
   friend Resources Max(Resources a, const Resources& b) {
     for (int i = 0; i < kInlineResources; ++i) a.v[i] = std::max(a.v[i], b.v[i]);
-    if (a.more.empty() && b.more.empty()) return a;
-    for (auto& [id, x] : a.more) x = std::max(x, b.MoreValue(id));  // absent in b: 0
-    for (const auto& [id, x] : b.more) {
-      if (x > 0 && a.MoreValue(id) < x) a.MoreSlot(id) = x;
-    }
+    if (!a.more.empty() || !b.more.empty()) a.MaxMore(b);
     return a;
   }
 
@@ -114,14 +106,16 @@ struct Resources {
     for (int i = 0; i < kInlineResources; ++i) {
       if (v[i] > o.v[i]) return false;
     }
-    if (more.empty() && o.more.empty()) return true;
-    for (const auto& [id, x] : more) {
-      if (x > o.MoreValue(id)) return false;
+    return (more.empty() && o.more.empty()) || MoreFitsIn(o);
+  }
+  // FitsIn(a - b) without building the difference (a node's free room is
+  // its allocatable minus what it holds): the scan over nodes asks it of
+  // every node it visits.
+  bool FitsInDifference(const Resources& a, const Resources& b) const {
+    for (int i = 0; i < kInlineResources; ++i) {
+      if (v[i] > a.v[i] - b.v[i]) return false;
     }
-    for (const auto& [id, x] : o.more) {  // o below 0 where *this holds none
-      if (x < 0 && MoreValue(id) > x) return false;
-    }
-    return true;
+    return (more.empty() && a.more.empty() && b.more.empty()) || MoreFitsIn(a - b);
   }
   bool IsZero() const {
     for (auto x : v) {
@@ -139,6 +133,11 @@ struct Resources {
  private:
   int64_t MoreValue(ResourceId id) const;
   int64_t& MoreSlot(ResourceId id);
+  // The `more` halves of +=/-= (sign 1 or -1), ==, Max and FitsIn.
+  void AddMore(const Resources& o, int sign);
+  bool MoreEqual(const Resources& o) const;
+  void MaxMore(const Resources& b);
+  bool MoreFitsIn(const Resources& o) const;
 };
 
 // Calls fn(id) for every id at which `a` or `b` may hold a non-zero amount

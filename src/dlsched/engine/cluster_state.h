@@ -169,11 +169,23 @@ class ClusterState {
   // task's ScoringRequest); used by the resource scorers.
   const core::Resources& NonZeroRequested(NodeIndex n) const { return nonzero_requested_[n]; }
   core::Resources Free(NodeIndex n) const { return allocatable_[n] - requested_[n]; }
+  // Free(n)[id], without building Free(n).
+  int64_t FreeOf(NodeIndex n, core::ResourceId id) const {
+    return allocatable_[n][id] - requested_[n][id];
+  }
+  // req.FitsIn(Free(n)), without building Free(n).
+  bool FreeHolds(const core::Resources& req, NodeIndex n) const {
+    return req.FitsInDifference(allocatable_[n], requested_[n]);
+  }
   int NumTasksOn(NodeIndex n) const { return tasks_on_[n]; }
   const core::Resources& Capacity() const { return capacity_; }
   // Sum of requests over all nodes.
   const core::Resources& TotalRequested() const { return total_requested_; }
   core::Resources TotalFree() const { return capacity_ - total_requested_; }
+  // req.FitsIn(TotalFree()), without building TotalFree().
+  bool TotalFreeHolds(const core::Resources& req) const {
+    return req.FitsInDifference(capacity_, total_requested_);
+  }
   // What job `j`'s placed tasks request, summed.
   core::Resources Held(JobIndex j) const;
   int MaxFreeGpu() const;

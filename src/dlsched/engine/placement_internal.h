@@ -32,7 +32,7 @@ inline bool PassesFilters(const CycleContext& ctx, TaskRef t, NodeIndex n) {
 inline bool FitsKnown(const CycleContext& ctx, TaskRef t, NodeIndex n, bool filtered) {
   const ClusterState& st = ctx.state();
   // Cheapest first: the answer is all that is asked.
-  if (!st.Schedulable(n) || !st.Request(t).FitsIn(st.Free(n))) return false;
+  if (!st.Schedulable(n) || !st.FreeHolds(st.Request(t), n)) return false;
   return !filtered || PassesFilters(ctx, t, n);
 }
 

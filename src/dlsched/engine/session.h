@@ -27,7 +27,7 @@ class Session {
   void Evict(TaskRef t);
   // True when `t`'s request fits in node `n`'s free resources.
   bool Fits(TaskRef t, NodeIndex n) const {
-    return state_.Schedulable(n) && state_.Request(t).FitsIn(state_.Free(n));
+    return state_.Schedulable(n) && state_.FreeHolds(state_.Request(t), n);
   }
 
   struct Step {

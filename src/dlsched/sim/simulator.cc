@@ -306,7 +306,7 @@ core::Status Simulation::PlaceInitial() {
           return core::Errorf("{}: no node '{}' in the cluster", where, t.node);
         }
         const core::Resources& request = spec.role(t.role).resources;
-        if (!request.FitsIn(state_.Free(n))) {
+        if (!state_.FreeHolds(request, n)) {
           return core::Errorf("{}: node '{}' has {} free, not enough for {}", where, t.node,
                               core::FormatResources(state_.Free(n)),
                               core::FormatResources(request));

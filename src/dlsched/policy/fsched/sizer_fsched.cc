@@ -38,10 +38,9 @@ int FixedGpus(const JobState& js) {
 // How many more tasks like `t` node `n` has room for.
 int64_t Room(const ClusterState& st, engine::TaskRef t, NodeIndex n) {
   const core::Resources& req = st.Request(t);
-  const core::Resources free = st.Free(n);
   int64_t room = INT64_MAX;
   core::FirstId(req, [&](core::ResourceId id) {
-    if (req[id] > 0) room = std::min(room, free[id] / req[id]);
+    if (req[id] > 0) room = std::min(room, st.FreeOf(n, id) / req[id]);
     return false;
   });
   return room;

@@ -28,8 +28,7 @@ class MostIdleNodes {
       if (nodes.empty()) continue;
       bucket.clear();
       for (engine::NodeIndex n : nodes) {
-        const core::Resources free = state.Free(n);
-        bucket.push_back(Entry{free[core::kCpu], free[core::kMemory], n});
+        bucket.push_back(Entry{state.FreeOf(n, core::kCpu), state.FreeOf(n, core::kMemory), n});
       }
       std::sort(bucket.begin(), bucket.end(), [](const Entry& a, const Entry& b) {
         if (a.cpu != b.cpu) return a.cpu > b.cpu;

@@ -45,7 +45,7 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
     const JobState& xs = st.Job(x);
     const core::RoleSpec& w = xs.spec->role(core::Role::kWorker);
     const core::Resources& req = w.resources;
-    if (!req.FitsIn(st.TotalFree())) continue;
+    if (!st.TotalFreeHolds(req)) continue;
     // A worker at least this large already found no node in this cycle, and
     // room only shrinks as the cycle goes on.
     if (std::any_of(no_room.begin(), no_room.end(),
@@ -63,7 +63,7 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
         if (!engine::Fits(ctx, t, n)) break;
         ctx.session.Assign(t, n);
       }
-      return xs.placed_workers < w.max_replicas && req.FitsIn(st.TotalFree());
+      return xs.placed_workers < w.max_replicas && st.TotalFreeHolds(req);
     };
     // The job's own nodes: its PS node(s) first, then the others by index.
     own.clear();

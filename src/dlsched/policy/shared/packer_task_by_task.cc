@@ -35,10 +35,9 @@ namespace {
 
 // How many tasks of request `req` node `n`'s free resources could hold.
 int64_t Holds(const engine::ClusterState& state, engine::NodeIndex n, const core::Resources& req) {
-  const core::Resources free = state.Free(n);
   int64_t k = INT64_MAX;
   core::FirstId(req, [&](core::ResourceId id) {
-    if (req[id] > 0) k = std::min(k, std::max<int64_t>(0, free[id] / req[id]));
+    if (req[id] > 0) k = std::min(k, std::max<int64_t>(0, state.FreeOf(n, id) / req[id]));
     return k == 0;
   });
   return k;

@@ -59,17 +59,18 @@ template <typename Fn>
 int64_t ScoreOnNode(const engine::ClusterState& state, engine::TaskRef t, engine::NodeIndex n,
                     std::span<const ResourceWeight> weights, Fn fn) {
   const size_t k = weights.size();
-  std::array<int64_t, 2 * core::kInlineResources> fixed{};
-  std::vector<int64_t> heap;
-  int64_t* buffer = fixed.data();
-  if (k > core::kInlineResources) {
-    heap.resize(2 * k);
-    buffer = heap.data();
+  auto run = [&](int64_t* buffer) {
+    std::span<int64_t> requested(buffer, k);
+    std::span<int64_t> allocatable(buffer + k, k);
+    NodeRequestedAndAllocatable(state, t, n, weights, requested, allocatable);
+    return fn(std::span<const int64_t>(requested), std::span<const int64_t>(allocatable));
+  };
+  if (k <= core::kInlineResources) {
+    std::array<int64_t, 2 * core::kInlineResources> fixed;  // every entry written before read
+    return run(fixed.data());
   }
-  std::span<int64_t> requested(buffer, k);
-  std::span<int64_t> allocatable(buffer + k, k);
-  NodeRequestedAndAllocatable(state, t, n, weights, requested, allocatable);
-  return fn(std::span<const int64_t>(requested), std::span<const int64_t>(allocatable));
+  std::vector<int64_t> heap(2 * k);
+  return run(heap.data());
 }
 
 std::string Describe(const YAML::Node& node) {
