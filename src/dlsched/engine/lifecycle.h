@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -201,11 +202,14 @@ class JobLifecycle {
   // No effect on a task not placed.
   void TaskFailed(TaskRef t, const core::TaskFailure& failure, std::string_view why);
   // A backend that adopts a job gives what it had kept of its history: the
-  // failures counted against its backoff limit and the reason last given.
-  void Restore(JobIndex j, int failures, std::string reason) {
+  // failures counted against its backoff limit, the reason last given and
+  // the steps of its last checkpoint (at most its steps done), where a
+  // loss takes it back to.
+  void Restore(JobIndex j, int failures, std::string reason, double checkpointed_steps) {
     JobsAdded();
     jobs_[j].failures = failures;
     jobs_[j].reason = std::move(reason);
+    jobs_[j].checkpointed_steps = std::clamp(checkpointed_steps, 0.0, state_.Job(j).steps_done);
   }
   // Node `n` is gone (failed or removed) with its tasks.
   void NodeRemoved(NodeIndex n, std::string_view why);

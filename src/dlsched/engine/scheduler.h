@@ -112,10 +112,11 @@ class Scheduler {
   void TaskFailed(TaskRef t, const core::TaskFailure& failure, std::string_view why) {
     lifecycle_.TaskFailed(t, failure, why);
   }
-  // A job found with `failures` already counted against its backoff limit
-  // and `reason` as its last reason (JobLifecycle::Restore).
-  void Restore(JobIndex j, int failures, std::string reason) {
-    lifecycle_.Restore(j, failures, std::move(reason));
+  // A job found with `failures` already counted against its backoff limit,
+  // `reason` as its last reason and its last checkpoint at
+  // `checkpointed_steps` (JobLifecycle::Restore).
+  void Restore(JobIndex j, int failures, std::string reason, double checkpointed_steps) {
+    lifecycle_.Restore(j, failures, std::move(reason), checkpointed_steps);
   }
   // A bind the backend could not make.
   void BindFailed(TaskRef t, std::string_view why);

@@ -188,8 +188,16 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
   const int64_t seq = status.is_object() ? status.value("admissionOrder", int64_t{-1}) : -1;
   // Progress and service as last written (the operator before the
   // restart estimated them), for a running job and a preempted one alike.
+  // The steps of its last checkpoint, where a loss takes it back to (none
+  // known from a status that does not say: 0, as for a new job).
+  std::optional<double> checkpoint;
   if (status.is_object()) {
-    RestoreService(j, status.value("progress", json::object()));
+    const json progress = status.value("progress", json::object());
+    RestoreService(j, progress);
+    if (progress.is_object() && progress.value("checkpointSteps", json()).is_number()) {
+      checkpoint =
+          std::clamp(progress["checkpointSteps"].get<double>(), 0.0, state_.Job(j).steps_done);
+    }
     // What its history said: the failures counted and the last reason.
     const json failures = status.value("failures", json());
     scheduler_.Restore(j,
@@ -197,7 +205,7 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
                            ? static_cast<int>(std::clamp<int64_t>(failures.get<int64_t>(), 0,
                                                                   core::kMaxBackoffLimit))
                            : 0,
-                       status.value("reason", std::string()));
+                       status.value("reason", std::string()), checkpoint.value_or(0));
   }
   if (phase == "Completed" || phase == "Failed") {
     scheduler_.Adopt(j, phase == "Completed" ? JobPhase::kCompleted : JobPhase::kFailed, seq);
@@ -245,6 +253,9 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
       Log("info", "deleting pod of an incomplete gang", {{"pod", PodKey(t)}});
       DeletePodOf(t);
     }
+    // Whatever ran of it stops: it starts again from its last checkpoint,
+    // as after any loss (a job that waited is at its checkpoint already).
+    if (checkpoint) scheduler_.MutableState().MutableJob(j).steps_done = *checkpoint;
     return false;
   }
   // It trained on while no operator watched: at the rate last written,

@@ -273,6 +273,10 @@ void Operator::Resume(JobIndex j, const json& object) {
   // Its conditions go on; a new start time (Kubeflow's, and batch/v1 Job's).
   kept_[now].conditions = kept.conditions;
   RestoreService(now, progress);
+  // Its progress is its last checkpoint's (it checkpointed to suspend), and
+  // the failures counted against its backoffLimit stay counted.
+  scheduler_.Restore(now, scheduler_.History(j).failures, scheduler_.History(now).reason,
+                     state_.Job(now).steps_done);
   scheduler_.Reprice(now, Now());
   Event(now, "Normal", "Resumed", "spec.runPolicy.suspend is false: back in the queue");
   status_dirty_.push_back(now);

@@ -143,7 +143,8 @@ bool Operator::WriteStatus(JobIndex j) {
   status["progress"] = {{"steps", js.steps_done},
                         {"totalSteps", js.spec->total_steps},
                         {"stepsPerSecond", scheduler_.Rate(j)},
-                        {"attainedGpuSeconds", js.attained}};
+                        {"attainedGpuSeconds", js.attained},
+                        {"checkpointSteps", std::min(h.checkpointed_steps, js.steps_done)}};
   // While it trains, when the estimate was exact (wall clock): a restarted
   // operator carries it on from there.
   if (scheduler_.Rate(j) > 0) status["progress"]["asOf"] = MicroTime(WallSeconds());

@@ -163,6 +163,24 @@ class OperatorTest : public ::testing::Test {
     return out;
   }
 
+  // One 4-GPU node and job `name` (`ps` PS, `workers` workers, steps
+  // without end, checkpointDelay 5) running for 20 s under gang-binpack.
+  void StartCheckpointingJob(const std::string& name, int ps, int workers) {
+    ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
+    json job = Job(name, ps, workers, 1e9);
+    job["spec"]["checkpointDelay"] = 5;
+    ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+    StartOperator("gang-binpack");
+    ASSERT_TRUE(RunUntil([&] { return Phase(name) == "Running" && Clock() > 20; }));
+  }
+  // Sets spec.runPolicy.suspend of job `name`.
+  void SetSuspend(const std::string& name, bool suspend) {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", name);
+    ASSERT_TRUE(tj.has_value()) << name;
+    (*tj)["spec"]["runPolicy"]["suspend"] = suspend;
+    ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
+  }
+
   std::vector<std::string> EventReasons(const std::string& job) {
     std::vector<std::string> out;
     for (const json& e : server_.List("events", "default")) {
@@ -1004,12 +1022,7 @@ TEST_F(OperatorTest, CleanPodPolicyDecidesWhichPodsAFinishedJobKeeps) {
 // while suspended; suspend false puts it back in the queue with the
 // progress it had, and it runs again.
 TEST_F(OperatorTest, SuspendCheckpointsReleasesThePodsAndResumesFromTheCheckpoint) {
-  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 4)).has_value());
-  json job = Job("long", 1, 2, 1e9);
-  job["spec"]["checkpointDelay"] = 5;
-  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
-  StartOperator("gang-binpack");
-  ASSERT_TRUE(RunUntil([&] { return Phase("long") == "Running" && Clock() > 20; }));
+  StartCheckpointingJob("long", 1, 2);
   auto tj = server_.Get("trainingjobs.dlsched.io", "default", "long");
   (*tj)["spec"]["runPolicy"] = {{"suspend", true}};
   ASSERT_TRUE(server_.Update("trainingjobs.dlsched.io", "default", *tj).has_value());
@@ -1352,6 +1365,47 @@ TEST_F(PodFailureTest, AnEvictedPodRestartsItsJobEvenUnderNever) {
   const auto reasons = EventReasons("evict");
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Restarting"), 1);
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "Failed"), 0);
+}
+
+// A job's last checkpoint survives a suspension and an operator restart:
+// suspended (its checkpoint C, the steps it had then), resumed, the
+// operator restarted, then its pod evicted: it goes back to C, not to 0.
+// Before, both the resumed job and the adopted one knew no checkpoint
+// (`checkpointSteps` 0).
+TEST_F(PodFailureTest, TheLastCheckpointSurvivesASuspensionAndARestart) {
+  StartCheckpointingJob("ckpt", 0, 1);
+  SetSuspend("ckpt", true);
+  ASSERT_TRUE(RunUntil([&] { return Phase("ckpt") == "Suspended" && PodsOf("ckpt").empty(); }));
+  const double c = Status("ckpt")["progress"]["steps"].get<double>();
+  EXPECT_GT(c, 0);
+  EXPECT_EQ(Status("ckpt")["progress"]["checkpointSteps"].get<double>(), c);
+  SetSuspend("ckpt", false);
+  ASSERT_TRUE(RunUntil([&] { return Phase("ckpt") == "Running"; }));
+  EXPECT_EQ(Status("ckpt")["progress"]["checkpointSteps"].get<double>(), c)
+      << Status("ckpt").dump();
+  // A new operator adopts it running, with its checkpoint.
+  op_->Stop();
+  op_.reset();
+  kubelet_->Stop();
+  kubelet_.reset();
+  StartOperator("gang-binpack");
+  std::string pod;
+  ASSERT_TRUE(RunUntil([&] {
+    for (const auto& [name, phase] : PodPhases("ckpt")) {
+      if (phase == "Running") pod = name;
+    }
+    return Phase("ckpt") == "Running" && !pod.empty();
+  }));
+  for (int i = 0; i < 10; ++i) op_->Step(0.01);
+  EXPECT_EQ(Status("ckpt")["progress"]["checkpointSteps"].get<double>(), c)
+      << Status("ckpt").dump();
+  EXPECT_GE(Status("ckpt")["progress"]["steps"].get<double>(), c);
+  FailPod(pod, {{"reason", "Evicted"}, {"message", "The node was low on resource: memory."}});
+  ASSERT_TRUE(RunUntil([&] {
+    const auto reasons = EventReasons("ckpt");
+    return std::count(reasons.begin(), reasons.end(), "Restarting") == 1;
+  }));
+  EXPECT_GE(Status("ckpt")["progress"]["steps"].get<double>(), c) << Status("ckpt").dump();
 }
 
 // Exit code 1 under Never: the job fails, its reason naming the pod, the
