@@ -517,26 +517,24 @@ TEST_F(LifecycleTest, NoExecuteTaintsAreToleratedForTheirSecondsUnreachableFor30
   state_.UpdateNode(0, spec);
   lc().NodeUpdated(0);
   for (JobIndex j : {a, b, c}) EXPECT_EQ(Phase(j), JobPhase::kRunning) << j;
-  RunUntil(69);
-  EXPECT_EQ(Phase(b), JobPhase::kRunning);
-  RunUntil(70);
-  EXPECT_EQ(Phase(b), JobPhase::kStandby);
-  EXPECT_EQ(
-      lc().History(b).reason,
-      "lost tasks: evicted from node node-0 by taint node.kubernetes.io/unreachable:NoExecute "
-      "after 60 s");
+  // Job j runs until a second before `at` and is evicted at `at`, after
+  // `grace` seconds.
+  auto evicted_at = [&](JobIndex j, core::Time at, const char* grace) {
+    RunUntil(at - 1);
+    EXPECT_EQ(Phase(j), JobPhase::kRunning) << j;
+    RunUntil(at);
+    EXPECT_EQ(Phase(j), JobPhase::kStandby) << j;
+    EXPECT_EQ(lc().History(j).reason,
+              std::string("lost tasks: evicted from node node-0 by taint "
+                          "node.kubernetes.io/unreachable:NoExecute after ") +
+                  grace);
+  };
+  evicted_at(b, 70, "60 s");
   RunUntil(200);
   spec.labels["zone"] = "z1";
   state_.UpdateNode(0, spec);
   lc().NodeUpdated(0);
-  RunUntil(309);
-  EXPECT_EQ(Phase(a), JobPhase::kRunning);
-  RunUntil(310);
-  EXPECT_EQ(Phase(a), JobPhase::kStandby);
-  EXPECT_EQ(
-      lc().History(a).reason,
-      "lost tasks: evicted from node node-0 by taint node.kubernetes.io/unreachable:NoExecute "
-      "after 300 s");
+  evicted_at(a, 310, "300 s");
   RunUntil(10000);
   EXPECT_EQ(Phase(c), JobPhase::kRunning);
 }

@@ -190,22 +190,21 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
   // restart estimated them), for a running job and a preempted one alike.
   // The steps of its last checkpoint, where a loss takes it back to (none
   // known from a status that does not say: 0, as for a new job).
-  std::optional<double> checkpoint;
+  bool checkpoint_known = false;
   if (status.is_object()) {
     const json progress = status.value("progress", json::object());
     RestoreService(j, progress);
-    if (progress.is_object() && progress.value("checkpointSteps", json()).is_number()) {
-      checkpoint =
-          std::clamp(progress["checkpointSteps"].get<double>(), 0.0, state_.Job(j).steps_done);
-    }
+    const json checkpoint =
+        progress.is_object() ? progress.value("checkpointSteps", json()) : json();
+    checkpoint_known = checkpoint.is_number();
     // What its history said: the failures counted and the last reason.
     const json failures = status.value("failures", json());
-    scheduler_.Restore(j,
-                       failures.is_number_integer()
-                           ? static_cast<int>(std::clamp<int64_t>(failures.get<int64_t>(), 0,
-                                                                  core::kMaxBackoffLimit))
-                           : 0,
-                       status.value("reason", std::string()), checkpoint.value_or(0));
+    scheduler_.Restore(
+        j,
+        failures.is_number_integer() ? static_cast<int>(std::clamp<int64_t>(
+                                           failures.get<int64_t>(), 0, core::kMaxBackoffLimit))
+                                     : 0,
+        status.value("reason", std::string()), checkpoint_known ? checkpoint.get<double>() : 0);
   }
   if (phase == "Completed" || phase == "Failed") {
     scheduler_.Adopt(j, phase == "Completed" ? JobPhase::kCompleted : JobPhase::kFailed, seq);
@@ -255,7 +254,10 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
     }
     // Whatever ran of it stops: it starts again from its last checkpoint,
     // as after any loss (a job that waited is at its checkpoint already).
-    if (checkpoint) scheduler_.MutableState().MutableJob(j).steps_done = *checkpoint;
+    if (checkpoint_known) {
+      scheduler_.MutableState().MutableJob(j).steps_done =
+          scheduler_.History(j).checkpointed_steps;  // as Restore bounded it
+    }
     return false;
   }
   // It trained on while no operator watched: at the rate last written,

@@ -188,6 +188,11 @@ class OperatorTest : public ::testing::Test {
     }
     return out;
   }
+  // Whether job `job` has an Event with reason `reason`.
+  bool HasEvent(const std::string& job, const std::string& reason) {
+    const auto reasons = EventReasons(job);
+    return std::find(reasons.begin(), reasons.end(), reason) != reasons.end();
+  }
 
   // One 4-GPU node, job `name` of one worker, the first pod create answered
   // `status`, and the operator started (gang-binpack).
@@ -652,9 +657,7 @@ TEST_F(OperatorTest, InvalidAndNeverFittingJobsAreToldWhyAndDisturbNoOne) {
       server_.Create("trainingjobs.dlsched.io", "default", Job("fine", 0, 2, 100)).has_value());
   StartOperator("gang-binpack");
   ASSERT_TRUE(RunUntil([&] {
-    const auto reasons = EventReasons("huge");
-    return Phase("fine") == "Completed" &&
-           std::find(reasons.begin(), reasons.end(), "Unschedulable") != reasons.end();
+    return Phase("fine") == "Completed" && HasEvent("huge", "Unschedulable");
   })) << Phase("fine");
   auto tj = server_.Get("trainingjobs.dlsched.io", "default", "invalid");
   EXPECT_EQ((*tj)["status"]["phase"], "Invalid");
@@ -707,9 +710,7 @@ TEST_F(OperatorTest, NodesListingManyResourceNamesServeJobsAskingForAnyOfThem) {
       server_.Create("trainingjobs.dlsched.io", "default", rdma_job("greedy", "3")).has_value());
   StartOperator("gang-binpack");
   ASSERT_TRUE(RunUntil([&] {
-    const auto reasons = EventReasons("greedy");
-    return Phase("rdma") == "Completed" &&
-           std::find(reasons.begin(), reasons.end(), "Unschedulable") != reasons.end();
+    return Phase("rdma") == "Completed" && HasEvent("greedy", "Unschedulable");
   })) << Phase("rdma");
   EXPECT_GE(core::FindResource("rdma/hca_shared_devices_a"), core::kInlineResources);
   ASSERT_EQ(PodsOf("rdma").size(), 2u);
