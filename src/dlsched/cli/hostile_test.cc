@@ -208,6 +208,13 @@ std::string ManyResourceNames(int n) {
   return out;
 }
 
+// `n` queues q0, q1, ... as lines of a block list, each with `rest`.
+std::string ManyQueues(int n, const std::string& rest = "") {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += "  - {name: q" + std::to_string(i) + rest + "}\n";
+  return out;
+}
+
 std::string Repeat(const std::string& s, int n) {
   std::string out;
   for (int i = 0; i < n; ++i) out += s;
@@ -1188,6 +1195,20 @@ std::vector<Case> Cases() {
       {"key-is-map", "nodes:\n  - {? {a: 1} : 2, name: n, resources: {cpu: 1}}\n"},
       {"merge-key", "base: &b {cpu: 1}\nnodes:\n  - name: n\n    resources: {<<: *b}\n"},
       {"alias-loop", "nodes: &a [*a]\n"},
+      // Teams' queues.
+      {"queues-map", Node("{cpu: 1}") + "queues: {a: 1}\n"},
+      {"queue-duplicate", Node("{cpu: 1}") + "queues: [{name: a}, {name: a}]\n"},
+      {"queue-weight-nan", Node("{cpu: 1}") + "queues: [{name: a, weight: .nan}]\n"},
+      {"queue-quota-1e19", Node("{cpu: 1}") + "queues: [{name: a, quota: {memory: 1e19}}]\n"},
+      {"queue-lending-above-nominal",
+       Node("{cpu: 1}") +
+           "queues: [{name: a, cohort: c, quota: {cpu: {nominal: 1, lendingLimit: 2}}}]\n"},
+      {"queue-borrowing-without-cohort",
+       Node("{cpu: 1}") + "queues: [{name: a, quota: {cpu: {nominal: 1, borrowingLimit: 2}}}]\n"},
+      {"queues-over-limit", Node("{cpu: 1}") + "queues:\n" + ManyQueues(10001)},
+      // 4097 x 2^50 bytes lent in one cohort: more than 2^62.
+      {"queues-cohort-total-over-limit",
+       Node("{cpu: 1}") + "queues:\n" + ManyQueues(4097, ", cohort: c, quota: {memory: 1Pi}")},
   };
   for (const auto& [name, text] : clusters) {
     add("cluster-" + name + "-validate", {"validate", "bad.yaml"}, {{"bad.yaml", text}});

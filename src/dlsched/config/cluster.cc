@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -219,8 +220,112 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
   return {};
 }
 
+// One line of a queue's quota: a quantity (the nominal quota) or a map of
+// nominal, borrowingLimit, lendingLimit.
+core::Result<core::QuotaLine> ParseQuotaLine(const Reader& r, core::ResourceId id,
+                                             const YAML::Node& n, const std::string& path,
+                                             bool in_cohort) {
+  core::QuotaLine line;
+  line.id = id;
+  if (!n.IsMap()) {
+    DLSCHED_TRY_LET(nominal, r.Amount(id, n, path));
+    line.nominal = *nominal;
+    return line;
+  }
+  DLSCHED_TRY(r.CheckMap(n, path, "a quantity or a map with nominal, borrowingLimit, lendingLimit",
+                         {"nominal", "borrowingLimit", "lendingLimit"}));
+  const std::string nominal_path = Key(path, "nominal");
+  if (!Given(n["nominal"])) return r.Missing(nominal_path, "a quantity");
+  DLSCHED_TRY_LET(nominal, r.Amount(id, n["nominal"], nominal_path));
+  line.nominal = *nominal;
+  for (const char* key : {"borrowingLimit", "lendingLimit"}) {
+    if (!Given(n[key])) continue;
+    const std::string key_path = Key(path, key);
+    // Kueue's rule: only a queue in a cohort borrows or lends.
+    if (!in_cohort) return r.Fail(key_path, "only allowed for a queue with a cohort");
+    DLSCHED_TRY_LET(amount, r.Amount(id, n[key], key_path));
+    (std::string_view(key) == "borrowingLimit" ? line.borrowing_limit : line.lending_limit) =
+        *amount;
+  }
+  if (line.lending_limit && *line.lending_limit > line.nominal) {
+    return r.Fail(Key(path, "lendingLimit"),
+                  fmt::format("{} is more than the nominal quota {}",
+                              core::FormatResourceAmount(id, *line.lending_limit),
+                              core::FormatResourceAmount(id, line.nominal)));
+  }
+  return line;
+}
+
+// One entry of `queues`.
+core::Result<core::QueueSpec> ParseQueue(const Reader& r, const YAML::Node& n,
+                                         const std::string& path) {
+  DLSCHED_TRY(
+      r.CheckMap(n, path, "a map with name and quota", {"name", "cohort", "weight", "quota"}));
+  core::QueueSpec q;
+  const std::string name_path = Key(path, "name");
+  if (!Given(n["name"])) return r.Missing(name_path, "a queue name");
+  DLSCHED_TRY_LET(name, r.Name(n["name"], name_path));
+  q.name = *name;
+  if (Given(n["cohort"])) {
+    DLSCHED_TRY_LET(cohort, r.Name(n["cohort"], Key(path, "cohort")));
+    q.cohort = *cohort;
+  }
+  if (Given(n["weight"])) {
+    DLSCHED_TRY_LET(w, r.Number(n["weight"], Key(path, "weight"),
+                                internal::NumberRange{0, false, core::kMaxQueueWeight}));
+    q.weight = *w;
+  }
+  const std::string quota_path = Key(path, "quota");
+  if (Given(n["quota"])) {
+    DLSCHED_TRY(r.CheckAnyMap(n["quota"], quota_path, "a map of resource name to quota"));
+    for (const auto& kv : n["quota"]) {
+      const std::string line_path = Key(quota_path, kv.first.Scalar());
+      auto id = core::InternResource(kv.first.Scalar());
+      if (!id) return r.Fail(line_path, id.error().message);
+      DLSCHED_TRY_LET(line, ParseQuotaLine(r, *id, kv.second, line_path, !q.cohort.empty()));
+      q.quota.push_back(*line);
+    }
+    std::sort(q.quota.begin(), q.quota.end(),
+              [](const core::QuotaLine& a, const core::QuotaLine& b) { return a.id < b.id; });
+  }
+  return q;
+}
+
+core::Status ParseQueues(const Reader& r, const YAML::Node& queues,
+                         std::vector<core::QueueSpec>& out) {
+  if (!queues.IsSequence()) return r.Expected("queues", "a list of queues", queues);
+  if (queues.size() > static_cast<size_t>(core::kMaxQueues)) {
+    return r.Fail("queues", fmt::format("{} queues, more than the limit of {}", queues.size(),
+                                        core::kMaxQueues));
+  }
+  std::map<std::string, std::string> owner;
+  // What each cohort (or lone queue) is entitled to, per resource: kept
+  // within core::kMaxTotalAmount so the quota arithmetic cannot overflow.
+  std::map<std::pair<std::string, core::ResourceId>, int64_t> totals;
+  for (size_t i = 0; i < queues.size(); ++i) {
+    const std::string path = Index("queues", i);
+    DLSCHED_TRY_LET(q, ParseQueue(r, queues[i], path));
+    if (auto [it, inserted] = owner.emplace(q->name, path); !inserted) {
+      return r.Fail(Key(path, "name"),
+                    fmt::format("queue name '{}' is already used by {}", q->name, it->second));
+    }
+    for (const core::QuotaLine& l : q->quota) {
+      int64_t& total = totals[{q->cohort.empty() ? " " + q->name : q->cohort, l.id}];
+      total += l.nominal;
+      if (total > core::kMaxTotalAmount) {
+        return r.Fail(
+            Key(Key(path, "quota"), core::ResourceName(l.id)),
+            fmt::format("the nominal quotas of cohort {} add up to more than {}", q->cohort,
+                        core::FormatResourceAmount(l.id, core::kMaxTotalAmount)));
+      }
+    }
+    out.push_back(std::move(*q));
+  }
+  return {};
+}
+
 core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::Node& root) {
-  DLSCHED_TRY(r.CheckMap(root, "", "a map with 'nodes'", {"nodes", "events"}));
+  DLSCHED_TRY(r.CheckMap(root, "", "a map with 'nodes'", {"nodes", "events", "queues"}));
   const YAML::Node& nodes = root["nodes"];
   if (!Given(nodes)) return r.Missing("nodes", "a non-empty list of nodes");
   if (!nodes.IsSequence() || nodes.size() == 0) {
@@ -244,6 +349,7 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
                              cluster.events));
     }
   }
+  if (Given(root["queues"])) DLSCHED_TRY(ParseQueues(r, root["queues"], cluster.queues));
   // What the entries checked one by one add up to, checked as a whole as
   // every other source of clusters is (nothing here should be new).
   if (auto p = core::CheckClusterLimits(cluster)) return r.Fail(p->field, p->what);

@@ -83,7 +83,7 @@ TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
       "cluster.yaml: nodes[0].lables: unknown key (allowed: name, count, resources, reserved, "
       "labels, taints, schedulable); did you mean 'labels'?");
   EXPECT_EQ(ClusterError("node: []\n"),
-            "cluster.yaml: node: unknown key (allowed: nodes, events); did you mean 'nodes'?");
+            "cluster.yaml: node: unknown key (allowed: nodes, events, queues); did you mean 'nodes'?");
 }
 
 TEST(ParseClusterTest, StructuralErrors) {
@@ -241,6 +241,64 @@ TEST(ParseClusterTest, NodeEventErrors) {
             "cluster.yaml: events[0].time: expected a number in [0, 1000000000], got '-1'");
   EXPECT_EQ(ClusterError(nodes + "events: {time: 1}"),
             "cluster.yaml: events: expected a list of node events, got a map");
+}
+
+TEST(ParseClusterTest, Queues) {
+  auto c = ParseCluster(
+      "nodes:\n  - {name: n, resources: {cpu: 8, nvidia.com/gpu: 8}}\n"
+      "queues:\n"
+      "  - name: team-a\n"
+      "    cohort: research\n"
+      "    weight: 2.5\n"
+      "    quota: {nvidia.com/gpu: {nominal: 4, borrowingLimit: 2, lendingLimit: 1}, cpu: 500m}\n"
+      "  - {name: team-b, quota: {}}\n",
+      "cluster.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  ASSERT_EQ(c->queues.size(), 2u);
+  const core::QueueSpec& a = c->queues[0];
+  EXPECT_EQ(a.name, "team-a");
+  EXPECT_EQ(a.cohort, "research");
+  EXPECT_DOUBLE_EQ(a.weight, 2.5);
+  ASSERT_EQ(a.quota.size(), 2u);  // ascending by id: cpu first
+  EXPECT_EQ(a.quota[0].id, core::kCpu);
+  EXPECT_EQ(a.quota[0].nominal, 500);
+  EXPECT_FALSE(a.quota[0].borrowing_limit.has_value());
+  EXPECT_EQ(a.quota[1].id, core::kGpu);
+  EXPECT_EQ(a.quota[1].nominal, 4);
+  EXPECT_EQ(a.quota[1].borrowing_limit, 2);
+  EXPECT_EQ(a.quota[1].lending_limit, 1);
+  EXPECT_EQ(c->queues[1].cohort, "");
+  EXPECT_DOUBLE_EQ(c->queues[1].weight, 1);
+  EXPECT_TRUE(c->queues[1].quota.empty());
+}
+
+TEST(ParseClusterTest, QueueErrors) {
+  auto err = [](const std::string& queues) {
+    return ClusterError("nodes:\n  - {name: n, resources: {cpu: 1}}\nqueues: " + queues + "\n");
+  };
+  EXPECT_EQ(err("{a: b}"), "cluster.yaml: queues: expected a list of queues, got a map");
+  EXPECT_EQ(err("[{quota: {cpu: 1}}]"),
+            "cluster.yaml: queues[0].name: missing, expected a queue name");
+  EXPECT_EQ(err("[{name: a}, {name: a}]"),
+            "cluster.yaml: queues[1].name: queue name 'a' is already used by queues[0]");
+  EXPECT_EQ(err("[{name: a, quotas: {}}]"),
+            "cluster.yaml: queues[0].quotas: unknown key (allowed: name, cohort, weight, quota); "
+            "did you mean 'quota'?");
+  EXPECT_EQ(err("[{name: a, weight: -1}]"),
+            "cluster.yaml: queues[0].weight: expected a number in [0, 1000000], got '-1'");
+  EXPECT_EQ(err("[{name: a, quota: {cpu: lots}}]").substr(0, 35),
+            "cluster.yaml: queues[0].quota.cpu: ");
+  EXPECT_EQ(err("[{name: a, quota: {cpu: {borrowingLimit: 1}}}]"),
+            "cluster.yaml: queues[0].quota.cpu.nominal: missing, expected a quantity");
+  EXPECT_EQ(err("[{name: a, quota: {cpu: {nominal: 1, borrowingLimit: 1}}}]"),
+            "cluster.yaml: queues[0].quota.cpu.borrowingLimit: only allowed for a queue with a "
+            "cohort");
+  EXPECT_EQ(err("[{name: a, cohort: c, quota: {nvidia.com/gpu: {nominal: 1, lendingLimit: 2}}}]"),
+            "cluster.yaml: queues[0].quota.nvidia.com/gpu.lendingLimit: 2 is more than the "
+            "nominal quota 1");
+  EXPECT_EQ(err("[{name: a, cohort: c, quota: {cpu: {nominal: 1, limit: 2}}}]"),
+            "cluster.yaml: queues[0].quota.cpu.limit: unknown key (allowed: nominal, "
+            "borrowingLimit, lendingLimit)");
 }
 
 }  // namespace

@@ -440,16 +440,22 @@ core::Result<core::Resources> Reader::Resources(const YAML::Node& node,
     std::string field = Key(path, name);
     auto id = core::InternResource(name);
     if (!id) return Fail(field, id.error().message);
-    if (!kv.second.IsScalar()) return Expected(field, "a quantity", kv.second);
-    auto amount = core::ParseResourceAmount(*id, kv.second.Scalar());
-    if (!amount) return Fail(field, amount.error().message);
-    if (*amount > core::kMaxAmount) {
-      return Fail(field, fmt::format("{} is more than the limit of {}", Describe(kv.second),
-                                     core::FormatResourceAmount(*id, core::kMaxAmount)));
-    }
+    DLSCHED_TRY_LET(amount, Amount(*id, kv.second, field));
     out[*id] = *amount;
   }
   return out;
+}
+
+core::Result<int64_t> Reader::Amount(core::ResourceId id, const YAML::Node& node,
+                                     std::string_view path) const {
+  if (!node.IsScalar()) return Expected(path, "a quantity", node);
+  auto amount = core::ParseResourceAmount(id, node.Scalar());
+  if (!amount) return Fail(path, amount.error().message);
+  if (*amount > core::kMaxAmount) {
+    return Fail(path, fmt::format("{} is more than the limit of {}", Describe(node),
+                                  core::FormatResourceAmount(id, core::kMaxAmount)));
+  }
+  return *amount;
 }
 
 }  // namespace dlsched::config::internal

@@ -168,6 +168,10 @@ class Reader : public FieldReader<YamlFields> {
   // A map of resource name -> Kubernetes quantity (YAML string or number),
   // interned and converted to canonical units, each at most core::kMaxAmount.
   core::Result<core::Resources> Resources(const YAML::Node& node, std::string_view path) const;
+  // One quantity of resource `id`, in canonical units, at most
+  // core::kMaxAmount.
+  core::Result<int64_t> Amount(core::ResourceId id, const YAML::Node& node,
+                               std::string_view path) const;
 };
 
 // Converts the YAML exceptions that escape the parsers (there should be none,

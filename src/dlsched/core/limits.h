@@ -12,6 +12,10 @@ namespace dlsched::core {
 
 // Nodes in a cluster (the largest Kubernetes clusters run about 65,000).
 inline constexpr int kMaxNodes = 200'000;
+// Queues one cluster declares.
+inline constexpr int kMaxQueues = 10'000;
+// A queue's fair-sharing weight.
+inline constexpr double kMaxQueueWeight = 1e6;
 // nvidia.com/gpu on one node: the free-GPU index keeps one bucket per count.
 inline constexpr int64_t kMaxGpusPerNode = 1024;
 // Any resource of one node or one task, in canonical units (millicores,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dlsched/core/affinity.h"
+#include "dlsched/core/queue.h"
 #include "dlsched/core/resources.h"
 #include "dlsched/core/time.h"
 
@@ -44,6 +45,9 @@ struct ClusterSpec {
   // By node name: what pods outside the workload hold there (a snapshot of
   // a live cluster), in use from the start and never released.
   std::map<std::string, Resources> reserved;
+  // The teams' queues (the cluster file's `queues`), in the file's order.
+  // Jobs naming no declared queue run without quota.
+  std::vector<QueueSpec> queues;
 
   Resources Capacity() const {
     Resources total;

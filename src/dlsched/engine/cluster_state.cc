@@ -24,6 +24,7 @@ ClusterState::ClusterState(const core::ClusterSpec& cluster) {
   gpu_buckets_.assign(max_gpu + 1, {});
   by_phase_.resize(core::kNumJobPhases);
   for (const auto& node : cluster.nodes) AddNode(node);
+  quotas_ = QuotaBook(cluster.queues);
 }
 
 NodeIndex ClusterState::FindNode(std::string_view name) const {
@@ -210,6 +211,7 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
   js.steps_done = spec->steps_done;
   js.attained = spec->attained;
   js.launch_attained = spec->launch_attained;
+  if (!quotas_.Empty()) js.queue = quotas_.Find(spec->queue);
   js.record.reserve(record_fields_.size());
   for (const RecordField* f : record_fields_) {
     const auto given = spec->policy_state.find(f->state.name);
@@ -330,6 +332,7 @@ void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {
   const int old_gpu = FreeGpu(n);
   requested_[n] += req;
   total_requested_ += req;
+  if (js.queue >= 0) quotas_.Add(js.queue, req);
   nonzero_requested_[n] += js.scoring_request[static_cast<int>(t.role)];
   ++tasks_on_[n];
   slot = n;
@@ -353,6 +356,7 @@ void ClusterState::UnplaceTentative(TaskRef t) {
   const int old_gpu = FreeGpu(n);
   requested_[n] -= req;
   total_requested_ -= req;
+  if (js.queue >= 0) quotas_.Sub(js.queue, req);
   nonzero_requested_[n] -= js.scoring_request[static_cast<int>(t.role)];
   --tasks_on_[n];
   slot = kNoNode;

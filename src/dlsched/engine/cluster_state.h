@@ -18,6 +18,7 @@
 #include "dlsched/core/node.h"
 #include "dlsched/core/resources.h"
 #include "dlsched/core/time.h"
+#include "dlsched/engine/quota.h"
 #include "dlsched/engine/record.h"
 
 namespace dlsched::engine {
@@ -70,6 +71,9 @@ struct JobState {
   // Per replica of each role, what kube-scheduler's scoring counts
   // (RoleSpec::ScoringRequest), computed once.
   core::Resources scoring_request[core::kNumRoles];
+  // Its queue in ClusterState::Quotas(), -1 when it names no declared queue
+  // (it then runs without quota).
+  int32_t queue = -1;
   int placed_workers = 0;  // placed Worker slots
   int placed_tasks = 0;    // placed slots of any role
   int target_workers = 0;  // workers the job runs with once started
@@ -273,6 +277,21 @@ class ClusterState {
     }
   }
 
+  // The queues' quotas and usage (the cluster's `queues`); every task
+  // placed counts against its job's queue.
+  const QuotaBook& Quotas() const { return quotas_; }
+  // Why job `j`'s queue may not take `more` now, or nullopt (always for a
+  // job without a queue).
+  std::optional<std::string> QuotaRefusal(JobIndex j, const core::Resources& more) const {
+    const int q = jobs_[j].queue;
+    if (q < 0 || quotas_.Admits(q, more)) return std::nullopt;
+    return quotas_.Refusal(q, more);
+  }
+  bool QuotaAdmits(JobIndex j, const core::Resources& more) const {
+    const int q = jobs_[j].queue;
+    return q < 0 || quotas_.Admits(q, more);
+  }
+
   // Resources a task requests.
   const core::Resources& Request(TaskRef t) const {
     return jobs_[t.job].spec->role(t.role).resources;
@@ -402,6 +421,7 @@ class ClusterState {
   std::vector<std::vector<NodeIndex>> gpu_buckets_;
   std::vector<int32_t> bucket_pos_;
   std::vector<const RecordField*> record_fields_;
+  QuotaBook quotas_;
   std::vector<JobState> jobs_;
   std::vector<std::vector<JobIndex>> by_phase_;
   std::vector<int32_t> phase_pos_;  // position of each job in its by_phase_ list

@@ -25,6 +25,8 @@ std::string StaticFailure(const CycleContext& ctx, TaskRef t, NodeIndex n) {
 }
 
 bool Fits(const CycleContext& ctx, TaskRef t, NodeIndex n) {
+  const ClusterState& st = ctx.state();
+  if (!st.QuotaAdmits(t.job, st.Request(t))) return false;
   return internal::FitsKnown(ctx, t, n, internal::Filtered(ctx, t));
 }
 

@@ -20,8 +20,9 @@ namespace dlsched::engine {
 // kube-scheduler's: NodeUnschedulable, then the filters in profile order.
 std::string StaticFailure(const CycleContext& ctx, TaskRef t, NodeIndex n);
 
-// True when node `n` may take task `t` now: no static failure, and room
-// for its request. Every placement goes through this.
+// True when node `n` may take task `t` now: its job's queue has quota for
+// it (ClusterState::QuotaAdmits), no static failure, and room for its
+// request. Every placement goes through this.
 bool Fits(const CycleContext& ctx, TaskRef t, NodeIndex n);
 
 // Counts, per reason, the nodes that could not take a task, for a message
@@ -40,7 +41,8 @@ class NodeFailures {
 };
 
 // The feasible node with the highest weighted score of the profile's
-// scorers for task `t` (ties: lowest node index), or kNoNode. Candidates
+// scorers for task `t` (ties: lowest node index), or kNoNode (also when
+// its job's queue has no quota for it). Candidates
 // come from the free-GPU index, so nodes without enough GPUs are never
 // visited. Records every candidate into `trace` when given; counts why
 // every other node failed into `failures` when given (a node the GPU index
@@ -62,7 +64,7 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace,
 int NodesToScore(int percentage, int nodes);
 
 // Places task `t` on the best node; on failure fills `reason` with the
-// per-node summary.
+// queue's refusal or the per-node summary.
 bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason);
 
 // Why no node could ever take task `t`, even with the cluster empty (every

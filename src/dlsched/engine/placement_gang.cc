@@ -105,6 +105,10 @@ std::optional<std::string> NeverFits(CycleContext& ctx, JobIndex j, int workers,
   // tasks), so it is remembered until a node changes, or, when exact, a
   // foreign or releasing pod comes or goes.
   const ClusterState& st = ctx.state();
+  // More than its queue could ever hold, whatever the other queues use.
+  if (const int q = st.Job(j).queue; q >= 0) {
+    if (auto why = st.Quotas().NeverHolds(q, st.Job(j).spec->Demand(workers))) return why;
+  }
   const Memos::NeverFitsMemo& m = ctx.memos.Job(j).never_fits;
   // A pod released and gone since (the simulator's completions) leaves the
   // holds as they were: none.

@@ -168,6 +168,7 @@ bool AllNodeLocal(const Profile& p) {
 NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeFailures* failures) {
   const ClusterState& st = ctx.state();
   const core::Resources& req = st.Request(t);
+  if (!st.QuotaAdmits(t.job, req)) return kNoNode;  // no node would do
   const int need_gpu = static_cast<int>(req[core::kGpu]);
   const bool filtered = Filtered(ctx, t);  // once per task, not per node
   NodeIndex best = kNoNode;
@@ -277,6 +278,12 @@ bool PlaceTaskByScore(CycleContext& ctx, TaskRef t, std::string* reason) {
   if (jt != nullptr) {
     jt->tasks.push_back(TaskTrace{t, {}, kNoNode, {}, {}});
     tt = &jt->tasks.back();
+  }
+  // Its queue has no quota for it: no node is looked at.
+  if (auto why = ctx.state().QuotaRefusal(t.job, ctx.state().Request(t))) {
+    if (tt != nullptr) tt->note = *why;
+    if (reason != nullptr) *reason = std::move(*why);
+    return false;
   }
   // A task that will fail as one before it did is not searched again
   // (a failed search leaves no trace: not even the sampled search's next

@@ -24,6 +24,7 @@ struct Fingerprint {
   std::vector<std::vector<NodeIndex>> task_node;
   std::vector<int> placed_workers, placed_tasks;
   core::Resources total;
+  std::vector<core::Resources> queue_usage;
   bool operator==(const Fingerprint&) const = default;
 };
 
@@ -45,6 +46,7 @@ inline Fingerprint Take(const ClusterState& s) {
     f.placed_tasks.push_back(s.Job(j).placed_tasks);
   }
   f.total = s.TotalRequested();
+  for (int q = 0; q < s.Quotas().NumQueues(); ++q) f.queue_usage.push_back(s.Quotas().Usage(q));
   return f;
 }
 

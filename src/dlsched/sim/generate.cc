@@ -493,6 +493,24 @@ std::string ClusterToYaml(const core::ClusterSpec& cluster) {
     }
     if (!n.schedulable) out += "    schedulable: false\n";
   }
+  if (!cluster.queues.empty()) out += "queues:\n";
+  for (const core::QueueSpec& q : cluster.queues) {
+    fmt::format_to(emit, "  - name: {}\n", Str(q.name));
+    if (!q.cohort.empty()) fmt::format_to(emit, "    cohort: {}\n", Str(q.cohort));
+    if (q.weight != 1) fmt::format_to(emit, "    weight: {}\n", q.weight);
+    out += "    quota: {";
+    for (size_t i = 0; i < q.quota.size(); ++i) {
+      const core::QuotaLine& l = q.quota[i];
+      auto amount = [&](int64_t a) { return Str(core::FormatResourceAmount(l.id, a)); };
+      fmt::format_to(emit, "{}{}: {{nominal: {}", i ? ", " : "", Str(core::ResourceName(l.id)),
+                     amount(l.nominal));
+      if (l.borrowing_limit)
+        fmt::format_to(emit, ", borrowingLimit: {}", amount(*l.borrowing_limit));
+      if (l.lending_limit) fmt::format_to(emit, ", lendingLimit: {}", amount(*l.lending_limit));
+      out += "}";
+    }
+    out += "}\n";
+  }
   return out;
 }
 

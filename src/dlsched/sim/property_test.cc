@@ -4,11 +4,13 @@
 // cycle the simulator checks that no node is over-committed, that a gang
 // is all or nothing (a pending job holds nothing, a running one holds all
 // its PS/Chief tasks) and that workers stay within [minReplicas,
-// maxReplicas] (SimOptions::check_invariants). On top of that: runs are
+// maxReplicas] and that no queue uses more quota than it may
+// (SimOptions::check_invariants). On top of that: runs are
 // deterministic, and under the gang profiles every job that could start
 // on the empty cluster finishes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -90,6 +92,40 @@ config::WorkloadSpec RandomWorkload(Rng& rng) {
   return w;
 }
 
+// Half the seeds: the cluster declares one to four queues, some in a
+// cohort, with random nominal quotas, borrowing and lending limits on GPUs
+// and CPU, and every job names one of them (or none: "default"). Drawn
+// from a generator of their own, so the clusters and workloads are those
+// of the seeds without queues.
+void AddRandomQueues(int seed, core::ClusterSpec& cluster, config::WorkloadSpec& workload) {
+  Rng rng(seed + 1'000'003);
+  if (!rng.Chance(50)) return;
+  const int queues = rng.In(1, 4);
+  for (int i = 0; i < queues; ++i) {
+    core::QueueSpec q;
+    q.name = "q" + std::to_string(i);
+    if (rng.Chance(70)) q.cohort = rng.Chance(80) ? "c0" : "c1";
+    for (const core::ResourceId id : {core::kGpu, core::kCpu}) {
+      if (!rng.Chance(id == core::kGpu ? 90 : 40)) continue;
+      core::QuotaLine l;
+      l.id = id;
+      l.nominal = rng.In(0, 8) * (id == core::kCpu ? 2000 : 1);
+      if (!q.cohort.empty() && rng.Chance(50)) {
+        l.borrowing_limit = rng.In(0, 4) * (id == core::kCpu ? 2000 : 1);
+      }
+      if (!q.cohort.empty() && rng.Chance(50)) l.lending_limit = rng.In(0, 100) * l.nominal / 100;
+      q.quota.push_back(l);
+    }
+    std::sort(q.quota.begin(), q.quota.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    cluster.queues.push_back(q);
+  }
+  for (auto& j : workload.jobs) {
+    const int q = rng.In(0, queues);
+    j.queue = q == queues ? "default" : cluster.queues[q].name;
+  }
+}
+
 class PropertyTest : public ::testing::TestWithParam<std::string> {};
 
 constexpr int kSeeds = 400;
@@ -100,10 +136,12 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
   SimOptions options;
   options.check_invariants = true;
   int completed = 0;
+  int quota_bound = 0;  // jobs a queue's quota left waiting at the end
   for (int seed = 0; seed < kSeeds; ++seed) {
     Rng rng(seed);
-    const core::ClusterSpec cluster = RandomCluster(rng);
-    const config::WorkloadSpec workload = RandomWorkload(rng);
+    core::ClusterSpec cluster = RandomCluster(rng);
+    config::WorkloadSpec workload = RandomWorkload(rng);
+    AddRandomQueues(seed, cluster, workload);
     auto r1 = Simulate(cluster, workload, engine, options);
     ASSERT_TRUE(r1.has_value()) << "seed " << seed << ": " << r1.error().message;
     auto r2 = Simulate(cluster, workload, engine, options);
@@ -111,6 +149,7 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
     ASSERT_EQ(report::JobsCsv(r1->run), report::JobsCsv(r2->run)) << "seed " << seed;
     for (size_t i = 0; i < workload.jobs.size(); ++i) {
       const metrics::JobRecord& rec = r1->run.jobs[i];
+      if (rec.reason.find("queue ") != std::string::npos) ++quota_bound;
       if (rec.final_phase == core::JobPhase::kCompleted) {
         ++completed;
         continue;
@@ -128,8 +167,9 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
           << core::PhaseName(rec.final_phase) << " (" << rec.reason << ")";
     }
   }
-  // The generator is not degenerate: most jobs do finish.
+  // The generator is not degenerate: most jobs do finish, and quotas bind.
   EXPECT_GT(completed, kSeeds * 2);
+  EXPECT_GT(quota_bound, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltinProfiles, PropertyTest,

@@ -347,10 +347,31 @@ TEST_F(RoundTripTest, Clusters) {
       if (i % 7 == 1) n.taints.push_back({"dedicated", "ml", core::TaintEffect::kNoSchedule});
       if (i % 11 == 2) n.schedulable = false;
     }
+    // Teams' queues, every other round: any amounts, limits only in a cohort.
+    for (int q = 0; round % 2 == 0 && q < 1 + static_cast<int>(rng() % 4); ++q) {
+      core::QueueSpec queue;
+      queue.name = "team-" + std::to_string(q);
+      if (rng() % 3 != 0) queue.cohort = "c" + std::to_string(rng() % 2);
+      queue.weight = 0.1 * static_cast<double>(rng() % 40);
+      for (core::ResourceId id : {core::kCpu, core::kMemory, core::kGpu}) {
+        if (rng() % 3 == 0) continue;
+        core::QuotaLine l;
+        l.id = id;
+        l.nominal = static_cast<int64_t>(rng() % (int64_t{1} << (id == core::kGpu ? 8 : 40)));
+        if (!queue.cohort.empty() && rng() % 2)
+          l.borrowing_limit = static_cast<int64_t>(rng() % 5000);
+        if (!queue.cohort.empty() && rng() % 2) {
+          l.lending_limit = l.nominal == 0 ? 0 : static_cast<int64_t>(rng() % l.nominal);
+        }
+        queue.quota.push_back(l);
+      }
+      c.queues.push_back(queue);
+    }
     ASSERT_FALSE(core::CheckClusterLimits(c).has_value());
     const std::string again = ClusterToYaml(c);
     EXPECT_EQ(WrittenYamlNodes(again), config::internal::CountYamlNodes(again, int64_t{1} << 40));
     EXPECT_EQ(Dump(LoadClusterYaml(again)), Dump(c)) << again.substr(0, 2000);
+    EXPECT_TRUE(LoadClusterYaml(again).queues == c.queues) << again.substr(again.find("queues:"));
 
     // As `size --to tiresias` writes it.
     const config::TiresiasShape shape{1 + static_cast<int64_t>(rng() % 4),

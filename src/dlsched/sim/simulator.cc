@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -76,6 +80,7 @@ class Simulation final : public engine::Backend {
   void HandleNodeEvent(const core::NodeEvent& e);
   core::Status PlaceInitial();
   core::Status CheckInvariants() const;
+  core::Status CheckQuotas() const;
   void SampleUtilization(core::Time now);
   // Task `t` came onto (+1) or left (-1) node `n`: the job's open
   // allocation row there closes and a new one opens.
@@ -215,6 +220,7 @@ core::Status Simulation::CheckInvariants() const {
         "t={}: {} assumed and {} releasing tasks left in a simulation ({} held for a checkpoint)",
         now_, state_.NumAssumed(), state_.NumReleasing(), scheduler_.lifecycle().NumHeld());
   }
+  DLSCHED_TRY(CheckQuotas());
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
     const engine::JobState& js = state_.Job(j);
     if (js.IsPending() && js.placed_tasks > 0 && !engine_.profile().admission->UsesPodQueue()) {
@@ -231,6 +237,46 @@ core::Status Simulation::CheckInvariants() const {
     if (js.placed_workers < w.min_replicas || js.placed_workers > w.max_replicas) {
       return core::Errorf("t={}: job {} has {} workers, outside [{}, {}]", now_, js.spec->name,
                           js.placed_workers, w.min_replicas, w.max_replicas);
+    }
+  }
+  return {};
+}
+
+// The queues' quotas, worked out afresh from the queues' specs and what
+// their jobs hold: the book keeps the same usage, no queue is above its
+// nominal quota plus its borrowing limit, and no cohort lends more than its
+// queues have to lend.
+core::Status Simulation::CheckQuotas() const {
+  const engine::QuotaBook& book = state_.Quotas();
+  std::vector<core::Resources> usage(book.NumQueues());
+  for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
+    if (state_.Job(j).queue >= 0) usage[state_.Job(j).queue] += state_.Held(j);
+  }
+  // (cohort, resource) -> lent, lendable
+  std::map<std::pair<std::string, core::ResourceId>, std::pair<int64_t, int64_t>> pools;
+  for (int q = 0; q < book.NumQueues(); ++q) {
+    const core::QueueSpec& spec = book.Spec(q);
+    if (!(usage[q] == book.Usage(q))) {
+      return core::Errorf("t={}: queue {} uses {}, its book says {}", now_, spec.name,
+                          core::FormatResources(usage[q]), core::FormatResources(book.Usage(q)));
+    }
+    for (const core::QuotaLine& l : spec.quota) {
+      const int64_t used = usage[q][l.id];
+      if (l.borrowing_limit && used > l.nominal + *l.borrowing_limit) {
+        return core::Errorf("t={}: queue {} uses {} {}, above nominal {} + borrowing limit {}",
+                            now_, spec.name, used, core::ResourceName(l.id), l.nominal,
+                            *l.borrowing_limit);
+      }
+      const int64_t local = l.lending_limit ? l.nominal - *l.lending_limit : 0;
+      auto& pool = pools[{spec.cohort.empty() ? "queue " + spec.name : spec.cohort, l.id}];
+      pool.first += std::max<int64_t>(0, used - local);
+      pool.second += l.nominal - local;
+    }
+  }
+  for (const auto& [key, pool] : pools) {
+    if (pool.first > pool.second) {
+      return core::Errorf("t={}: {} holds {} {} of the {} its queues lend", now_, key.first,
+                          pool.first, core::ResourceName(key.second), pool.second);
     }
   }
   return {};
@@ -627,10 +673,33 @@ core::Status CheckRunnable(const config::WorkloadSpec& workload) {
   return {};
 }
 
+core::Status CheckQueues(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload) {
+  if (cluster.queues.empty()) return {};
+  std::set<std::string_view> declared;
+  for (const core::QueueSpec& q : cluster.queues) declared.insert(q.name);
+  for (const auto& job : workload.jobs) {
+    // A job that names no queue is in "default", which runs without quota
+    // unless the cluster declares it.
+    if (job.queue == "default" || declared.contains(job.queue)) continue;
+    std::string names;
+    for (const core::QueueSpec& q : cluster.queues) {
+      if (names.size() > 200) {
+        names += ", ...";
+        break;
+      }
+      names += (names.empty() ? "" : ", ") + q.name;
+    }
+    return core::Errorf("{}: job '{}': queue: no queue '{}' in the cluster (it declares {})",
+                        workload.source, job.name, job.queue, names);
+  }
+  return {};
+}
+
 core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
                                  const config::WorkloadSpec& workload, const engine::Engine& engine,
                                  const SimOptions& options) {
   DLSCHED_TRY(CheckRunnable(workload));
+  DLSCHED_TRY(CheckQueues(cluster, workload));
   Simulation sim(cluster, workload, engine, options);
   return sim.Run();
 }

@@ -70,6 +70,10 @@ core::Status CheckStart(const core::ClusterSpec& cluster, const config::Workload
 // Fails when a job's throughput table is missing or gives rate 0 at the
 // job's minimum size (it could never finish).
 core::Status CheckRunnable(const config::WorkloadSpec& workload);
+// Every job names a queue the cluster declares (or "default", the queue of
+// a job that names none, which runs without quota unless declared); nothing
+// to check when the cluster declares no queues.
+core::Status CheckQueues(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload);
 
 // Fills in the model-zoo throughput tables of a parsed workload and checks
 // that every job can run (CheckRunnable); an unknown model is an error

@@ -25,13 +25,16 @@ class OrderedPass {
         kept_(profile.order->StaticKeys()),
         standing_(!profile.sizer->ReadsVerdicts()),
         order_(memos_.pending_order()),
-        marks_(kept_ && standing_) {}
+        lanes_(st_.Quotas().NumQueues() + 1),
+        marks_(kept_ && standing_ && lanes_ == 1),
+        blockers_(lanes_, -1),
+        behind_(lanes_) {}
 
   void Run() {
     Order();
     const size_t n = kept_ ? entries_.size() : jobs_.size();
     for (size_t i = 0; i < n; ++i) {
-      if (blocker_ >= 0 && marks_) {
+      if (marks_ && blockers_[0] >= 0) {
         i = PassStanding(i, n);
         if (i == n) break;
       }
@@ -101,9 +104,9 @@ class OrderedPass {
         profile_.order->IsStarving(st_, j, ctx_.now)) {
       ctx_.AddAction(engine::ActionKind::kStarve, j, "waited past the starvation limit");
     }
-    if (blocker_ >= 0) {
-      Wait(v, behind_, engine::WaitStatus::kUnschedulable, true);
-      if (v.trace != nullptr) v.trace->outcome = hooks_.Behind(blocker_, true);
+    if (const engine::JobIndex blocker = blockers_[Lane(j)]; blocker >= 0) {
+      Wait(v, behind_[Lane(j)], engine::WaitStatus::kUnschedulable, true);
+      if (v.trace != nullptr) v.trace->outcome = hooks_.Behind(blocker, true);
       return;
     }
     const bool may_preempt = hooks_.MayPreempt(j, key);
@@ -185,13 +188,18 @@ class OrderedPass {
     hooks_.OnStarted(v.job);
   }
 
-  // Job `j` holds up every later one in this cycle (strict order).
+  // Which jobs a blocked job holds up: those of its queue (Kueue's
+  // StrictFIFO queues), or every job when the cluster declares no queues.
+  int Lane(engine::JobIndex j) const { return lanes_ == 1 ? 0 : st_.Job(j).queue + 1; }
+
+  // Job `j` holds up every later one of its lane in this cycle (strict order).
   void Block(engine::JobIndex j) {
-    blocker_ = j;
-    behind_ = hooks_.Behind(blocker_, false);
+    const int lane = Lane(j);
+    blockers_[lane] = j;
+    behind_[lane] = hooks_.Behind(j, false);
     // Marks given for another wording no longer say what a job stands on.
-    if (marks_ && behind_ != order_.behind_text) {
-      order_.behind_text = behind_;
+    if (marks_ && behind_[lane] != order_.behind_text) {
+      order_.behind_text = behind_[lane];
       ++order_.behind_epoch;
     }
   }
@@ -215,13 +223,16 @@ class OrderedPass {
   const bool kept_;
   const bool standing_;
   engine::Memos::PendingOrder& order_;
+  // One lane per queue and one for the jobs of none; a single lane when
+  // the cluster declares no queues.
+  const int lanes_;
   const bool marks_;
   std::span<engine::Memos::OrderEntry> entries_;
   std::vector<engine::JobIndex> jobs_;
   std::vector<double> keys_;
   bool skip_unpending_ = false;
-  engine::JobIndex blocker_ = -1;
-  std::string behind_;  // hooks.Behind(blocker), worded once
+  std::vector<engine::JobIndex> blockers_;  // per lane, -1 when none
+  std::vector<std::string> behind_;         // hooks.Behind(blocker), worded once
   std::string reason_;
   int pos_ = -1;
 };

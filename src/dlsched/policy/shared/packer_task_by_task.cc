@@ -19,6 +19,10 @@ bool GangFitsInFreeTotal(const engine::ClusterState& state, engine::JobIndex j, 
   for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
     if (js.task_node[s] != engine::kNoNode) need -= state.Request(js.TaskAt(j, s));
   }
+  if (auto why = state.QuotaRefusal(j, need)) {
+    if (reason != nullptr) *reason = std::move(*why);
+    return false;
+  }
   const core::Resources free = state.TotalFree();
   const int r = core::FirstId(need, free, [&](core::ResourceId id) { return need[id] > free[id]; });
   if (r < 0) return true;

@@ -17,8 +17,10 @@ class TaskByTaskPacker final : public engine::Packer {
                  std::string* reason) const override;
 };
 
-// Quick cluster-wide check before any node is visited: the gang's total
-// demand must fit in the cluster's free resources. Fills `reason` on failure.
+// Quick cluster-wide check before any node is visited: what the gang still
+// needs (its unplaced slots) must fit in its queue's quota
+// (ClusterState::QuotaRefusal) and in the cluster's free resources. Every
+// packer asks it first. Fills `reason` on failure.
 bool GangFitsInFreeTotal(const engine::ClusterState& state, engine::JobIndex j, int workers,
                          std::string* reason);
 
