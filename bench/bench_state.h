@@ -63,9 +63,22 @@ struct BenchState {
   // (100 of each), as a real GPU node lists ephemeral-storage, hugepages,
   // MIG profiles and device plugins' names; with `tasks_ask`, every task
   // also asks for 1 of the last of them (an id past the inline ones).
+  // `queues`: the cluster declares that many queues q0, q1, ... in one
+  // cohort, each with an equal share of the GPUs as its nominal quota, and
+  // job i belongs to queue i % queues.
   BenchState(int nodes, int waiting, double running_gpu_share, bool pod_queue, int extra_names = 0,
-             bool tasks_ask = false) {
+             bool tasks_ask = false, int queues = 0) {
     cluster = MakeCluster(nodes);
+    for (int q = 0; q < queues; ++q) {
+      core::QueueSpec spec;
+      spec.name = "q" + std::to_string(q);
+      spec.cohort = "all";
+      core::QuotaLine gpu;
+      gpu.id = core::kGpu;
+      gpu.nominal = int64_t{8} * nodes / queues;
+      spec.quota.push_back(gpu);
+      cluster.queues.push_back(spec);
+    }
     core::ResourceId last = core::kGpu;
     for (int i = 0; i < extra_names; ++i) {
       auto id = core::InternResource("bench.example/resource-" + std::to_string(i));
@@ -86,6 +99,13 @@ struct BenchState {
           for (core::Role role : {core::Role::kPS, core::Role::kChief, core::Role::kWorker}) {
             spec.role(role).resources[last] = 1;
           }
+        }
+      }
+    }
+    if (queues > 0) {
+      for (auto* jobs : {&running, &queued}) {
+        for (size_t i = 0; i < jobs->size(); ++i) {
+          (*jobs)[i].queue = "q" + std::to_string(i % static_cast<size_t>(queues));
         }
       }
     }

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -41,12 +42,13 @@ engine::Engine MakeEngine(const std::string& profile, int percentage = -1) {
 // States are expensive to build (10k nodes, tens of thousands of jobs) and
 // Google Benchmark calls each function several times: build each once.
 BenchState& State(int nodes, int waiting, int busy_percent, bool pod_queue, int extra_names = 0,
-                  bool tasks_ask = false) {
-  static std::map<std::tuple<int, int, int, bool, int, bool>, std::unique_ptr<BenchState>> cache;
-  auto& slot = cache[{nodes, waiting, busy_percent, pod_queue, extra_names, tasks_ask}];
+                  bool tasks_ask = false, int queues = 0) {
+  static std::map<std::tuple<int, int, int, bool, int, bool, int>, std::unique_ptr<BenchState>>
+      cache;
+  auto& slot = cache[{nodes, waiting, busy_percent, pod_queue, extra_names, tasks_ask, queues}];
   if (!slot) {
     slot = std::make_unique<BenchState>(nodes, waiting, busy_percent / 100.0, pod_queue,
-                                        extra_names, tasks_ask);
+                                        extra_names, tasks_ask, queues);
   }
   return *slot;
 }
@@ -162,6 +164,31 @@ void BM_PlacementRate(benchmark::State& bm, const std::string& profile, int extr
   bm.SetItemsProcessed(total);
 }
 
+// The queue layer (docs/performance.md, "Queues"): one gang-binpack cycle
+// on 5,000 nodes at 97% of the GPUs busy with 100,000 waiting jobs, without
+// queues and with 100 queues in one cohort (each an equal share of the
+// GPUs as nominal quota, jobs spread over them) under each queue order.
+void BM_QueueLayer(benchmark::State& bm, const std::string& queue_order) {
+  auto spec = policy::ResolveProfile("gang-binpack");
+  if (!spec) throw std::runtime_error(spec.error().message);
+  spec->queue_order.name = queue_order;
+  auto built = policy::BuildProfile(*spec);
+  if (!built) throw std::runtime_error(built.error().message);
+  const engine::Engine engine(std::move(*built));
+  BenchState& s = State(static_cast<int>(bm.range(0)), static_cast<int>(bm.range(1)), 97, false, 0,
+                        false, static_cast<int>(bm.range(2)));
+  int64_t binds = 0;
+  for (auto _ : bm) {
+    s.state->NoteRoomChanged();
+    engine::Plan plan = engine.Cycle(*s.state, s.pods, s.memos, s.now);
+    binds = 0;
+    for (const auto& a : plan.actions) binds += a.kind == engine::ActionKind::kBind;
+    benchmark::DoNotOptimize(plan);
+  }
+  bm.counters["binds"] = static_cast<double>(binds);
+  bm.SetItemsProcessed(bm.iterations() * s.waiting_jobs);
+}
+
 BENCHMARK_CAPTURE(BM_Cycle, gang_binpack, std::string("gang-binpack"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_Cycle, k8s_default, std::string("k8s-default"))->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_GangAtTheHead, gang_binpack, std::string("gang-binpack"))
@@ -199,6 +226,26 @@ BENCHMARK_CAPTURE(BM_PlacementRate, k8s_default_names_asked, std::string("k8s-de
     ->ArgNames({"nodes", "waiting", "pct"})
     ->Args({5000, 1000, 100})
     ->Unit(benchmark::kMillisecond);
+
+// No queues, then 100 queues under each queue order.
+[[maybe_unused]] const bool kQueueLayerRegistered = [] {
+  const std::pair<const char*, int> cases[] = {{"None", 0},
+                                               {"None", 100},
+                                               {"Kueue", 100},
+                                               {"KueueFairSharing", 100},
+                                               {"Drf", 100},
+                                               {"VolcanoProportion", 100},
+                                               {"VolcanoCapacity", 100}};
+  for (const auto& [order, queues] : cases) {
+    benchmark::RegisterBenchmark(
+        (std::string("BM_QueueLayer/") + (queues == 0 ? "no_queues" : order)).c_str(),
+        [order = std::string(order)](benchmark::State& bm) { BM_QueueLayer(bm, order); })
+        ->ArgNames({"nodes", "waiting", "queues"})
+        ->Args({5000, 100000, queues})
+        ->Unit(benchmark::kMillisecond);
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace dlsched::bench

@@ -43,7 +43,8 @@ CLI::App* AddSimulateCommand(CLI::App& app, SimulateArgs* args) {
   CLI::App* simulate = app.add_subcommand(
       "simulate",
       "Run a workload on a simulated cluster under a profile; print a summary and write "
-      "summary.json, jobs.csv, events.csv (the timeline), allocations.csv and utilization.csv");
+      "summary.json, jobs.csv, events.csv (the timeline), allocations.csv and utilization.csv "
+      "(and queues.csv when the cluster declares queues)");
   simulate->footer(
       "Examples:\n"
       "  dlsched simulate -c examples/cluster-kod2-elastic.yaml \\\n"
@@ -113,8 +114,8 @@ int Simulate(const SimulateArgs& args, const std::vector<std::string>& command) 
   const std::string shown = core::EscapeText(dir, kMaxMessageBytes);
   std::printf(
       "results: %s/ (summary.json, jobs.csv, events.csv, allocations.csv, "
-      "utilization.csv)\n",
-      shown.c_str());
+      "utilization.csv%s)\n",
+      shown.c_str(), result->run.queues.empty() ? "" : ", queues.csv");
   if (!a.report.empty()) {
     if (auto st = WriteReport({&dir, 1}, a.report, a.page); !st) return RunFailed(st.error());
   }

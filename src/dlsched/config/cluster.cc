@@ -259,8 +259,9 @@ core::Result<core::QuotaLine> ParseQuotaLine(const Reader& r, core::ResourceId i
 // One entry of `queues`.
 core::Result<core::QueueSpec> ParseQueue(const Reader& r, const YAML::Node& n,
                                          const std::string& path) {
-  DLSCHED_TRY(
-      r.CheckMap(n, path, "a map with name and quota", {"name", "cohort", "weight", "quota"}));
+  DLSCHED_TRY(r.CheckMap(
+      n, path, "a map with name and quota",
+      {"name", "cohort", "weight", "quota", "priority", "capability", "guarantee", "deserved"}));
   core::QueueSpec q;
   const std::string name_path = Key(path, "name");
   if (!Given(n["name"])) return r.Missing(name_path, "a queue name");
@@ -287,6 +288,28 @@ core::Result<core::QueueSpec> ParseQueue(const Reader& r, const YAML::Node& n,
     }
     std::sort(q.quota.begin(), q.quota.end(),
               [](const core::QuotaLine& a, const core::QuotaLine& b) { return a.id < b.id; });
+  }
+  if (Given(n["priority"])) {
+    DLSCHED_TRY_LET(p, r.Int(n["priority"], Key(path, "priority"), -1'000'000'000, 1'000'000'000));
+    q.priority = static_cast<int32_t>(*p);
+  }
+  if (Given(n["capability"])) {
+    // Kept as listed: a capability of 0 GPUs is a limit, not an absence.
+    const std::string cap_path = Key(path, "capability");
+    DLSCHED_TRY(r.CheckAnyMap(n["capability"], cap_path, "a map of resource name to quantity"));
+    for (const auto& kv : n["capability"]) {
+      const std::string field = Key(cap_path, kv.first.Scalar());
+      auto id = core::InternResource(kv.first.Scalar());
+      if (!id) return r.Fail(field, id.error().message);
+      DLSCHED_TRY_LET(amount, r.Amount(*id, kv.second, field));
+      q.capability.emplace_back(*id, *amount);
+    }
+    std::sort(q.capability.begin(), q.capability.end());
+  }
+  for (const char* key : {"guarantee", "deserved"}) {
+    if (!Given(n[key])) continue;
+    DLSCHED_TRY_LET(res, r.Resources(n[key], Key(path, key)));
+    (std::string_view(key) == "guarantee" ? q.guarantee : q.deserved) = *res;
   }
   return q;
 }

@@ -82,8 +82,9 @@ TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
       ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, lables: {zone: z}}\n"),
       "cluster.yaml: nodes[0].lables: unknown key (allowed: name, count, resources, reserved, "
       "labels, taints, schedulable); did you mean 'labels'?");
-  EXPECT_EQ(ClusterError("node: []\n"),
-            "cluster.yaml: node: unknown key (allowed: nodes, events, queues); did you mean 'nodes'?");
+  EXPECT_EQ(
+      ClusterError("node: []\n"),
+      "cluster.yaml: node: unknown key (allowed: nodes, events, queues); did you mean 'nodes'?");
 }
 
 TEST(ParseClusterTest, StructuralErrors) {
@@ -282,8 +283,8 @@ TEST(ParseClusterTest, QueueErrors) {
   EXPECT_EQ(err("[{name: a}, {name: a}]"),
             "cluster.yaml: queues[1].name: queue name 'a' is already used by queues[0]");
   EXPECT_EQ(err("[{name: a, quotas: {}}]"),
-            "cluster.yaml: queues[0].quotas: unknown key (allowed: name, cohort, weight, quota); "
-            "did you mean 'quota'?");
+            "cluster.yaml: queues[0].quotas: unknown key (allowed: name, cohort, weight, quota, "
+            "priority, capability, guarantee, deserved); did you mean 'quota'?");
   EXPECT_EQ(err("[{name: a, weight: -1}]"),
             "cluster.yaml: queues[0].weight: expected a number in [0, 1000000], got '-1'");
   EXPECT_EQ(err("[{name: a, quota: {cpu: lots}}]").substr(0, 35),

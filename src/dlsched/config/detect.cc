@@ -128,8 +128,8 @@ core::Result<FileKind> DetectKind(const std::string& path) {
       if (n["nodes"].IsDefined()) return FileKind::kCluster;
       if (n["jobs"].IsDefined()) return FileKind::kWorkload;
       if (internal::Given(n["name"])) {
-        for (const char* key :
-             {"admission", "order", "filters", "packer", "scorers", "preemptor", "sizer"}) {
+        for (const char* key : {"admission", "order", "filters", "packer", "scorers", "preemptor",
+                                "sizer", "queueOrder"}) {
           if (n[key].IsDefined()) return FileKind::kProfile;
         }
       }

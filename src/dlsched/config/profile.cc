@@ -113,7 +113,7 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
   DLSCHED_TRY(r.CheckMap(
       root, "", "a map with 'name' and extension points",
       {"name", "description", "admission", "order", "filters", "packer", "scorers", "preemptor",
-       "sizer", "protectFactor", "protect", "taskLoss", "percentageOfNodesToScore"}));
+       "sizer", "queueOrder", "protectFactor", "protect", "taskLoss", "percentageOfNodesToScore"}));
   ProfileSpec prof;
   prof.source = r.source();
 
@@ -161,7 +161,7 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
   for (const Point& pt :
        {Point{"admission", "Gang", &prof.admission}, Point{"order", "FIFO", &prof.order},
         Point{"packer", "TaskByTask", &prof.packer}, Point{"preemptor", "None", &prof.preemptor},
-        Point{"sizer", "Fixed", &prof.sizer}}) {
+        Point{"sizer", "Fixed", &prof.sizer}, Point{"queueOrder", "None", &prof.queue_order}}) {
     DLSCHED_TRY(ParsePoint(r, root, pt.key, pt.default_name, *pt.out));
   }
 

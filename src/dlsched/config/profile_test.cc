@@ -95,7 +95,7 @@ TEST(ParseProfileTest, Errors) {
   EXPECT_EQ(ProfileError("order: FIFO\n"), "gang.yaml: name: missing, expected a non-empty string");
   EXPECT_EQ(ProfileError("name: g\nordr: FIFO\n"),
             "gang.yaml: ordr: unknown key (allowed: name, description, admission, order, filters, "
-            "packer, scorers, preemptor, sizer, protectFactor, protect, taskLoss, "
+            "packer, scorers, preemptor, sizer, queueOrder, protectFactor, protect, taskLoss, "
             "percentageOfNodesToScore); did you mean 'order'?");
   EXPECT_EQ(ProfileError("name: g\norder: {name: FIFO, weight: 2}\n"),
             "gang.yaml: order.weight: unknown key (allowed: name, args)");

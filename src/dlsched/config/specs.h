@@ -36,6 +36,7 @@ struct ProfileSpec {
   std::vector<PluginSpec> scorers;  // default: LeastAllocated weight 1
   PluginSpec preemptor;             // default "None"
   PluginSpec sizer;                 // default "Fixed"
+  PluginSpec queue_order;           // default "None"
   // After each launch a job stays RunningProtected (frozen: its resources
   // are neither taken nor added to) for this many times its launch duration.
   // 0 (default) goes straight to Running.

@@ -260,10 +260,13 @@ core::Result<TraceLoad> LoadPhilly(const TraceOptions& o) {
       in.Filtered();
     } else {
       earliest = std::min(earliest, *ts);
-      // Named by the file line, which finds the row again.
-      st = in.Add(GangJob(fmt::format("philly-{}", in.line_no()), static_cast<core::Time>(*ts),
-                          static_cast<int>(*gpus), *duration, o),
-                  /*later_arrival=*/true);
+      // Named by the file line, which finds the row again; its virtual
+      // cluster is its queue.
+      core::JobSpec job =
+          GangJob(fmt::format("philly-{}", in.line_no()), static_cast<core::Time>(*ts),
+                  static_cast<int>(*gpus), *duration, o);
+      if (!core::NameProblem(in.field(3))) job.queue = std::string(in.field(3));
+      st = in.Add(std::move(job), /*later_arrival=*/true);
     }
     DLSCHED_TRY(st);
   }
@@ -377,7 +380,8 @@ RowResult<void> NativeQuantity(std::string_view s, std::string_view column, core
 constexpr std::string_view kNativeColumns[] = {"name",        "submit", "workers", "min_workers",
                                                "max_workers", "gpus",   "cpu",     "memory",
                                                "duration",    "scaling"};
-constexpr std::string_view kNativeOptional[] = {"ps", "ps_cpu", "ps_memory", "steps", "model"};
+constexpr std::string_view kNativeOptional[] = {"ps",    "ps_cpu", "ps_memory",
+                                                "steps", "model",  "queue"};
 enum NativeField : size_t {
   kName,
   kSubmit,
@@ -394,6 +398,7 @@ enum NativeField : size_t {
   kPsMemory,
   kSteps,
   kModel,
+  kQueue,
 };
 // The fields of a job's limits by the native columns that give them.
 constexpr std::pair<std::string_view, std::string_view> kNativeFields[] = {
@@ -497,6 +502,12 @@ RowResult<void> NativeRow(const Importer& in, core::JobSpec& job) {
   job.name = std::string(in.field(kName));
   DLSCHED_TRY_LET(submit, NumberField(in.field(kSubmit), "submit", kTime));
   job.submit_time = *submit;
+  if (const std::string_view queue = in.field(kQueue); !queue.empty()) {
+    if (auto problem = core::NameProblem(queue)) {
+      return std::unexpected(RowError{fmt::format("queue: {}", *problem)});
+    }
+    job.queue = std::string(queue);
+  }
   if (auto r = NativeRoles(in, job); !r) return r;
   return NativeWork(in, job);
 }
@@ -740,7 +751,7 @@ namespace {
 // names them).
 struct NativeJob : JobFieldSink {
   std::string_view name;
-  std::string arrival, duration, scaling, steps;
+  std::string arrival, duration, scaling, steps, queue;
   const core::RoleSpec* worker = nullptr;
   const core::RoleSpec* ps = nullptr;
   bool chief = false;
@@ -758,6 +769,8 @@ struct NativeJob : JobFieldSink {
       scaling = text;
     } else if (key == "totalSteps") {
       steps = text;
+    } else if (key == "queue") {
+      queue = text;
     } else {
       beyond.push_back(key);
     }
@@ -827,7 +840,7 @@ std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_
 }
 
 // The row of `job`, which the native format holds.
-void AppendNativeRow(std::string& out, const NativeJob& job, bool wide) {
+void AppendNativeRow(std::string& out, const NativeJob& job, bool wide, bool queues) {
   auto emit = std::back_inserter(out);
   auto amount = [](const core::RoleSpec& role, core::ResourceId id) {
     return role.resources[id] == 0 ? std::string()
@@ -857,17 +870,21 @@ void AppendNativeRow(std::string& out, const NativeJob& job, bool wide) {
       fmt::format_to(emit, ",{},{}", job.steps, job.throughput->model);
     }
   }
+  if (queues) fmt::format_to(emit, ",{}", job.queue);
   out += '\n';
 }
 
 }  // namespace
 
 core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup find_model) {
+  const bool queues = std::any_of(workload.jobs.begin(), workload.jobs.end(),
+                                  [](const core::JobSpec& job) { return job.queue != "default"; });
   const bool wide =
+      queues ||
       std::any_of(workload.jobs.begin(), workload.jobs.end(), [](const core::JobSpec& job) {
         return job.role(core::Role::kPS).replicas > 0 || !job.duration;
       });
-  std::string out(wide ? kNativeWideHeader : kNativeHeader);
+  std::string out(queues ? kNativeQueueHeader : wide ? kNativeWideHeader : kNativeHeader);
   out += '\n';
   for (const auto& job : workload.jobs) {
     NativeJob native;
@@ -878,7 +895,11 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
           "and a duration or steps and a model-zoo model (write YAML instead)",
           workload.source, job.name, *problem);
     }
-    AppendNativeRow(out, native, wide);
+    if (native.queue.find_first_of(",\"") != std::string::npos) {
+      return core::Errorf("{}: job '{}': its queue name has a comma or quote (write YAML instead)",
+                          workload.source, job.name);
+    }
+    AppendNativeRow(out, native, wide, queues);
   }
   return out;
 }

@@ -109,16 +109,20 @@ std::string TiresiasClusterCsv(const TiresiasShape& shape);
 //   name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling
 // with gpus/cpu/memory per worker as quantities (cpu and memory may be
 // empty: unset), optionally followed by the columns
-//   ps,ps_cpu,ps_memory,steps,model
-// for parameter servers (count, cpu and memory per PS) and for a job given
-// by its total steps and a model-zoo model instead of its duration. A row
-// is as the YAML job with the same fields: `ps: {replicas: N, resources:
-// {cpu, memory}}`, `totalSteps` and `throughput: {model: M}`.
+//   ps,ps_cpu,ps_memory,steps,model,queue
+// for parameter servers (count, cpu and memory per PS), for a job given
+// by its total steps and a model-zoo model instead of its duration, and
+// for its team's queue (empty: "default"). A row is as the YAML job with
+// the same fields: `ps: {replicas: N, resources: {cpu, memory}}`,
+// `totalSteps`, `throughput: {model: M}` and `queue`.
 inline constexpr std::string_view kNativeHeader =
     "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling";
 inline constexpr std::string_view kNativeWideHeader =
     "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling,ps,ps_cpu,"
     "ps_memory,steps,model";
+inline constexpr std::string_view kNativeQueueHeader =
+    "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling,ps,ps_cpu,"
+    "ps_memory,steps,model,queue";
 
 // The model zoo's profile of a model name, or nullptr (sim::FindModel; the
 // zoo is not config/'s).
@@ -126,13 +130,12 @@ using ModelLookup = const core::ThroughputProfile* (*)(std::string_view name);
 
 // The workload in the native format: kNativeHeader when every job is given
 // by its duration without PS (byte for byte what the format always wrote),
-// kNativeWideHeader otherwise. Only workers and PS with gpus (workers
-// only), cpu and memory, no Chief, no node constraints or containers,
-// default priority, queue and namespace, no delays, deadline or progress;
-// the work a duration (and scaling), or steps and a model-zoo model: a
-// throughput that is the model's own (a job read from YAML before the
-// model is resolved, or whose table `find_model` says is the model's). Any
-// other job is an error naming it and why.
+// kNativeQueueHeader when a job names a queue, kNativeWideHeader otherwise. Only workers and PS
+// with gpus (workers only), cpu and memory, no Chief, no node constraints or containers, default
+// priority and namespace, no delays, deadline or progress; the work a duration (and scaling), or
+// steps and a model-zoo model: a throughput that is the model's own (a job read from YAML before
+// the model is resolved, or whose table `find_model` says is the model's). Any other job is an
+// error naming it and why.
 core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload,
                                       ModelLookup find_model = nullptr);
 

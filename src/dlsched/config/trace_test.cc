@@ -196,6 +196,39 @@ TEST(PhillyTraceTest, VirtualClusterAndWindow) {
   auto ten = LoadTrace(o);
   ASSERT_TRUE(ten);
   EXPECT_EQ(ten->workload.jobs.size(), 10u);
+  // Each job's virtual cluster is its queue.
+  for (const auto& job : ten->workload.jobs) EXPECT_EQ(job.queue, "6214e9");
+}
+
+// The native `queue` column: read into each job's queue (empty: default),
+// written after `model` only when some job names a queue, and read back
+// the same.
+TEST(NativeTraceTest, QueueColumnRoundTrips) {
+  const std::string path = WriteTemp("q.csv", std::string(kNativeQueueHeader) +
+                                                  "\n"
+                                                  "a,0,1,1,1,1,,,50,,,,,,,team-a\n"
+                                                  "b,1,1,1,1,1,,,50,,,,,,,\n");
+  auto t = Load(TraceFormat::kNative, path);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->workload.jobs.size(), 2u);
+  EXPECT_EQ(t->workload.jobs[0].queue, "team-a");
+  EXPECT_EQ(t->workload.jobs[1].queue, "default");
+  auto csv = ToNativeCsv(t->workload, nullptr);
+  ASSERT_TRUE(csv) << csv.error().message;
+  EXPECT_EQ(*csv, std::string(kNativeQueueHeader) +
+                      "\na,0,1,1,1,1,,,50,linear,,,,,,team-a\nb,1,1,1,1,1,,,50,linear,,,,,,\n");
+  // Without queues the file stays narrow.
+  t->workload.jobs[0].queue = "default";
+  auto narrow = ToNativeCsv(t->workload, nullptr);
+  ASSERT_TRUE(narrow);
+  EXPECT_TRUE(narrow->starts_with(std::string(kNativeHeader) + "\n"));
+  // A bad name is a bad row naming the column.
+  const std::string bad =
+      WriteTemp("bad-q.csv", std::string(kNativeQueueHeader) + "\na,0,1,1,1,1,,,50,,,,,,," +
+                                 std::string(300, 'q') + "\n");
+  auto b = Load(TraceFormat::kNative, bad);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message.find("queue: "), std::string::npos) << b.error().message;
 }
 
 TEST(TraceTest, BadRowsFailWithFileAndLineOrAreSkippedAndCounted) {

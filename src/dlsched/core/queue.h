@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dlsched/core/resources.h"
@@ -24,6 +25,10 @@ struct QuotaLine {
   friend bool operator==(const QuotaLine&, const QuotaLine&) = default;
 };
 
+// Amounts of some resources, ascending by id; a resource not listed is not
+// limited (unlike Resources, where a missing id means 0).
+using ResourceLimits = std::vector<std::pair<ResourceId, int64_t>>;
+
 // A team's share of the cluster (Kueue's ClusterQueue, Volcano's Queue).
 // Jobs name their queue (JobSpec::queue). A queue limits only the resources
 // its quota lists: a job in it may use as much of any other resource as the
@@ -36,6 +41,16 @@ struct QueueSpec {
   double weight = 1;
   // The quota for any GPU type, one line per resource, ascending by id.
   std::vector<QuotaLine> quota;
+  // Volcano's Queue fields, read by the Volcano queue orders:
+  // queues of higher priority go first;
+  int32_t priority = 0;
+  // never more than this (a hard cap, whatever the order);
+  ResourceLimits capability;
+  // reserved for the queue: kept out of every other queue's capability;
+  Resources guarantee;
+  // its share of the cluster (VolcanoCapacity; VolcanoProportion computes
+  // one from the weights).
+  Resources deserved;
   friend bool operator==(const QueueSpec&, const QueueSpec&) = default;
 
   const QuotaLine* Line(ResourceId id) const {

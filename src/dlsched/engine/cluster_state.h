@@ -284,12 +284,24 @@ class ClusterState {
   // job without a queue).
   std::optional<std::string> QuotaRefusal(JobIndex j, const core::Resources& more) const {
     const int q = jobs_[j].queue;
-    if (q < 0 || quotas_.Admits(q, more)) return std::nullopt;
-    return quotas_.Refusal(q, more);
+    if (q < 0 || quotas_.Admits(q, more, Capped(j))) return std::nullopt;
+    return quotas_.Refusal(q, more, Capped(j));
+  }
+  // QuotaBook::SetCycleCaps.
+  bool SetQueueCaps(std::vector<core::ResourceLimits> caps) {
+    return quotas_.SetCycleCaps(std::move(caps));
   }
   bool QuotaAdmits(JobIndex j, const core::Resources& more) const {
     const int q = jobs_[j].queue;
-    return q < 0 || quotas_.Admits(q, more);
+    return q < 0 || quotas_.Admits(q, more, Capped(j));
+  }
+  // Whether this cycle's queue caps bind job `j`: they do, except for a
+  // pending job whose queue holds nothing but its own tasks (a gang larger
+  // than its queue's share would otherwise wait for ever, and with it
+  // every queue whose share it leaves unused).
+  bool Capped(JobIndex j) const {
+    const JobState& js = jobs_[j];
+    return !js.IsPending() || quotas_.Tasks(js.queue) != js.placed_tasks;
   }
 
   // Resources a task requests.

@@ -3,6 +3,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dlsched/engine/cycle_context.h"
 
@@ -45,6 +46,36 @@ class JobOrder {
   // what it remembers about each job from one cycle to the next, e.g.
   // Tiresias' queue levels. Default: none.
   virtual std::span<const RecordField* const> RecordFields() const { return {}; }
+};
+
+// One queue's next pending job, as a QueueOrder sees it.
+struct QueueHead {
+  int queue = -1;  // in ClusterState::Quotas(); -1 for the jobs of no declared queue
+  JobIndex job = -1;
+  core::Resources need;  // what the gang it would start with asks for
+  size_t position = 0;   // its place in the profile's JobOrder (0 first)
+};
+
+// Which queue's job goes next when the jobs of several queues wait (the
+// cluster's queues, ClusterState::Quotas()): the profile's JobOrder still
+// orders the jobs within each queue, and the queue order picks among the
+// queues' heads, again after every start. Without declared queues it is
+// not asked.
+class QueueOrder {
+ public:
+  virtual ~QueueOrder() = default;
+  // False for the order that keeps the JobOrder across queues as well
+  // (None): admission then walks the jobs in JobOrder alone.
+  virtual bool Interleaves() const { return true; }
+  // The index in `heads` (never empty) of the head that goes next.
+  virtual size_t Next(const ClusterState& state, std::span<const QueueHead> heads) const = 0;
+  // Per queue, a cap on its usage for this cycle beyond its quota
+  // (QuotaBook::SetCycleCaps): Volcano's deserved share. Called once per
+  // cycle before admission. Default: none.
+  virtual std::vector<core::ResourceLimits> Caps(const ClusterState& state) const {
+    (void)state;
+    return {};
+  }
 };
 
 // A hard rule about which nodes may take a task, checked before any

@@ -23,6 +23,8 @@ class Profile {
   std::string description;
   std::unique_ptr<Admission> admission;
   std::unique_ptr<JobOrder> order;
+  // Across the cluster's queues; null orders them as None does.
+  std::unique_ptr<QueueOrder> queue_order;
   // Checked in this order for every node before any scorer runs.
   std::vector<std::unique_ptr<NodeFilter>> filters;
   std::unique_ptr<Packer> packer;

@@ -36,6 +36,7 @@ QuotaBook::QuotaBook(std::span<const core::QueueSpec> queues) {
       q.lines.push_back(l);
     }
     by_name_.emplace(spec.name, static_cast<int>(queues_.size()));
+    caps_.emplace_back();
     queues_.push_back(std::move(q));
   }
 }
@@ -47,6 +48,7 @@ int QuotaBook::Find(std::string_view name) const {
 
 void QuotaBook::Change(int q, const core::Resources& r, int sign) {
   Queue& qu = queues_[q];
+  qu.tasks += sign;
   if (sign > 0) {
     qu.usage += r;
   } else {
@@ -98,12 +100,77 @@ int64_t QuotaBook::Borrowed(int q, core::ResourceId id) const {
   return 0;
 }
 
-bool QuotaBook::Admits(int q, const core::Resources& r) const {
-  const Queue& qu = queues_[q];
-  return std::all_of(qu.lines.begin(), qu.lines.end(), [&](const Line& l) {
-    const int64_t amount = r[l.id];
-    return amount <= 0 || amount <= LineAvailable(qu, l);
+namespace {
+
+// True when `usage` + `r` stays within every limit `r` asks for.
+bool WithinLimits(const core::Resources& usage, const core::Resources& r,
+                  const core::ResourceLimits& limits) {
+  return std::all_of(limits.begin(), limits.end(), [&](const auto& limit) {
+    const int64_t amount = r[limit.first];
+    return amount <= 0 || usage[limit.first] + amount <= limit.second;
   });
+}
+
+}  // namespace
+
+bool QuotaBook::Admits(int q, const core::Resources& r, bool capped) const {
+  const Queue& qu = queues_[q];
+  return std::all_of(qu.lines.begin(), qu.lines.end(),
+                     [&](const Line& l) {
+                       const int64_t amount = r[l.id];
+                       return amount <= 0 || amount <= LineAvailable(qu, l);
+                     }) &&
+         WithinLimits(qu.usage, r, qu.spec.capability) &&
+         (!capped || WithinLimits(qu.usage, r, caps_[q]));
+}
+
+bool QuotaBook::Borrows(int q, const core::Resources& extra) const {
+  const Queue& qu = queues_[q];
+  return std::any_of(qu.lines.begin(), qu.lines.end(),
+                     [&](const Line& l) { return l.usage + extra[l.id] > l.nominal; });
+}
+
+double QuotaBook::DominantShare(int q, const core::Resources& extra) const {
+  const Queue& qu = queues_[q];
+  if (qu.spec.cohort.empty()) return 0;
+  double share = 0;
+  for (const Line& l : qu.lines) {
+    const int64_t borrowed = l.usage + extra[l.id] - l.nominal;
+    const int64_t lendable = cohorts_[qu.cohort].pools[l.pool].lendable;
+    if (borrowed <= 0 || lendable <= 0) continue;
+    share = std::max(share, static_cast<double>(borrowed) * 1000 / static_cast<double>(lendable));
+  }
+  return share;
+}
+
+bool QuotaBook::SetCycleCaps(std::vector<core::ResourceLimits> caps) {
+  caps.resize(queues_.size());
+  bool grew = false;
+  for (size_t q = 0; q < caps.size() && !grew; ++q) {
+    // Every old limit must stand, as low or lower, in the new caps.
+    for (const auto& [id, old_limit] : caps_[q]) {
+      const auto it = std::find_if(caps[q].begin(), caps[q].end(),
+                                   [id = id](const auto& l) { return l.first == id; });
+      if (it == caps[q].end() || it->second > old_limit) grew = true;
+    }
+  }
+  caps_ = std::move(caps);
+  return grew;
+}
+
+std::optional<std::string> QuotaBook::OverLimit(int q, const core::Resources& r,
+                                                const core::ResourceLimits& limits,
+                                                std::string_view what) const {
+  const Queue& qu = queues_[q];
+  for (const auto& [id, limit] : limits) {
+    const int64_t amount = r[id];
+    if (amount <= 0 || qu.usage[id] + amount <= limit) continue;
+    return fmt::format("queue {}'s {}: needs {} {}, {} in use of {}", qu.spec.name, what,
+                       core::FormatResourceAmount(id, amount), core::ResourceName(id),
+                       core::FormatResourceAmount(id, qu.usage[id]),
+                       core::FormatResourceAmount(id, limit));
+  }
+  return std::nullopt;
 }
 
 std::string QuotaBook::Words(int q, const Line& l, bool usage) const {
@@ -123,7 +190,8 @@ std::string QuotaBook::Words(int q, const Line& l, bool usage) const {
   return words;
 }
 
-std::optional<std::string> QuotaBook::Refusal(int q, const core::Resources& r) const {
+std::optional<std::string> QuotaBook::Refusal(int q, const core::Resources& r,
+                                              bool capped) const {
   const Queue& qu = queues_[q];
   for (const Line& l : qu.lines) {
     const int64_t amount = r[l.id];
@@ -133,7 +201,9 @@ std::optional<std::string> QuotaBook::Refusal(int q, const core::Resources& r) c
                        core::FormatResourceAmount(l.id, amount), core::ResourceName(l.id),
                        core::FormatResourceAmount(l.id, available), Words(q, l, true));
   }
-  return std::nullopt;
+  if (auto why = OverLimit(q, r, qu.spec.capability, "capability")) return why;
+  if (!capped) return std::nullopt;
+  return OverLimit(q, r, caps_[q], "share this cycle");
 }
 
 std::optional<std::string> QuotaBook::NeverHolds(int q, const core::Resources& r) const {
@@ -145,6 +215,12 @@ std::optional<std::string> QuotaBook::NeverHolds(int q, const core::Resources& r
     return fmt::format("queue {} can never hold {} {}: at most {} ({})", qu.spec.name,
                        core::FormatResourceAmount(l.id, amount), core::ResourceName(l.id),
                        core::FormatResourceAmount(l.id, most), Words(q, l, false));
+  }
+  for (const auto& [id, limit] : qu.spec.capability) {
+    if (r[id] <= limit) continue;
+    return fmt::format("queue {} can never hold {} {}: its capability is {}", qu.spec.name,
+                       core::FormatResourceAmount(id, r[id]), core::ResourceName(id),
+                       core::FormatResourceAmount(id, limit));
   }
   return std::nullopt;
 }

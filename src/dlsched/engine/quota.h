@@ -27,7 +27,9 @@ namespace dlsched::engine {
 //   MaxCapacity(q) = local + pool, at most nominal + borrowingLimit.
 // A queue without a cohort is a cohort of its own: Available = nominal -
 // usage. Only the resources a queue's quota lists are counted; any other
-// resource is not limited by the queue.
+// resource is not limited by the quota. On top of the quota, a queue's
+// capability (QueueSpec::capability) and this cycle's cap (SetCycleCaps)
+// limit its usage outright.
 class QuotaBook {
  public:
   QuotaBook() = default;
@@ -40,8 +42,10 @@ class QuotaBook {
   const core::QueueSpec& Spec(int q) const { return queues_[q].spec; }
   // What queue `q`'s placed tasks request, every resource (listed or not).
   const core::Resources& Usage(int q) const { return queues_[q].usage; }
+  // How many placed tasks queue `q`'s jobs hold.
+  int64_t Tasks(int q) const { return queues_[q].tasks; }
 
-  // Queue `q`'s tasks took `r` more / gave `r` back.
+  // Queue `q`'s tasks took `r` more / gave `r` back (one task each).
   void Add(int q, const core::Resources& r) { Change(q, r, 1); }
   void Sub(int q, const core::Resources& r) { Change(q, r, -1); }
 
@@ -52,12 +56,30 @@ class QuotaBook {
   int64_t MaxCapacity(int q, core::ResourceId id) const;
   // How much of `id` queue `q` uses above its nominal quota (borrowed).
   int64_t Borrowed(int q, core::ResourceId id) const;
-  // True when queue `q` may take `r` more now.
-  bool Admits(int q, const core::Resources& r) const;
+  // True when queue `q` taking `extra` more would hold more than its
+  // nominal quota of some resource its quota lists (it would borrow).
+  bool Borrows(int q, const core::Resources& extra) const;
+  // Kueue's dominant resource share of queue `q` with `extra` more: the
+  // largest, over the resources its quota lists that its cohort lends,
+  // of (usage + extra - nominal, if > 0) * 1000 / what the cohort lends; 0
+  // for a queue without a cohort or not borrowing. Not divided by weight.
+  double DominantShare(int q, const core::Resources& extra) const;
+
+  // True when queue `q` may take `r` more now: within its quota (above),
+  // its capability and, if `capped`, this cycle's cap.
+  bool Admits(int q, const core::Resources& r, bool capped = true) const;
+
+  // This cycle's limit on each queue's usage beyond its quota and
+  // capability (a queue order's: Volcano's deserved share): caps[q] for
+  // queue q, none when empty. Returns true when some queue may now hold
+  // more than under the caps before (room the wait memos did not see).
+  bool SetCycleCaps(std::vector<core::ResourceLimits> caps);
+  // Queue `q`'s cap this cycle (empty: none).
+  const core::ResourceLimits& CycleCap(int q) const { return caps_[q]; }
   // Why queue `q` may not take `r` more now, or nullopt:
   // "queue team-a's quota: needs 4 nvidia.com/gpu, 2 available (nominal 8,
   // in use 6, cohort research lends 0)".
-  std::optional<std::string> Refusal(int q, const core::Resources& r) const;
+  std::optional<std::string> Refusal(int q, const core::Resources& r, bool capped = true) const;
   // Why queue `q` could never hold `r`, or nullopt.
   std::optional<std::string> NeverHolds(int q, const core::Resources& r) const;
 
@@ -75,6 +97,7 @@ class QuotaBook {
     int cohort = 0;
     std::vector<Line> lines;
     core::Resources usage;
+    int64_t tasks = 0;
   };
   struct Pool {
     core::ResourceId id = 0;
@@ -89,8 +112,15 @@ class QuotaBook {
   int64_t LineAvailable(const Queue& q, const Line& l) const;
   std::string Words(int q, const Line& l, bool usage) const;
 
+  // Why queue `q` may not take `r` more under `limits` (its capability or
+  // cap, named `what`), or nullopt.
+  std::optional<std::string> OverLimit(int q, const core::Resources& r,
+                                       const core::ResourceLimits& limits,
+                                       std::string_view what) const;
+
   std::vector<Queue> queues_;
   std::vector<Cohort> cohorts_;
+  std::vector<core::ResourceLimits> caps_;
   std::unordered_map<std::string, int> by_name_;
 };
 

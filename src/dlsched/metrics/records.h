@@ -42,6 +42,17 @@ struct JobRecord {
   core::Time ideal_runtime = 0;
   bool stuck = false;  // never finished because the run deadlocked
   std::string reason;  // last wait reason, or why it failed
+  std::string queue;   // its declared queue; "" for none
+};
+
+// A team's queue, as the per-queue figures need it (QueueSummary).
+struct QueueInfo {
+  std::string name;
+  std::string cohort;  // "" for none
+  int64_t nominal_gpus = 0;
+  // What of its nominal GPUs its cohort may borrow (nominal - what it
+  // keeps); 0 without a cohort.
+  int64_t lendable_gpus = 0;
 };
 
 // Allocated and effective (held by jobs making progress) amount of each
@@ -88,6 +99,8 @@ struct RunInput {
   // unfinished, not stuck.
   bool partial = false;
   int64_t cycles = 0;  // scheduling cycles run
+  // The cluster's declared queues (empty: none), in the cluster file's order.
+  std::vector<QueueInfo> queues;
 };
 
 }  // namespace dlsched::metrics

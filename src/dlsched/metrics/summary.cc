@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace dlsched::metrics {
 namespace {
@@ -43,6 +44,14 @@ std::optional<core::Time> Jct(const JobRecord& job) {
 }
 
 namespace {
+
+// The lendable GPUs of a queue holding `held` it leaves unused: its usage
+// fills the part it keeps first.
+double UnusedLendable(const QueueInfo& info, int64_t held) {
+  const int64_t kept = info.nominal_gpus - info.lendable_gpus;
+  return static_cast<double>(
+      std::max<int64_t>(0, info.lendable_gpus - std::max<int64_t>(0, held - kept)));
+}
 
 // JCT / ideal, at least 1: a JCT at or below the ideal (a zero-length job,
 // rounding in the backend) counts as "as fast as alone" rather than faster.
@@ -230,6 +239,89 @@ RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
   SummarizeTimes(totals, s);
   SummarizeUtilization(input, totals.first_submit, s);
   return s;
+}
+
+std::vector<QueueSummary> SummarizeQueues(const RunInput& input) {
+  std::vector<QueueSummary> out(input.queues.size());
+  std::map<std::string, size_t, std::less<>> index;
+  for (size_t q = 0; q < input.queues.size(); ++q) {
+    out[q].name = input.queues[q].name;
+    out[q].cohort = input.queues[q].cohort;
+    out[q].nominal_gpus = input.queues[q].nominal_gpus;
+    index.emplace(input.queues[q].name, q);
+  }
+  // Each job's queue, or -1.
+  std::vector<int> queue_of(input.jobs.size(), -1);
+  std::vector<std::vector<double>> jct(out.size()), queueing(out.size());
+  for (size_t j = 0; j < input.jobs.size(); ++j) {
+    const JobRecord& job = input.jobs[j];
+    const auto it = index.find(job.queue);
+    if (it == index.end()) continue;
+    queue_of[j] = static_cast<int>(it->second);
+    QueueSummary& s = out[it->second];
+    ++s.jobs;
+    s.preemptions_suffered += job.preemptions;
+    if (const auto t = Jct(job)) {
+      ++s.completed;
+      jct[it->second].push_back(*t);
+      queueing[it->second].push_back(job.queueing);
+    }
+  }
+  for (size_t q = 0; q < out.size(); ++q) {
+    if (jct[q].empty()) continue;
+    std::sort(jct[q].begin(), jct[q].end());
+    out[q].jct_mean = Mean(jct[q]);
+    out[q].jct_p95 = Percentile(jct[q], 95);
+    out[q].queueing_mean = Mean(queueing[q]);
+  }
+  for (const JobEvent& e : input.events) {
+    if (e.by < 0 || static_cast<size_t>(e.by) >= queue_of.size() || queue_of[e.by] < 0) continue;
+    if (e.kind == "preempted" || e.kind == "resized") ++out[queue_of[e.by]].preemptions_caused;
+  }
+  // Each queue's GPUs over time, from the allocations: (time, queue, +-gpus).
+  struct Step {
+    core::Time time;
+    int queue;
+    int64_t gpus;
+  };
+  std::vector<Step> steps;
+  for (const Allocation& a : input.allocations) {
+    if (a.job < 0 || static_cast<size_t>(a.job) >= queue_of.size() || queue_of[a.job] < 0) continue;
+    const core::Time end = a.end >= core::kNever ? input.end_time : a.end;
+    steps.push_back({a.start, queue_of[a.job], a.gpus});
+    steps.push_back({end, queue_of[a.job], -a.gpus});
+  }
+  std::sort(steps.begin(), steps.end(),
+            [](const Step& a, const Step& b) { return a.time < b.time; });
+  std::vector<int64_t> held(out.size(), 0);
+  constexpr double kHour = 3600;
+  for (size_t i = 0; i < steps.size();) {
+    const core::Time t = steps[i].time;
+    for (; i < steps.size() && steps[i].time == t; ++i) held[steps[i].queue] += steps[i].gpus;
+    if (i == steps.size()) break;
+    const double dt = (steps[i].time - t) / kHour;
+    // Per cohort: GPUs borrowed, and lendable GPUs left unused.
+    std::map<std::string_view, std::pair<double, double>> cohorts;
+    for (size_t q = 0; q < out.size(); ++q) {
+      const QueueInfo& info = input.queues[q];
+      const double used = static_cast<double>(held[q]);
+      const double borrowed = std::max(0.0, used - static_cast<double>(info.nominal_gpus));
+      out[q].gpu_hours += used * dt;
+      out[q].borrowed_gpu_hours += borrowed * dt;
+      if (info.cohort.empty()) continue;
+      auto& c = cohorts[info.cohort];
+      c.first += borrowed;
+      c.second += UnusedLendable(info, held[q]);
+    }
+    for (size_t q = 0; q < out.size(); ++q) {
+      const QueueInfo& info = input.queues[q];
+      if (info.cohort.empty()) continue;
+      const auto& [borrowed, unused] = cohorts[info.cohort];
+      if (unused > 0)
+        out[q].lent_gpu_hours += UnusedLendable(info, held[q]) / unused * borrowed * dt;
+    }
+  }
+  return out;
 }
 
 }  // namespace dlsched::metrics

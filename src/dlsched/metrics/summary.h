@@ -106,6 +106,32 @@ struct RunSummary {
   core::Time end_time = 0;
 };
 
+// One queue's figures over a run (queues.csv).
+struct QueueSummary {
+  std::string name;
+  std::string cohort;
+  int64_t nominal_gpus = 0;
+  int jobs = 0;
+  int completed = 0;
+  // Over its completed jobs; nullopt when none completed.
+  std::optional<core::Time> jct_mean;
+  std::optional<core::Time> jct_p95;
+  std::optional<core::Time> queueing_mean;
+  // GPU-hours its jobs held; of those, above its nominal quota (borrowed).
+  double gpu_hours = 0;
+  double borrowed_gpu_hours = 0;
+  // GPU-hours of its unused lendable quota its cohort's borrowers used: at
+  // each instant the cohort's borrowed GPUs are charged to the lenders in
+  // proportion to each one's unused lendable GPUs.
+  double lent_gpu_hours = 0;
+  int preemptions_suffered = 0;  // its jobs' preemptions (jobs.csv)
+  int preemptions_caused = 0;    // preemptions and shrinks its jobs caused
+};
+
+// The figures of each declared queue, in RunInput::queues order, from the
+// jobs' records, allocations and events.
+std::vector<QueueSummary> SummarizeQueues(const RunInput& input);
+
 // Computes the run summary. `input.utilization` must be in ascending time;
 // each sample holds until the next one, the last until `input.end_time`, and
 // the amounts before the first sample are zero. With a `window`, over the

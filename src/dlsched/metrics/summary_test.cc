@@ -392,5 +392,53 @@ TEST(SummarizeTest, NoCompletedJobsGivesZerosNotNaN) {
   ExpectAllFinite(s);
 }
 
+// Two queues of one cohort (worked by hand): a (4 GPUs nominal, lends all
+// 4) and b (4 GPUs, lends 2, keeps 2). a1 (queue a) holds 6 GPUs over
+// [0, 100) and completes at 100; b1 (queue b) holds 2 over [0, 200) and
+// completes at 200; c1 (no queue) is not counted. Over [0, 100) a borrows
+// 2; a's lendable is all in use (4 of 6 held), b's 2 lendable are unused
+// (its 2 GPUs fill the part it keeps), so b lends the 2: 200 GPU-seconds.
+// b1 preempted a1 once.
+TEST(SummarizeQueuesTest, GpuHoursBorrowedLentJctAndPreemptionsPerQueue) {
+  RunInput in;
+  in.end_time = 200;
+  in.queues = {{"a", "c", 4, 4}, {"b", "c", 4, 2}};
+  in.jobs = {Completed("a1", 0, 0, 100), Completed("b1", 0, 0, 200), Completed("c1", 0, 0, 50)};
+  in.jobs[0].queue = "a";
+  in.jobs[0].preemptions = 1;
+  in.jobs[1].queue = "b";
+  in.allocations = {{0, 0, 0, 100, 1, 6}, {0, 1, 0, kNever, 1, 2}, {0, 2, 0, 50, 1, 8}};
+  in.events = {{10, 0, "preempted", 0, 1, ""}};
+  const std::vector<QueueSummary> q = SummarizeQueues(in);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].name, "a");
+  EXPECT_EQ(q[0].jobs, 1);
+  EXPECT_EQ(q[0].completed, 1);
+  EXPECT_DOUBLE_EQ(*q[0].jct_mean, 100);
+  EXPECT_DOUBLE_EQ(q[0].gpu_hours, 600.0 / 3600);
+  EXPECT_DOUBLE_EQ(q[0].borrowed_gpu_hours, 200.0 / 3600);
+  EXPECT_DOUBLE_EQ(q[0].lent_gpu_hours, 0);
+  EXPECT_EQ(q[0].preemptions_suffered, 1);
+  EXPECT_EQ(q[0].preemptions_caused, 0);
+  EXPECT_DOUBLE_EQ(*q[1].jct_mean, 200);
+  EXPECT_DOUBLE_EQ(q[1].gpu_hours, 400.0 / 3600);  // held to the run's end
+  EXPECT_DOUBLE_EQ(q[1].borrowed_gpu_hours, 0);
+  EXPECT_DOUBLE_EQ(q[1].lent_gpu_hours, 200.0 / 3600);
+  EXPECT_EQ(q[1].preemptions_caused, 1);
+}
+
+TEST(SummarizeQueuesTest, AQueueWithoutCompletedJobsHasNoJct) {
+  RunInput in;
+  in.end_time = 10;
+  in.queues = {{"idle", "", 2, 0}};
+  in.jobs = {Waiting("w", 0)};
+  in.jobs[0].queue = "idle";
+  const std::vector<QueueSummary> q = SummarizeQueues(in);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].jobs, 1);
+  EXPECT_FALSE(q[0].jct_mean.has_value());
+  EXPECT_DOUBLE_EQ(q[0].gpu_hours, 0);
+}
+
 }  // namespace
 }  // namespace dlsched::metrics

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 constexpr std::string_view kOutputFiles[] = {
     schema::kSummaryJson,    schema::kJobsCsv,    schema::kUtilizationCsv, schema::kEventsCsv,
     schema::kAllocationsCsv, schema::kCompareCsv, schema::kCompareJson,    schema::kSweepCsv,
-    schema::kReportHtml,     schema::kCellCsv,    schema::kProvenanceJson};
+    schema::kReportHtml,     schema::kCellCsv,    schema::kProvenanceJson, schema::kQueuesCsv};
 // How deep dlsched's own subdirectories go: compare's <profile>/, a
 // sweep's cells/<profile>/load-<L>/seed-<S>/.
 constexpr int kMaxOutputDepth = 4;

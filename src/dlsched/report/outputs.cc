@@ -192,6 +192,46 @@ void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
   }
 }
 
+// One queue's fields, in queues.csv's column order, as text ("" for none).
+std::vector<std::string> QueueFields(const metrics::QueueSummary& q) {
+  auto number = [](std::optional<double> x) {
+    std::string s;
+    if (x) AppendNumber(s, *x);
+    return s;
+  };
+  auto integer = [](int64_t n) {
+    std::string s;
+    AppendInt(s, n);
+    return s;
+  };
+  return {q.name,
+          q.cohort,
+          integer(q.nominal_gpus),
+          integer(q.jobs),
+          integer(q.completed),
+          number(q.jct_mean),
+          number(q.jct_p95),
+          number(q.queueing_mean),
+          number(q.gpu_hours),
+          number(q.borrowed_gpu_hours),
+          number(q.lent_gpu_hours),
+          integer(q.preemptions_suffered),
+          integer(q.preemptions_caused)};
+}
+
+void WriteQueuesCsv(TextOut& out, const metrics::RunInput& input) {
+  std::string& o = out.text();
+  schema::AppendHeader(o, schema::queues::kColumns);
+  for (const metrics::QueueSummary& q : metrics::SummarizeQueues(input)) {
+    const std::vector<std::string> fields = QueueFields(q);
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) o += ',';
+      AppendCsvField(o, fields[i]);
+    }
+    o += '\n';
+  }
+}
+
 void WriteEventsCsv(TextOut& out, const metrics::RunInput& input) {
   std::string& o = out.text();
   schema::AppendHeader(o, schema::events::kColumns);
@@ -333,6 +373,30 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
     out.Chunk();
   }
   w.EndArray();
+  if (!input.queues.empty()) {
+    w.Key(key::kQueues);
+    w.BeginArray();
+    for (const metrics::QueueSummary& q : metrics::SummarizeQueues(input)) {
+      w.BeginObject();
+      w.Key(schema::queues::kQueue);
+      w.String(q.name);
+      w.Key(schema::queues::kCohort);
+      w.String(q.cohort);
+      Ints(w, {{schema::queues::kNominalGpus, q.nominal_gpus},
+               {schema::queues::kJobs, q.jobs},
+               {schema::queues::kCompleted, q.completed}});
+      Numbers(w, {{schema::queues::kJctMean, q.jct_mean},
+                  {schema::queues::kJctP95, q.jct_p95},
+                  {schema::queues::kQueueingMean, q.queueing_mean},
+                  {schema::queues::kGpuHours, q.gpu_hours},
+                  {schema::queues::kBorrowedGpuHours, q.borrowed_gpu_hours},
+                  {schema::queues::kLentGpuHours, q.lent_gpu_hours}});
+      Ints(w, {{schema::queues::kPreemptionsSuffered, q.preemptions_suffered},
+               {schema::queues::kPreemptionsCaused, q.preemptions_caused}});
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   if (provenance != nullptr) {
     w.Key(key::kProvenance);
     WriteProvenance(w, *provenance);
@@ -445,6 +509,10 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
   if (st) {
     st = AddFile(out, prefix + std::string(schema::kUtilizationCsv),
                  [&](TextOut& o) { WriteUtilizationCsv(o, summary, input); });
+  }
+  if (st && !input.queues.empty()) {
+    st = AddFile(out, prefix + std::string(schema::kQueuesCsv),
+                 [&](TextOut& o) { WriteQueuesCsv(o, input); });
   }
   return st;
 }

@@ -16,6 +16,8 @@ inline constexpr std::string_view kJobsCsv = "jobs.csv";
 inline constexpr std::string_view kUtilizationCsv = "utilization.csv";
 inline constexpr std::string_view kEventsCsv = "events.csv";
 inline constexpr std::string_view kAllocationsCsv = "allocations.csv";
+// Written only for a cluster that declares queues.
+inline constexpr std::string_view kQueuesCsv = "queues.csv";
 inline constexpr std::string_view kRunFiles[] = {kSummaryJson, kJobsCsv, kUtilizationCsv,
                                                  kEventsCsv, kAllocationsCsv};
 // ... of a comparison and a sweep (and its cells), and the others.
@@ -84,6 +86,35 @@ inline constexpr std::string_view kGpus = "gpus";
 inline constexpr std::string_view kColumns[] = {kNode, kJob, kStart, kEnd, kTasks, kGpus};
 }  // namespace allocations
 
+namespace queues {
+inline constexpr std::string_view kQueue = "queue";
+inline constexpr std::string_view kCohort = "cohort";
+inline constexpr std::string_view kNominalGpus = "nominal_gpus";
+inline constexpr std::string_view kJobs = "jobs";
+inline constexpr std::string_view kCompleted = "completed";
+inline constexpr std::string_view kJctMean = "jct_mean";
+inline constexpr std::string_view kJctP95 = "jct_p95";
+inline constexpr std::string_view kQueueingMean = "queueing_mean";
+inline constexpr std::string_view kGpuHours = "gpu_hours";
+inline constexpr std::string_view kBorrowedGpuHours = "borrowed_gpu_hours";
+inline constexpr std::string_view kLentGpuHours = "lent_gpu_hours";
+inline constexpr std::string_view kPreemptionsSuffered = "preemptions_suffered";
+inline constexpr std::string_view kPreemptionsCaused = "preemptions_caused";
+inline constexpr std::string_view kColumns[] = {kQueue,
+                                                kCohort,
+                                                kNominalGpus,
+                                                kJobs,
+                                                kCompleted,
+                                                kJctMean,
+                                                kJctP95,
+                                                kQueueingMean,
+                                                kGpuHours,
+                                                kBorrowedGpuHours,
+                                                kLentGpuHours,
+                                                kPreemptionsSuffered,
+                                                kPreemptionsCaused};
+}  // namespace queues
+
 // summary.json: a run's figures (metrics::RunSummary) and its jobs. Keys
 // are char arrays, for the writer (outputs.cc) and the readers alike
 // (run_data.cc's key paths, provenance.cc's and rerun's look-ups).
@@ -132,6 +163,9 @@ inline constexpr char kReallocations[] = "reallocations";
 // kJobs: one object a job, its keys those of jobs.csv's columns (jobs::,
 // ideal_runtime and slowdown included) in their order.
 inline constexpr char kProvenance[] = "provenance";  // provenance.h
+// Only for a cluster that declares queues: one object a queue, its keys
+// those of queues.csv's columns in their order.
+inline constexpr char kQueues[] = "queues";
 }  // namespace summary
 
 // Appends a CSV header line of `columns` (names that need no quoting).

@@ -140,7 +140,7 @@ TEST(CodecTest, NativeCsvRefusesWhatItCannotHold) {
   auto refuse = config::ToNativeCsv(Parse(kRefuse, "refuse.yaml"), FindModel);
   ASSERT_FALSE(refuse.has_value());
   EXPECT_EQ(refuse.error().message,
-            "refuse.yaml: job 'r': it sets namespace, priority, maxWaitMinutes, queue, "
+            "refuse.yaml: job 'r': it sets namespace, priority, maxWaitMinutes, "
             "attainedGpuSeconds, launchGpuSeconds, level, levelSince, levelBaseGpuSeconds, "
             "ranSince, levelPlace, launchDelay, checkpointDelay, deadline; the native format holds "
             "workers and PS with gpus, cpu and memory, and a duration or steps and a model-zoo "

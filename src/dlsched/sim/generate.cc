@@ -510,6 +510,20 @@ std::string ClusterToYaml(const core::ClusterSpec& cluster) {
       out += "}";
     }
     out += "}\n";
+    if (q.priority != 0) fmt::format_to(emit, "    priority: {}\n", q.priority);
+    if (!q.capability.empty()) {
+      out += "    capability: {";
+      for (size_t i = 0; i < q.capability.size(); ++i) {
+        const auto [id, amount] = q.capability[i];
+        fmt::format_to(emit, "{}{}: {}", i ? ", " : "", Str(core::ResourceName(id)),
+                       Str(core::FormatResourceAmount(id, amount)));
+      }
+      out += "}\n";
+    }
+    if (!q.guarantee.IsZero()) {
+      fmt::format_to(emit, "    guarantee: {}\n", ResourcesYaml(q.guarantee));
+    }
+    if (!q.deserved.IsZero()) fmt::format_to(emit, "    deserved: {}\n", ResourcesYaml(q.deserved));
   }
   return out;
 }

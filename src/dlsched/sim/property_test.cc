@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "dlsched/policy/framework/registry.h"
 #include "dlsched/report/outputs.h"
@@ -92,7 +94,8 @@ config::WorkloadSpec RandomWorkload(Rng& rng) {
   return w;
 }
 
-// Half the seeds: the cluster declares one to four queues, some in a
+// Half the seeds: the cluster declares one to four queues (run under each
+// queue order in turn), some in a
 // cohort, with random nominal quotas, borrowing and lending limits on GPUs
 // and CPU, and every job names one of them (or none: "default"). Drawn
 // from a generator of their own, so the clusters and workloads are those
@@ -118,6 +121,12 @@ void AddRandomQueues(int seed, core::ClusterSpec& cluster, config::WorkloadSpec&
     }
     std::sort(q.quota.begin(), q.quota.end(),
               [](const auto& a, const auto& b) { return a.id < b.id; });
+    // Volcano's fields, and weights, for the queue orders that read them.
+    q.weight = rng.In(0, 3);
+    q.priority = rng.In(0, 1);
+    if (rng.Chance(30)) q.capability = {{core::kGpu, rng.In(0, 12)}};
+    if (rng.Chance(30)) q.guarantee[core::kGpu] = rng.In(0, 2);
+    if (rng.Chance(50)) q.deserved[core::kGpu] = rng.In(0, 8);
     cluster.queues.push_back(q);
   }
   for (auto& j : workload.jobs) {
@@ -131,8 +140,14 @@ class PropertyTest : public ::testing::TestWithParam<std::string> {};
 constexpr int kSeeds = 400;
 
 TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
-  const engine::Engine engine = MakeEngine(GetParam());
-  const bool gang = !engine.profile().admission->UsesPodQueue();
+  const engine::Engine base = MakeEngine(GetParam());
+  const bool gang = !base.profile().admission->UsesPodQueue();
+  // With queues, the profile under each queue order in turn.
+  std::vector<engine::Engine> with_order;
+  for (const std::string_view order : policy::KnownNames(policy::Point::kQueueOrder)) {
+    with_order.push_back(MakeEngine(
+        GetParam(), [&](config::ProfileSpec& p) { p.queue_order.name = std::string(order); }));
+  }
   SimOptions options;
   options.check_invariants = true;
   int completed = 0;
@@ -142,6 +157,8 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
     core::ClusterSpec cluster = RandomCluster(rng);
     config::WorkloadSpec workload = RandomWorkload(rng);
     AddRandomQueues(seed, cluster, workload);
+    const engine::Engine& engine =
+        cluster.queues.empty() ? base : with_order[seed % with_order.size()];
     auto r1 = Simulate(cluster, workload, engine, options);
     ASSERT_TRUE(r1.has_value()) << "seed " << seed << ": " << r1.error().message;
     auto r2 = Simulate(cluster, workload, engine, options);

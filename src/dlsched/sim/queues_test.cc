@@ -4,11 +4,15 @@
 // naming a queue the cluster does not declare.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/metrics/summary.h"
 #include "dlsched/policy/framework/registry.h"
 #include "dlsched/sim/simulator.h"
 #include "dlsched/sim/test_util.h"
@@ -81,6 +85,22 @@ TEST(QueuesTest, QuotaBorrowingAndLendingLimitDecideWhoStarts) {
     EXPECT_DOUBLE_EQ(Record(*r, "a4").first_start, strict ? 100 : 0);
     EXPECT_DOUBLE_EQ(Record(*r, "b2").first_start, strict ? 0 : 100);
     EXPECT_DOUBLE_EQ(Record(*r, "c1").first_start, 0);
+    if (!strict) continue;
+    // Per queue (fifo): team-a holds 5 GPUs over [0, 100), 2 + 1 over
+    // [100, 200): 800 GPU-seconds, 100 of them above its nominal 4; team-b
+    // holds 2 + 1 over [0, 100): 300, within nominal. Over [0, 100) team-a
+    // borrows 1 GPU; team-a lends nothing then (it holds 5), team-b's 2
+    // lendable GPUs are half used (its third GPU is beyond the 2 it keeps),
+    // so team-b lends the 1: 100 GPU-seconds.
+    const std::vector<metrics::QueueSummary> q = metrics::SummarizeQueues(r->run);
+    ASSERT_EQ(q.size(), 2u);
+    EXPECT_EQ(q[0].jobs, 4);
+    EXPECT_EQ(q[0].completed, 3);
+    EXPECT_DOUBLE_EQ(q[0].gpu_hours, 800.0 / 3600);
+    EXPECT_DOUBLE_EQ(q[0].borrowed_gpu_hours, 100.0 / 3600);
+    EXPECT_DOUBLE_EQ(q[1].gpu_hours, 300.0 / 3600);
+    EXPECT_DOUBLE_EQ(q[1].lent_gpu_hours, 100.0 / 3600);
+    EXPECT_DOUBLE_EQ(*q[0].jct_mean, (100.0 + 200 + 200) / 3);
   }
 }
 
@@ -104,6 +124,125 @@ TEST(QueuesTest, WithoutTheLendingLimitTheCohortLendsMore) {
   EXPECT_DOUBLE_EQ(Record(*r, "a1").first_start, 0);
   EXPECT_DOUBLE_EQ(Record(*r, "b1").first_start, 0);
   EXPECT_DOUBLE_EQ(Record(*r, "a2").first_start, 100);
+}
+
+// Each job of `jobs` (name, queue, GPUs) one worker running 100 s, all
+// arriving at 0 in this order; run under gang-binpack with `queue_order`.
+// Returns the jobs that started at 0.
+std::vector<std::string> StartedAtZero(
+    const std::string& cluster_yaml,
+    const std::vector<std::tuple<std::string, std::string, int>>& jobs,
+    const std::string& queue_order) {
+  auto cluster = config::ParseCluster(cluster_yaml, "c.yaml");
+  EXPECT_TRUE(cluster.has_value()) << cluster.error().message;
+  std::string text = "jobs:\n";
+  for (const auto& [name, queue, gpus] : jobs) text += Job(name, queue, gpus);
+  auto workload = config::ParseWorkload(text, "w.yaml");
+  EXPECT_TRUE(workload.has_value()) << workload.error().message;
+  if (!cluster || !workload) return {};
+  EXPECT_TRUE(ResolveWorkload(*workload).has_value());
+  SimOptions options;
+  options.check_invariants = true;
+  auto r = Simulate(
+      *cluster, *workload,
+      MakeEngine("gang-binpack", [&](config::ProfileSpec& p) { p.queue_order.name = queue_order; }),
+      options);
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  std::vector<std::string> started;
+  if (!r) return started;
+  for (const auto& [name, queue, gpus] : jobs) {
+    if (Record(*r, name).first_start == 0) started.push_back(name);
+  }
+  return started;
+}
+
+// Volcano's proportion on 12 GPUs (worked in policy/queues/
+// queue_orders_test.cc): q1 (weight 3) asks 2, q2 (2) and q3 (1) ask 10
+// each: they deserve 2, 6.67 and 3.33, so at 0 q1 runs 2 jobs, q2 6, q3 3
+// (a 7th or 4th would pass what they deserve), and one GPU stays idle. In
+// the JobOrder alone, q2's ten jobs, listed first, would take 10.
+TEST(QueuesTest, VolcanoProportionSharesByWeight) {
+  const std::string cluster =
+      "nodes: [{name: n, resources: {cpu: 64, memory: 256Gi, nvidia.com/gpu: 12}}]\n"
+      "queues: [{name: q1, weight: 3}, {name: q2, weight: 2}, {name: q3, weight: 1}]\n";
+  std::vector<std::tuple<std::string, std::string, int>> jobs;
+  for (int i = 0; i < 10; ++i) jobs.emplace_back("q2-" + std::to_string(i), "q2", 1);
+  for (int i = 0; i < 10; ++i) jobs.emplace_back("q3-" + std::to_string(i), "q3", 1);
+  for (int i = 0; i < 2; ++i) jobs.emplace_back("q1-" + std::to_string(i), "q1", 1);
+  auto count = [](const std::vector<std::string>& started, const std::string& prefix) {
+    return std::count_if(started.begin(), started.end(),
+                         [&](const std::string& s) { return s.starts_with(prefix); });
+  };
+  const auto fair = StartedAtZero(cluster, jobs, "VolcanoProportion");
+  EXPECT_EQ(count(fair, "q1-"), 2);
+  EXPECT_EQ(count(fair, "q2-"), 6);
+  EXPECT_EQ(count(fair, "q3-"), 3);
+  const auto plain = StartedAtZero(cluster, jobs, "None");
+  EXPECT_EQ(count(plain, "q2-"), 10);
+  EXPECT_EQ(count(plain, "q3-"), 2);
+}
+
+// Kueue's fair sharing against its classical order and None, on the case of
+// Kueue's TestScheduleForFairSharing "fair sharing schedule workload with
+// lowest drf after admission" (in GPUs): b and c own nothing, the lender
+// lends 100. b0 (b, 10) runs; c1 (c, 75) and b1 (b, 50) wait, c1 first in
+// the JobOrder. Fair sharing: b1 (share 600) before c1 (750); then only 40
+// are left, and c1 waits. None and classical Kueue (both borrow): c1 first,
+// then b1 does not fit (25 left).
+TEST(QueuesTest, KueueFairSharingAdmitsTheLowestShareAfterAdmission) {
+  const std::string cluster =
+      "nodes: [{name: n, resources: {cpu: 64, memory: 256Gi, nvidia.com/gpu: 200}}]\n"
+      "queues:\n"
+      "  - {name: b, cohort: A, quota: {nvidia.com/gpu: 0}}\n"
+      "  - {name: c, cohort: A, quota: {nvidia.com/gpu: 0}}\n"
+      "  - {name: lender, cohort: A, quota: {nvidia.com/gpu: 100}}\n";
+  const std::vector<std::tuple<std::string, std::string, int>> jobs{
+      {"b0", "b", 10}, {"c1", "c", 75}, {"b1", "b", 50}};
+  EXPECT_EQ(StartedAtZero(cluster, jobs, "KueueFairSharing"),
+            (std::vector<std::string>{"b0", "b1"}));
+  EXPECT_EQ(StartedAtZero(cluster, jobs, "Kueue"), (std::vector<std::string>{"b0", "c1"}));
+  EXPECT_EQ(StartedAtZero(cluster, jobs, "None"), (std::vector<std::string>{"b0", "c1"}));
+}
+
+// DRF's own example (Ghodsi et al., 2011) on 9 CPUs and 18 GiB, no GPUs:
+// queue A's jobs ask (1 CPU, 4 GiB), B's (3 CPUs, 1 GiB). DRF gives A 3
+// jobs and B 2 (dominant shares 12/18 and 6/9, both 2/3). The JobOrder
+// alone (A's jobs listed first) gives A 4 and B 1.
+TEST(QueuesTest, DrfGivesEachQueueTheSameDominantShare) {
+  auto cluster = config::ParseCluster(
+      "nodes: [{name: n, resources: {cpu: 9, memory: 18Gi}}]\n"
+      "queues: [{name: A}, {name: B}]\n",
+      "c.yaml");
+  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
+  std::string text = "jobs:\n";
+  auto job = [](const std::string& name, const std::string& queue, int cpu, int mem) {
+    return fmt::format(
+        "  - {{name: {}, queue: {}, arrival: 0, totalSteps: 100, throughput: {{table: {{1: 1}}}},\n"
+        "     worker: {{replicas: 1, resources: {{cpu: {}, memory: {}Gi}}}}}}\n",
+        name, queue, cpu, mem);
+  };
+  for (int i = 0; i < 5; ++i) text += job("a" + std::to_string(i), "A", 1, 4);
+  for (int i = 0; i < 5; ++i) text += job("b" + std::to_string(i), "B", 3, 1);
+  auto workload = config::ParseWorkload(text, "w.yaml");
+  ASSERT_TRUE(workload.has_value()) << workload.error().message;
+  ASSERT_TRUE(ResolveWorkload(*workload).has_value());
+  for (const char* order : {"Drf", "None"}) {
+    SCOPED_TRACE(order);
+    auto r = Simulate(
+        *cluster, *workload,
+        MakeEngine("gang-binpack", [&](config::ProfileSpec& p) { p.queue_order.name = order; }),
+        {});
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    int a = 0;
+    int b = 0;
+    for (const auto& rec : r->run.jobs) {
+      if (rec.first_start != 0) continue;
+      (rec.name[0] == 'a' ? a : b) += 1;
+    }
+    const bool drf = std::string(order) == "Drf";
+    EXPECT_EQ(a, drf ? 3 : 4);
+    EXPECT_EQ(b, drf ? 2 : 1);
+  }
 }
 
 TEST(QueuesTest, AJobNamingAnUndeclaredQueueIsAnError) {

@@ -364,7 +364,11 @@ TEST_F(RoundTripTest, Clusters) {
           l.lending_limit = l.nominal == 0 ? 0 : static_cast<int64_t>(rng() % l.nominal);
         }
         queue.quota.push_back(l);
+        if (rng() % 3 == 0) queue.capability.emplace_back(id, static_cast<int64_t>(rng() % 100));
+        if (rng() % 3 == 0) queue.guarantee[id] = static_cast<int64_t>(rng() % 100);
+        if (rng() % 3 == 0) queue.deserved[id] = static_cast<int64_t>(rng() % 100);
       }
+      queue.priority = static_cast<int32_t>(rng() % 7) - 3;
       c.queues.push_back(queue);
     }
     ASSERT_FALSE(core::CheckClusterLimits(c).has_value());

@@ -244,8 +244,8 @@ core::Status Simulation::CheckInvariants() const {
 
 // The queues' quotas, worked out afresh from the queues' specs and what
 // their jobs hold: the book keeps the same usage, no queue is above its
-// nominal quota plus its borrowing limit, and no cohort lends more than its
-// queues have to lend.
+// nominal quota plus its borrowing limit or its capability, and no cohort
+// lends more than its queues have to lend.
 core::Status Simulation::CheckQuotas() const {
   const engine::QuotaBook& book = state_.Quotas();
   std::vector<core::Resources> usage(book.NumQueues());
@@ -259,6 +259,12 @@ core::Status Simulation::CheckQuotas() const {
     if (!(usage[q] == book.Usage(q))) {
       return core::Errorf("t={}: queue {} uses {}, its book says {}", now_, spec.name,
                           core::FormatResources(usage[q]), core::FormatResources(book.Usage(q)));
+    }
+    for (const auto& [id, limit] : spec.capability) {
+      if (usage[q][id] > limit) {
+        return core::Errorf("t={}: queue {} uses {} {}, above its capability {}", now_, spec.name,
+                            usage[q][id], core::ResourceName(id), limit);
+      }
     }
     for (const core::QuotaLine& l : spec.quota) {
       const int64_t used = usage[q][l.id];
@@ -589,6 +595,17 @@ void Simulation::Records(const LoopEnd& loop) {
   run.capacity = state_.Capacity();
   run.end_time = now_;
   run.cycles = loop.cycles;
+  for (int q = 0; q < state_.Quotas().NumQueues(); ++q) {
+    const core::QueueSpec& spec = state_.Quotas().Spec(q);
+    metrics::QueueInfo info{spec.name, spec.cohort, 0, 0};
+    if (const core::QuotaLine* gpu = spec.Line(core::kGpu)) {
+      info.nominal_gpus = gpu->nominal;
+      if (!spec.cohort.empty()) {
+        info.lendable_gpus = gpu->lending_limit ? *gpu->lending_limit : gpu->nominal;
+      }
+    }
+    run.queues.push_back(std::move(info));
+  }
   run.deadlocked = false;
   run.partial = stopped;
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
@@ -623,6 +640,7 @@ void Simulation::Records(const LoopEnd& loop) {
     r.final_workers = js.placed_workers > 0 ? js.placed_workers : js.target_workers;
     r.ideal_runtime = IdealRuntime(*js.spec);
     r.gpus = js.spec->Demand(js.spec->role(core::Role::kWorker).replicas)[core::kGpu];
+    if (js.queue >= 0) r.queue = js.spec->queue;
     r.stuck = !stopped && !core::IsFinal(js.phase);
     run.deadlocked = run.deadlocked || r.stuck;
     r.reason = sj.reason;

@@ -6,6 +6,7 @@
 // cannot be built without any.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -81,10 +82,35 @@ struct World {
   std::unique_ptr<ClusterState> state;
 };
 
-std::unique_ptr<World> MakeWorld(uint64_t seed) {
+// Two or three queues in one cohort or none, with GPU quotas, limits and
+// Volcano's fields, drawn apart so a world's other draws stay.
+void AddQueues(uint64_t seed, core::ClusterSpec& cluster) {
+  Rng rng(seed + 2000003);
+  const int n = rng.In(2, 3);
+  for (int i = 0; i < n; ++i) {
+    core::QueueSpec q;
+    q.name = "q" + std::to_string(i);
+    if (rng.In(0, 3) > 0) q.cohort = "c";
+    q.weight = rng.In(0, 4);
+    q.priority = rng.In(0, 2);
+    core::QuotaLine l;
+    l.id = core::kGpu;
+    l.nominal = rng.In(0, 8);
+    if (!q.cohort.empty() && rng.In(0, 1)) l.borrowing_limit = rng.In(0, 4);
+    if (!q.cohort.empty() && rng.In(0, 1)) l.lending_limit = rng.In(0, static_cast<int>(l.nominal));
+    q.quota.push_back(l);
+    if (rng.In(0, 2) == 0) q.capability = {{core::kGpu, rng.In(0, 12)}};
+    if (rng.In(0, 2) == 0) q.guarantee[core::kGpu] = rng.In(0, 2);
+    if (rng.In(0, 1)) q.deserved[core::kGpu] = rng.In(0, 6);
+    cluster.queues.push_back(q);
+  }
+}
+
+std::unique_ptr<World> MakeWorld(uint64_t seed, bool queues = false) {
   Rng rng(seed);
   auto w = std::make_unique<World>();
   w->cluster = engine::testing::Nodes(rng.In(1, 6), rng.In(4, 32), rng.In(16, 128), rng.In(0, 8));
+  if (queues) AddQueues(seed, w->cluster);
   w->state = std::make_unique<ClusterState>(w->cluster);
   const int jobs = rng.In(2, 14);
   const char* ns[] = {"a", "b"};
@@ -102,6 +128,7 @@ std::unique_ptr<World> MakeWorld(uint64_t seed) {
     for (int n = 1; n <= spec.role(core::Role::kWorker).max_replicas; ++n) {
       spec.throughput.steps_per_s[n] = 1.0 + 0.5 * n * rng.In(0, 2);
     }
+    if (queues) spec.queue = "q" + std::to_string(deadlines.In(0, 3));  // q3: none
     w->specs.push_back(std::move(spec));
     const JobIndex j = w->state->AddJob(&w->specs.back(), w->specs.back().submit_time);
     w->state->SetPhase(j, core::JobPhase::kWaiting, w->specs.back().submit_time);
@@ -411,6 +438,66 @@ TEST_P(SizerContract, SizesStayWithinMinAndMax) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SizerContract, ::testing::ValuesIn(Names(Point::kSizer)), TestName);
+
+// --- QueueOrder: picks one of the heads, the same one whatever order they
+// come in; a cycle under it leaves the state as it found it, and the
+// placements it plans keep every queue within its quota, capability and
+// this cycle's cap.
+class QueueOrderContract : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QueueOrderContract, PicksAHeadWhateverTheirOrderAndKeepsQueuesWithinLimits) {
+  const engine::Profile profile = ProfileWith("queueOrder", GetParam());
+  const engine::Engine engine(ProfileWith("queueOrder", GetParam()));
+  for (int seed = 0; seed < kWorlds; ++seed) {
+    auto w = MakeWorld(seed, /*queues=*/true);
+    const ClusterState& st = *w->state;
+    std::vector<engine::QueueHead> heads;
+    for (JobIndex j = 0; j < st.NumJobs(); ++j) {
+      if (!st.Job(j).IsPending()) continue;
+      const int q = st.Job(j).queue;
+      if (std::any_of(heads.begin(), heads.end(), [&](const auto& h) { return h.queue == q; })) {
+        continue;
+      }
+      heads.push_back({q, j, st.Job(j).spec->Demand(st.Job(j).target_workers),
+                       static_cast<size_t>(st.NumJobs() - j)});
+    }
+    if (!heads.empty()) {
+      const size_t pick = profile.queue_order->Next(st, heads);
+      ASSERT_LT(pick, heads.size());
+      const JobIndex chosen = heads[pick].job;
+      std::reverse(heads.begin(), heads.end());
+      EXPECT_EQ(heads[profile.queue_order->Next(st, heads)].job, chosen) << "seed " << seed;
+    }
+    std::vector<core::Resources> before_usage;
+    for (int q = 0; q < st.Quotas().NumQueues(); ++q) before_usage.push_back(st.Quotas().Usage(q));
+    const auto before = engine::testing::Take(st);
+    engine::PodQueue pods;
+    engine::Memos memos;
+    const engine::Plan plan = engine.Cycle(*w->state, pods, memos, 500);
+    ASSERT_EQ(engine::testing::Take(st), before) << "Cycle must leave the state unchanged";
+    engine::ApplyPlacements(*w->state, plan);
+    const engine::QuotaBook& book = st.Quotas();
+    for (int q = 0; q < book.NumQueues(); ++q) {
+      const int64_t used = book.Usage(q)[core::kGpu];
+      if (used <= before_usage[q][core::kGpu]) continue;  // nothing added
+      const core::QueueSpec& spec = book.Spec(q);
+      const core::QuotaLine& l = spec.quota[0];
+      if (l.borrowing_limit) {
+        EXPECT_LE(used, l.nominal + *l.borrowing_limit) << "seed " << seed;
+      }
+      for (const auto& [id, limit] : spec.capability) EXPECT_LE(used, limit) << "seed " << seed;
+      for (const auto& [id, limit] : book.CycleCap(q)) {
+        if (id == core::kGpu) {
+          EXPECT_LE(used, limit) << "seed " << seed;
+        }
+      }
+      EXPECT_LE(used, book.MaxCapacity(q, core::kGpu)) << "seed " << seed;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, QueueOrderContract, ::testing::ValuesIn(Names(Point::kQueueOrder)),
+                         TestName);
 
 }  // namespace
 }  // namespace dlsched::policy

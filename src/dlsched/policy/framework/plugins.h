@@ -43,7 +43,7 @@ Factory<T> NoArgs() {
 
 // A piece that works only with certain pieces at another extension point.
 // Points are named by their profile keys (admission, order, packer,
-// preemptor, sizer).
+// preemptor, sizer, queueOrder).
 struct Requirement {
   std::string_view point;
   std::string_view name;
@@ -60,6 +60,7 @@ struct PluginTable {
   FactoryMap<engine::NodeScorer> scorers;
   FactoryMap<engine::Preemptor> preemptors;
   FactoryMap<engine::Sizer> sizers;
+  FactoryMap<engine::QueueOrder> queue_orders;
   std::vector<Requirement> requirements;
 };
 

@@ -65,6 +65,7 @@ const FactoryMap<engine::Packer>& Packers() { return Table().packers; }
 const FactoryMap<engine::NodeScorer>& Scorers() { return Table().scorers; }
 const FactoryMap<engine::Preemptor>& Preemptors() { return Table().preemptors; }
 const FactoryMap<engine::Sizer>& Sizers() { return Table().sizers; }
+const FactoryMap<engine::QueueOrder>& QueueOrders() { return Table().queue_orders; }
 
 template <typename Map>
 std::vector<std::string_view> Names(const Map& m) {
@@ -115,6 +116,7 @@ core::Status CheckCombination(const config::ProfileSpec& spec) {
     if (point == "packer") return &spec.packer;
     if (point == "preemptor") return &spec.preemptor;
     if (point == "sizer") return &spec.sizer;
+    if (point == "queueOrder") return &spec.queue_order;
     return nullptr;
   };
   for (const Requirement& req : Table().requirements) {
@@ -149,7 +151,7 @@ std::vector<Unit> RegisteredUnits() {
 core::Result<PluginTable> BuildTable(std::span<const Unit> units) {
   PluginTable table;
   std::set<std::string_view> names;
-  std::map<std::string, std::string_view> owners[7];  // per point: piece -> unit
+  std::map<std::string, std::string_view> owners[8];  // per point: piece -> unit
   for (const Unit& unit : units) {
     if (!names.insert(unit.name).second) {
       return core::Errorf("two policy units are named '{}'", unit.name);
@@ -163,7 +165,8 @@ core::Result<PluginTable> BuildTable(std::span<const Unit> units) {
           Merge(table.packers, part.packers, "Packer", unit.name, owners[3]),
           Merge(table.scorers, part.scorers, "NodeScorer", unit.name, owners[4]),
           Merge(table.preemptors, part.preemptors, "Preemptor", unit.name, owners[5]),
-          Merge(table.sizers, part.sizers, "Sizer", unit.name, owners[6])}) {
+          Merge(table.sizers, part.sizers, "Sizer", unit.name, owners[6]),
+          Merge(table.queue_orders, part.queue_orders, "QueueOrder", unit.name, owners[7])}) {
       DLSCHED_TRY(st);
     }
     table.requirements.insert(table.requirements.end(), part.requirements.begin(),
@@ -188,6 +191,8 @@ std::vector<std::string_view> KnownNames(Point point) {
       return Names(Preemptors());
     case Point::kSizer:
       return Names(Sizers());
+    case Point::kQueueOrder:
+      return Names(QueueOrders());
   }
   return {};
 }
@@ -207,6 +212,8 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   DLSCHED_TRY_LET(packer, Build<engine::Packer>(Packers(), spec.packer, "Packer"));
   DLSCHED_TRY_LET(preemptor, Build<engine::Preemptor>(Preemptors(), spec.preemptor, "Preemptor"));
   DLSCHED_TRY_LET(sizer, Build<engine::Sizer>(Sizers(), spec.sizer, "Sizer"));
+  DLSCHED_TRY_LET(queue_order,
+                  Build<engine::QueueOrder>(QueueOrders(), spec.queue_order, "QueueOrder"));
   DLSCHED_TRY(CheckCombination(spec));
   p.admission = std::move(*admission);
   p.order = std::move(*order);
@@ -222,6 +229,7 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   }
   p.preemptor = std::move(*preemptor);
   p.sizer = std::move(*sizer);
+  p.queue_order = std::move(*queue_order);
   return p;
 }
 

@@ -1,6 +1,7 @@
 #include "dlsched/policy/shared/admission_ordered.h"
 
 #include <cassert>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <utility>
@@ -33,6 +34,10 @@ class OrderedPass {
   void Run() {
     Order();
     const size_t n = kept_ ? entries_.size() : jobs_.size();
+    if (lanes_ > 1 && profile_.queue_order != nullptr && profile_.queue_order->Interleaves()) {
+      Interleave(n);
+      return;
+    }
     for (size_t i = 0; i < n; ++i) {
       if (marks_ && blockers_[0] >= 0) {
         i = PassStanding(i, n);
@@ -80,6 +85,48 @@ class OrderedPass {
       if (!skip_unpending_ || st_.Job(entries_[next - 1].job).IsPending()) ++pos_;
     }
     return next;
+  }
+
+  engine::JobIndex JobAt(size_t i) const { return kept_ ? entries_[i].job : jobs_[i]; }
+
+  // The jobs of each queue in the profile's order, the queues' heads taken
+  // in the queue order's turn (QueueOrder::Next), asked again after each
+  // visit; a lane held up by its blocker passes its jobs the blocker's
+  // verdict.
+  void Interleave(size_t n) {
+    std::vector<std::vector<size_t>> items(lanes_);
+    for (size_t i = 0; i < n; ++i) {
+      const engine::JobIndex j = JobAt(i);
+      if (skip_unpending_ && !st_.Job(j).IsPending()) continue;
+      items[Lane(j)].push_back(i);
+    }
+    std::vector<size_t> cursor(lanes_, 0);
+    // Each lane's head, worked out once per head.
+    std::vector<engine::QueueHead> head(lanes_);
+    std::vector<size_t> head_of(lanes_, SIZE_MAX);
+    std::vector<engine::QueueHead> heads;
+    std::vector<int> lane_of;
+    for (;;) {
+      heads.clear();
+      lane_of.clear();
+      for (int l = 0; l < lanes_; ++l) {
+        while (blockers_[l] >= 0 && cursor[l] < items[l].size()) Visit(items[l][cursor[l]++]);
+        if (cursor[l] == items[l].size()) continue;
+        const size_t i = items[l][cursor[l]];
+        if (head_of[l] != i) {
+          const engine::JobIndex j = JobAt(i);
+          head[l] = {st_.Job(j).queue, j,
+                     st_.Job(j).spec->Demand(profile_.sizer->StartWorkers(st_, j)), i};
+          head_of[l] = i;
+        }
+        heads.push_back(head[l]);
+        lane_of.push_back(l);
+      }
+      if (heads.empty()) return;
+      const size_t pick = heads.size() == 1 ? 0 : profile_.queue_order->Next(st_, heads);
+      const int l = lane_of[pick];
+      Visit(items[l][cursor[l]++]);
+    }
   }
 
   // The job at position `i` of the order.

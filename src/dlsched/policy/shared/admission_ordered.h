@@ -40,12 +40,15 @@ struct OrderedAdmissionOptions {
   // engine::NeverFits's `exact`: also try the packer on the empty cluster.
   bool exact_never_fits = false;
   // A job that cannot start (and could some day) holds up every later one
-  // in this cycle (strict order).
+  // of its queue in this cycle (strict order); every later one when the
+  // cluster declares no queues.
   bool failure_blocks = false;
 };
 
 // The ordered admission loop shared by Gang and Kod2 admission: the pending
-// jobs in the profile's JobOrder (keys recorded in the cycle state); for
+// jobs in the profile's JobOrder (keys recorded in the cycle state), taken
+// queue by queue in the profile's QueueOrder when the cluster declares
+// queues and the order interleaves them; for
 // each, the starvation mark, then - unless an earlier job blocks - the
 // sizer's starting gang through the packer, else (if the hooks allow) the
 // preemptor, else a wait with its status: UnschedulableAndUnresolvable when

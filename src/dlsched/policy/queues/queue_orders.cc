@@ -1,0 +1,279 @@
+#include "dlsched/policy/queues/queue_orders.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+#include "dlsched/engine/cluster_state.h"
+
+namespace dlsched::policy {
+
+using engine::ClusterState;
+using engine::QueueHead;
+
+namespace {
+
+// The index of the head with the least key (keys end with the position,
+// so no two are equal).
+template <typename KeyFn>
+size_t Least(std::span<const QueueHead> heads, KeyFn key) {
+  size_t best = 0;
+  auto best_key = key(heads[0]);
+  for (size_t i = 1; i < heads.size(); ++i) {
+    auto k = key(heads[i]);
+    if (k < best_key) {
+      best = i;
+      best_key = std::move(k);
+    }
+  }
+  return best;
+}
+
+int Priority(const ClusterState& st, const QueueHead& h) {
+  return static_cast<int>(st.Job(h.job).spec->priority);
+}
+
+// A share divided by a weight: a weight of 0 makes any share infinite.
+double Weighted(double share, double weight) {
+  if (weight > 0) return share / weight;
+  return share > 0 ? std::numeric_limits<double>::infinity() : 0;
+}
+
+// Below this an amount counts as none (Volcano's tolerance, in its units).
+constexpr double kEps = 1e-6;
+
+// The resources the Volcano shares are worked out over: the cluster's, and
+// any a queue asks for or is guaranteed.
+std::vector<core::ResourceId> Dims(const ClusterState& st,
+                                   std::span<const core::Resources> requests) {
+  std::vector<core::ResourceId> dims;
+  auto add = [&](const core::Resources& r) {
+    core::FirstId(r, [&](core::ResourceId id) {
+      if (r[id] > 0 && std::find(dims.begin(), dims.end(), id) == dims.end()) dims.push_back(id);
+      return false;
+    });
+  };
+  add(st.Capacity());
+  for (const core::Resources& r : requests) add(r);
+  for (int q = 0; q < st.Quotas().NumQueues(); ++q) add(st.Quotas().Spec(q).guarantee);
+  std::sort(dims.begin(), dims.end());
+  return dims;
+}
+
+// Volcano's realCapability of each queue over `dims`: what the cluster
+// has beyond every queue's guarantee, plus its own, at most its capability.
+std::vector<std::vector<double>> RealCapability(const ClusterState& st,
+                                                std::span<const core::ResourceId> dims) {
+  const engine::QuotaBook& book = st.Quotas();
+  std::vector<double> guaranteed(dims.size(), 0);
+  for (int q = 0; q < book.NumQueues(); ++q) {
+    for (size_t k = 0; k < dims.size(); ++k) {
+      guaranteed[k] += static_cast<double>(book.Spec(q).guarantee[dims[k]]);
+    }
+  }
+  std::vector<std::vector<double>> rc(book.NumQueues(), std::vector<double>(dims.size()));
+  for (int q = 0; q < book.NumQueues(); ++q) {
+    const core::QueueSpec& spec = book.Spec(q);
+    for (size_t k = 0; k < dims.size(); ++k) {
+      double v = std::max(0.0, static_cast<double>(st.Capacity()[dims[k]]) - guaranteed[k]) +
+                 static_cast<double>(spec.guarantee[dims[k]]);
+      for (const auto& [id, limit] : spec.capability) {
+        if (id == dims[k]) v = std::min(v, static_cast<double>(limit));
+      }
+      rc[q][k] = v;
+    }
+  }
+  return rc;
+}
+
+// Caps of `amounts` (per queue, per dim), rounded down; none for a queue
+// without amounts.
+std::vector<core::ResourceLimits> Floor(std::span<const core::ResourceId> dims,
+                                        const std::vector<std::vector<double>>& amounts) {
+  std::vector<core::ResourceLimits> caps(amounts.size());
+  for (size_t q = 0; q < amounts.size(); ++q) {
+    if (amounts[q].empty()) continue;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      caps[q].emplace_back(dims[k], static_cast<int64_t>(std::floor(amounts[q][k] + kEps)));
+    }
+  }
+  return caps;
+}
+
+// The largest, over `cap`'s resources with some amount, of what queue `q`
+// holds over it; `none` when it has none.
+double ShareOf(const ClusterState& st, int q, const core::ResourceLimits& cap, double none) {
+  double share = -1;
+  for (const auto& [id, amount] : cap) {
+    if (amount <= 0) continue;
+    share = std::max(share,
+                     static_cast<double>(st.Quotas().Usage(q)[id]) / static_cast<double>(amount));
+  }
+  return share < 0 ? none : share;
+}
+
+}  // namespace
+
+size_t NoQueueOrder::Next(const ClusterState& state, std::span<const QueueHead> heads) const {
+  (void)state;
+  return Least(heads, [](const QueueHead& h) { return h.position; });
+}
+
+size_t KueueQueueOrder::Next(const ClusterState& state, std::span<const QueueHead> heads) const {
+  const engine::QuotaBook& book = state.Quotas();
+  return Least(heads, [&](const QueueHead& h) {
+    const bool borrows = h.queue >= 0 && book.Borrows(h.queue, h.need);
+    return std::tuple(borrows, -Priority(state, h), h.position);
+  });
+}
+
+size_t KueueFairSharingQueueOrder::Next(const ClusterState& state,
+                                        std::span<const QueueHead> heads) const {
+  const engine::QuotaBook& book = state.Quotas();
+  return Least(heads, [&](const QueueHead& h) {
+    if (h.queue < 0) return std::tuple(false, 0.0, 0.0, -Priority(state, h), h.position);
+    const double share = book.DominantShare(h.queue, h.need);
+    return std::tuple(book.Borrows(h.queue, h.need), Weighted(share, book.Spec(h.queue).weight),
+                      share, -Priority(state, h), h.position);
+  });
+}
+
+size_t DrfQueueOrder::Next(const ClusterState& state, std::span<const QueueHead> heads) const {
+  const engine::QuotaBook& book = state.Quotas();
+  const core::Resources& capacity = state.Capacity();
+  return Least(heads, [&](const QueueHead& h) {
+    double share = -1;  // outside the shares: first
+    if (h.queue >= 0) {
+      const core::Resources& usage = book.Usage(h.queue);
+      double dominant = 0;
+      core::FirstId(capacity, [&](core::ResourceId id) {
+        if (capacity[id] > 0) {
+          dominant = std::max(dominant,
+                              static_cast<double>(usage[id]) / static_cast<double>(capacity[id]));
+        }
+        return false;
+      });
+      share = Weighted(dominant, book.Spec(h.queue).weight);
+    }
+    return std::tuple(share, -Priority(state, h), h.position);
+  });
+}
+
+std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved(
+    const ClusterState& st) {
+  const engine::QuotaBook& book = st.Quotas();
+  const int n = book.NumQueues();
+  // What each queue asks for: what its jobs hold and its pending jobs ask.
+  std::vector<core::Resources> request(n);
+  std::vector<bool> has_jobs(n, false);
+  for (int q = 0; q < n; ++q) {
+    request[q] = book.Usage(q);
+    has_jobs[q] = !request[q].IsZero();
+  }
+  std::vector<engine::JobIndex> pending;
+  st.PendingJobs(&pending);
+  for (const engine::JobIndex j : pending) {
+    const engine::JobState& js = st.Job(j);
+    if (js.queue < 0) continue;
+    request[js.queue] += js.spec->Demand(js.target_workers);
+    has_jobs[js.queue] = true;
+  }
+  const std::vector<core::ResourceId> dims = Dims(st, request);
+  const size_t d = dims.size();
+  const std::vector<std::vector<double>> rc = RealCapability(st, dims);
+  std::vector<std::vector<double>> deserved(n, std::vector<double>(d, 0));
+  std::vector<bool> met(n, true);
+  for (int q = 0; q < n; ++q) met[q] = !has_jobs[q];
+  std::vector<double> remaining(d);
+  for (size_t k = 0; k < d; ++k) remaining[k] = static_cast<double>(st.Capacity()[dims[k]]);
+  for (int round = 0; round < 1000; ++round) {
+    double weights = 0;
+    for (int q = 0; q < n; ++q) weights += met[q] ? 0 : book.Spec(q).weight;
+    if (weights <= 0) break;
+    std::vector<double> increased(d, 0), decreased(d, 0);
+    for (int q = 0; q < n; ++q) {
+      if (met[q]) continue;
+      const core::QueueSpec& spec = book.Spec(q);
+      const std::vector<double> old = deserved[q];
+      bool asked_met = true;
+      bool unchanged = true;
+      for (size_t k = 0; k < d; ++k) {
+        double& v = deserved[q][k];
+        v += remaining[k] * spec.weight / weights;
+        v = std::min(v, rc[q][k]);
+        v = std::min(v, static_cast<double>(request[q][dims[k]]));
+        v = std::max(v, static_cast<double>(spec.guarantee[dims[k]]));
+        if (static_cast<double>(request[q][dims[k]]) > v + kEps) asked_met = false;
+        if (std::abs(v - old[k]) > kEps) unchanged = false;
+        if (v > old[k]) {
+          increased[k] += v - old[k];
+        } else {
+          decreased[k] += old[k] - v;
+        }
+      }
+      met[q] = asked_met || unchanged;
+    }
+    bool empty = true;
+    bool same = true;
+    for (size_t k = 0; k < d; ++k) {
+      const double next = std::max(0.0, remaining[k] + decreased[k] - increased[k]);
+      if (next > kEps) empty = false;
+      if (std::abs(next - remaining[k]) > kEps) same = false;
+      remaining[k] = next;
+    }
+    if (empty || same) break;
+  }
+  std::vector<std::vector<std::pair<core::ResourceId, double>>> out(n);
+  for (int q = 0; q < n; ++q) {
+    if (!has_jobs[q]) continue;
+    for (size_t k = 0; k < d; ++k) out[q].emplace_back(dims[k], deserved[q][k]);
+  }
+  return out;
+}
+
+std::vector<core::ResourceLimits> VolcanoProportionQueueOrder::Caps(const ClusterState& st) const {
+  const auto deserved = ProportionDeserved(st);
+  std::vector<core::ResourceLimits> caps(deserved.size());
+  for (size_t q = 0; q < deserved.size(); ++q) {
+    for (const auto& [id, amount] : deserved[q]) {
+      caps[q].emplace_back(id, static_cast<int64_t>(std::floor(amount + kEps)));
+    }
+  }
+  return caps;
+}
+
+size_t VolcanoProportionQueueOrder::Next(const ClusterState& state,
+                                         std::span<const QueueHead> heads) const {
+  const engine::QuotaBook& book = state.Quotas();
+  return Least(heads, [&](const QueueHead& h) {
+    if (h.queue < 0) return std::tuple(0, 0.0, h.position);
+    return std::tuple(-book.Spec(h.queue).priority,
+                      ShareOf(state, h.queue, book.CycleCap(h.queue), 0), h.position);
+  });
+}
+
+std::vector<core::ResourceLimits> VolcanoCapacityQueueOrder::Caps(const ClusterState& st) const {
+  const std::vector<core::ResourceId> dims = Dims(st, {});
+  return Floor(dims, RealCapability(st, dims));
+}
+
+size_t VolcanoCapacityQueueOrder::Next(const ClusterState& state,
+                                       std::span<const QueueHead> heads) const {
+  const engine::QuotaBook& book = state.Quotas();
+  return Least(heads, [&](const QueueHead& h) {
+    if (h.queue < 0) return std::tuple(0, 0.0, false, h.position);
+    const core::Resources& deserved = book.Spec(h.queue).deserved;
+    core::ResourceLimits limits;
+    core::FirstId(deserved, [&](core::ResourceId id) {
+      if (deserved[id] > 0) limits.emplace_back(id, deserved[id]);
+      return false;
+    });
+    // A queue with nothing deserved is best effort: it counts as full.
+    return std::tuple(-book.Spec(h.queue).priority, ShareOf(state, h.queue, limits, 1.0),
+                      limits.empty(), h.position);
+  });
+}
+
+}  // namespace dlsched::policy
