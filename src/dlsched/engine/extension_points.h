@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,10 +57,14 @@ struct QueueHead {
   size_t position = 0;   // its place in the profile's JobOrder (0 first)
 };
 
+// A queue head's sort key: heads go in ascending (key, position) order,
+// the key compared element by element.
+using QueueKey = std::array<double, 4>;
+
 // Which queue's job goes next when the jobs of several queues wait (the
 // cluster's queues, ClusterState::Quotas()): the profile's JobOrder still
 // orders the jobs within each queue, and the queue order picks among the
-// queues' heads, again after every start. Without declared queues it is
+// queues' heads, again after every visit. Without declared queues it is
 // not asked.
 class QueueOrder {
  public:
@@ -67,8 +72,11 @@ class QueueOrder {
   // False for the order that keeps the JobOrder across queues as well
   // (None): admission then walks the jobs in JobOrder alone.
   virtual bool Interleaves() const { return true; }
-  // The index in `heads` (never empty) of the head that goes next.
-  virtual size_t Next(const ClusterState& state, std::span<const QueueHead> heads) const = 0;
+  // The key of `head`. It may read the head's job and its queue's spec and
+  // usage (QuotaBook), the cluster's capacity and this cycle's caps, never
+  // another queue's usage: admission keeps each head's key until its
+  // queue's usage changes (QuotaBook::Version).
+  virtual QueueKey Key(const ClusterState& state, const QueueHead& head) const = 0;
   // Per queue, a cap on its usage for this cycle beyond its quota
   // (QuotaBook::SetCycleCaps): Volcano's deserved share. Called once per
   // cycle before admission. Default: none.

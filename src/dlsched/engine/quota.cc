@@ -49,6 +49,7 @@ int QuotaBook::Find(std::string_view name) const {
 void QuotaBook::Change(int q, const core::Resources& r, int sign) {
   Queue& qu = queues_[q];
   qu.tasks += sign;
+  ++qu.version;
   if (sign > 0) {
     qu.usage += r;
   } else {
@@ -190,8 +191,7 @@ std::string QuotaBook::Words(int q, const Line& l, bool usage) const {
   return words;
 }
 
-std::optional<std::string> QuotaBook::Refusal(int q, const core::Resources& r,
-                                              bool capped) const {
+std::optional<std::string> QuotaBook::Refusal(int q, const core::Resources& r, bool capped) const {
   const Queue& qu = queues_[q];
   for (const Line& l : qu.lines) {
     const int64_t amount = r[l.id];

@@ -44,6 +44,8 @@ class QuotaBook {
   const core::Resources& Usage(int q) const { return queues_[q].usage; }
   // How many placed tasks queue `q`'s jobs hold.
   int64_t Tasks(int q) const { return queues_[q].tasks; }
+  // Counts the changes of queue `q`'s usage.
+  uint64_t Version(int q) const { return queues_[q].version; }
 
   // Queue `q`'s tasks took `r` more / gave `r` back (one task each).
   void Add(int q, const core::Resources& r) { Change(q, r, 1); }
@@ -98,6 +100,7 @@ class QuotaBook {
     std::vector<Line> lines;
     core::Resources usage;
     int64_t tasks = 0;
+    uint64_t version = 0;
   };
   struct Pool {
     core::ResourceId id = 0;

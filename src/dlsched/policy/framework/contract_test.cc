@@ -439,13 +439,13 @@ TEST_P(SizerContract, SizesStayWithinMinAndMax) {
 
 INSTANTIATE_TEST_SUITE_P(All, SizerContract, ::testing::ValuesIn(Names(Point::kSizer)), TestName);
 
-// --- QueueOrder: picks one of the heads, the same one whatever order they
-// come in; a cycle under it leaves the state as it found it, and the
-// placements it plans keep every queue within its quota, capability and
-// this cycle's cap.
+// --- QueueOrder: keys are numbers (never NaN: infinity is allowed) and
+// the same for the same state; a cycle under it leaves the state as it
+// found it, and the placements it plans keep every queue within its quota,
+// capability and this cycle's cap.
 class QueueOrderContract : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(QueueOrderContract, PicksAHeadWhateverTheirOrderAndKeepsQueuesWithinLimits) {
+TEST_P(QueueOrderContract, KeysAreNumbersAndQueuesStayWithinLimits) {
   const engine::Profile profile = ProfileWith("queueOrder", GetParam());
   const engine::Engine engine(ProfileWith("queueOrder", GetParam()));
   for (int seed = 0; seed < kWorlds; ++seed) {
@@ -461,12 +461,10 @@ TEST_P(QueueOrderContract, PicksAHeadWhateverTheirOrderAndKeepsQueuesWithinLimit
       heads.push_back({q, j, st.Job(j).spec->Demand(st.Job(j).target_workers),
                        static_cast<size_t>(st.NumJobs() - j)});
     }
-    if (!heads.empty()) {
-      const size_t pick = profile.queue_order->Next(st, heads);
-      ASSERT_LT(pick, heads.size());
-      const JobIndex chosen = heads[pick].job;
-      std::reverse(heads.begin(), heads.end());
-      EXPECT_EQ(heads[profile.queue_order->Next(st, heads)].job, chosen) << "seed " << seed;
+    for (const engine::QueueHead& h : heads) {
+      const engine::QueueKey key = profile.queue_order->Key(st, h);
+      for (double k : key) EXPECT_FALSE(std::isnan(k)) << "seed " << seed;
+      EXPECT_EQ(profile.queue_order->Key(st, h), key) << "seed " << seed;
     }
     std::vector<core::Resources> before_usage;
     for (int q = 0; q < st.Quotas().NumQueues(); ++q) before_usage.push_back(st.Quotas().Usage(q));

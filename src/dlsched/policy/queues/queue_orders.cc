@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <vector>
 
 #include "dlsched/engine/cluster_state.h"
@@ -15,24 +14,8 @@ using engine::QueueHead;
 
 namespace {
 
-// The index of the head with the least key (keys end with the position,
-// so no two are equal).
-template <typename KeyFn>
-size_t Least(std::span<const QueueHead> heads, KeyFn key) {
-  size_t best = 0;
-  auto best_key = key(heads[0]);
-  for (size_t i = 1; i < heads.size(); ++i) {
-    auto k = key(heads[i]);
-    if (k < best_key) {
-      best = i;
-      best_key = std::move(k);
-    }
-  }
-  return best;
-}
-
-int Priority(const ClusterState& st, const QueueHead& h) {
-  return static_cast<int>(st.Job(h.job).spec->priority);
+double Priority(const ClusterState& st, const QueueHead& h) {
+  return static_cast<double>(st.Job(h.job).spec->priority);
 }
 
 // A share divided by a weight: a weight of 0 makes any share infinite.
@@ -116,49 +99,41 @@ double ShareOf(const ClusterState& st, int q, const core::ResourceLimits& cap, d
 
 }  // namespace
 
-size_t NoQueueOrder::Next(const ClusterState& state, std::span<const QueueHead> heads) const {
+engine::QueueKey NoQueueOrder::Key(const ClusterState& state, const QueueHead& head) const {
   (void)state;
-  return Least(heads, [](const QueueHead& h) { return h.position; });
+  (void)head;
+  return {};  // the position decides
 }
 
-size_t KueueQueueOrder::Next(const ClusterState& state, std::span<const QueueHead> heads) const {
+engine::QueueKey KueueQueueOrder::Key(const ClusterState& state, const QueueHead& h) const {
+  const bool borrows = h.queue >= 0 && state.Quotas().Borrows(h.queue, h.need);
+  return {borrows ? 1.0 : 0.0, -Priority(state, h), 0, 0};
+}
+
+engine::QueueKey KueueFairSharingQueueOrder::Key(const ClusterState& state,
+                                                 const QueueHead& h) const {
+  if (h.queue < 0) return {0, 0, 0, -Priority(state, h)};
   const engine::QuotaBook& book = state.Quotas();
-  return Least(heads, [&](const QueueHead& h) {
-    const bool borrows = h.queue >= 0 && book.Borrows(h.queue, h.need);
-    return std::tuple(borrows, -Priority(state, h), h.position);
-  });
+  const double share = book.DominantShare(h.queue, h.need);
+  // Two queues of weight 0 that borrow (both infinite) compare unweighted.
+  return {book.Borrows(h.queue, h.need) ? 1.0 : 0.0, Weighted(share, book.Spec(h.queue).weight),
+          share, -Priority(state, h)};
 }
 
-size_t KueueFairSharingQueueOrder::Next(const ClusterState& state,
-                                        std::span<const QueueHead> heads) const {
-  const engine::QuotaBook& book = state.Quotas();
-  return Least(heads, [&](const QueueHead& h) {
-    if (h.queue < 0) return std::tuple(false, 0.0, 0.0, -Priority(state, h), h.position);
-    const double share = book.DominantShare(h.queue, h.need);
-    return std::tuple(book.Borrows(h.queue, h.need), Weighted(share, book.Spec(h.queue).weight),
-                      share, -Priority(state, h), h.position);
-  });
-}
-
-size_t DrfQueueOrder::Next(const ClusterState& state, std::span<const QueueHead> heads) const {
+engine::QueueKey DrfQueueOrder::Key(const ClusterState& state, const QueueHead& h) const {
+  if (h.queue < 0) return {-1, -Priority(state, h), 0, 0};  // outside the shares: first
   const engine::QuotaBook& book = state.Quotas();
   const core::Resources& capacity = state.Capacity();
-  return Least(heads, [&](const QueueHead& h) {
-    double share = -1;  // outside the shares: first
-    if (h.queue >= 0) {
-      const core::Resources& usage = book.Usage(h.queue);
-      double dominant = 0;
-      core::FirstId(capacity, [&](core::ResourceId id) {
-        if (capacity[id] > 0) {
-          dominant = std::max(dominant,
-                              static_cast<double>(usage[id]) / static_cast<double>(capacity[id]));
-        }
-        return false;
-      });
-      share = Weighted(dominant, book.Spec(h.queue).weight);
+  const core::Resources& usage = book.Usage(h.queue);
+  double dominant = 0;
+  core::FirstId(capacity, [&](core::ResourceId id) {
+    if (capacity[id] > 0) {
+      dominant =
+          std::max(dominant, static_cast<double>(usage[id]) / static_cast<double>(capacity[id]));
     }
-    return std::tuple(share, -Priority(state, h), h.position);
+    return false;
   });
+  return {Weighted(dominant, book.Spec(h.queue).weight), -Priority(state, h), 0, 0};
 }
 
 std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved(
@@ -244,14 +219,12 @@ std::vector<core::ResourceLimits> VolcanoProportionQueueOrder::Caps(const Cluste
   return caps;
 }
 
-size_t VolcanoProportionQueueOrder::Next(const ClusterState& state,
-                                         std::span<const QueueHead> heads) const {
+engine::QueueKey VolcanoProportionQueueOrder::Key(const ClusterState& state,
+                                                  const QueueHead& h) const {
+  if (h.queue < 0) return {};
   const engine::QuotaBook& book = state.Quotas();
-  return Least(heads, [&](const QueueHead& h) {
-    if (h.queue < 0) return std::tuple(0, 0.0, h.position);
-    return std::tuple(-book.Spec(h.queue).priority,
-                      ShareOf(state, h.queue, book.CycleCap(h.queue), 0), h.position);
-  });
+  return {-static_cast<double>(book.Spec(h.queue).priority),
+          ShareOf(state, h.queue, book.CycleCap(h.queue), 0), 0, 0};
 }
 
 std::vector<core::ResourceLimits> VolcanoCapacityQueueOrder::Caps(const ClusterState& st) const {
@@ -259,21 +232,20 @@ std::vector<core::ResourceLimits> VolcanoCapacityQueueOrder::Caps(const ClusterS
   return Floor(dims, RealCapability(st, dims));
 }
 
-size_t VolcanoCapacityQueueOrder::Next(const ClusterState& state,
-                                       std::span<const QueueHead> heads) const {
+engine::QueueKey VolcanoCapacityQueueOrder::Key(const ClusterState& state,
+                                                const QueueHead& h) const {
+  if (h.queue < 0) return {};
   const engine::QuotaBook& book = state.Quotas();
-  return Least(heads, [&](const QueueHead& h) {
-    if (h.queue < 0) return std::tuple(0, 0.0, false, h.position);
-    const core::Resources& deserved = book.Spec(h.queue).deserved;
-    core::ResourceLimits limits;
-    core::FirstId(deserved, [&](core::ResourceId id) {
-      if (deserved[id] > 0) limits.emplace_back(id, deserved[id]);
-      return false;
-    });
-    // A queue with nothing deserved is best effort: it counts as full.
-    return std::tuple(-book.Spec(h.queue).priority, ShareOf(state, h.queue, limits, 1.0),
-                      limits.empty(), h.position);
+  const core::Resources& deserved = book.Spec(h.queue).deserved;
+  core::ResourceLimits limits;
+  core::FirstId(deserved, [&](core::ResourceId id) {
+    if (deserved[id] > 0) limits.emplace_back(id, deserved[id]);
+    return false;
   });
+  // A queue with nothing deserved is best effort: it counts as full, and
+  // goes after one with a share.
+  return {-static_cast<double>(book.Spec(h.queue).priority), ShareOf(state, h.queue, limits, 1.0),
+          limits.empty() ? 1.0 : 0.0, 0};
 }
 
 }  // namespace dlsched::policy

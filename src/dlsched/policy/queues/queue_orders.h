@@ -14,8 +14,8 @@ namespace dlsched::policy {
 class NoQueueOrder final : public engine::QueueOrder {
  public:
   bool Interleaves() const override { return false; }
-  size_t Next(const engine::ClusterState& state,
-              std::span<const engine::QueueHead> heads) const override;
+  engine::QueueKey Key(const engine::ClusterState& state,
+                       const engine::QueueHead& head) const override;
 };
 
 // Kueue's classical order of the queues' heads (its scheduler without fair
@@ -23,8 +23,8 @@ class NoQueueOrder final : public engine::QueueOrder {
 // higher job priority, then the earlier in the JobOrder.
 class KueueQueueOrder final : public engine::QueueOrder {
  public:
-  size_t Next(const engine::ClusterState& state,
-              std::span<const engine::QueueHead> heads) const override;
+  engine::QueueKey Key(const engine::ClusterState& state,
+                       const engine::QueueHead& head) const override;
 };
 
 // Kueue's fair sharing (a cohort's tournament): a head its queue can take
@@ -34,8 +34,8 @@ class KueueQueueOrder final : public engine::QueueOrder {
 // JobOrder.
 class KueueFairSharingQueueOrder final : public engine::QueueOrder {
  public:
-  size_t Next(const engine::ClusterState& state,
-              std::span<const engine::QueueHead> heads) const override;
+  engine::QueueKey Key(const engine::ClusterState& state,
+                       const engine::QueueHead& head) const override;
 };
 
 // Dominant resource fairness across queues (Ghodsi et al., 2011): the head
@@ -45,8 +45,8 @@ class KueueFairSharingQueueOrder final : public engine::QueueOrder {
 // Jobs of no declared queue are outside the shares and go first.
 class DrfQueueOrder final : public engine::QueueOrder {
  public:
-  size_t Next(const engine::ClusterState& state,
-              std::span<const engine::QueueHead> heads) const override;
+  engine::QueueKey Key(const engine::ClusterState& state,
+                       const engine::QueueHead& head) const override;
 };
 
 // Volcano's proportion plugin: each queue with jobs deserves a share of
@@ -57,8 +57,8 @@ class DrfQueueOrder final : public engine::QueueOrder {
 // priority go first, then the one holding the least of what it deserves.
 class VolcanoProportionQueueOrder final : public engine::QueueOrder {
  public:
-  size_t Next(const engine::ClusterState& state,
-              std::span<const engine::QueueHead> heads) const override;
+  engine::QueueKey Key(const engine::ClusterState& state,
+                       const engine::QueueHead& head) const override;
   std::vector<core::ResourceLimits> Caps(const engine::ClusterState& state) const override;
 };
 
@@ -70,8 +70,8 @@ class VolcanoProportionQueueOrder final : public engine::QueueOrder {
 // then one with a deserved share.
 class VolcanoCapacityQueueOrder final : public engine::QueueOrder {
  public:
-  size_t Next(const engine::ClusterState& state,
-              std::span<const engine::QueueHead> heads) const override;
+  engine::QueueKey Key(const engine::ClusterState& state,
+                       const engine::QueueHead& head) const override;
   std::vector<core::ResourceLimits> Caps(const engine::ClusterState& state) const override;
 };
 

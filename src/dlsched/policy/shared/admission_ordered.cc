@@ -101,31 +101,41 @@ class OrderedPass {
       items[Lane(j)].push_back(i);
     }
     std::vector<size_t> cursor(lanes_, 0);
-    // Each lane's head, worked out once per head.
-    std::vector<engine::QueueHead> head(lanes_);
-    std::vector<size_t> head_of(lanes_, SIZE_MAX);
-    std::vector<engine::QueueHead> heads;
-    std::vector<int> lane_of;
+    // Each lane's head and its key, worked out again only when the head or
+    // its queue's usage changed.
+    struct Head {
+      engine::QueueHead head;
+      engine::QueueKey key{};
+      size_t item = SIZE_MAX;
+      uint64_t version = 0;
+    };
+    std::vector<Head> heads(lanes_);
+    const engine::QuotaBook& book = st_.Quotas();
     for (;;) {
-      heads.clear();
-      lane_of.clear();
+      int best = -1;
       for (int l = 0; l < lanes_; ++l) {
         while (blockers_[l] >= 0 && cursor[l] < items[l].size()) Visit(items[l][cursor[l]++]);
         if (cursor[l] == items[l].size()) continue;
+        Head& h = heads[l];
         const size_t i = items[l][cursor[l]];
-        if (head_of[l] != i) {
+        const int q = l - 1;
+        const uint64_t version = q >= 0 ? book.Version(q) : 0;
+        if (h.item != i) {
           const engine::JobIndex j = JobAt(i);
-          head[l] = {st_.Job(j).queue, j,
-                     st_.Job(j).spec->Demand(profile_.sizer->StartWorkers(st_, j)), i};
-          head_of[l] = i;
+          h.head = {q, j, st_.Job(j).spec->Demand(profile_.sizer->StartWorkers(st_, j)), i};
         }
-        heads.push_back(head[l]);
-        lane_of.push_back(l);
+        if (h.item != i || h.version != version) {
+          h.key = profile_.queue_order->Key(st_, h.head);
+          h.item = i;
+          h.version = version;
+        }
+        if (best < 0 || h.key < heads[best].key ||
+            (h.key == heads[best].key && i < heads[best].item)) {
+          best = l;
+        }
       }
-      if (heads.empty()) return;
-      const size_t pick = heads.size() == 1 ? 0 : profile_.queue_order->Next(st_, heads);
-      const int l = lane_of[pick];
-      Visit(items[l][cursor[l]++]);
+      if (best < 0) return;
+      Visit(items[best][cursor[best]++]);
     }
   }
 
