@@ -287,9 +287,19 @@ class ClusterState {
     if (q < 0 || quotas_.Admits(q, more, Capped(j))) return std::nullopt;
     return quotas_.Refusal(q, more, Capped(j));
   }
-  // QuotaBook::SetCycleCaps.
-  bool SetQueueCaps(std::vector<core::ResourceLimits> caps) {
+  // QuotaBook::SetCycleCaps, by the engine `owner` (Engine's id).
+  bool SetQueueCaps(std::vector<core::ResourceLimits> caps, uint64_t owner) {
+    caps_owner_ = owner;
+    caps_version_ = quotas_.TotalVersion();
+    caps_node_epoch_ = node_epoch_;
     return quotas_.SetCycleCaps(std::move(caps));
+  }
+  // True when the caps `owner` set still stand: since then no queue's
+  // usage, no node and no pending job changed (EnteredPending and
+  // LeftPending empty), so a queue order's Caps would give them again.
+  bool QueueCapsCurrent(uint64_t owner) const {
+    return caps_owner_ == owner && caps_version_ == quotas_.TotalVersion() &&
+           caps_node_epoch_ == node_epoch_ && entered_pending_.empty() && left_pending_.empty();
   }
   bool QuotaAdmits(JobIndex j, const core::Resources& more) const {
     const int q = jobs_[j].queue;
@@ -428,6 +438,9 @@ class ClusterState {
   uint64_t hold_epoch_ = 1;
   uint64_t id_;
   uint64_t memo_owner_ = 0;
+  uint64_t caps_owner_ = 0;
+  uint64_t caps_version_ = 0;
+  uint64_t caps_node_epoch_ = 0;
   std::vector<JobIndex> entered_pending_;
   std::vector<JobIndex> left_pending_;
   std::vector<std::vector<NodeIndex>> gpu_buckets_;

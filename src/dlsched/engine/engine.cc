@@ -16,9 +16,10 @@ Plan Engine::Cycle(ClusterState& state, const PodQueue& pods, Memos& memos, core
   Plan plan;
   // Memos written by another engine (another profile) do not hold here.
   memos.Claim(id_, state);
-  // The queue order's caps for this cycle; a cap raised is room freed.
+  // The queue order's caps for this cycle (worked out again only when what
+  // they depend on changed); a cap raised is room freed.
   if (profile_.queue_order != nullptr && state.Quotas().NumQueues() > 0 &&
-      state.SetQueueCaps(profile_.queue_order->Caps(state))) {
+      !state.QueueCapsCurrent(id_) && state.SetQueueCaps(profile_.queue_order->Caps(state), id_)) {
     state.NoteRoomChanged();
   }
   plan.room_epoch = state.RoomEpoch();

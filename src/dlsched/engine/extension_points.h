@@ -78,8 +78,10 @@ class QueueOrder {
   // queue's usage changes (QuotaBook::Version).
   virtual QueueKey Key(const ClusterState& state, const QueueHead& head) const = 0;
   // Per queue, a cap on its usage for this cycle beyond its quota
-  // (QuotaBook::SetCycleCaps): Volcano's deserved share. Called once per
-  // cycle before admission. Default: none.
+  // (QuotaBook::SetCycleCaps): Volcano's deserved share. It may read the
+  // queues' specs and usage, the nodes and the pending jobs: called before
+  // a cycle's admission when one of those changed since the last call
+  // (ClusterState::QueueCapsCurrent). Default: none.
   virtual std::vector<core::ResourceLimits> Caps(const ClusterState& state) const {
     (void)state;
     return {};

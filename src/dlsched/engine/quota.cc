@@ -50,6 +50,7 @@ void QuotaBook::Change(int q, const core::Resources& r, int sign) {
   Queue& qu = queues_[q];
   qu.tasks += sign;
   ++qu.version;
+  ++total_version_;
   if (sign > 0) {
     qu.usage += r;
   } else {

@@ -44,8 +44,9 @@ class QuotaBook {
   const core::Resources& Usage(int q) const { return queues_[q].usage; }
   // How many placed tasks queue `q`'s jobs hold.
   int64_t Tasks(int q) const { return queues_[q].tasks; }
-  // Counts the changes of queue `q`'s usage.
+  // Counts the changes of queue `q`'s usage; of every queue's.
   uint64_t Version(int q) const { return queues_[q].version; }
+  uint64_t TotalVersion() const { return total_version_; }
 
   // Queue `q`'s tasks took `r` more / gave `r` back (one task each).
   void Add(int q, const core::Resources& r) { Change(q, r, 1); }
@@ -124,6 +125,7 @@ class QuotaBook {
   std::vector<Queue> queues_;
   std::vector<Cohort> cohorts_;
   std::vector<core::ResourceLimits> caps_;
+  uint64_t total_version_ = 0;
   std::unordered_map<std::string, int> by_name_;
 };
 

@@ -24,8 +24,14 @@ double Weighted(double share, double weight) {
   return share > 0 ? std::numeric_limits<double>::infinity() : 0;
 }
 
-// Below this an amount counts as none (Volcano's tolerance, in its units).
+// Rounding slack when shares become whole units.
 constexpr double kEps = 1e-6;
+
+// Below this an amount of resource `id` counts as none, as Volcano's 0.1
+// of its units: millicores and bytes, thousandths of a device.
+double Tolerance(core::ResourceId id) {
+  return id == core::kCpu || id == core::kMemory ? 0.1 : 1e-4;
+}
 
 // The resources the Volcano shares are worked out over: the cluster's, and
 // any a queue asks for or is guaranteed.
@@ -161,6 +167,8 @@ std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved
   std::vector<std::vector<double>> deserved(n, std::vector<double>(d, 0));
   std::vector<bool> met(n, true);
   for (int q = 0; q < n; ++q) met[q] = !has_jobs[q];
+  std::vector<double> tolerance(d);
+  for (size_t k = 0; k < d; ++k) tolerance[k] = Tolerance(dims[k]);
   std::vector<double> remaining(d);
   for (size_t k = 0; k < d; ++k) remaining[k] = static_cast<double>(st.Capacity()[dims[k]]);
   for (int round = 0; round < 1000; ++round) {
@@ -180,8 +188,8 @@ std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved
         v = std::min(v, rc[q][k]);
         v = std::min(v, static_cast<double>(request[q][dims[k]]));
         v = std::max(v, static_cast<double>(spec.guarantee[dims[k]]));
-        if (static_cast<double>(request[q][dims[k]]) > v + kEps) asked_met = false;
-        if (std::abs(v - old[k]) > kEps) unchanged = false;
+        if (static_cast<double>(request[q][dims[k]]) > v + tolerance[k]) asked_met = false;
+        if (std::abs(v - old[k]) > tolerance[k]) unchanged = false;
         if (v > old[k]) {
           increased[k] += v - old[k];
         } else {
@@ -194,8 +202,8 @@ std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved
     bool same = true;
     for (size_t k = 0; k < d; ++k) {
       const double next = std::max(0.0, remaining[k] + decreased[k] - increased[k]);
-      if (next > kEps) empty = false;
-      if (std::abs(next - remaining[k]) > kEps) same = false;
+      if (next > tolerance[k]) empty = false;
+      if (std::abs(next - remaining[k]) > tolerance[k]) same = false;
       remaining[k] = next;
     }
     if (empty || same) break;

@@ -1,5 +1,6 @@
 #include "dlsched/policy/shared/admission_ordered.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <optional>
@@ -90,9 +91,12 @@ class OrderedPass {
   engine::JobIndex JobAt(size_t i) const { return kept_ ? entries_[i].job : jobs_[i]; }
 
   // The jobs of each queue in the profile's order, the queues' heads taken
-  // in the queue order's turn (QueueOrder::Next), asked again after each
+  // in ascending (QueueOrder::Key, position) order, again after every
   // visit; a lane held up by its blocker passes its jobs the blocker's
-  // verdict.
+  // verdict. The heads wait in a heap, one entry a lane: a visit computes
+  // the key of its lane's next head only, since a key reads its own
+  // queue's usage alone; a visit that changed another queue's usage (a
+  // preemptor's evictions) keys every head again.
   void Interleave(size_t n) {
     std::vector<std::vector<size_t>> items(lanes_);
     for (size_t i = 0; i < n; ++i) {
@@ -101,41 +105,45 @@ class OrderedPass {
       items[Lane(j)].push_back(i);
     }
     std::vector<size_t> cursor(lanes_, 0);
-    // Each lane's head and its key, worked out again only when the head or
-    // its queue's usage changed.
-    struct Head {
-      engine::QueueHead head;
-      engine::QueueKey key{};
-      size_t item = SIZE_MAX;
-      uint64_t version = 0;
+    struct Entry {
+      engine::QueueKey key;
+      size_t item;
+      int lane;
     };
-    std::vector<Head> heads(lanes_);
+    auto later = [](const Entry& a, const Entry& b) {
+      return a.key != b.key ? a.key > b.key : a.item > b.item;
+    };
+    std::vector<Entry> heap;
     const engine::QuotaBook& book = st_.Quotas();
-    for (;;) {
-      int best = -1;
-      for (int l = 0; l < lanes_; ++l) {
-        while (blockers_[l] >= 0 && cursor[l] < items[l].size()) Visit(items[l][cursor[l]++]);
-        if (cursor[l] == items[l].size()) continue;
-        Head& h = heads[l];
-        const size_t i = items[l][cursor[l]];
-        const int q = l - 1;
-        const uint64_t version = q >= 0 ? book.Version(q) : 0;
-        if (h.item != i) {
-          const engine::JobIndex j = JobAt(i);
-          h.head = {q, j, st_.Job(j).spec->Demand(profile_.sizer->StartWorkers(st_, j)), i};
-        }
-        if (h.item != i || h.version != version) {
-          h.key = profile_.queue_order->Key(st_, h.head);
-          h.item = i;
-          h.version = version;
-        }
-        if (best < 0 || h.key < heads[best].key ||
-            (h.key == heads[best].key && i < heads[best].item)) {
-          best = l;
-        }
+    // Lane `l`'s head into the heap, once its blocked jobs are passed.
+    auto push = [&](int l) {
+      while (blockers_[l] >= 0 && cursor[l] < items[l].size()) Visit(items[l][cursor[l]++]);
+      if (cursor[l] == items[l].size()) return;
+      const size_t i = items[l][cursor[l]];
+      const engine::JobIndex j = JobAt(i);
+      const engine::QueueHead head{
+          l - 1, j, st_.Job(j).spec->Demand(profile_.sizer->StartWorkers(st_, j)), i};
+      heap.push_back({profile_.queue_order->Key(st_, head), i, l});
+      std::push_heap(heap.begin(), heap.end(), later);
+    };
+    auto rebuild = [&] {
+      heap.clear();
+      for (int l = 0; l < lanes_; ++l) push(l);
+    };
+    rebuild();
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const int l = heap.back().lane;
+      heap.pop_back();
+      const int q = l - 1;
+      const uint64_t total = book.TotalVersion();
+      const uint64_t own = q >= 0 ? book.Version(q) : 0;
+      Visit(items[l][cursor[l]++]);
+      if (book.TotalVersion() - total != (q >= 0 ? book.Version(q) : 0) - own) {
+        rebuild();
+      } else {
+        push(l);
       }
-      if (best < 0) return;
-      Visit(items[best][cursor[best]++]);
     }
   }
 
