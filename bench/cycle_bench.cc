@@ -29,11 +29,14 @@
 namespace dlsched::bench {
 namespace {
 
-// `percentage`: the profile's percentageOfNodesToScore, when >= 0.
-engine::Engine MakeEngine(const std::string& profile, int percentage = -1) {
+// `percentage`: the profile's percentageOfNodesToScore, when >= 0;
+// `queue_order`: its queueOrder, when given.
+engine::Engine MakeEngine(const std::string& profile, int percentage = -1,
+                          const std::string& queue_order = "") {
   auto spec = policy::ResolveProfile(profile);
   if (!spec) throw std::runtime_error(spec.error().message);
   if (percentage >= 0) spec->percentage_of_nodes_to_score = percentage;
+  if (!queue_order.empty()) spec->queue_order.name = queue_order;
   auto built = policy::BuildProfile(*spec);
   if (!built) throw std::runtime_error(built.error().message);
   return engine::Engine(std::move(*built));
@@ -169,12 +172,7 @@ void BM_PlacementRate(benchmark::State& bm, const std::string& profile, int extr
 // queues and with 100 queues in one cohort (each an equal share of the
 // GPUs as nominal quota, jobs spread over them) under each queue order.
 void BM_QueueLayer(benchmark::State& bm, const std::string& queue_order) {
-  auto spec = policy::ResolveProfile("gang-binpack");
-  if (!spec) throw std::runtime_error(spec.error().message);
-  spec->queue_order.name = queue_order;
-  auto built = policy::BuildProfile(*spec);
-  if (!built) throw std::runtime_error(built.error().message);
-  const engine::Engine engine(std::move(*built));
+  const engine::Engine engine = MakeEngine("gang-binpack", -1, queue_order);
   BenchState& s = State(static_cast<int>(bm.range(0)), static_cast<int>(bm.range(1)), 97, false, 0,
                         false, static_cast<int>(bm.range(2)));
   int64_t binds = 0;

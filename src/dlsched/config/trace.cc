@@ -794,6 +794,9 @@ struct NativeJob : JobFieldSink {
 std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_model) {
   if (job.chief) return "it has Chief replicas";
   if (job.name.find_first_of(",\"") != std::string::npos) return "its name has a comma or quote";
+  if (job.queue.find_first_of(",\"") != std::string::npos) {
+    return "its queue name has a comma or quote";
+  }
   if (job.throughput != nullptr) {
     const core::ThroughputProfile& tp = *job.throughput;
     // The model's own throughput: unresolved (as read from YAML), or the
@@ -894,10 +897,6 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
           "{}: job '{}': {}; the native format holds workers and PS with gpus, cpu and memory, "
           "and a duration or steps and a model-zoo model (write YAML instead)",
           workload.source, job.name, *problem);
-    }
-    if (native.queue.find_first_of(",\"") != std::string::npos) {
-      return core::Errorf("{}: job '{}': its queue name has a comma or quote (write YAML instead)",
-                          workload.source, job.name);
     }
     AppendNativeRow(out, native, wide, queues);
   }

@@ -95,13 +95,6 @@ int64_t QuotaBook::MaxCapacity(int q, core::ResourceId id) const {
   return std::numeric_limits<int64_t>::max();
 }
 
-int64_t QuotaBook::Borrowed(int q, core::ResourceId id) const {
-  for (const Line& l : queues_[q].lines) {
-    if (l.id == id) return std::max<int64_t>(0, l.usage - l.nominal);
-  }
-  return 0;
-}
-
 namespace {
 
 // True when `usage` + `r` stays within every limit `r` asks for.

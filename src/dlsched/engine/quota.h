@@ -57,8 +57,6 @@ class QuotaBook {
   int64_t Available(int q, core::ResourceId id) const;
   // The most of `id` queue `q` could ever hold, whatever the others use.
   int64_t MaxCapacity(int q, core::ResourceId id) const;
-  // How much of `id` queue `q` uses above its nominal quota (borrowed).
-  int64_t Borrowed(int q, core::ResourceId id) const;
   // True when queue `q` taking `extra` more would hold more than its
   // nominal quota of some resource its quota lists (it would borrow).
   bool Borrows(int q, const core::Resources& extra) const;

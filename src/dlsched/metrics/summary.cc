@@ -238,6 +238,7 @@ RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
   JobTotals totals = CountJobs(input, s);
   SummarizeTimes(totals, s);
   SummarizeUtilization(input, totals.first_submit, s);
+  s.queues = SummarizeQueues(input);
   return s;
 }
 

@@ -34,6 +34,28 @@ struct Window {
   bool operator==(const Window&) const = default;
 };
 
+// One queue's figures over a run (queues.csv).
+struct QueueSummary {
+  std::string name;
+  std::string cohort;
+  int64_t nominal_gpus = 0;
+  int jobs = 0;
+  int completed = 0;
+  // Over its completed jobs; nullopt when none completed.
+  std::optional<core::Time> jct_mean;
+  std::optional<core::Time> jct_p95;
+  std::optional<core::Time> queueing_mean;
+  // GPU-hours its jobs held; of those, above its nominal quota (borrowed).
+  double gpu_hours = 0;
+  double borrowed_gpu_hours = 0;
+  // GPU-hours of its unused lendable quota its cohort's borrowers used: at
+  // each instant the cohort's borrowed GPUs are charged to the lenders in
+  // proportion to each one's unused lendable GPUs.
+  double lent_gpu_hours = 0;
+  int preemptions_suffered = 0;  // its jobs' preemptions (jobs.csv)
+  int preemptions_caused = 0;    // preemptions and shrinks its jobs caused
+};
+
 // The per-run numbers of a run. Every field is finite: an empty run
 // (no jobs, no completed jobs, zero-length window) gives zeros, never NaN.
 struct RunSummary {
@@ -82,6 +104,10 @@ struct RunSummary {
   core::Time window_end = 0;
   std::vector<ResourceUtilization> utilization;
 
+  // Each declared queue's figures (SummarizeQueues), over the whole run
+  // whatever the window; empty without queues.
+  std::vector<QueueSummary> queues;
+
   // Slowdown as the literature uses it: JCT / ideal_runtime, at least 1
   // (1: as fast as alone with its best allocation), over jobs with a known
   // ideal runtime, censored as the JCT is. Variance is the population
@@ -104,28 +130,6 @@ struct RunSummary {
   bool partial = false;  // RunInput::partial
   int64_t cycles = 0;
   core::Time end_time = 0;
-};
-
-// One queue's figures over a run (queues.csv).
-struct QueueSummary {
-  std::string name;
-  std::string cohort;
-  int64_t nominal_gpus = 0;
-  int jobs = 0;
-  int completed = 0;
-  // Over its completed jobs; nullopt when none completed.
-  std::optional<core::Time> jct_mean;
-  std::optional<core::Time> jct_p95;
-  std::optional<core::Time> queueing_mean;
-  // GPU-hours its jobs held; of those, above its nominal quota (borrowed).
-  double gpu_hours = 0;
-  double borrowed_gpu_hours = 0;
-  // GPU-hours of its unused lendable quota its cohort's borrowers used: at
-  // each instant the cohort's borrowed GPUs are charged to the lenders in
-  // proportion to each one's unused lendable GPUs.
-  double lent_gpu_hours = 0;
-  int preemptions_suffered = 0;  // its jobs' preemptions (jobs.csv)
-  int preemptions_caused = 0;    // preemptions and shrinks its jobs caused
 };
 
 // The figures of each declared queue, in RunInput::queues order, from the

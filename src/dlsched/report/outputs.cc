@@ -219,10 +219,10 @@ std::vector<std::string> QueueFields(const metrics::QueueSummary& q) {
           integer(q.preemptions_caused)};
 }
 
-void WriteQueuesCsv(TextOut& out, const metrics::RunInput& input) {
+void WriteQueuesCsv(TextOut& out, const metrics::RunSummary& summary) {
   std::string& o = out.text();
   schema::AppendHeader(o, schema::queues::kColumns);
-  for (const metrics::QueueSummary& q : metrics::SummarizeQueues(input)) {
+  for (const metrics::QueueSummary& q : summary.queues) {
     const std::vector<std::string> fields = QueueFields(q);
     for (size_t i = 0; i < fields.size(); ++i) {
       if (i > 0) o += ',';
@@ -373,10 +373,10 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
     out.Chunk();
   }
   w.EndArray();
-  if (!input.queues.empty()) {
+  if (!s.queues.empty()) {
     w.Key(key::kQueues);
     w.BeginArray();
-    for (const metrics::QueueSummary& q : metrics::SummarizeQueues(input)) {
+    for (const metrics::QueueSummary& q : s.queues) {
       w.BeginObject();
       w.Key(schema::queues::kQueue);
       w.String(q.name);
@@ -510,9 +510,9 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
     st = AddFile(out, prefix + std::string(schema::kUtilizationCsv),
                  [&](TextOut& o) { WriteUtilizationCsv(o, summary, input); });
   }
-  if (st && !input.queues.empty()) {
+  if (st && !summary.queues.empty()) {
     st = AddFile(out, prefix + std::string(schema::kQueuesCsv),
-                 [&](TextOut& o) { WriteQueuesCsv(o, input); });
+                 [&](TextOut& o) { WriteQueuesCsv(o, summary); });
   }
   return st;
 }

@@ -19,16 +19,7 @@ namespace dlsched::policy {
 core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec);
 
 // The implementations each extension point knows, sorted.
-enum class Point {
-  kAdmission,
-  kOrder,
-  kFilter,
-  kPacker,
-  kScorer,
-  kPreemptor,
-  kSizer,
-  kQueueOrder
-};
+enum class Point { kAdmission, kOrder, kFilter, kPacker, kScorer, kPreemptor, kSizer, kQueueOrder };
 std::vector<std::string_view> KnownNames(Point point);
 
 struct BuiltinProfile {

@@ -77,15 +77,12 @@ std::vector<std::vector<double>> RealCapability(const ClusterState& st,
   return rc;
 }
 
-// Caps of `amounts` (per queue, per dim), rounded down; none for a queue
-// without amounts.
-std::vector<core::ResourceLimits> Floor(std::span<const core::ResourceId> dims,
-                                        const std::vector<std::vector<double>>& amounts) {
-  std::vector<core::ResourceLimits> caps(amounts.size());
-  for (size_t q = 0; q < amounts.size(); ++q) {
-    if (amounts[q].empty()) continue;
-    for (size_t k = 0; k < dims.size(); ++k) {
-      caps[q].emplace_back(dims[k], static_cast<int64_t>(std::floor(amounts[q][k] + kEps)));
+// Per queue, `shares` rounded down to whole units: the caps.
+std::vector<core::ResourceLimits> Floor(const Shares& shares) {
+  std::vector<core::ResourceLimits> caps(shares.size());
+  for (size_t q = 0; q < shares.size(); ++q) {
+    for (const auto& [id, amount] : shares[q]) {
+      caps[q].emplace_back(id, static_cast<int64_t>(std::floor(amount + kEps)));
     }
   }
   return caps;
@@ -142,8 +139,7 @@ engine::QueueKey DrfQueueOrder::Key(const ClusterState& state, const QueueHead& 
   return {Weighted(dominant, book.Spec(h.queue).weight), -Priority(state, h), 0, 0};
 }
 
-std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved(
-    const ClusterState& st) {
+Shares ProportionDeserved(const ClusterState& st) {
   const engine::QuotaBook& book = st.Quotas();
   const int n = book.NumQueues();
   // What each queue asks for: what its jobs hold and its pending jobs ask.
@@ -208,7 +204,7 @@ std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved
     }
     if (empty || same) break;
   }
-  std::vector<std::vector<std::pair<core::ResourceId, double>>> out(n);
+  Shares out(n);
   for (int q = 0; q < n; ++q) {
     if (!has_jobs[q]) continue;
     for (size_t k = 0; k < d; ++k) out[q].emplace_back(dims[k], deserved[q][k]);
@@ -217,14 +213,7 @@ std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved
 }
 
 std::vector<core::ResourceLimits> VolcanoProportionQueueOrder::Caps(const ClusterState& st) const {
-  const auto deserved = ProportionDeserved(st);
-  std::vector<core::ResourceLimits> caps(deserved.size());
-  for (size_t q = 0; q < deserved.size(); ++q) {
-    for (const auto& [id, amount] : deserved[q]) {
-      caps[q].emplace_back(id, static_cast<int64_t>(std::floor(amount + kEps)));
-    }
-  }
-  return caps;
+  return Floor(ProportionDeserved(st));
 }
 
 engine::QueueKey VolcanoProportionQueueOrder::Key(const ClusterState& state,
@@ -237,7 +226,12 @@ engine::QueueKey VolcanoProportionQueueOrder::Key(const ClusterState& state,
 
 std::vector<core::ResourceLimits> VolcanoCapacityQueueOrder::Caps(const ClusterState& st) const {
   const std::vector<core::ResourceId> dims = Dims(st, {});
-  return Floor(dims, RealCapability(st, dims));
+  const std::vector<std::vector<double>> rc = RealCapability(st, dims);
+  Shares shares(rc.size());
+  for (size_t q = 0; q < rc.size(); ++q) {
+    for (size_t k = 0; k < dims.size(); ++k) shares[q].emplace_back(dims[k], rc[q][k]);
+  }
+  return Floor(shares);
 }
 
 engine::QueueKey VolcanoCapacityQueueOrder::Key(const ClusterState& state,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "dlsched/engine/extension_points.h"
@@ -75,9 +76,11 @@ class VolcanoCapacityQueueOrder final : public engine::QueueOrder {
   std::vector<core::ResourceLimits> Caps(const engine::ClusterState& state) const override;
 };
 
-// Volcano's deserved shares (VolcanoProportionQueueOrder::Caps), in
-// canonical units, for each queue (empty for one without jobs).
-std::vector<std::vector<std::pair<core::ResourceId, double>>> ProportionDeserved(
-    const engine::ClusterState& state);
+// Amounts per queue, per resource, in canonical units (not yet whole).
+using Shares = std::vector<std::vector<std::pair<core::ResourceId, double>>>;
+
+// Volcano's deserved shares (VolcanoProportionQueueOrder::Caps) of each
+// queue (empty for one without jobs).
+Shares ProportionDeserved(const engine::ClusterState& state);
 
 }  // namespace dlsched::policy

@@ -76,8 +76,7 @@ core::QueueSpec WeightedQueue(const std::string& name, double weight) {
 
 // On 12 CPUs, queues q1 (weight 3), `q2` and q3 (weight 1) asking 2, 10
 // and 10 CPUs (one pending job each); their deserved shares.
-std::vector<std::vector<std::pair<core::ResourceId, double>>> DeservedOfTwoTenTen(
-    const core::QueueSpec& q2) {
+Shares DeservedOfTwoTenTen(const core::QueueSpec& q2) {
   ClusterWithJobs w(Cluster({WeightedQueue("q1", 3), q2, WeightedQueue("q3", 1)}, 12, 0));
   w.Add(OneWorker("a", "q1", 2), core::JobPhase::kWaiting);
   w.Add(OneWorker("b", "q2", 10), core::JobPhase::kWaiting);
