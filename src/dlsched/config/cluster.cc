@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/config/constraints.h"
+#include "dlsched/config/job_checks.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/config/yaml_util.h"
 #include "dlsched/core/limits.h"
@@ -256,12 +257,39 @@ core::Result<core::QuotaLine> ParseQuotaLine(const Reader& r, core::ResourceId i
   return line;
 }
 
+// A queue's `preemption`: Kueue's policies, each limited to the values
+// Kueue allows for it.
+core::Result<core::QueuePreemption> ParsePreemption(const Reader& r, const YAML::Node& n,
+                                                    const std::string& path) {
+  DLSCHED_TRY(r.CheckMap(
+      n, path, "a map with withinQueue, reclaimWithinCohort, borrowWithinCohort",
+      {"withinQueue", "reclaimWithinCohort", "borrowWithinCohort", "maxPriorityThreshold"}));
+  core::QueuePreemption out;
+  for (core::PreemptionField f : core::kPreemptionFields) {
+    const std::string key(core::PreemptionFieldKey(f));
+    if (!Given(n[key])) continue;
+    const std::string field = Key(path, key);
+    DLSCHED_TRY_LET(word, r.String(n[key], field));
+    out.Field(f) = core::ParsePreemptionPolicy(f, *word);
+    if (!out.Field(f)) return r.Expected(field, core::AllowedPolicies(f), n[key]);
+  }
+  if (Given(n["maxPriorityThreshold"])) {
+    const std::string field = Key(path, "maxPriorityThreshold");
+    DLSCHED_TRY_LET(word, r.String(n["maxPriorityThreshold"], field));
+    out.max_priority_threshold = PriorityFromName(*word);
+    if (!out.max_priority_threshold) {
+      return r.Expected(field, "low, normal or high", n["maxPriorityThreshold"]);
+    }
+  }
+  return out;
+}
+
 // One entry of `queues`.
 core::Result<core::QueueSpec> ParseQueue(const Reader& r, const YAML::Node& n,
                                          const std::string& path) {
-  DLSCHED_TRY(r.CheckMap(
-      n, path, "a map with name and quota",
-      {"name", "cohort", "weight", "quota", "priority", "capability", "guarantee", "deserved"}));
+  DLSCHED_TRY(r.CheckMap(n, path, "a map with name and quota",
+                         {"name", "cohort", "weight", "quota", "priority", "capability",
+                          "guarantee", "deserved", "preemption"}));
   core::QueueSpec q;
   const std::string name_path = Key(path, "name");
   if (!Given(n["name"])) return r.Missing(name_path, "a queue name");
@@ -310,6 +338,10 @@ core::Result<core::QueueSpec> ParseQueue(const Reader& r, const YAML::Node& n,
     if (!Given(n[key])) continue;
     DLSCHED_TRY_LET(res, r.Resources(n[key], Key(path, key)));
     (std::string_view(key) == "guarantee" ? q.guarantee : q.deserved) = *res;
+  }
+  if (Given(n["preemption"])) {
+    DLSCHED_TRY_LET(p, ParsePreemption(r, n["preemption"], Key(path, "preemption")));
+    q.preemption = *p;
   }
   return q;
 }

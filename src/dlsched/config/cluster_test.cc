@@ -284,7 +284,7 @@ TEST(ParseClusterTest, QueueErrors) {
             "cluster.yaml: queues[1].name: queue name 'a' is already used by queues[0]");
   EXPECT_EQ(err("[{name: a, quotas: {}}]"),
             "cluster.yaml: queues[0].quotas: unknown key (allowed: name, cohort, weight, quota, "
-            "priority, capability, guarantee, deserved); did you mean 'quota'?");
+            "priority, capability, guarantee, deserved, preemption); did you mean 'quota'?");
   EXPECT_EQ(err("[{name: a, weight: -1}]"),
             "cluster.yaml: queues[0].weight: expected a number in [0, 1000000], got '-1'");
   EXPECT_EQ(err("[{name: a, quota: {cpu: lots}}]").substr(0, 35),
@@ -300,6 +300,34 @@ TEST(ParseClusterTest, QueueErrors) {
   EXPECT_EQ(err("[{name: a, cohort: c, quota: {cpu: {nominal: 1, limit: 2}}}]"),
             "cluster.yaml: queues[0].quota.cpu.limit: unknown key (allowed: nominal, "
             "borrowingLimit, lendingLimit)");
+  EXPECT_EQ(err("[{name: a, preemption: {withinQueue: Any}}]"),
+            "cluster.yaml: queues[0].preemption.withinQueue: expected Never, LowerPriority or "
+            "LowerOrNewerEqualPriority, got 'Any'");
+  EXPECT_EQ(err("[{name: a, preemption: {borrowWithinCohort: Any}}]"),
+            "cluster.yaml: queues[0].preemption.borrowWithinCohort: expected Never or "
+            "LowerPriority, got 'Any'");
+  EXPECT_EQ(err("[{name: a, preemption: {maxPriorityThreshold: 3}}]"),
+            "cluster.yaml: queues[0].preemption.maxPriorityThreshold: expected low, normal or "
+            "high, got '3'");
+  EXPECT_EQ(err("[{name: a, preemption: {within: Never}}]"),
+            "cluster.yaml: queues[0].preemption.within: unknown key (allowed: withinQueue, "
+            "reclaimWithinCohort, borrowWithinCohort, maxPriorityThreshold)");
+}
+
+TEST(ParseClusterTest, QueuePreemption) {
+  auto c = ParseCluster(
+      "nodes:\n  - {name: n, resources: {cpu: 1}}\nqueues:\n"
+      "  - {name: a, preemption: {withinQueue: LowerOrNewerEqualPriority, "
+      "reclaimWithinCohort: Never, borrowWithinCohort: LowerPriority, maxPriorityThreshold: "
+      "normal}}\n  - {name: b}\n",
+      "cluster.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const core::QueuePreemption& p = c->queues[0].preemption;
+  EXPECT_EQ(p.within_queue, core::PreemptionPolicy::kLowerOrNewerEqualPriority);
+  EXPECT_EQ(p.reclaim_within_cohort, core::PreemptionPolicy::kNever);
+  EXPECT_EQ(p.borrow_within_cohort, core::PreemptionPolicy::kLowerPriority);
+  EXPECT_EQ(p.max_priority_threshold, core::PriorityClass::kNormal);
+  EXPECT_TRUE(c->queues[1].preemption.Empty());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "dlsched/core/job.h"
 #include "dlsched/core/resources.h"
 
 namespace dlsched::core {
@@ -29,6 +30,50 @@ struct QuotaLine {
 // limited (unlike Resources, where a missing id means 0).
 using ResourceLimits = std::vector<std::pair<ResourceId, int64_t>>;
 
+// Which running jobs a waiting job may preempt (Kueue's ClusterQueue
+// preemption policies): none; those of lower priority; those of lower
+// priority or of equal priority submitted later than it; any.
+enum class PreemptionPolicy : uint8_t { kNever, kLowerPriority, kLowerOrNewerEqualPriority, kAny };
+// "Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any".
+std::string_view PreemptionPolicyName(PreemptionPolicy p);
+
+// The policy fields of a queue's `preemption`, each allowing some of the
+// policies (as Kueue's).
+enum class PreemptionField : uint8_t { kWithinQueue, kReclaimWithinCohort, kBorrowWithinCohort };
+inline constexpr PreemptionField kPreemptionFields[] = {PreemptionField::kWithinQueue,
+                                                        PreemptionField::kReclaimWithinCohort,
+                                                        PreemptionField::kBorrowWithinCohort};
+// "withinQueue", "reclaimWithinCohort", "borrowWithinCohort".
+std::string_view PreemptionFieldKey(PreemptionField f);
+// The policy named `name` if field `f` allows it, else nullopt.
+std::optional<PreemptionPolicy> ParsePreemptionPolicy(PreemptionField f, std::string_view name);
+// What field `f` allows, worded: "Never, LowerPriority or Any".
+std::string AllowedPolicies(PreemptionField f);
+
+// How a queue's jobs may preempt (the QueueReclaim preemptor; Kueue's
+// spec.preemption). A field not given takes the preemptor's default.
+struct QueuePreemption {
+  // Jobs of the same queue: Never, LowerPriority or LowerOrNewerEqualPriority.
+  std::optional<PreemptionPolicy> within_queue;
+  // Jobs of the cohort's other queues that borrow: Never, LowerPriority or Any.
+  std::optional<PreemptionPolicy> reclaim_within_cohort;
+  // Whether a job that would borrow after the preemption may still preempt
+  // borrowers' jobs of lower priority: Never or LowerPriority; with
+  // max_priority_threshold, only those of at most that priority.
+  std::optional<PreemptionPolicy> borrow_within_cohort;
+  std::optional<PriorityClass> max_priority_threshold;
+  std::optional<PreemptionPolicy>& Field(PreemptionField f) {
+    return f == PreemptionField::kWithinQueue           ? within_queue
+           : f == PreemptionField::kReclaimWithinCohort ? reclaim_within_cohort
+                                                        : borrow_within_cohort;
+  }
+  const std::optional<PreemptionPolicy>& Field(PreemptionField f) const {
+    return const_cast<QueuePreemption*>(this)->Field(f);
+  }
+  friend bool operator==(const QueuePreemption&, const QueuePreemption&) = default;
+  bool Empty() const { return *this == QueuePreemption{}; }
+};
+
 // A team's share of the cluster (Kueue's ClusterQueue, Volcano's Queue).
 // Jobs name their queue (JobSpec::queue). A queue limits only the resources
 // its quota lists: a job in it may use as much of any other resource as the
@@ -51,6 +96,7 @@ struct QueueSpec {
   // its share of the cluster (VolcanoCapacity; VolcanoProportion computes
   // one from the weights).
   Resources deserved;
+  QueuePreemption preemption;
   friend bool operator==(const QueueSpec&, const QueueSpec&) = default;
 
   const QuotaLine* Line(ResourceId id) const {

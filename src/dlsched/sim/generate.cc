@@ -524,6 +524,25 @@ std::string ClusterToYaml(const core::ClusterSpec& cluster) {
       fmt::format_to(emit, "    guarantee: {}\n", ResourcesYaml(q.guarantee));
     }
     if (!q.deserved.IsZero()) fmt::format_to(emit, "    deserved: {}\n", ResourcesYaml(q.deserved));
+    if (!q.preemption.Empty()) {
+      const core::QueuePreemption& p = q.preemption;
+      std::string fields;
+      auto add = [&](std::string_view key, std::string_view value) {
+        fmt::format_to(std::back_inserter(fields), "{}{}: {}", fields.empty() ? "" : ", ", key,
+                       value);
+      };
+      if (p.within_queue) add("withinQueue", core::PreemptionPolicyName(*p.within_queue));
+      if (p.reclaim_within_cohort) {
+        add("reclaimWithinCohort", core::PreemptionPolicyName(*p.reclaim_within_cohort));
+      }
+      if (p.borrow_within_cohort) {
+        add("borrowWithinCohort", core::PreemptionPolicyName(*p.borrow_within_cohort));
+      }
+      if (p.max_priority_threshold) {
+        add("maxPriorityThreshold", core::PriorityClassName(*p.max_priority_threshold));
+      }
+      fmt::format_to(emit, "    preemption: {{{}}}\n", fields);
+    }
   }
   return out;
 }

@@ -44,6 +44,19 @@ std::string Job(const std::string& name, const std::string& queue, int gpus) {
       name, queue.empty() ? "" : ", queue: " + queue, gpus);
 }
 
+// examples/<cluster> and examples/<workload>, resolved.
+void LoadExample(const std::string& cluster_file, const std::string& workload_file,
+                 core::ClusterSpec& cluster, config::WorkloadSpec& workload) {
+  const std::string dir = std::string(DLSCHED_SOURCE_DIR) + "/examples/";
+  auto c = config::LoadCluster(dir + cluster_file);
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  auto w = config::LoadWorkload(dir + workload_file);
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  ASSERT_TRUE(ResolveWorkload(*w).has_value());
+  cluster = std::move(*c);
+  workload = std::move(*w);
+}
+
 // examples/cluster-queues.yaml and examples/workload-queues.yaml (the
 // same cluster as kCluster; docs/queues.md's worked example). Every job
 // runs 100 s on one worker; the cohort lends 6 GPUs.
@@ -60,18 +73,16 @@ std::string Job(const std::string& name, const std::string& queue, int gpus) {
 //      first, so b2 waits for a1: 100).
 //   c1 (no queue, 4): not limited: 0 -> 100.
 TEST(QueuesTest, QuotaBorrowingAndLendingLimitDecideWhoStarts) {
-  const std::string dir = std::string(DLSCHED_SOURCE_DIR) + "/examples/";
-  auto cluster = config::LoadCluster(dir + "cluster-queues.yaml");
-  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
-  auto workload = config::LoadWorkload(dir + "workload-queues.yaml");
-  ASSERT_TRUE(workload.has_value()) << workload.error().message;
-  ASSERT_TRUE(ResolveWorkload(*workload).has_value());
+  config::WorkloadSpec workload;
+  core::ClusterSpec cluster;
+  ASSERT_NO_FATAL_FAILURE(
+      LoadExample("cluster-queues.yaml", "workload-queues.yaml", cluster, workload));
   SimOptions options;
   options.check_invariants = true;
   for (const char* profile : {"fifo", "gang-binpack"}) {
     SCOPED_TRACE(profile);
     const bool strict = std::string(profile) == "fifo";
-    auto r = Simulate(*cluster, *workload, MakeEngine(profile), options);
+    auto r = Simulate(cluster, workload, MakeEngine(profile), options);
     ASSERT_TRUE(r.has_value()) << r.error().message;
     EXPECT_DOUBLE_EQ(Record(*r, "a1").first_start, 0);
     EXPECT_DOUBLE_EQ(Record(*r, "a1").completion, 100);
@@ -124,6 +135,52 @@ TEST(QueuesTest, WithoutTheLendingLimitTheCohortLendsMore) {
   EXPECT_DOUBLE_EQ(Record(*r, "a1").first_start, 0);
   EXPECT_DOUBLE_EQ(Record(*r, "b1").first_start, 0);
   EXPECT_DOUBLE_EQ(Record(*r, "a2").first_start, 100);
+}
+
+// examples/cluster-reclaim.yaml and examples/workload-reclaim.yaml under
+// queue-reclaim (docs/queues.md's worked reclaim): research and prod, 4
+// GPUs each, one node of 8. No launch or checkpoint delays.
+//   0:   sweep starts at its minimum 2 and grows into idle room to 6
+//        (research borrows 2).
+//   50:  eval (2, rigid) takes the last 2 GPUs (research borrows 4).
+//   100: train (prod, 2) finds none free; prod is within its nominal, so
+//        research's jobs may be reclaimed.
+//   Elastic reclaim: sweep shrinks to 4 and train starts; at 200 train
+//        ends and sweep grows back to 6. sweep: 600 steps by 100, 400 more
+//        by 200, the last 2000 at 6/s: done at 533.3; eval 50 -> 250.
+//   Whole-job reclaim (Kueue's): eval, started last, stops with 100 of its
+//        400 steps done; it waits until train ends at 200 and needs 150 s
+//        more: done at 350 (JCT 300); sweep never shrinks: done at 500.
+// Mean JCT: elastic (533.3 + 200 + 100) / 3 = 277.8, whole (500 + 300 +
+// 100) / 3 = 300; research's queueing: 0 against (0 + 100) / 2 = 50.
+TEST(QueuesTest, ElasticReclaimShrinksTheBorrowerWholeJobReclaimStopsTheLatest) {
+  config::WorkloadSpec workload;
+  core::ClusterSpec cluster;
+  ASSERT_NO_FATAL_FAILURE(
+      LoadExample("cluster-reclaim.yaml", "workload-reclaim.yaml", cluster, workload));
+  SimOptions options;
+  options.check_invariants = true;
+  for (const bool elastic : {true, false}) {
+    SCOPED_TRACE(elastic);
+    auto r =
+        Simulate(cluster, workload,
+                 MakeEngine("queue-reclaim",
+                            [&](config::ProfileSpec& p) { p.preemptor.args["elastic"] = elastic; }),
+                 options);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_DOUBLE_EQ(Record(*r, "train").first_start, 100);
+    EXPECT_DOUBLE_EQ(Record(*r, "train").completion, 200);
+    EXPECT_NEAR(Record(*r, "sweep").completion, elastic ? 1600.0 / 3 : 500, 1e-6);
+    EXPECT_DOUBLE_EQ(Record(*r, "eval").completion, elastic ? 250 : 350);
+    EXPECT_EQ(Record(*r, "sweep").preemptions, elastic ? 1 : 0);
+    EXPECT_EQ(Record(*r, "eval").preemptions, elastic ? 0 : 1);
+    const metrics::RunSummary s = metrics::Summarize(r->run);
+    EXPECT_NEAR(s.jct_mean, elastic ? (1600.0 / 3 + 300) / 3 : 300, 1e-6);
+    ASSERT_EQ(s.queues.size(), 2u);
+    EXPECT_DOUBLE_EQ(*s.queues[0].queueing_mean, elastic ? 0 : 50);
+    EXPECT_EQ(s.queues[0].preemptions_suffered, 1);
+    EXPECT_EQ(s.queues[1].preemptions_caused, 1);
+  }
 }
 
 // Each job of `jobs` (name, queue, GPUs) one worker running 100 s, all

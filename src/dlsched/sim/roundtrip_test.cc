@@ -6,6 +6,7 @@
 // seeds and options, generated clusters, and slices of the carried traces.
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -369,6 +370,14 @@ TEST_F(RoundTripTest, Clusters) {
         if (rng() % 3 == 0) queue.deserved[id] = static_cast<int64_t>(rng() % 100);
       }
       queue.priority = static_cast<int32_t>(rng() % 7) - 3;
+      using P = core::PreemptionPolicy;
+      if (rng() % 2) queue.preemption.within_queue = static_cast<P>(rng() % 3);
+      if (rng() % 2)
+        queue.preemption.reclaim_within_cohort =
+            std::array{P::kNever, P::kLowerPriority, P::kAny}[rng() % 3];
+      if (rng() % 2) queue.preemption.borrow_within_cohort = static_cast<P>(rng() % 2);
+      if (rng() % 2)
+        queue.preemption.max_priority_threshold = static_cast<core::PriorityClass>(rng() % 3);
       c.queues.push_back(queue);
     }
     ASSERT_FALSE(core::CheckClusterLimits(c).has_value());

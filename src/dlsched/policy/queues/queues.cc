@@ -2,6 +2,7 @@
 // Volcano's two (docs/queues.md).
 
 #include "dlsched/policy/framework/plugins.h"
+#include "dlsched/policy/queues/preemptor_queue_reclaim.h"
 #include "dlsched/policy/queues/queue_orders.h"
 
 namespace dlsched::policy {
@@ -17,6 +18,7 @@ void RegisterQueues(PluginTable& t) {
                          NoArgs<engine::QueueOrder, VolcanoProportionQueueOrder>());
   t.queue_orders.emplace("VolcanoCapacity",
                          NoArgs<engine::QueueOrder, VolcanoCapacityQueueOrder>());
+  t.preemptors.emplace("QueueReclaim", MakeQueueReclaim);
 }
 
 }  // namespace

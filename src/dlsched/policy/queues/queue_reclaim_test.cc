@@ -1,0 +1,492 @@
+// The QueueReclaim preemptor on hand-worked cases: the scenarios of
+// Kueue's own preemption tests (pkg/scheduler/preemption/preemption_test.go,
+// TestPreemption; named in each), facts ported, not code, and dlsched's
+// elastic reclaim. Kueue's integer priorities map onto dlsched's classes
+// (-1 low, 0 normal, 1 high unless a case says otherwise). One node of
+// 1000 CPUs: only the queues' quotas bind, as in Kueue, where nodes are
+// kube-scheduler's business.
+#include "dlsched/policy/queues/preemptor_queue_reclaim.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/builders.h"
+#include "dlsched/engine/profile.h"
+#include "dlsched/policy/framework/registry.h"
+#include "dlsched/policy/shared/packer_task_by_task.h"
+#include "engine/cluster_with_jobs.h"
+
+namespace dlsched::policy {
+namespace {
+
+using core::PreemptionPolicy;
+using core::PriorityClass;
+using dlsched::testing::ClusterWithJobs;
+using dlsched::testing::GiB;
+using dlsched::testing::JobBuilder;
+using dlsched::testing::Node;
+using dlsched::testing::Res;
+using engine::ActionKind;
+using engine::JobIndex;
+
+constexpr int64_t kCpu = 1000;  // millicores per CPU
+constexpr auto kLow = PriorityClass::kLow;
+constexpr auto kNormal = PriorityClass::kNormal;
+constexpr auto kHigh = PriorityClass::kHigh;
+constexpr auto kNever = PreemptionPolicy::kNever;
+constexpr auto kLower = PreemptionPolicy::kLowerPriority;
+constexpr auto kAny = PreemptionPolicy::kAny;
+
+// A queue with a CPU quota (borrowing and lending limits, -1: none) and
+// its preemption policies.
+core::QueueSpec Queue(const std::string& name, const std::string& cohort, int64_t cpus,
+                      core::QueuePreemption preemption = {}, int64_t borrowing = -1,
+                      int64_t lending = -1) {
+  core::QueueSpec q;
+  q.name = name;
+  q.cohort = cohort;
+  core::QuotaLine l;
+  l.id = core::kCpu;
+  l.nominal = cpus * kCpu;
+  if (borrowing >= 0) l.borrowing_limit = borrowing * kCpu;
+  if (lending >= 0) l.lending_limit = lending * kCpu;
+  q.quota.push_back(l);
+  q.preemption = preemption;
+  return q;
+}
+
+core::QueuePreemption Policies(PreemptionPolicy within, PreemptionPolicy reclaim,
+                               PreemptionPolicy borrow = kNever,
+                               std::optional<PriorityClass> threshold = std::nullopt) {
+  return {within, reclaim, borrow, threshold};
+}
+
+class QueueReclaimTest : public ::testing::Test {
+ protected:
+  void Make(std::vector<core::QueueSpec> queues) {
+    core::ClusterSpec c;
+    c.nodes.push_back(Node("n", 1000 * kCpu, GiB(1000), 100));
+    c.queues = std::move(queues);
+    w_.emplace(std::move(c));
+  }
+  engine::ClusterState& st() { return w_->state; }
+
+  // A job of `queue` running one worker of `cpus` CPUs, started at
+  // `started` (submitted at `submitted`, default the same).
+  JobIndex Running(const std::string& name, const std::string& queue, PriorityClass prio,
+                   int64_t cpus, core::Time started = 0, core::Time submitted = -1) {
+    core::JobSpec spec = JobBuilder(name)
+                             .Submit(submitted < 0 ? started : submitted)
+                             .Workers(1)
+                             .WorkerResources(Res(cpus * kCpu, 0))
+                             .Priority(prio);
+    spec.queue = queue;
+    const JobIndex j = w_->AddAt(started, std::move(spec), core::JobPhase::kWaiting);
+    st().PlaceTask({j, core::Role::kWorker, 0}, 0);
+    st().SetPhase(j, core::JobPhase::kRunning, started);
+    return j;
+  }
+  // A job of `queue` waiting for one worker of `cpus` CPUs.
+  JobIndex Pending(const std::string& name, const std::string& queue, PriorityClass prio,
+                   int64_t cpus, core::Time submitted = 100) {
+    core::JobSpec spec = JobBuilder(name)
+                             .Submit(submitted)
+                             .Workers(1)
+                             .WorkerResources(Res(cpus * kCpu, 0))
+                             .Priority(prio);
+    spec.queue = queue;
+    return w_->AddAt(submitted, std::move(spec), core::JobPhase::kWaiting);
+  }
+
+  // Runs the preemptor for `j` at t = 200 and keeps what it did; the names
+  // of the jobs it stopped, sorted.
+  std::vector<std::string> Targets(JobIndex j, QueueReclaimPreemptor::Options o = Whole()) {
+    engine::Session session(st());
+    engine::PodQueue pods;
+    engine::Memos memos;
+    engine::CycleContext ctx{session, plan_, pods, memos, profile_, 200};
+    reason_.clear();
+    placed_ = QueueReclaimPreemptor(o).Preempt(
+        ctx, j, st().Job(j).spec->role(core::Role::kWorker).replicas, TaskByTaskPacker(), &reason_);
+    session.Commit();
+    std::vector<std::string> out;
+    for (const engine::Action& a : plan_.actions()) {
+      if (a.kind == ActionKind::kStop) out.push_back(st().Job(a.task.job).spec->name);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Kueue's own: whole jobs only, no queue-level defaults.
+  static QueueReclaimPreemptor::Options Whole() {
+    QueueReclaimPreemptor::Options o;
+    o.defaults = {};
+    o.elastic = false;
+    return o;
+  }
+
+  std::optional<ClusterWithJobs> w_;
+  engine::Profile profile_;
+  engine::CycleState plan_;
+  std::string reason_;
+  bool placed_ = false;
+};
+
+using Names = std::vector<std::string>;
+
+// Kueue K8 ("minimal set excludes low priority" and its siblings): queue
+// standalone, 6 CPUs, no cohort, withinQueue LowerPriority.
+TEST_F(QueueReclaimTest, WithinQueueRemovesUntilItFitsThenFillsBack) {
+  const core::QueuePreemption p = Policies(kLower, kNever);
+  // low 1 + mid 2 + high 3 = 6 used; a high job asks 2. Removing low (1
+  // free) is not enough, removing mid too is (3 free); fill-back gives low
+  // back: 2 free with it running, enough. Only mid goes.
+  Make({Queue("standalone", "", 6, p)});
+  Running("low", "standalone", kLow, 1);
+  Running("mid", "standalone", kNormal, 2);
+  Running("high", "standalone", kHigh, 3);
+  EXPECT_EQ(Targets(Pending("in", "standalone", kHigh, 2)), Names{"mid"});
+  EXPECT_TRUE(placed_);
+}
+
+TEST_F(QueueReclaimTest, WithinQueuePreemptsSeveralWhenNeeded) {
+  // low 2 + mid 2 + high 2; a high job of 3: low and mid both go.
+  Make({Queue("standalone", "", 6, Policies(kLower, kNever))});
+  Running("low", "standalone", kLow, 2);
+  Running("mid", "standalone", kNormal, 2);
+  Running("high", "standalone", kHigh, 2);
+  EXPECT_EQ(Targets(Pending("in", "standalone", kHigh, 3)), (Names{"low", "mid"}));
+}
+
+TEST_F(QueueReclaimTest, WithinQueueUsesFreeQuotaFirst) {
+  // low 1 + mid 1 + high 3 = 5: 1 free; a high job of 2 needs low alone.
+  Make({Queue("standalone", "", 6, Policies(kLower, kNever))});
+  Running("low", "standalone", kLow, 1);
+  Running("mid", "standalone", kNormal, 1);
+  Running("high", "standalone", kHigh, 3);
+  EXPECT_EQ(Targets(Pending("in", "standalone", kHigh, 2)), Names{"low"});
+}
+
+TEST_F(QueueReclaimTest, WithinQueueNeverPreemptsEqualOrHigherPriority) {
+  // Nothing runs below low; and removing low (3) cannot free 4.
+  Make({Queue("standalone", "", 6, Policies(kLower, kNever))});
+  Running("low", "standalone", kLow, 3);
+  Running("mid", "standalone", kNormal, 3);
+  EXPECT_EQ(Targets(Pending("in", "standalone", kLow, 1)), Names{});
+  EXPECT_FALSE(placed_);
+  EXPECT_EQ(Targets(Pending("in2", "standalone", kNormal, 4)), Names{});
+  EXPECT_FALSE(placed_);
+  EXPECT_NE(reason_.find("would not make room"), std::string::npos) << reason_;
+  EXPECT_TRUE(plan_.actions().empty());
+}
+
+// Kueue K9 ("preempt newer workloads with the same priority"): 6 CPUs,
+// LowerOrNewerEqualPriority. wl1 (prio 2 -> high), wl2 and wl3 (prio 1 ->
+// normal), 2 CPUs each, all submitted at 0; wl2 started later (1 s) than
+// wl3 (0 s). The incoming normal job of 2 CPUs was submitted before them
+// (-15 s): wl2 and wl3 qualify; the later started, wl2, goes.
+TEST_F(QueueReclaimTest, LowerOrNewerEqualPriorityTakesTheLatestStarted) {
+  Make({Queue("q", "", 6, Policies(PreemptionPolicy::kLowerOrNewerEqualPriority, kNever))});
+  Running("wl1", "q", kHigh, 2, 0, 0);
+  Running("wl2", "q", kNormal, 2, 1, 0);
+  Running("wl3", "q", kNormal, 2, 0, 0);
+  EXPECT_EQ(Targets(Pending("in", "q", kNormal, 2, -15)), Names{"wl2"});
+}
+
+// Kueue K10 ("reclaim quota from borrower"): c1 and c2, 6 CPUs each (6
+// borrowable), one cohort. c1: withinQueue and reclaimWithinCohort
+// LowerPriority; c2: Never, Any. c1-low (3) runs in c1; c2-mid (3) and
+// c2-high (6) in c2, which borrows 3. A high job of c1 asks 3: 3 + 3 fits
+// in c1's nominal, so c2's jobs below high are reclaim candidates, tried
+// before c1's own: c2-mid goes, and the cohort has 12 - 9 = 3 free.
+TEST_F(QueueReclaimTest, ReclaimFromABorrowerBeforeOwnJobs) {
+  Make({Queue("c1", "cohort", 6, Policies(kLower, kLower), 6),
+        Queue("c2", "cohort", 6, Policies(kNever, kAny), 6)});
+  Running("c1-low", "c1", kLow, 3);
+  Running("c2-mid", "c2", kNormal, 3);
+  Running("c2-high", "c2", kHigh, 6);
+  EXPECT_EQ(Targets(Pending("in", "c1", kHigh, 3)), Names{"c2-mid"});
+  EXPECT_NE(plan_.actions()[0].reason.find("queue c1 reclaims its quota from c2"),
+            std::string::npos)
+      << plan_.actions()[0].reason;
+}
+
+// Kueue K11 ("not enough workloads borrowing", "no workloads borrowing").
+TEST_F(QueueReclaimTest, ReclaimMustEndWithinNominalWithoutBorrowWithinCohort) {
+  // c1-high (4) in c1; c2 holds 8 (borrows 2). A high job of c1 asks 4: c1
+  // would hold 8 > 6 even after reclaiming, and borrowWithinCohort is
+  // Never: c2's jobs may only be taken by a no-borrowing attempt, which
+  // cannot succeed.
+  Make({Queue("c1", "cohort", 6, Policies(kLower, kLower), 6),
+        Queue("c2", "cohort", 6, Policies(kNever, kAny), 6)});
+  Running("c1-high", "c1", kHigh, 4);
+  Running("c2-low-1", "c2", kLow, 4);
+  Running("c2-low-2", "c2", kLow, 4);
+  EXPECT_EQ(Targets(Pending("in", "c1", kHigh, 4)), Names{});
+  EXPECT_FALSE(placed_);
+}
+
+TEST_F(QueueReclaimTest, AQueueWithinItsNominalIsNoCandidate) {
+  // c2 holds 4 <= 6: it borrows nothing, so nothing of it may be taken.
+  Make({Queue("c1", "cohort", 6, Policies(kLower, kLower), 6),
+        Queue("c2", "cohort", 6, Policies(kNever, kAny), 6)});
+  Running("c1-high", "c1", kHigh, 4);
+  Running("c2-low-1", "c2", kLow, 4);
+  EXPECT_EQ(Targets(Pending("in", "c1", kHigh, 4)), Names{});
+  EXPECT_NE(reason_.find("no running job it may preempt"), std::string::npos) << reason_;
+}
+
+// Kueue K12 ("preempt from all ClusterQueues in cohort"): c1 holds c1-low
+// (3) and c1-mid (2), c2 holds c2-low (3) and c2-mid (4), borrowing 1. A
+// normal job of c1 asks 4: 5 + 4 > 6, no advantage, so the no-borrowing
+// attempt goes first (c1 is strictly under nominal): c2-low (valid, c2
+// borrows), still 3 free and c1 would hold 9; c1-low: c1 holds 2 + 4 = 6
+// and the cohort has 12 - 6 = 6 free: it fits. Fill-back of c2-low: 3
+// free < 4, so both go.
+TEST_F(QueueReclaimTest, MixesOwnQueueAndReclaimWithFillBack) {
+  Make({Queue("c1", "cohort", 6, Policies(kLower, kLower), 6),
+        Queue("c2", "cohort", 6, Policies(kNever, kAny), 6)});
+  Running("c1-low", "c1", kLow, 3);
+  Running("c1-mid", "c1", kNormal, 2);
+  Running("c2-low", "c2", kLow, 3);
+  Running("c2-mid", "c2", kNormal, 4);
+  EXPECT_EQ(Targets(Pending("in", "c1", kNormal, 4)), (Names{"c1-low", "c2-low"}));
+}
+
+// Kueue K13 ("reclaim quota from lender"): lend1 (6, lending 4) and lend2
+// (6, lending 2). lend1-low (3), lend2-mid (3), lend2-high (4): lend2
+// borrows 1. A high job of lend1 asks 3 (3 + 3 <= 6: advantage). Removing
+// lend2-mid: cohort usage (3-2) + (4-4) = 1 of 6 lent, lend1 may take 0
+// locally + 5 from the cohort: fits.
+TEST_F(QueueReclaimTest, ReclaimWithLendingLimits) {
+  Make({Queue("lend1", "cohort-lend", 6, Policies(kLower, kLower), -1, 4),
+        Queue("lend2", "cohort-lend", 6, Policies(kLower, kLower), -1, 2)});
+  Running("lend1-low", "lend1", kLow, 3);
+  Running("lend2-mid", "lend2", kNormal, 3);
+  Running("lend2-high", "lend2", kHigh, 4);
+  EXPECT_EQ(Targets(Pending("in", "lend1", kHigh, 3)), Names{"lend2-mid"});
+}
+
+TEST_F(QueueReclaimTest, NoPreemptionBeyondTheQueuesMaximumCapacity) {
+  // lend1 may hold at most its local 2 + the cohort's 6 = 8 < 9.
+  Make({Queue("lend1", "cohort-lend", 6, Policies(kLower, kLower), -1, 4),
+        Queue("lend2", "cohort-lend", 6, Policies(kLower, kLower), -1, 2)});
+  Running("lend2-low", "lend2", kLow, 10);
+  EXPECT_EQ(Targets(Pending("in", "lend1", kNormal, 9)), Names{});
+  EXPECT_NE(reason_.find("no preemption can help"), std::string::npos) << reason_;
+}
+
+// Kueue K14 ("use BorrowWithinCohort"): a cohort of 13 CPUs: a_standard,
+// b_standard, a_best_effort (1 each, borrowing limit 12), b_best_effort (0,
+// limit 13), shared (10). The standard and best-effort queues may preempt
+// while borrowing jobs of lower priority up to the threshold.
+class BorrowWithinCohortTest : public QueueReclaimTest {
+ protected:
+  void MakeCohort(PriorityClass threshold) {
+    const core::QueuePreemption a = Policies(kNever, kLower, kLower, threshold);
+    const core::QueuePreemption b = Policies(kLower, kAny, kLower, threshold);
+    Make({Queue("a_standard", "c", 1, a, 12), Queue("b_standard", "c", 1, b, 12),
+          Queue("a_best_effort", "c", 1, a, 12), Queue("b_best_effort", "c", 0, a, 13),
+          Queue("shared", "c", 10)});
+  }
+};
+
+TEST_F(BorrowWithinCohortTest, PreemptsALowerPriorityBorrowerWhileBorrowing) {
+  // Kueue's priorities -1 and 0 (threshold 0): low and normal. a_standard
+  // asks 10 (it will borrow 9): a_best_effort_low (10) is taken while
+  // borrowing; b_best_effort_low (1), tried first (started later), is given
+  // back by the fill-back.
+  MakeCohort(kNormal);
+  Running("a_best_effort_low", "a_best_effort", kLow, 10, 0);
+  Running("b_best_effort_low", "b_best_effort", kLow, 1, 5);
+  EXPECT_EQ(Targets(Pending("in", "a_standard", kNormal, 10)), Names{"a_best_effort_low"});
+  EXPECT_NE(plan_.actions()[0].reason.find("borrows from a_best_effort"), std::string::npos)
+      << plan_.actions()[0].reason;
+}
+
+TEST_F(BorrowWithinCohortTest, NotAboveTheThresholdWhileBorrowing) {
+  // Kueue's 0 (threshold), 1, 2: low, normal, high. b_standard (normal)
+  // holds 10 above the threshold; a_standard needs 10 and would borrow.
+  MakeCohort(kLow);
+  Running("b_standard", "b_standard", kNormal, 10);
+  EXPECT_EQ(Targets(Pending("in", "a_standard", kHigh, 10)), Names{});
+}
+
+TEST_F(BorrowWithinCohortTest, AboveTheThresholdWhenNoBorrowingAfter) {
+  // b_standard (normal) holds all 13; a_standard asks 1 = its nominal.
+  MakeCohort(kLow);
+  Running("b_standard", "b_standard", kNormal, 13);
+  EXPECT_EQ(Targets(Pending("in", "a_standard", kHigh, 1)), Names{"b_standard"});
+}
+
+TEST_F(BorrowWithinCohortTest, OwnQueueAndBelowThresholdBorrowers) {
+  // Kueue's -2 and -1 (lower, low) are both low here, -2's being tried
+  // first is kept by starting it later; 1 -> normal, 2 -> high, threshold
+  // low. b_standard holds 11 and asks 2 more. a_best_effort_lower goes
+  // first (a_best_effort then holds 1 = nominal, so a_best_effort_low is
+  // no candidate any more), then b_standard_mid: 2 free, fits; the
+  // fill-back cannot give a_best_effort_lower back.
+  MakeCohort(kLow);
+  Running("b_standard_high", "b_standard", kHigh, 10, 0);
+  Running("b_standard_mid", "b_standard", kNormal, 1, 0);
+  Running("a_best_effort_low", "a_best_effort", kLow, 1, 0);
+  Running("a_best_effort_lower", "a_best_effort", kLow, 1, 5);
+  EXPECT_EQ(Targets(Pending("in", "b_standard", kHigh, 2)),
+            (Names{"a_best_effort_lower", "b_standard_mid"}));
+}
+
+TEST_F(BorrowWithinCohortTest, OnlyOwnQueueWhenOthersAreAboveTheThreshold) {
+  // Kueue's 1, 2 -> normal (b_standard_1 started later, as its lower
+  // priority sorted it first), 3 -> high, threshold low: a_standard's jobs
+  // are above it, so only b_standard's own may go: b_standard_1.
+  MakeCohort(kLow);
+  Running("a_standard_1", "a_standard", kNormal, 10);
+  Running("a_standard_2", "a_standard", kNormal, 1);
+  Running("b_standard_1", "b_standard", kNormal, 1, 5);
+  Running("b_standard_2", "b_standard", kNormal, 1, 0);
+  EXPECT_EQ(Targets(Pending("in", "b_standard", kHigh, 1)), Names{"b_standard_1"});
+}
+
+// Jobs of no queue preempt each other by priority alone (withinQueue).
+TEST_F(QueueReclaimTest, WithoutQueuesItIsPriorityPreemption) {
+  Make({});
+  Running("low", "default", kLow, 600);
+  Running("normal", "default", kNormal, 300);
+  QueueReclaimPreemptor::Options o = Whole();
+  o.defaults.within_queue = kLower;
+  EXPECT_EQ(Targets(Pending("in", "default", kNormal, 200), o), Names{"low"});
+}
+
+TEST(QueueReclaimArgsTest, BadArgumentsNameTheField) {
+  auto err = [](const std::string& yaml) {
+    auto r = MakeQueueReclaim(YAML::Load(yaml), "p.yaml: preemptor.args");
+    return r.has_value() ? std::string("ok") : r.error().message;
+  };
+  EXPECT_EQ(err("{withinQueue: Any}"),
+            "p.yaml: preemptor.args.withinQueue: expected Never, LowerPriority or "
+            "LowerOrNewerEqualPriority, got 'Any'");
+  EXPECT_EQ(err("{reclaimWithinCohort: Sometimes}"),
+            "p.yaml: preemptor.args.reclaimWithinCohort: expected Never, LowerPriority or Any, "
+            "got 'Sometimes'");
+  EXPECT_EQ(err("{maxPriorityThreshold: urgent}"),
+            "p.yaml: preemptor.args.maxPriorityThreshold: expected low, normal or high, got "
+            "'urgent'");
+  EXPECT_EQ(err("{elastic: maybe}"),
+            "p.yaml: preemptor.args.elastic: expected true or false, got 'maybe'");
+  EXPECT_EQ(err("{}"), "ok");
+}
+
+// --- Elastic reclaim -------------------------------------------------------
+
+// Queues a and b, 4 GPUs each, one cohort, on 2 nodes of 4 GPUs. b runs
+// elastic jobs of 1-GPU workers.
+class ElasticReclaimTest : public QueueReclaimTest {
+ protected:
+  void MakeGpus() {
+    core::ClusterSpec c;
+    c.nodes.push_back(Node("n0", 100 * kCpu, GiB(100), 4));
+    c.nodes.push_back(Node("n1", 100 * kCpu, GiB(100), 4));
+    for (const char* name : {"a", "b"}) {
+      core::QueueSpec q;
+      q.name = name;
+      q.cohort = "c";
+      q.quota.push_back({core::kGpu, 4, std::nullopt, std::nullopt});
+      c.queues.push_back(q);
+    }
+    w_.emplace(std::move(c));
+  }
+  // A job of b with a worker on each of `nodes`, elastic in [min, 8].
+  JobIndex Elastic(const std::string& name, std::vector<engine::NodeIndex> nodes, core::Time launch,
+                   core::Time checkpoint, core::Time started = 0, int min = 1) {
+    const int n = static_cast<int>(nodes.size());
+    core::JobSpec spec = JobBuilder(name)
+                             .Submit(started)
+                             .Workers(n, min, std::max(n, 8))
+                             .WorkerResources(Res(kCpu, GiB(1), 1))
+                             .Delays(launch, checkpoint);
+    spec.queue = "b";
+    const JobIndex j = w_->AddAt(started, std::move(spec), core::JobPhase::kWaiting);
+    for (int i = 0; i < n; ++i) st().PlaceTask({j, core::Role::kWorker, i}, nodes[i]);
+    st().SetPhase(j, core::JobPhase::kRunning, started);
+    return j;
+  }
+  JobIndex GpuPending(const std::string& name, int gpus) {
+    core::JobSpec spec =
+        JobBuilder(name).Submit(100).Workers(gpus).WorkerResources(Res(kCpu, GiB(1), 1));
+    spec.queue = "a";
+    return w_->AddAt(100, std::move(spec), core::JobPhase::kWaiting);
+  }
+  static QueueReclaimPreemptor::Options Elastic() {
+    QueueReclaimPreemptor::Options o;
+    o.elastic = true;
+    return o;
+  }
+  // Each resize in the plan: "<job> -> <workers>".
+  std::vector<std::string> Resizes() const {
+    std::vector<std::string> out;
+    for (const engine::Action& a : plan_.actions()) {
+      if (a.kind == ActionKind::kResize) {
+        out.push_back(w_->state.Job(a.task.job).spec->name + " -> " + std::to_string(a.workers));
+      }
+    }
+    return out;
+  }
+};
+
+// b's job E runs 6 workers (borrowing 2 of a's GPUs): 4 on n0, 2 on n1. A
+// job of a asks 4 GPUs; 2 are free. Elastic reclaim shrinks E by its two
+// highest workers (on n1) to 4 = b's nominal and a's job places on n1: no
+// job stops. Whole-job reclaim stops E (all 6 GPUs).
+TEST_F(ElasticReclaimTest, ShrinksTheBorrowerInsteadOfStoppingIt) {
+  MakeGpus();
+  Elastic("E", {0, 0, 0, 0, 1, 1}, 60, 30);
+  const JobIndex a = GpuPending("A", 4);
+  EXPECT_EQ(Targets(a, Elastic()), Names{});
+  EXPECT_TRUE(placed_);
+  EXPECT_EQ(Resizes(), std::vector<std::string>{"E -> 4"});
+  EXPECT_EQ(st().Job(a).placed_workers, 4);
+  EXPECT_TRUE(plan_.actions()[0].restart);
+  EXPECT_EQ(plan_.actions()[0].by, a);
+}
+
+TEST_F(ElasticReclaimTest, WholeJobReclaimStopsTheBorrower) {
+  MakeGpus();
+  Elastic("E", {0, 0, 0, 0, 1, 1}, 60, 30);
+  QueueReclaimPreemptor::Options o = Elastic();
+  o.elastic = false;
+  EXPECT_EQ(Targets(GpuPending("A", 4), o), Names{"E"});
+  EXPECT_TRUE(Resizes().empty());
+}
+
+// Two borrowers of b, E1 (3 workers, launch 10 s + checkpoint 10 s: a
+// resize idles its 3 GPUs 20 s, 60 GPU-seconds) and E2 (3 workers, 60 s +
+// 60 s: 360 GPU-seconds); b holds 6, borrowing 2. A job of a asks 4 with 2
+// free: E1, the cheaper, gives 2 workers (it stays above its minimum of
+// 1); E2 is not touched. E2 started later, so whole-job order would take it
+// first.
+TEST_F(ElasticReclaimTest, ShrinksTheJobThatLosesLeastFirst) {
+  MakeGpus();
+  Elastic("E1", {0, 0, 0}, 10, 10, 0);
+  Elastic("E2", {0, 1, 1}, 60, 60, 50);
+  EXPECT_EQ(Targets(GpuPending("A", 4), Elastic()), Names{});
+  EXPECT_EQ(Resizes(), std::vector<std::string>{"E1 -> 1"});
+}
+
+// b runs E (4 workers, at least 3) and R (2 workers, not elastic), 6
+// GPUs: it borrows 2. A job of a asks 4, 2 are free. Shrinking E to its
+// minimum frees 1: not enough, so the shrink is undone and whole jobs go,
+// as Kueue takes them: R (started later) first, and then a fits.
+TEST_F(ElasticReclaimTest, FallsBackToWholeJobsWhenShrinkingIsNotEnough) {
+  MakeGpus();
+  Elastic("E", {0, 0, 0, 0}, 60, 30, 0, 3);
+  Elastic("R", {1, 1}, 60, 30, 10, 2);
+  EXPECT_EQ(Targets(GpuPending("A", 4), Elastic()), Names{"R"});
+  EXPECT_TRUE(placed_);
+  EXPECT_TRUE(Resizes().empty());
+}
+
+}  // namespace
+}  // namespace dlsched::policy
