@@ -308,7 +308,10 @@ bool EvictUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attempt
   std::vector<Candidate> victims;
   bool placed = false;
   for (const Candidate& c : candidates) {
-    if (!attempt.Takes(c) || !attempt.Valid(c)) continue;
+    // A job shrunk for another one in this cycle keeps its new size.
+    if (!attempt.Takes(c) || !attempt.Valid(c) || ctx.decisions.ResizeOf(c.job) != nullptr) {
+      continue;
+    }
     EvictJob(ctx.session, c.job);
     victims.push_back(c);
     why->clear();

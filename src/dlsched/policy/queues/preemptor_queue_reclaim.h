@@ -42,10 +42,11 @@ namespace dlsched::policy {
 // relaunch delays when a resize restarts it), an other queue's job only
 // while its queue still borrows, until J places: they get a kResize and
 // nothing is evicted whole. Otherwise whole jobs are evicted in the order
-// above (an other queue's job skipped once its queue no longer borrows)
-// until J places, then each evicted job but the last is given back, latest
-// first, if J still places without it (Kueue's fill-back); the rest get a
-// kStop. On failure nothing changes.
+// above (an other queue's job skipped once its queue no longer borrows, a
+// job shrunk for another one in this cycle skipped) until J places, then
+// each evicted job but the last is given back, latest first, if J still
+// places without it (Kueue's fill-back); the rest get a kStop. On failure
+// nothing changes.
 class QueueReclaimPreemptor final : public engine::Preemptor {
  public:
   struct Options {
