@@ -63,12 +63,7 @@ std::optional<std::string> ComputeNeverFits(CycleContext& ctx, JobIndex j, int w
   for (int p = 0; p < core::kNumJobPhases; ++p) {
     const auto phase = static_cast<core::JobPhase>(p);
     if (phase == core::JobPhase::kSubmitted || core::IsFinal(phase)) continue;
-    for (const JobIndex other : st.JobsInPhase(phase)) {
-      const JobState& os = st.Job(other);
-      for (int s = 0; s < static_cast<int>(os.task_node.size()); ++s) {
-        if (os.task_node[s] != kNoNode) ctx.session.Evict(os.TaskAt(other, s));
-      }
-    }
+    for (const JobIndex other : st.JobsInPhase(phase)) ctx.session.EvictJob(other);
   }
   std::string why;
   const bool ok = packer.PlaceGang(ctx, j, workers, &why);

@@ -14,6 +14,13 @@ void Session::Evict(TaskRef t) {
   log_.push_back({t, n, false});
 }
 
+void Session::EvictJob(JobIndex j) {
+  const JobState& js = state_.Job(j);
+  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
+    if (js.task_node[s] != kNoNode) Evict(js.TaskAt(j, s));
+  }
+}
+
 void Session::RollbackTo(Mark m) {
   while (log_.size() > m) {
     const Step s = log_.back();

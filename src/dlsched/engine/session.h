@@ -25,6 +25,8 @@ class Session {
   void Assign(TaskRef t, NodeIndex n);
   // Takes a placed task off its node.
   void Evict(TaskRef t);
+  // Takes every placed task of job `j` off its node.
+  void EvictJob(JobIndex j);
   // True when `t`'s request fits in node `n`'s free resources.
   bool Fits(TaskRef t, NodeIndex n) const {
     return state_.Schedulable(n) && state_.FreeHolds(state_.Request(t), n);

@@ -244,15 +244,6 @@ bool Grow(engine::CycleContext& ctx, JobIndex j, int target) {
   return true;
 }
 
-// Takes back what a job started by admission in this cycle holds (its start
-// waits for held room, see Apply).
-void Unstart(engine::CycleContext& ctx, JobIndex j) {
-  const JobState& js = ctx.state().Job(j);
-  for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
-    if (js.task_node[s] != engine::kNoNode) ctx.session.Evict(js.TaskAt(j, s));
-  }
-}
-
 // "A's checkpoint (ends at 105 s)": whose held GPUs a job waits for, from
 // this plan's shrinks (`shrinking`, their checkpoints begin now) and the
 // jobs still holding released tasks.
@@ -319,7 +310,9 @@ Outcome Place(engine::CycleContext& ctx, const engine::Packer& packer,
       return Outcome::kUnplaceable;
     }
     ctx.session.RollbackTo(job_mark);
-    if (e.kind == Kind::kStarted) Unstart(ctx, e.job);
+    // A job admission started in this cycle gives back what it holds: its
+    // start waits for held room (see Apply).
+    if (e.kind == Kind::kStarted) ctx.session.EvictJob(e.job);
     (*deferred)[k] = 1;
   }
   if (!shrink_first) shrink();

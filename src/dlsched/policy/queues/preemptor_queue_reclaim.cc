@@ -204,13 +204,6 @@ class Attempt {
   bool no_borrowing_;
 };
 
-void EvictJob(engine::Session& session, JobIndex v) {
-  const JobState& vs = session.state().Job(v);
-  for (int s = 0; s < static_cast<int>(vs.task_node.size()); ++s) {
-    if (vs.task_node[s] != engine::kNoNode) session.Evict(vs.TaskAt(v, s));
-  }
-}
-
 // Why `v` goes: "queue team-a reclaims its quota from team-b".
 std::string Why(const ClusterState& st, const Request& r, const Candidate& c) {
   const QuotaBook& book = st.Quotas();
@@ -293,7 +286,7 @@ bool TryWith(engine::CycleContext& ctx, engine::Session::Mark mark, const Attemp
              std::span<const Candidate> victims, std::span<const uint8_t> spared) {
   ctx.session.RollbackTo(mark);
   for (size_t i = 0; i < victims.size(); ++i) {
-    if (!spared[i]) EvictJob(ctx.session, victims[i].job);
+    if (!spared[i]) ctx.session.EvictJob(victims[i].job);
   }
   return attempt.Places(nullptr);
 }
@@ -312,7 +305,7 @@ bool EvictUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attempt
     if (!attempt.Takes(c) || !attempt.Valid(c) || ctx.decisions.ResizeOf(c.job) != nullptr) {
       continue;
     }
-    EvictJob(ctx.session, c.job);
+    ctx.session.EvictJob(c.job);
     victims.push_back(c);
     why->clear();
     if (attempt.Places(why)) {

@@ -79,13 +79,9 @@ class QueueReclaimTest : public ::testing::Test {
   // `started` (submitted at `submitted`, default the same).
   JobIndex Running(const std::string& name, const std::string& queue, PriorityClass prio,
                    int64_t cpus, core::Time started = 0, core::Time submitted = -1) {
-    core::JobSpec spec = JobBuilder(name)
-                             .Submit(submitted < 0 ? started : submitted)
-                             .Workers(1)
-                             .WorkerResources(Res(cpus * kCpu, 0))
-                             .Priority(prio);
-    spec.queue = queue;
-    const JobIndex j = w_->AddAt(started, std::move(spec), core::JobPhase::kWaiting);
+    const JobIndex j =
+        w_->AddAt(started, OneWorker(name, queue, prio, cpus, submitted < 0 ? started : submitted),
+                  core::JobPhase::kWaiting);
     st().PlaceTask({j, core::Role::kWorker, 0}, 0);
     st().SetPhase(j, core::JobPhase::kRunning, started);
     return j;
@@ -93,13 +89,18 @@ class QueueReclaimTest : public ::testing::Test {
   // A job of `queue` waiting for one worker of `cpus` CPUs.
   JobIndex Pending(const std::string& name, const std::string& queue, PriorityClass prio,
                    int64_t cpus, core::Time submitted = 100) {
+    return w_->AddAt(submitted, OneWorker(name, queue, prio, cpus, submitted),
+                     core::JobPhase::kWaiting);
+  }
+  static core::JobSpec OneWorker(const std::string& name, const std::string& queue,
+                                 PriorityClass prio, int64_t cpus, core::Time submitted) {
     core::JobSpec spec = JobBuilder(name)
                              .Submit(submitted)
                              .Workers(1)
                              .WorkerResources(Res(cpus * kCpu, 0))
                              .Priority(prio);
     spec.queue = queue;
-    return w_->AddAt(submitted, std::move(spec), core::JobPhase::kWaiting);
+    return spec;
   }
 
   // Runs the preemptor for `j` at t = 200 and keeps what it did; the names

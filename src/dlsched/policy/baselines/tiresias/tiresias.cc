@@ -152,17 +152,10 @@ class ReplanPass {
         if (selected_[i]) room -= need_[i];
       }
       for (size_t i = 0; i < n; ++i) {
-        if (evict && !selected_[i] && !pending_[i]) Evict(jobs_[i]);
+        if (evict && !selected_[i] && !pending_[i]) ctx_.session.EvictJob(jobs_[i]);
       }
       if (!PlaceSelected(evict)) break;
       ctx_.session.RollbackTo(mark);
-    }
-  }
-
-  void Evict(JobIndex j) {
-    const JobState& js = st_.Job(j);
-    for (int s = 0; s < static_cast<int>(js.task_node.size()); ++s) {
-      if (js.task_node[s] != engine::kNoNode) ctx_.session.Evict(js.TaskAt(j, s));
     }
   }
 

@@ -11,20 +11,13 @@ namespace dlsched::policy {
 using engine::JobIndex;
 using engine::JobState;
 
-void PriorityEvictionPreemptor::EvictJob(engine::Session& session, JobIndex v) {
-  const JobState& vs = session.state().Job(v);
-  for (int s = 0; s < static_cast<int>(vs.task_node.size()); ++s) {
-    if (vs.task_node[s] != engine::kNoNode) session.Evict(vs.TaskAt(v, s));
-  }
-}
-
 bool PriorityEvictionPreemptor::TryWith(engine::CycleContext& ctx, engine::Session::Mark mark,
                                         std::span<const JobIndex> victims,
                                         std::span<const uint8_t> spared, JobIndex j, int workers,
                                         const engine::Packer& packer, std::string* reason) {
   ctx.session.RollbackTo(mark);
   for (size_t i = 0; i < victims.size(); ++i) {
-    if (!spared[i]) EvictJob(ctx.session, victims[i]);
+    if (!spared[i]) ctx.session.EvictJob(victims[i]);
   }
   return packer.PlaceGang(ctx, j, workers, reason);
 }
@@ -121,7 +114,7 @@ bool PriorityEvictionPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, i
   std::string why;
   bool placed = false;
   for (JobIndex v : candidates) {
-    EvictJob(ctx.session, v);
+    ctx.session.EvictJob(v);
     victims.push_back(v);
     why.clear();
     if (packer.PlaceGang(ctx, j, workers, &why)) {

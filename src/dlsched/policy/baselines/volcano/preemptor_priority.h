@@ -33,8 +33,6 @@ class PriorityEvictionPreemptor final : public engine::Preemptor {
                const engine::Packer& packer, std::string* reason) const override;
 
  private:
-  // Evicts every placed task of job `v` on the session.
-  static void EvictJob(engine::Session& session, engine::JobIndex v);
   // From `mark`: evicts the victims not spared, then places the gang.
   static bool TryWith(engine::CycleContext& ctx, engine::Session::Mark mark,
                       std::span<const engine::JobIndex> victims, std::span<const uint8_t> spared,
