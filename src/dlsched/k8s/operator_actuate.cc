@@ -220,9 +220,12 @@ void Operator::OnPhase(JobIndex j, JobPhase from) {
     EnsureEvaluators(j);
   }
   // Conditions follow every phase (a restart that relaunches at once
-  // still shows in Restarting's history).
+  // still shows in Restarting's history), except for a job on its way to
+  // suspension: a job whose spec asks for it enters the engine (Waiting)
+  // before it is suspended, and a restarted operator must not mark a
+  // suspended job resumed and then suspended again meanwhile.
   const int losses = Live(j) ? kept_[j].task_losses : 0;
-  if (Live(j) && !kept_[j].suspending) UpdateConditions(j);
+  if (Live(j) && !kept_[j].suspending && !tjs_[j].run_policy.suspend) UpdateConditions(j);
   // Lost pods (a failure, an eviction, a node gone), just seen by the
   // conditions: back to its checkpoint, said once with what was lost.
   if (Live(j) && kept_[j].task_losses > losses) {
