@@ -216,7 +216,7 @@ TEST_F(CliTest, CompareRunsEveryProfileAndWritesATable) {
             "profile,status,total,completed,failed,stuck,unfinished,jct_censored,jct_mean,jct_p50,"
             "jct_p95,jct_p99,makespan,mean_queueing,mean_launching,mean_running,slowdown_mean,"
             "slowdown_p95,slowdown_variance,jain_index,gpu_allocated,gpu_effective,cpu_allocated,"
-            "cpu_effective,preemptions,scale_events,reallocations,cycles,end_time");
+            "cpu_effective,preemptions,scale_events,reallocations,lost_gpu_hours,cycles,end_time");
   EXPECT_NE(csv.find("\nk8s-default,2 stuck (deadlocked),2,0,0,2,0,2,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\ngang-binpack,all done,2,2,0,0,0,0,317.393144,"), std::string::npos) << csv;
   // compare.json: the same rows as objects.
@@ -548,6 +548,33 @@ TEST_F(CliTest, GeneratedWorkloadRunsTheSameFromTheNativeFormat) {
     EXPECT_EQ(std::count(jobs.begin(), jobs.end(), '\n'), 301) << profile;
     EXPECT_EQ(ReadFile(std::filesystem::path(b) / "jobs.csv"), jobs) << profile;
   }
+}
+
+// --launch-delay and --checkpoint-delay replace every job's own, on a
+// workload file as on a trace: the reclaim example's costs worked by hand
+// in sim/queues_test.cc (train's launch waits 5 s for sweep's checkpoint;
+// sweep loses 150 GPU-seconds, eval none). A generated sweep refuses them.
+TEST_F(CliTest, DelayFlagsReplaceEveryJobsDelays) {
+  CmdResult r = Dlsched(
+      "simulate -q -c examples/cluster-reclaim.yaml -w examples/workload-reclaim.yaml "
+      "-p queue-reclaim --launch-delay 10 --checkpoint-delay 5 -o " +
+      out_.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string jobs = ReadFile(out_ / "jobs.csv");
+  EXPECT_NE(jobs.find("\nsweep,default,0,0,573.333333,573.333333,0,"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find(",6,150,"), std::string::npos) << jobs;  // gpus, lost_gpu_seconds
+  EXPECT_NE(jobs.find("\ntrain,default,100,100,215,115,0,15,100,"), std::string::npos) << jobs;
+  const std::string queues = ReadFile(out_ / "queues.csv");
+  EXPECT_NE(queues.find("\nprod,lab,4,1,1,115,115,0,"), std::string::npos) << queues;
+  EXPECT_NE(queues.find(",0,1,0,1,15,15\n"), std::string::npos) << queues;
+  r = Dlsched(
+      "sweep -c examples/cluster-reclaim.yaml --jobs 5 -p fifo --load 1 "
+      "--checkpoint-delay 5 -o " +
+      (out_ / "s").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out,
+            "dlsched: --checkpoint-delay: applies to the jobs of --workload or --trace, not to "
+            "generated ones (--jobs)\n");
 }
 
 // `validate` tells a workload from its first key and then parses the whole

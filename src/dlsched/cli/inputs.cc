@@ -137,8 +137,20 @@ bool IsCsvName(std::string_view path) {
   return ext == ".csv";
 }
 
+// --launch-delay and --checkpoint-delay: every job's, whatever it said.
+void ApplyDelays(const JobSource& s, config::WorkloadSpec& workload) {
+  for (core::JobSpec& job : workload.jobs) {
+    if (s.launch_delay) job.launch_delay = *s.launch_delay;
+    if (s.checkpoint_delay) job.checkpoint_delay = *s.checkpoint_delay;
+  }
+}
+
 core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
-  if (s.trace.empty()) return LoadWorkloadFile(s.workload);
+  if (s.trace.empty()) {
+    DLSCHED_TRY_LET(workload, LoadWorkloadFile(s.workload));
+    ApplyDelays(s, *workload);
+    return workload;
+  }
   DLSCHED_TRY_LET(o, config::ParseTraceArg(s.trace));
   o->stop = StopSignals::Flag();
   o->skip_bad_rows = s.skip_bad_rows;
@@ -151,6 +163,7 @@ core::Result<config::WorkloadSpec> LoadJobs(const JobSource& s) {
                  static_cast<long long>(load->skipped), static_cast<long long>(load->rows),
                  core::EscapeText(load->first_skipped, kMaxMessageBytes).c_str());
   }
+  ApplyDelays(s, load->workload);
   DLSCHED_TRY(sim::ResolveWorkload(load->workload));
   return std::move(load->workload);
 }

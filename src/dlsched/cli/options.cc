@@ -162,6 +162,15 @@ void AddJobSourceOptions(CLI::App* cmd, JobSource* s) {
          "sqrt, none or amdahl:P (not for pollux, whose speeds Pollux measured, nor native, "
          "whose rows say)")
       ->needs(trace);
+  cmd->add_option("--launch-delay", s->launch_delay,
+                  "Give every job this launchDelay, seconds, in place of its own (a trace states "
+                  "none; pollux jobs take Pollux's 30 s): each relaunch after a stop or a "
+                  "restarting resize costs it")
+      ->check(NumberIn(0, core::kMaxTime));
+  cmd->add_option("--checkpoint-delay", s->checkpoint_delay,
+                  "Give every job this checkpointDelay, seconds, in place of its own (a trace "
+                  "states none): what each stop or restarting resize costs it")
+      ->check(NumberIn(0, core::kMaxTime));
   cmd->add_option("--pollux-traces", s->pollux_traces,
                   "pollux: the directory of Pollux's measurements (<application>/placements.csv "
                   "...); default: traces/ beside the workload's directory")

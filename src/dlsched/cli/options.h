@@ -5,6 +5,7 @@
 // (cli/ internal).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,8 @@ struct JobSource {
   std::string pollux_traces;
   int64_t limit = 0;
   bool skip_bad_rows = false;
+  std::optional<double> launch_delay;      // --launch-delay
+  std::optional<double> checkpoint_delay;  // --checkpoint-delay
 };
 
 // What a run of simulate, explain, compare or sweep is given.

@@ -184,6 +184,8 @@ std::vector<std::string> CellCommand(const SweepArgs& a, const SweepGrid& grid) 
   add("--scaling", j.scaling);
   add("--pollux-traces", j.pollux_traces);
   if (j.skip_bad_rows) args.push_back("--skip-bad-rows");
+  if (j.launch_delay) add("--launch-delay", Exact(*j.launch_delay));
+  if (j.checkpoint_delay) add("--checkpoint-delay", Exact(*j.checkpoint_delay));
   if (a.generated) {
     add("--jobs", std::to_string(a.gen.jobs));
     add("--seeds", fmt::format("{}", fmt::join(grid.seeds, ",")));
@@ -237,6 +239,11 @@ core::Status CheckSweepArgs(const SweepArgs& a) {
     return core::MakeError(
         "give the jobs with --workload FILE, --trace FORMAT:FILE or --jobs N (a generated "
         "workload per --seeds)");
+  }
+  if (a.generated && (a.run.jobs.launch_delay || a.run.jobs.checkpoint_delay)) {
+    return core::Errorf(
+        "{}: applies to the jobs of --workload or --trace, not to generated ones (--jobs)",
+        a.run.jobs.launch_delay ? "--launch-delay" : "--checkpoint-delay");
   }
   if (auto st = CheckLoads(a.loads); !st) return st;
   return CheckSeeds(a.seeds);

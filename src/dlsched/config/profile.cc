@@ -110,10 +110,10 @@ core::Status Choice(const Reader& r, const YAML::Node& root, const char* key, co
 }
 
 core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& root) {
-  DLSCHED_TRY(r.CheckMap(
-      root, "", "a map with 'name' and extension points",
-      {"name", "description", "admission", "order", "filters", "packer", "scorers", "preemptor",
-       "sizer", "queueOrder", "protectFactor", "protect", "taskLoss", "percentageOfNodesToScore"}));
+  DLSCHED_TRY(r.CheckMap(root, "", "a map with 'name' and extension points",
+                         {"name", "description", "admission", "order", "filters", "packer",
+                          "scorers", "preemptor", "sizer", "queueOrder", "protectFactor", "protect",
+                          "taskLoss", "handOver", "percentageOfNodesToScore"}));
   ProfileSpec prof;
   prof.source = r.source();
 
@@ -143,6 +143,9 @@ core::Result<ProfileSpec> ParseProfileNode(const Reader& r, const YAML::Node& ro
 
   DLSCHED_TRY(
       Choice(r, root, "protect", "EveryLaunch", "RelaunchOnly", prof.protect_relaunch_only));
+
+  DLSCHED_TRY(
+      Choice(r, root, "handOver", "Immediate", "AfterCheckpoint", prof.hand_over_after_checkpoint));
 
   if (Given(root["percentageOfNodesToScore"])) {
     DLSCHED_TRY_LET(v, r.Int(root["percentageOfNodesToScore"], "percentageOfNodesToScore", 0, 100));

@@ -96,7 +96,7 @@ TEST(ParseProfileTest, Errors) {
   EXPECT_EQ(ProfileError("name: g\nordr: FIFO\n"),
             "gang.yaml: ordr: unknown key (allowed: name, description, admission, order, filters, "
             "packer, scorers, preemptor, sizer, queueOrder, protectFactor, protect, taskLoss, "
-            "percentageOfNodesToScore); did you mean 'order'?");
+            "handOver, percentageOfNodesToScore); did you mean 'order'?");
   EXPECT_EQ(ProfileError("name: g\norder: {name: FIFO, weight: 2}\n"),
             "gang.yaml: order.weight: unknown key (allowed: name, args)");
   EXPECT_EQ(ProfileError("name: g\nscorers: [{name: A, wieght: 2}]\n"),
@@ -114,6 +114,21 @@ TEST(ParseProfileTest, Errors) {
             "gang.yaml: sizer.args: expected a map, got a list");
   EXPECT_EQ(ProfileError("name: g\nsizer: {name: FScheduling, args: 3}\n"),
             "gang.yaml: sizer.args: expected a map, got '3'");
+  EXPECT_EQ(ProfileError("name: g\nhandOver: Later\n"),
+            "gang.yaml: handOver: expected Immediate or AfterCheckpoint, got 'Later'");
+}
+
+// `handOver`: Immediate (the default) or AfterCheckpoint.
+TEST(ParseProfileTest, HandOverIsImmediateUnlessAfterCheckpoint) {
+  auto plain = ParseProfile("name: p\n", "p.yaml");
+  ASSERT_TRUE(plain.has_value()) << plain.error().message;
+  EXPECT_FALSE(plain->hand_over_after_checkpoint);
+  auto immediate = ParseProfile("name: p\nhandOver: Immediate\n", "p.yaml");
+  ASSERT_TRUE(immediate.has_value()) << immediate.error().message;
+  EXPECT_FALSE(immediate->hand_over_after_checkpoint);
+  auto after = ParseProfile("name: p\nhandOver: AfterCheckpoint\n", "p.yaml");
+  ASSERT_TRUE(after.has_value()) << after.error().message;
+  EXPECT_TRUE(after->hand_over_after_checkpoint);
 }
 
 // --set's path: at most 64 keys. yaml-cpp writes and reads a map in a map by

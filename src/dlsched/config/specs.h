@@ -45,6 +45,10 @@ struct ProfileSpec {
   // launch goes straight to Running); false (EveryLaunch, the default)
   // protects every launch.
   bool protect_relaunch_only = false;
+  // `handOver`: true (AfterCheckpoint) makes a job started with room taken
+  // from others (stopped, or shrunk with a restart, for it) launch only
+  // once their checkpoints are done; false (Immediate) launches it at once.
+  bool hand_over_after_checkpoint = false;
   // kube-scheduler's percentageOfNodesToScore, 0..100: on 100 nodes or
   // more, how many feasible nodes are enough to score (0: kube's adaptive
   // default). 100 (dlsched's default) scores every feasible node.

@@ -55,7 +55,9 @@ void JobLifecycle::JobsAdded() {
   const auto n = static_cast<size_t>(state_.NumJobs());
   if (n > jobs_.capacity()) jobs_.reserve(std::max(n, 2 * jobs_.capacity()));
   for (auto j = static_cast<JobIndex>(jobs_.size()); j < state_.NumJobs(); ++j) {
-    jobs_.emplace_back().checkpointed_steps = state_.Job(j).spec->steps_done;
+    JobHistory& h = jobs_.emplace_back();
+    h.checkpointed_steps = state_.Job(j).spec->steps_done;
+    h.checkpointed_attained = state_.Job(j).attained;
     if (!core::IsFinal(state_.Job(j).phase)) ++unfinished_;
   }
 }
@@ -212,17 +214,28 @@ bool SameButNumbers(std::string_view a, std::string_view b) {
 void JobLifecycle::StartLaunch(JobIndex j, std::string_view reason) {
   JobHistory& h = jobs_[j];
   const bool first = h.clock.FirstEntered(JobPhase::kLaunching) == core::kNever;
+  const core::Time now = backend_.Now();
+  // Hand-over: the pods it replaces save their checkpoints first.
+  const core::Time wait = std::max(0.0, h.hand_over_until - now);
+  h.hand_over_until = 0;
   Enter(j, JobPhase::kLaunching);
   h.timeline_wait.clear();  // a wait after this one is news again
   Emit(j, first ? TimelineKind::kStarted : TimelineKind::kRelaunching, state_.Job(j).target_workers,
-       -1, [&] { return fmt::format("{} on {}", reason, Placement(j)); });
-  h.launch_started = backend_.Now();
+       -1, [&] {
+         return wait > 0 ? fmt::format("{} on {}; its launch waits {:g} s for the checkpoint of {}",
+                                       reason, Placement(j), wait, h.hand_over_from)
+                         : fmt::format("{} on {}", reason, Placement(j));
+       });
+  h.hand_over_from.clear();
+  h.launch_started = now;
   h.relaunch = !first;
   StampLaunch(j, h.launch_started);
   ++h.epoch;
-  const core::Time delay = state_.Job(j).spec->launch_delay;
+  const core::Time launch_delay = state_.Job(j).spec->launch_delay;
+  if (!first) h.lost_gpu_seconds += static_cast<double>(HeldGpus(j)) * launch_delay;
+  const core::Time delay = launch_delay + wait;
   if (delay > 0) {
-    backend_.SetTimer(backend_.Now() + delay, TimerKind::kLaunchDone, j, h.epoch);
+    backend_.SetTimer(now + delay, TimerKind::kLaunchDone, j, h.epoch);
   } else {
     FinishLaunch(j);
   }
@@ -248,9 +261,32 @@ void JobLifecycle::FinishLaunch(JobIndex j) {
   backend_.OnProgressChange(j);
 }
 
+int64_t JobLifecycle::HeldGpus(JobIndex j) const {
+  int64_t gpus = state_.Held(j)[core::kGpu];
+  for (const auto& [t, n] : jobs_[j].held) gpus += state_.Request(t)[core::kGpu];
+  return gpus;
+}
+
+void JobLifecycle::NoteStops(const Plan& plan, core::Time now) {
+  for (const Action& a : plan.actions) {
+    if (a.kind != ActionKind::kStop && !(a.kind == ActionKind::kResize && a.restart)) continue;
+    const JobIndex j = a.task.job;
+    jobs_[j].gpus_before_stop = HeldGpus(j);
+    if (!options_.hand_over_after_checkpoint || a.by < 0) continue;
+    const core::Time delay = state_.Job(j).spec->checkpoint_delay;
+    if (delay <= 0) continue;
+    JobHistory& to = jobs_[a.by];
+    to.hand_over_until = std::max(to.hand_over_until, now + delay);
+    to.hand_over_from += (to.hand_over_from.empty() ? "" : ", ") + state_.Job(j).spec->name;
+  }
+}
+
 // Running -> Checkpointing; progress stops (steps so far are kept).
 void JobLifecycle::Checkpoint(JobIndex j) {
   JobHistory& h = jobs_[j];
+  const int64_t gpus = h.gpus_before_stop >= 0 ? h.gpus_before_stop : HeldGpus(j);
+  h.gpus_before_stop = -1;
+  h.lost_gpu_seconds += static_cast<double>(gpus) * state_.Job(j).spec->checkpoint_delay;
   ++h.epoch;
   Enter(j, JobPhase::kCheckpointing);
   backend_.OnProgressChange(j);
@@ -310,6 +346,7 @@ void JobLifecycle::OnTimer(TimerKind kind, JobIndex j, uint64_t epoch) {
     case TimerKind::kCheckpointDone:
       if (phase != JobPhase::kCheckpointing) return;
       jobs_[j].checkpointed_steps = state_.Job(j).steps_done;
+      jobs_[j].checkpointed_attained = state_.Job(j).attained;
       Enter(j, JobPhase::kStopping);
       // The workers it gave up took part in the checkpoint; now they go,
       // and their room with them (to whoever the next cycle gives it).
@@ -361,9 +398,10 @@ void JobLifecycle::Suspend(JobIndex j, std::string reason) {
 }
 
 void JobLifecycle::Apply(const Plan& plan) {
+  const core::Time now = backend_.Now();
+  NoteStops(plan, now);
   ApplyPlacements(plan);
   size_t pod_cursor = 0;
-  const core::Time now = backend_.Now();
   for (const Action& a : plan.actions) ApplyJobAction(a, now, plan.room_epoch, &pod_cursor);
   DropBoundPods(plan);
 }
@@ -538,6 +576,8 @@ void JobLifecycle::Restart(JobIndex j, std::string reason) {
   backend_.OnProgressChange(j);
   // Back to the last checkpoint: what was trained since is lost.
   state_.MutableJob(j).steps_done = h.checkpointed_steps;
+  h.lost_gpu_seconds += std::max(0.0, state_.Job(j).attained - h.checkpointed_attained);
+  h.checkpointed_attained = state_.Job(j).attained;
   Release(j);
   Enter(j, JobPhase::kStandby);
   if (pod_queue_) CreatePods(std::span<const JobIndex>(&j, 1));

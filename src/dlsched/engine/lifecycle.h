@@ -107,6 +107,12 @@ struct LifecycleOptions {
   double protect_factor = 0;
   // Only relaunches are protected; a first launch goes straight to Running.
   bool protect_relaunch_only = false;
+  // Hand-over at checkpoints: a job started (or relaunched) with room taken
+  // from other jobs (a kStop or a restarting kResize whose `by` is the job)
+  // launches only once their checkpoints are done, as a preempting pod
+  // waits for its victims' pods to terminate; its Launching phase covers
+  // the wait. False: it launches at once.
+  bool hand_over_after_checkpoint = false;
   TaskLossPolicy task_loss = TaskLossPolicy::kRestart;
   // Per-pod backoff, as kube-scheduler: initial, doubling up to max.
   core::Time backoff_initial = 1;
@@ -140,8 +146,22 @@ struct JobHistory {
   int failures = 0;
   // When a pending kTaintEviction timer fires, or kNever.
   core::Time taint_check = core::kNever;
-  double checkpointed_steps = 0;  // progress at its last checkpoint
-  std::string reason;             // of the last decision about it
+  double checkpointed_steps = 0;     // progress at its last checkpoint
+  double checkpointed_attained = 0;  // JobState::attained at its last checkpoint
+  // GPU-seconds of training it lost to stops and restarts: each checkpoint
+  // it stopped for (the GPUs it held then x its checkpointDelay), each
+  // relaunch (the GPUs it relaunched on x its launchDelay), and the
+  // GPU-seconds it ran since its last checkpoint when it lost a task.
+  double lost_gpu_seconds = 0;
+  // GPUs it held when this plan began, for the checkpoint a stop or a
+  // restarting resize in it makes it pay for (-1: none pending).
+  int64_t gpus_before_stop = -1;
+  // Its launch begins no earlier than this: the end of the checkpoints of
+  // the jobs that gave it room (hand_over_after_checkpoint).
+  core::Time hand_over_until = 0;
+  // The jobs whose checkpoints it waits for, as "a, b".
+  std::string hand_over_from;
+  std::string reason;  // of the last decision about it
   // The last wait reason on its timeline (a reason that changes only in
   // its digits, its counts, is not a new row).
   std::string timeline_wait;
@@ -279,6 +299,13 @@ class JobLifecycle {
   void StartLaunch(JobIndex j, std::string_view reason);
   void FinishLaunch(JobIndex j);
   void Checkpoint(JobIndex j);
+  // GPUs job `j`'s pods hold: its placed tasks and those it holds until
+  // its checkpoint is done.
+  int64_t HeldGpus(JobIndex j) const;
+  // Before the plan's placements: what each job it stops or restarts holds,
+  // and (hand_over_after_checkpoint) whose checkpoints each job given room
+  // waits for.
+  void NoteStops(const Plan& plan, core::Time now);
   void Release(JobIndex j);
   // Lets the tasks job `j` held until its checkpoint go (Backend::Unbind).
   void LetGo(JobIndex j);

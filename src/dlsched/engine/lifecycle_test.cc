@@ -264,6 +264,52 @@ TEST_F(LifecycleTest, StopPreemptsToStandbyAndTheNextStartIsAReallocation) {
   EXPECT_EQ(lc().History(a).admission_seq, 0);  // still its first admission
 }
 
+// Work lost, by hand (2 one-GPU workers, launch 10 s, checkpoint 5 s): a,
+// running since 10, stops at 10 for b: its 2 GPUs x 5 s of checkpoint =
+// 10. It relaunches on 2 at 25: 2 x 10 = 20. It has run 60 GPU-seconds
+// since its checkpoint (attained 20 then, 80 now) when it loses a task:
+// 60 more, 90 in all. b, given a's room, launches at once under
+// handOver: Immediate (running at 20), or once a's checkpoint is done
+// under AfterCheckpoint (5 s + its 10: running at 25); a first launch
+// loses nothing.
+class WorkLostTest : public LifecycleTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(WorkLostTest, CountsCheckpointsRelaunchesAndWhatALostTaskUndoes) {
+  const bool hand_over = GetParam();
+  options_.hand_over_after_checkpoint = hand_over;
+  const JobIndex a = Add("a", 2, 2, 2);
+  const JobIndex b = Add("b", 2, 2, 2);
+  Start(a, 2);
+  RunUntil(10);
+  state_.MutableJob(a).attained = 20;
+  const JobIndex arrived[] = {b};
+  lc().Arrive(arrived);
+  Action stop = JobAction(ActionKind::kStop, a);
+  stop.by = b;
+  Plan p;
+  p.actions = {
+      Unbind(a, 0), Unbind(a, 1), Bind(b, 0, 0), Bind(b, 1, 0), JobAction(ActionKind::kStart, b, 2),
+      stop};
+  lc().Apply(p);
+  EXPECT_DOUBLE_EQ(lc().History(a).lost_gpu_seconds, 10);
+  RunUntil(20);
+  EXPECT_EQ(Phase(b), hand_over ? JobPhase::kLaunching : JobPhase::kRunning);
+  RunUntil(25);
+  EXPECT_EQ(Phase(b), JobPhase::kRunning);
+  EXPECT_DOUBLE_EQ(lc().History(b).lost_gpu_seconds, 0);
+  Plan again;
+  again.actions = {Bind(a, 0, 1), Bind(a, 1, 1), JobAction(ActionKind::kStart, a, 2)};
+  lc().Apply(again);
+  EXPECT_DOUBLE_EQ(lc().History(a).lost_gpu_seconds, 30);
+  RunUntil(35);
+  state_.MutableJob(a).attained = 80;
+  const TaskRef lost[] = {{a, Role::kWorker, 1}};
+  lc().TasksLost(lost, "evicted");
+  EXPECT_DOUBLE_EQ(lc().History(a).lost_gpu_seconds, 90);
+}
+
+INSTANTIATE_TEST_SUITE_P(HandOver, WorkLostTest, ::testing::Bool());
+
 // The record fields of a made-up policy: a level shown on the timeline as
 // "queue" (initial 0), a time stamped at each launch while unset (initial
 // kNever), a time that starts at the job's arrival, and a field the

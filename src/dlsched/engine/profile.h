@@ -40,6 +40,9 @@ class Profile {
   // Life cycle: only relaunches are protected (a first launch goes straight
   // to Running); false protects every launch.
   bool protect_relaunch_only = false;
+  // Life cycle: a job started with room taken from others launches once
+  // their checkpoints are done (LifecycleOptions::hand_over_after_checkpoint).
+  bool hand_over_after_checkpoint = false;
   // Life cycle: a job that loses a task restarts from its checkpoint or fails.
   TaskLossPolicy task_loss = TaskLossPolicy::kRestart;
 

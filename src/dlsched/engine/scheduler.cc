@@ -9,6 +9,7 @@ LifecycleOptions LifecycleOptionsOf(const Profile& profile, const SchedulerOptio
   LifecycleOptions o;
   o.protect_factor = profile.protect_factor;
   o.protect_relaunch_only = profile.protect_relaunch_only;
+  o.hand_over_after_checkpoint = profile.hand_over_after_checkpoint;
   o.task_loss = profile.task_loss;
   o.backoff_initial = options.backoff_initial;
   o.backoff_max = options.backoff_max;

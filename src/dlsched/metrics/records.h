@@ -37,6 +37,11 @@ struct JobRecord {
   // GPUs the job asks for at its requested size (every PS and Chief
   // replica and `replicas` workers), whatever it ran with.
   int64_t gpus = 0;
+  // GPU-seconds of training it lost to stops and restarts: each checkpoint
+  // it stopped for (GPUs held x checkpointDelay), each relaunch (GPUs x
+  // launchDelay), and what it ran since its last checkpoint when it lost a
+  // task (docs/formats.md, "Work lost").
+  double lost_gpu_seconds = 0;
   // Time the job would need alone with its best allocation (total steps /
   // best throughput); 0 when unknown. Used for slowdown and fairness.
   core::Time ideal_runtime = 0;

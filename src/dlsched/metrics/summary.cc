@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
+#include <span>
 
 namespace dlsched::metrics {
 namespace {
@@ -136,6 +138,7 @@ JobTotals CountJobs(const RunInput& input, RunSummary& s) {
     s.preemptions += job.preemptions;
     s.scale_events += job.scale_events;
     s.reallocations += job.reallocations;
+    s.lost_gpu_hours += job.lost_gpu_seconds / 3600;
 
     switch (Outcome(job)) {
       case JobOutcome::kCompleted:
@@ -242,6 +245,37 @@ RunSummary Summarize(const RunInput& input, std::optional<Window> window) {
   return s;
 }
 
+namespace {
+
+// Each queue's reclaims (QueueSummary::reclaims): for each start in
+// `reclaims`, the time from when its job last began to wait to when it ran.
+void ReclaimWaits(const RunInput& input, std::span<const int> queue_of,
+                  const std::set<std::pair<int32_t, core::Time>>& reclaims,
+                  std::vector<QueueSummary>& out) {
+  std::vector<core::Time> waiting_since(queue_of.size(), 0);
+  std::vector<char> reclaiming(queue_of.size(), 0);
+  std::vector<std::vector<core::Time>> waits(out.size());
+  for (const JobEvent& e : input.events) {
+    if (e.job < 0 || static_cast<size_t>(e.job) >= queue_of.size() || queue_of[e.job] < 0) continue;
+    if (e.kind == "submitted" || e.kind == "standby") {
+      waiting_since[e.job] = e.time;
+    } else if (e.kind == "started" || e.kind == "relaunching") {
+      reclaiming[e.job] = reclaims.contains({e.job, e.time}) ? 1 : 0;
+    } else if (e.kind == "running" && reclaiming[e.job]) {
+      reclaiming[e.job] = 0;
+      waits[queue_of[e.job]].push_back(e.time - waiting_since[e.job]);
+    }
+  }
+  for (size_t q = 0; q < out.size(); ++q) {
+    if (waits[q].empty()) continue;
+    out[q].reclaims = static_cast<int>(waits[q].size());
+    out[q].reclaim_wait_mean = Mean(waits[q]);
+    out[q].reclaim_wait_max = *std::max_element(waits[q].begin(), waits[q].end());
+  }
+}
+
+}  // namespace
+
 std::vector<QueueSummary> SummarizeQueues(const RunInput& input) {
   std::vector<QueueSummary> out(input.queues.size());
   std::map<std::string, size_t, std::less<>> index;
@@ -262,6 +296,7 @@ std::vector<QueueSummary> SummarizeQueues(const RunInput& input) {
     QueueSummary& s = out[it->second];
     ++s.jobs;
     s.preemptions_suffered += job.preemptions;
+    s.lost_gpu_hours += job.lost_gpu_seconds / 3600;
     if (const auto t = Jct(job)) {
       ++s.completed;
       jct[it->second].push_back(*t);
@@ -275,10 +310,18 @@ std::vector<QueueSummary> SummarizeQueues(const RunInput& input) {
     out[q].jct_p95 = Percentile(jct[q], 95);
     out[q].queueing_mean = Mean(queueing[q]);
   }
+  // Reclaims: (job, time) of a start that took room from another queue's job.
+  std::set<std::pair<int32_t, core::Time>> reclaims;
   for (const JobEvent& e : input.events) {
     if (e.by < 0 || static_cast<size_t>(e.by) >= queue_of.size() || queue_of[e.by] < 0) continue;
-    if (e.kind == "preempted" || e.kind == "resized") ++out[queue_of[e.by]].preemptions_caused;
+    if (e.kind != "preempted" && e.kind != "resized") continue;
+    ++out[queue_of[e.by]].preemptions_caused;
+    if (e.job >= 0 && static_cast<size_t>(e.job) < queue_of.size() &&
+        queue_of[e.job] != queue_of[e.by]) {
+      reclaims.emplace(e.by, e.time);
+    }
   }
+  if (!reclaims.empty()) ReclaimWaits(input, queue_of, reclaims, out);
   // Each queue's GPUs over time, from the allocations: (time, queue, +-gpus).
   struct Step {
     core::Time time;

@@ -54,6 +54,15 @@ struct QueueSummary {
   double lent_gpu_hours = 0;
   int preemptions_suffered = 0;  // its jobs' preemptions (jobs.csv)
   int preemptions_caused = 0;    // preemptions and shrinks its jobs caused
+  // Its jobs' lost_gpu_seconds (jobs.csv), in GPU-hours.
+  double lost_gpu_hours = 0;
+  // Reclaims: starts of its jobs that took room from jobs of other queues
+  // (a preempted or resized event of such a job `by` it); for those, the
+  // mean and largest time from when the job last began to wait (its
+  // submission, or its last stop) to when it ran; nullopt when none.
+  int reclaims = 0;
+  std::optional<core::Time> reclaim_wait_mean;
+  std::optional<core::Time> reclaim_wait_max;
 };
 
 // The per-run numbers of a run. Every field is finite: an empty run
@@ -125,6 +134,8 @@ struct RunSummary {
   int64_t preemptions = 0;
   int64_t scale_events = 0;
   int64_t reallocations = 0;
+  // Jobs' lost_gpu_seconds, in GPU-hours.
+  double lost_gpu_hours = 0;
 
   bool deadlocked = false;
   bool partial = false;  // RunInput::partial

@@ -123,6 +123,7 @@ void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
            {col::kScaleEvents, job.scale_events},
            {col::kFinalWorkers, job.final_workers},
            {col::kGpus, job.gpus}});
+  Numbers(w, {{col::kLostGpuSeconds, job.lost_gpu_seconds}});
   w.Key(col::kStuck);
   w.Bool(job.stuck);
   w.Key(col::kReason);
@@ -183,8 +184,10 @@ void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
       o += ',';
       AppendInt(o, n);
     }
-    o += ',';
-    AppendNumber(o, job.ideal_runtime);
+    for (double x : {job.lost_gpu_seconds, job.ideal_runtime}) {
+      o += ',';
+      AppendNumber(o, x);
+    }
     o += job.stuck ? ",true," : ",false,";
     AppendCsvField(o, job.reason);
     o += '\n';
@@ -216,7 +219,11 @@ std::vector<std::string> QueueFields(const metrics::QueueSummary& q) {
           number(q.borrowed_gpu_hours),
           number(q.lent_gpu_hours),
           integer(q.preemptions_suffered),
-          integer(q.preemptions_caused)};
+          integer(q.preemptions_caused),
+          number(q.lost_gpu_hours),
+          integer(q.reclaims),
+          number(q.reclaim_wait_mean),
+          number(q.reclaim_wait_max)};
 }
 
 void WriteQueuesCsv(TextOut& out, const metrics::RunSummary& summary) {
@@ -363,9 +370,12 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
               {key::kJainIndex, s.jain_index}});
   w.EndObject();
   w.Key(key::kEvents);
-  IntObject(w, {{key::kPreemptions, s.preemptions},
-                {key::kScaleEvents, s.scale_events},
-                {key::kReallocations, s.reallocations}});
+  w.BeginObject();
+  Ints(w, {{key::kPreemptions, s.preemptions},
+           {key::kScaleEvents, s.scale_events},
+           {key::kReallocations, s.reallocations}});
+  Numbers(w, {{key::kLostGpuHours, s.lost_gpu_hours}});
+  w.EndObject();
   w.Key(key::kJobs);
   w.BeginArray();
   for (const auto& job : input.jobs) {
@@ -393,6 +403,10 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
                   {schema::queues::kLentGpuHours, q.lent_gpu_hours}});
       Ints(w, {{schema::queues::kPreemptionsSuffered, q.preemptions_suffered},
                {schema::queues::kPreemptionsCaused, q.preemptions_caused}});
+      Numbers(w, {{schema::queues::kLostGpuHours, q.lost_gpu_hours}});
+      Ints(w, {{schema::queues::kReclaims, q.reclaims}});
+      Numbers(w, {{schema::queues::kReclaimWaitMean, q.reclaim_wait_mean},
+                  {schema::queues::kReclaimWaitMax, q.reclaim_wait_max}});
       w.EndObject();
     }
     w.EndArray();
@@ -460,6 +474,7 @@ std::vector<CompareField> CompareFields(const std::string& profile, const metric
       {"preemptions", s.preemptions},
       {"scale_events", s.scale_events},
       {"reallocations", s.reallocations},
+      {"lost_gpu_hours", s.lost_gpu_hours},
       {"cycles", s.cycles},
       {"end_time", s.end_time},
   };

@@ -25,10 +25,10 @@ using testing::TempDir;
 TEST(JobsCsvTest, HandWorkedRows) {
   const std::string expected =
       "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
-      "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,ideal_runtime,"
-      "stuck,reason\n"
-      "resnet-a,team-1,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,50,false,\n"
-      "\"vgg,b\",team-2,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,true,"
+      "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,lost_gpu_seconds,"
+      "ideal_runtime,stuck,reason\n"
+      "resnet-a,team-1,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,10,50,false,\n"
+      "\"vgg,b\",team-2,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,0,true,"
       "\"waiting: needs \"\"4 gpu\"\" on one node, largest free is 2\"\n";
   EXPECT_EQ(JobsCsv(testing::SampleRun()), expected);
 }

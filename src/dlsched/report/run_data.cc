@@ -157,6 +157,7 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
   const auto scale_events = f.Find(col::kScaleEvents);
   const auto gpus = f.Find(col::kGpus);
   const auto ideal = f.Find(col::kIdealRuntime);
+  const auto lost = f.Find(col::kLostGpuSeconds);
   return ParseRows<JobRow>(f, [&](Cells& c, JobRow& j) {
     j.name = c.Text((*cols)[0]);
     j.submit = c.Number((*cols)[1]);
@@ -173,6 +174,7 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
     j.scale_events = c.OptionalInt(scale_events).value_or(0);
     j.gpus = c.OptionalInt(gpus);
     j.ideal_runtime = c.OptionalNumber(ideal);
+    j.lost_gpu_seconds = c.OptionalNumber(lost).value_or(0);
   });
 }
 
@@ -453,6 +455,7 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
   s.preemptions = r.Count({key::kEvents, key::kPreemptions});
   s.scale_events = r.Count({key::kEvents, key::kScaleEvents});
   s.reallocations = r.Count({key::kEvents, key::kReallocations});
+  s.lost_gpu_hours = r.Number({key::kEvents, key::kLostGpuHours}).value_or(0);
   if (const nlohmann::json* res = r.Object({key::kUtilization, key::kResources})) {
     for (const auto& [name, value] : res->items()) {
       metrics::ResourceUtilization u;

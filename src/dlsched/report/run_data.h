@@ -57,6 +57,7 @@ struct JobRow {
   int64_t scale_events = 0;
   std::optional<int64_t> gpus;          // absent in files of older versions
   std::optional<double> ideal_runtime;  // likewise; 0: unknown
+  double lost_gpu_seconds = 0;          // likewise (0 when absent)
 };
 
 // utilization.csv: fractions of capacity per resource; row i holds from

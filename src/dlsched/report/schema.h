@@ -46,14 +46,15 @@ inline constexpr std::string_view kPreemptions = "preemptions";
 inline constexpr std::string_view kScaleEvents = "scale_events";
 inline constexpr std::string_view kFinalWorkers = "final_workers";
 inline constexpr std::string_view kGpus = "gpus";
+inline constexpr std::string_view kLostGpuSeconds = "lost_gpu_seconds";
 inline constexpr std::string_view kIdealRuntime = "ideal_runtime";
 inline constexpr std::string_view kStuck = "stuck";
 inline constexpr std::string_view kReason = "reason";
 inline constexpr std::string_view kColumns[] = {
-    kName,         kNamespace,     kSubmit,      kFirstStart,  kCompletion,
-    kJct,          kQueueing,      kLaunching,   kRunning,     kFinalState,
-    kAdmissionSeq, kReallocations, kPreemptions, kScaleEvents, kFinalWorkers,
-    kGpus,         kIdealRuntime,  kStuck,       kReason};
+    kName,         kNamespace,      kSubmit,       kFirstStart,  kCompletion,
+    kJct,          kQueueing,       kLaunching,    kRunning,     kFinalState,
+    kAdmissionSeq, kReallocations,  kPreemptions,  kScaleEvents, kFinalWorkers,
+    kGpus,         kLostGpuSeconds, kIdealRuntime, kStuck,       kReason};
 }  // namespace jobs
 
 // utilization.csv: time, then <resource>_allocated and <resource>_effective
@@ -100,6 +101,10 @@ inline constexpr std::string_view kBorrowedGpuHours = "borrowed_gpu_hours";
 inline constexpr std::string_view kLentGpuHours = "lent_gpu_hours";
 inline constexpr std::string_view kPreemptionsSuffered = "preemptions_suffered";
 inline constexpr std::string_view kPreemptionsCaused = "preemptions_caused";
+inline constexpr std::string_view kLostGpuHours = "lost_gpu_hours";
+inline constexpr std::string_view kReclaims = "reclaims";
+inline constexpr std::string_view kReclaimWaitMean = "reclaim_wait_mean";
+inline constexpr std::string_view kReclaimWaitMax = "reclaim_wait_max";
 inline constexpr std::string_view kColumns[] = {kQueue,
                                                 kCohort,
                                                 kNominalGpus,
@@ -112,7 +117,11 @@ inline constexpr std::string_view kColumns[] = {kQueue,
                                                 kBorrowedGpuHours,
                                                 kLentGpuHours,
                                                 kPreemptionsSuffered,
-                                                kPreemptionsCaused};
+                                                kPreemptionsCaused,
+                                                kLostGpuHours,
+                                                kReclaims,
+                                                kReclaimWaitMean,
+                                                kReclaimWaitMax};
 }  // namespace queues
 
 // summary.json: a run's figures (metrics::RunSummary) and its jobs. Keys
@@ -160,6 +169,7 @@ inline constexpr char kEvents[] = "events";  // an object of:
 inline constexpr char kPreemptions[] = "preemptions";
 inline constexpr char kScaleEvents[] = "scale_events";
 inline constexpr char kReallocations[] = "reallocations";
+inline constexpr char kLostGpuHours[] = "lost_gpu_hours";
 // kJobs: one object a job, its keys those of jobs.csv's columns (jobs::,
 // ideal_runtime and slowdown included) in their order.
 inline constexpr char kProvenance[] = "provenance";  // provenance.h

@@ -97,6 +97,7 @@ std::string SummaryRows(const metrics::RunSummary& s) {
   add("preemptions", std::to_string(s.preemptions));
   add("scale events", std::to_string(s.scale_events));
   add("reallocations", std::to_string(s.reallocations));
+  add("work lost", fmt::format("{:.3f} GPU-hours (checkpoints and relaunches)", s.lost_gpu_hours));
   add("cycles", std::to_string(s.cycles));
   add("end time", Seconds(s.end_time));
   return RenderColumns(rows, {Align::kLeft, Align::kLeft}, /*header_rule=*/false);

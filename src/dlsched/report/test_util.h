@@ -32,7 +32,8 @@ class TempDir : public dlsched::testing::TempDir {
 // A small run used by the report tests, on a cluster of 8 cpu (8000m) and
 // 4 GPUs:
 //   resnet-a: submit 0, start 12.5, completed at 100 (JCT 100), 4 workers,
-//             4 GPUs, ideal runtime 50 -> slowdown 2
+//             4 GPUs, ideal runtime 50 -> slowdown 2; relaunched once on
+//             its 4 GPUs (2.5 s): 10 GPU-seconds lost
 //   vgg,b:    submit 30, asks 2 GPUs, never started, stuck waiting with a
 //             reason that has a comma and quotes
 // GPU use: 2 allocated and effective from 0, 4 allocated / 0 effective from
@@ -62,6 +63,7 @@ inline metrics::RunInput SampleRun() {
   a.scale_events = 2;
   a.final_workers = 4;
   a.gpus = 4;
+  a.lost_gpu_seconds = 10;
   a.ideal_runtime = 50;
 
   metrics::JobRecord b;

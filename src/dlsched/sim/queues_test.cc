@@ -137,6 +137,19 @@ TEST(QueuesTest, WithoutTheLendingLimitTheCohortLendsMore) {
   EXPECT_DOUBLE_EQ(Record(*r, "a2").first_start, 100);
 }
 
+// The reclaim example under queue-reclaim, elastic or Kueue's whole-job
+// preemption, its invariants checked every cycle.
+core::Result<SimResult> RunReclaim(const core::ClusterSpec& cluster,
+                                   const config::WorkloadSpec& workload, bool elastic) {
+  SimOptions options;
+  options.check_invariants = true;
+  return Simulate(
+      cluster, workload,
+      MakeEngine("queue-reclaim",
+                 [&](config::ProfileSpec& p) { p.preemptor.args["elastic"] = elastic; }),
+      options);
+}
+
 // examples/cluster-reclaim.yaml and examples/workload-reclaim.yaml under
 // queue-reclaim (docs/queues.md's worked reclaim): research and prod, 4
 // GPUs each, one node of 8. No launch or checkpoint delays.
@@ -158,15 +171,9 @@ TEST(QueuesTest, ElasticReclaimShrinksTheBorrowerWholeJobReclaimStopsTheLatest) 
   core::ClusterSpec cluster;
   ASSERT_NO_FATAL_FAILURE(
       LoadExample("cluster-reclaim.yaml", "workload-reclaim.yaml", cluster, workload));
-  SimOptions options;
-  options.check_invariants = true;
   for (const bool elastic : {true, false}) {
     SCOPED_TRACE(elastic);
-    auto r =
-        Simulate(cluster, workload,
-                 MakeEngine("queue-reclaim",
-                            [&](config::ProfileSpec& p) { p.preemptor.args["elastic"] = elastic; }),
-                 options);
+    auto r = RunReclaim(cluster, workload, elastic);
     ASSERT_TRUE(r.has_value()) << r.error().message;
     EXPECT_DOUBLE_EQ(Record(*r, "train").first_start, 100);
     EXPECT_DOUBLE_EQ(Record(*r, "train").completion, 200);
@@ -180,6 +187,56 @@ TEST(QueuesTest, ElasticReclaimShrinksTheBorrowerWholeJobReclaimStopsTheLatest) 
     EXPECT_DOUBLE_EQ(*s.queues[0].queueing_mean, elastic ? 0 : 50);
     EXPECT_EQ(s.queues[0].preemptions_suffered, 1);
     EXPECT_EQ(s.queues[1].preemptions_caused, 1);
+  }
+}
+
+// The same example with restart costs: every job takes 10 s to launch and
+// 5 s to checkpoint, and queue-reclaim hands room over at checkpoints.
+//
+// Elastic: sweep starts with 6 workers at 0 (launch 0..10, runs at 6/s);
+// eval starts at 50 (runs 60..260, 400 steps at 2/s). At 100 train needs
+// 2 GPUs: sweep (540 steps done) shrinks to 4 and checkpoints 100..105
+// (lost 6 GPUs x 5 s = 30), relaunches on 4 over 105..115 (4 x 10 = 40)
+// and runs at 4/s. train's launch waits for sweep's checkpoint: 100..115,
+// runs 115..215 (reclaim wait 15 s). At 215 sweep (940 steps) grows back
+// to 6: checkpoint 215..220 on its 4 (20), relaunch 220..230 on 6 (60);
+// 2060 steps at 6/s end at 230 + 343.33 = 573.33. Lost: sweep 150.
+// Whole: eval, started last, stops at 100 (80 steps done): checkpoint on
+// 2 GPUs (10); train waits 5 s for it, runs 115..215; eval relaunches at
+// 215 (2 x 10 = 20), 320 steps from 225 end at 385. sweep runs 10..510.
+// Lost: eval 30. Mean JCT: elastic (573.33 + 210 + 115) / 3 = 299.44,
+// whole (510 + 335 + 115) / 3 = 320.
+TEST(QueuesTest, ReclaimWithRestartCostsHandsOverAtCheckpointsAndCountsWorkLost) {
+  config::WorkloadSpec workload;
+  core::ClusterSpec cluster;
+  ASSERT_NO_FATAL_FAILURE(
+      LoadExample("cluster-reclaim.yaml", "workload-reclaim.yaml", cluster, workload));
+  for (core::JobSpec& job : workload.jobs) {
+    job.launch_delay = 10;
+    job.checkpoint_delay = 5;
+  }
+  for (const bool elastic : {true, false}) {
+    SCOPED_TRACE(elastic);
+    auto r = RunReclaim(cluster, workload, elastic);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_DOUBLE_EQ(Record(*r, "train").first_start, 100);
+    EXPECT_DOUBLE_EQ(Record(*r, "train").launching, 15);
+    EXPECT_DOUBLE_EQ(Record(*r, "train").completion, 215);
+    EXPECT_NEAR(Record(*r, "sweep").completion, elastic ? 230 + 2060.0 / 6 : 510, 1e-6);
+    EXPECT_DOUBLE_EQ(Record(*r, "eval").completion, elastic ? 260 : 385);
+    EXPECT_DOUBLE_EQ(Record(*r, "sweep").lost_gpu_seconds, elastic ? 150 : 0);
+    EXPECT_DOUBLE_EQ(Record(*r, "eval").lost_gpu_seconds, elastic ? 0 : 30);
+    EXPECT_DOUBLE_EQ(Record(*r, "train").lost_gpu_seconds, 0);
+    const metrics::RunSummary s = metrics::Summarize(r->run);
+    EXPECT_NEAR(s.jct_mean, elastic ? (230 + 2060.0 / 6 + 210 + 115) / 3 : 320, 1e-6);
+    EXPECT_NEAR(s.lost_gpu_hours, (elastic ? 150 : 30) / 3600.0, 1e-12);
+    ASSERT_EQ(s.queues.size(), 2u);
+    EXPECT_NEAR(s.queues[0].lost_gpu_hours, (elastic ? 150 : 30) / 3600.0, 1e-12);
+    EXPECT_EQ(s.queues[0].reclaims, 0);
+    EXPECT_FALSE(s.queues[0].reclaim_wait_mean.has_value());
+    EXPECT_EQ(s.queues[1].reclaims, 1);
+    EXPECT_DOUBLE_EQ(*s.queues[1].reclaim_wait_mean, 15);
+    EXPECT_DOUBLE_EQ(*s.queues[1].reclaim_wait_max, 15);
   }
 }
 

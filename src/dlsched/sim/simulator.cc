@@ -637,6 +637,7 @@ void Simulation::Records(const LoopEnd& loop) {
     r.reallocations = sj.reallocations;
     r.preemptions = sj.preemptions;
     r.scale_events = sj.scale_events;
+    r.lost_gpu_seconds = sj.lost_gpu_seconds;
     r.final_workers = js.placed_workers > 0 ? js.placed_workers : js.target_workers;
     r.ideal_runtime = IdealRuntime(*js.spec);
     r.gpus = js.spec->Demand(js.spec->role(core::Role::kWorker).replicas)[core::kGpu];

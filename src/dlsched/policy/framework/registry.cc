@@ -203,6 +203,7 @@ core::Result<engine::Profile> BuildProfile(const config::ProfileSpec& spec) {
   p.description = spec.description;
   p.protect_factor = spec.protect_factor;
   p.protect_relaunch_only = spec.protect_relaunch_only;
+  p.hand_over_after_checkpoint = spec.hand_over_after_checkpoint;
   p.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score;
   p.task_loss =
       spec.restart_on_task_loss ? engine::TaskLossPolicy::kRestart : engine::TaskLossPolicy::kFail;
