@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "dlsched/cli/errors.h"
 #include "dlsched/cli/inputs.h"
 #include "dlsched/cli/provenance.h"
@@ -23,6 +25,25 @@ namespace dlsched::cli {
 namespace {
 
 // compare's table, compare.csv and compare.json, a profile at a time.
+// A queue's row of the printed per-queue table.
+std::vector<std::string> QueueRow(const std::string& profile, const metrics::QueueSummary& q) {
+  auto secs = [](std::optional<double> t) { return t ? fmt::format("{:.1f}", *t) : "-"; };
+  auto ratio = [](std::optional<double> x) { return x ? fmt::format("{:.2f}", *x) : "-"; };
+  return {profile,
+          q.name,
+          fmt::format("{}/{}", q.completed, q.jobs),
+          secs(q.jct_mean),
+          secs(q.jct_p95),
+          secs(q.queueing_mean),
+          fmt::format("{:.2f}", q.borrowed_gpu_hours),
+          fmt::format("{:.2f}", q.lent_gpu_hours),
+          fmt::format("{:.2f}", q.lost_gpu_hours),
+          ratio(q.ftf_mean),
+          ratio(q.ftf_max),
+          std::to_string(q.preemptions_suffered),
+          std::to_string(q.preemptions_caused)};
+}
+
 class CompareTables {
  public:
   explicit CompareTables(const std::optional<metrics::Window>& window) : w_(&json_) {
@@ -35,6 +56,10 @@ class CompareTables {
 
   void Add(const std::string& profile, const metrics::RunSummary& summary) {
     rows_.push_back(CompareRow(profile, summary));
+    queues_.Add(profile, summary);
+    for (const metrics::QueueSummary& q : summary.queues) {
+      queue_rows_.push_back(QueueRow(profile, q));
+    }
     const std::vector<report::CompareField> fields = report::CompareFields(profile, summary);
     if (csv_.empty()) csv_ = CsvLine(fields, true);
     csv_ += CsvLine(fields, false);
@@ -68,9 +93,12 @@ class CompareTables {
         break;
       }
     }
+    if (queue_rows_.size() > 1) std::printf("\n%s", AlignedTable(queue_rows_).c_str());
   }
 
   const std::string& Csv() const { return csv_; }
+  // queues.csv beside compare.csv: every run's queues ("" without queues).
+  const std::string& QueuesCsv() const { return queues_.Csv(); }
 
   // compare.json, closed with the provenance.
   std::string Json(const report::Provenance& provenance) {
@@ -85,6 +113,10 @@ class CompareTables {
   std::vector<std::vector<std::string>> rows_ = {
       {"profile", "status", "done", "JCT mean", "JCT p95", "makespan", "slowdown", "gpu alloc",
        "gpu eff", "cpu eff", "Jain", "preempt", "scale"}};
+  std::vector<std::vector<std::string>> queue_rows_ = {
+      {"profile", "queue", "done", "JCT mean", "JCT p95", "queueing", "borrowed GPU-h",
+       "lent GPU-h", "lost GPU-h", "FTF mean", "FTF max", "preempted", "caused"}};
+  report::QueuesTable queues_;
   std::string csv_;
   std::string json_;
   report::JsonWriter w_;
@@ -122,6 +154,7 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareArgs* args) {
                    "on it");
   AddQuietOption(compare, &args->quiet);
   AddWindowOption(compare, &args->run.window, std::string(kRunWindowHelp) + " and compare.json");
+  AddAloneOption(compare, &args->run.alone);
   AddReportOption(compare, &args->run.report, &args->run.page);
   compare
       ->add_option("--out,-o", args->out,
@@ -159,6 +192,7 @@ int Compare(const CompareArgs& args, const std::vector<std::string>& command) {
     r.cluster = &inputs->cluster;
     r.workload = &inputs->workload;
     r.engine = engine.get();
+    r.options.alone = a.alone;
   }
   bool interrupted = false;
   auto results = RunAll(runs, Batch(args.threads, args.quiet), &interrupted);
@@ -175,10 +209,15 @@ int Compare(const CompareArgs& args, const std::vector<std::string>& command) {
   if (!args.quiet) tables.Print();
   if (auto st = out->Add("compare.csv", tables.Csv()); !st) return RunFailed(st.error());
   if (auto st = out->Add("compare.json", json); !st) return RunFailed(st.error());
+  if (!tables.QueuesCsv().empty()) {
+    if (auto st = out->Add("queues.csv", tables.QueuesCsv()); !st) return RunFailed(st.error());
+  }
   if (auto st = out->Commit(); !st) return RunFailed(st.error());
   const std::string shown = core::EscapeText(args.out, kMaxMessageBytes);
-  std::printf("results: %s/compare.csv, %s/compare.json and %s/<profile>/\n", shown.c_str(),
-              shown.c_str(), shown.c_str());
+  const std::string queues =
+      tables.QueuesCsv().empty() ? "" : fmt::format("{}/queues.csv (per queue), ", shown);
+  std::printf("results: %s/compare.csv, %s%s/compare.json and %s/<profile>/\n", shown.c_str(),
+              queues.c_str(), shown.c_str(), shown.c_str());
   if (!a.report.empty()) {
     if (auto st = WriteReport({&args.out, 1}, a.report, a.page); !st) return RunFailed(st.error());
   }

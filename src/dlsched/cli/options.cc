@@ -188,6 +188,14 @@ void AddSetOption(CLI::App* cmd, std::vector<std::string>* overrides) {
                   "(kod2-kappa-2) unless it sets name=");
 }
 
+void AddAloneOption(CLI::App* cmd, bool* alone) {
+  cmd->add_flag("--alone", *alone,
+                "Also run each declared queue's jobs alone on the queue's nominal quota (same "
+                "nodes and profile, no cohort) and report each job's finish-time fairness, JCT / "
+                "JCT alone (jobs.csv alone_jct and ftf; queues.csv, summary.json and compare.csv "
+                "ftf_mean and ftf_max): one more simulation per queue");
+}
+
 void AddRunOptions(CLI::App* cmd, RunArgs* a) {
   cmd->add_option("--cluster,-c", a->cluster,
                   "Cluster YAML (nodes and their resources), or tiresias:FILE for a Tiresias "

@@ -75,7 +75,11 @@ struct RunArgs {
   std::string report;                  // --report FILE of simulate, compare and sweep
   PageArgs page;                       // --log-axis, --baseline (with --report)
   std::string window;                  // --window FROM:TO
+  bool alone = false;                  // --alone
 };
+
+// --alone of simulate, compare and sweep: finish-time fairness.
+void AddAloneOption(CLI::App* cmd, bool* alone);
 
 // --window's help on simulate, compare and sweep (each adds its own end).
 inline constexpr std::string_view kRunWindowHelp =

@@ -61,6 +61,7 @@ CLI::App* AddSimulateCommand(CLI::App& app, SimulateArgs* args) {
   simulate->add_flag("--job-table", args->job_table,
                      "Also print one row per job after the summary");
   AddWindowOption(simulate, &args->run.window, kRunWindowHelp);
+  AddAloneOption(simulate, &args->run.alone);
   AddReportOption(simulate, &args->run.report, &args->run.page);
   return simulate;
 }
@@ -99,6 +100,7 @@ int Simulate(const SimulateArgs& args, const std::vector<std::string>& command) 
   run.cluster = &loaded->inputs.cluster;
   run.workload = &loaded->inputs.workload;
   run.engine = loaded->engine.get();
+  run.options.alone = a.alone;
   bool interrupted = false;
   auto results = RunAll({&run, 1}, Batch(1, args.quiet), &interrupted);
   auto& result = results[0];

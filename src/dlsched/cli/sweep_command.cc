@@ -75,6 +75,7 @@ GridOptions AddGridOptions(CLI::App* sweep, SweepArgs* a) {
                   "too (default: cell.csv and summary.json only)");
   AddWindowOption(sweep, &a->run.window,
                   std::string(kRunWindowHelp) + " of each cell (sweep.csv's figures are over it)");
+  AddAloneOption(sweep, &a->run.alone);
   return o;
 }
 
@@ -201,6 +202,7 @@ std::vector<std::string> CellCommand(const SweepArgs& a, const SweepGrid& grid) 
   add("--load", fmt::format("{}", fmt::join(loads, ",")));
   for (const auto& o : a.run.overrides) add("--set", o);
   add("--window", a.run.window);
+  if (a.run.alone) args.push_back("--alone");
   if (a.keep_runs) args.push_back("--keep-runs");
   add("--cell", "$(JOB_COMPLETION_INDEX)");
   add("--out", a.out);
@@ -404,6 +406,7 @@ int RunCells(const SweepArgs& a, const Prepared& p) {
   for (const auto& e : p.profiles.engines) engines.push_back(e.get());
   std::vector<RunRequest> runs =
       CellRuns(p.grid, p.cells, p.cluster, engines, p.base ? &*p.base : nullptr, a.gen);
+  for (RunRequest& r : runs) r.options.alone = a.run.alone;
   auto out = report::OutputDir::Open(p.dir);
   if (!out) return RunFailed(out.error());
   CellResults results(a, p.grid, p.cells, p.window, *out);

@@ -45,6 +45,10 @@ struct JobRecord {
   // Time the job would need alone with its best allocation (total steps /
   // best throughput); 0 when unknown. Used for slowdown and fairness.
   core::Time ideal_runtime = 0;
+  // Its JCT with its queue alone on the queue's nominal quota (the
+  // simulator's `alone` runs); 0 when unknown: not asked for, no declared
+  // queue, or it did not complete there. Used for finish-time fairness.
+  core::Time alone_jct = 0;
   bool stuck = false;  // never finished because the run deadlocked
   std::string reason;  // last wait reason, or why it failed
   std::string queue;   // its declared queue; "" for none

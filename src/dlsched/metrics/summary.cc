@@ -61,6 +61,12 @@ double SlowdownOf(core::Time jct, core::Time ideal) { return jct > ideal ? jct /
 
 }  // namespace
 
+std::optional<double> FinishTimeFairness(const JobRecord& job) {
+  const std::optional<core::Time> jct = Jct(job);
+  if (!jct || !(job.alone_jct > 0)) return std::nullopt;
+  return *jct / job.alone_jct;
+}
+
 std::optional<double> Slowdown(const JobRecord& job) {
   const std::optional<core::Time> jct = Jct(job);
   if (!jct || !(job.ideal_runtime > 0)) return std::nullopt;
@@ -119,6 +125,7 @@ struct JobTotals {
   std::vector<double> jcts;
   std::vector<double> slowdowns;
   std::vector<double> speeds;  // 1 / slowdown
+  std::vector<double> ftfs;    // JCT / JCT alone
   double queueing = 0;
   double launching = 0;
   double running = 0;
@@ -173,6 +180,7 @@ JobTotals CountJobs(const RunInput& input, RunSummary& s) {
       t.slowdowns.push_back(SlowdownOf(*jct, job.ideal_runtime));
       t.speeds.push_back(1 / t.slowdowns.back());
     }
+    if (job.alone_jct > 0) t.ftfs.push_back(*jct / job.alone_jct);
   }
   return t;
 }
@@ -201,6 +209,9 @@ void SummarizeTimes(JobTotals& t, RunSummary& s) {
   std::sort(t.slowdowns.begin(), t.slowdowns.end());
   s.slowdown_p95 = Percentile(t.slowdowns, 95);
   s.jain_index = JainIndex(t.speeds);
+  s.ftf_jobs = static_cast<int>(t.ftfs.size());
+  s.ftf_mean = Mean(t.ftfs);
+  if (!t.ftfs.empty()) s.ftf_max = *std::max_element(t.ftfs.begin(), t.ftfs.end());
 }
 
 // The utilisation window and each resource's utilisation over it into `s`.
@@ -287,7 +298,7 @@ std::vector<QueueSummary> SummarizeQueues(const RunInput& input) {
   }
   // Each job's queue, or -1.
   std::vector<int> queue_of(input.jobs.size(), -1);
-  std::vector<std::vector<double>> jct(out.size()), queueing(out.size());
+  std::vector<std::vector<double>> jct(out.size()), queueing(out.size()), ftf(out.size());
   for (size_t j = 0; j < input.jobs.size(); ++j) {
     const JobRecord& job = input.jobs[j];
     const auto it = index.find(job.queue);
@@ -302,8 +313,13 @@ std::vector<QueueSummary> SummarizeQueues(const RunInput& input) {
       jct[it->second].push_back(*t);
       queueing[it->second].push_back(job.queueing);
     }
+    if (const auto f = FinishTimeFairness(job)) ftf[it->second].push_back(*f);
   }
   for (size_t q = 0; q < out.size(); ++q) {
+    if (!ftf[q].empty()) {
+      out[q].ftf_mean = Mean(ftf[q]);
+      out[q].ftf_max = *std::max_element(ftf[q].begin(), ftf[q].end());
+    }
     if (jct[q].empty()) continue;
     std::sort(jct[q].begin(), jct[q].end());
     out[q].jct_mean = Mean(jct[q]);

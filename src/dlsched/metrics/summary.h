@@ -63,6 +63,10 @@ struct QueueSummary {
   int reclaims = 0;
   std::optional<core::Time> reclaim_wait_mean;
   std::optional<core::Time> reclaim_wait_max;
+  // Finish-time fairness over its completed jobs with a JCT alone
+  // (FinishTimeFairness): mean and largest; nullopt when none.
+  std::optional<double> ftf_mean;
+  std::optional<double> ftf_max;
 };
 
 // The per-run numbers of a run. Every field is finite: an empty run
@@ -129,6 +133,13 @@ struct RunSummary {
   double slowdown_p95 = 0;
   double slowdown_variance = 0;
   double jain_index = 0;
+  // Finish-time fairness as Themis defines it: JCT / JCT alone on its
+  // queue's nominal quota (JobRecord::alone_jct), over the jobs with one,
+  // censored as the JCT; below 1 a job gained from sharing, above 1 it
+  // lost. 0 when no job has one.
+  int ftf_jobs = 0;
+  double ftf_mean = 0;
+  double ftf_max = 0;
 
   // Totals over all jobs.
   int64_t preemptions = 0;
@@ -161,6 +172,8 @@ std::optional<core::Time> Jct(const JobRecord& job);
 // JCT / ideal_runtime, at least 1, for a completed job with a known ideal
 // runtime (a JCT at or below the ideal counts as 1); nullopt otherwise.
 std::optional<double> Slowdown(const JobRecord& job);
+// JCT / alone_jct for a completed job with a JCT alone; nullopt otherwise.
+std::optional<double> FinishTimeFairness(const JobRecord& job);
 
 // Percentile of ascending `sorted` values as numpy.percentile computes it
 // by default (method "linear", what the research simulators report): the

@@ -45,6 +45,7 @@ metrics::JobRecord Record(const JobRow& j) {
   r.scale_events = ClampToInt(j.scale_events);
   r.gpus = j.gpus.value_or(0);
   r.lost_gpu_seconds = std::max(0.0, j.lost_gpu_seconds);
+  r.alone_jct = std::max(0.0, j.alone_jct);
   r.ideal_runtime = std::max(0.0, j.ideal_runtime.value_or(0));
   r.stuck = j.stuck;
   return r;

@@ -100,6 +100,12 @@ void Ints(JsonWriter& w, IntFields fields) {
   }
 }
 
+// The job's JCT alone, when known.
+std::optional<double> AloneJct(const metrics::JobRecord& job) {
+  if (job.alone_jct > 0) return job.alone_jct;
+  return std::nullopt;
+}
+
 // One job of summary.json's `jobs`: keys named as jobs.csv's columns.
 void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
   namespace col = schema::jobs;
@@ -129,7 +135,9 @@ void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
   w.Key(col::kReason);
   w.String(job.reason);
   Numbers(w, {{col::kIdealRuntime, job.ideal_runtime},
-              {schema::summary::kSlowdown, metrics::Slowdown(job)}});
+              {schema::summary::kSlowdown, metrics::Slowdown(job)},
+              {col::kAloneJct, AloneJct(job)},
+              {col::kFtf, metrics::FinishTimeFairness(job)}});
   w.EndObject();
 }
 
@@ -188,6 +196,10 @@ void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
       o += ',';
       AppendNumber(o, x);
     }
+    for (const std::optional<double> x : {AloneJct(job), metrics::FinishTimeFairness(job)}) {
+      o += ',';
+      if (x) AppendNumber(o, *x);
+    }
     o += job.stuck ? ",true," : ",false,";
     AppendCsvField(o, job.reason);
     o += '\n';
@@ -223,13 +235,15 @@ std::vector<std::string> QueueFields(const metrics::QueueSummary& q) {
           number(q.lost_gpu_hours),
           integer(q.reclaims),
           number(q.reclaim_wait_mean),
-          number(q.reclaim_wait_max)};
+          number(q.reclaim_wait_max),
+          number(q.ftf_mean),
+          number(q.ftf_max)};
 }
 
-void WriteQueuesCsv(TextOut& out, const metrics::RunSummary& summary) {
-  std::string& o = out.text();
-  schema::AppendHeader(o, schema::queues::kColumns);
+// One row of queues.csv per queue of `summary`, each after `prefix`.
+void AppendQueueRows(std::string& o, const metrics::RunSummary& summary, std::string_view prefix) {
   for (const metrics::QueueSummary& q : summary.queues) {
+    o += prefix;
     const std::vector<std::string> fields = QueueFields(q);
     for (size_t i = 0; i < fields.size(); ++i) {
       if (i > 0) o += ',';
@@ -237,6 +251,12 @@ void WriteQueuesCsv(TextOut& out, const metrics::RunSummary& summary) {
     }
     o += '\n';
   }
+}
+
+void WriteQueuesCsv(TextOut& out, const metrics::RunSummary& summary) {
+  std::string& o = out.text();
+  schema::AppendHeader(o, schema::queues::kColumns);
+  AppendQueueRows(o, summary, "");
 }
 
 void WriteEventsCsv(TextOut& out, const metrics::RunInput& input) {
@@ -369,6 +389,11 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
               {key::kVariance, s.slowdown_variance},
               {key::kJainIndex, s.jain_index}});
   w.EndObject();
+  w.Key(key::kFinishTimeFairness);
+  w.BeginObject();
+  Ints(w, {{key::kJobs, s.ftf_jobs}});
+  Numbers(w, {{key::kMean, s.ftf_mean}, {key::kMax, s.ftf_max}});
+  w.EndObject();
   w.Key(key::kEvents);
   w.BeginObject();
   Ints(w, {{key::kPreemptions, s.preemptions},
@@ -406,7 +431,9 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
       Numbers(w, {{schema::queues::kLostGpuHours, q.lost_gpu_hours}});
       Ints(w, {{schema::queues::kReclaims, q.reclaims}});
       Numbers(w, {{schema::queues::kReclaimWaitMean, q.reclaim_wait_mean},
-                  {schema::queues::kReclaimWaitMax, q.reclaim_wait_max}});
+                  {schema::queues::kReclaimWaitMax, q.reclaim_wait_max},
+                  {schema::queues::kFtfMean, q.ftf_mean},
+                  {schema::queues::kFtfMax, q.ftf_max}});
       w.EndObject();
     }
     w.EndArray();
@@ -467,6 +494,8 @@ std::vector<CompareField> CompareFields(const std::string& profile, const metric
       {"slowdown_p95", s.slowdown_p95},
       {"slowdown_variance", s.slowdown_variance},
       {"jain_index", s.jain_index},
+      {"ftf_mean", s.ftf_mean},
+      {"ftf_max", s.ftf_max},
       {"gpu_allocated", UtilizationOf(s, gpu, false)},
       {"gpu_effective", UtilizationOf(s, gpu, true)},
       {"cpu_allocated", UtilizationOf(s, cpu, false)},
@@ -491,6 +520,17 @@ std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInpu
 
 std::string JobsCsv(const metrics::RunInput& input) {
   return Text([&](TextOut& out) { WriteJobsCsv(out, input); });
+}
+
+void QueuesTable::Add(const std::string& profile, const metrics::RunSummary& summary) {
+  if (summary.queues.empty()) return;
+  if (csv_.empty()) {
+    csv_ = "profile,";
+    schema::AppendHeader(csv_, schema::queues::kColumns);
+  }
+  std::string prefix;
+  AppendCsvField(prefix, profile);
+  AppendQueueRows(csv_, summary, prefix + ",");
 }
 
 std::string EventsCsv(const metrics::RunInput& input) {

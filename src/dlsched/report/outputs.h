@@ -58,11 +58,23 @@ std::vector<CompareField> CompareFields(const std::string& profile,
 // jobs.csv: the header
 //   name,namespace,submit,first_start,completion,jct,queueing,launching,
 //   running,final_state,admission_seq,reallocations,preemptions,scale_events,
-//   final_workers,gpus,ideal_runtime,stuck,reason
+//   final_workers,gpus,lost_gpu_seconds,ideal_runtime,alone_jct,ftf,stuck,reason
 // then one row per job in input order. A time that never happened (and the
 // JCT of a job that did not complete) is an empty cell; stuck is true/false;
 // final_state is the phase name. Lines end with "\n".
 std::string JobsCsv(const metrics::RunInput& input);
+
+// The queues.csv of several runs in one table (compare's queues.csv): a
+// `profile` column, then queues.csv's; each run's queues in order.
+class QueuesTable {
+ public:
+  void Add(const std::string& profile, const metrics::RunSummary& summary);
+  bool empty() const { return csv_.empty(); }
+  const std::string& Csv() const { return csv_; }
+
+ private:
+  std::string csv_;
+};
 
 // events.csv: the run's timeline, one row per decision about a job or
 // change of its phase, in the order they happened:

@@ -26,9 +26,9 @@ TEST(JobsCsvTest, HandWorkedRows) {
   const std::string expected =
       "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
       "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,lost_gpu_seconds,"
-      "ideal_runtime,stuck,reason\n"
-      "resnet-a,team-1,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,10,50,false,\n"
-      "\"vgg,b\",team-2,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,0,true,"
+      "ideal_runtime,alone_jct,ftf,stuck,reason\n"
+      "resnet-a,team-1,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,10,50,80,1.25,false,\n"
+      "\"vgg,b\",team-2,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,0,,,true,"
       "\"waiting: needs \"\"4 gpu\"\" on one node, largest free is 2\"\n";
   EXPECT_EQ(JobsCsv(testing::SampleRun()), expected);
 }
@@ -58,16 +58,18 @@ TEST(UtilizationCsvTest, FractionsPerResourceWithClosingRow) {
 // 0.25, effective 0.125. One slowdown of JCT 100 / ideal 50 = 2 (the stuck
 // job has no ideal runtime), so variance 0 and Jain 1. JCTs {100, and 70
 // for the stuck job censored at the end}: p95 70 + 30 x 0.95 = 98.5.
+// Finish-time fairness: resnet-a alone 80, 100 / 80 = 1.25 (vgg,b has no
+// JCT alone); work lost 10 GPU-seconds = 0.002778 GPU-hours.
 TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
   const metrics::RunInput in = testing::SampleRun();
   const nlohmann::ordered_json j = SummaryJson(metrics::Summarize(in), in);
 
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"profile", "counts", "deadlocked", "partial", "cycles",
-                                      "end_time", "window", "jct", "makespan", "mean_phase_time",
-                                      "utilization", "slowdown", "events", "jobs"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"profile", "counts", "deadlocked", "partial", "cycles",
+                                            "end_time", "window", "jct", "makespan",
+                                            "mean_phase_time", "utilization", "slowdown",
+                                            "finish_time_fairness", "events", "jobs"}));
   EXPECT_EQ(j["profile"], "kod2");
   EXPECT_TRUE(j["window"].is_null());  // the whole run
   EXPECT_EQ(j["counts"]["completed"], 1);
@@ -85,10 +87,18 @@ TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
   EXPECT_EQ(j["slowdown"]["mean"], 2.0);
   EXPECT_EQ(j["slowdown"]["jain_index"], 1.0);
   EXPECT_EQ(j["events"]["scale_events"], 2);
+  EXPECT_EQ(j["events"]["lost_gpu_hours"], 0.002778);
+  EXPECT_EQ(j["finish_time_fairness"]["jobs"], 1);
+  EXPECT_EQ(j["finish_time_fairness"]["mean"], 1.25);
+  EXPECT_EQ(j["finish_time_fairness"]["max"], 1.25);
 
   ASSERT_EQ(j["jobs"].size(), 2u);
   EXPECT_EQ(j["jobs"][0]["slowdown"], 2.0);
   EXPECT_EQ(j["jobs"][0]["gpus"], 4);
+  EXPECT_EQ(j["jobs"][0]["lost_gpu_seconds"], 10);
+  EXPECT_EQ(j["jobs"][0]["alone_jct"], 80);
+  EXPECT_EQ(j["jobs"][0]["ftf"], 1.25);
+  EXPECT_TRUE(j["jobs"][1]["ftf"].is_null());
   EXPECT_EQ(j["jobs"][1]["gpus"], 2);
   EXPECT_EQ(j["jobs"][1]["name"], "vgg,b");
   EXPECT_TRUE(j["jobs"][1]["first_start"].is_null());  // never started

@@ -158,6 +158,7 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
   const auto gpus = f.Find(col::kGpus);
   const auto ideal = f.Find(col::kIdealRuntime);
   const auto lost = f.Find(col::kLostGpuSeconds);
+  const auto alone = f.Find(col::kAloneJct);
   return ParseRows<JobRow>(f, [&](Cells& c, JobRow& j) {
     j.name = c.Text((*cols)[0]);
     j.submit = c.Number((*cols)[1]);
@@ -175,6 +176,7 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
     j.gpus = c.OptionalInt(gpus);
     j.ideal_runtime = c.OptionalNumber(ideal);
     j.lost_gpu_seconds = c.OptionalNumber(lost).value_or(0);
+    j.alone_jct = c.OptionalNumber(alone).value_or(0);
   });
 }
 
@@ -452,6 +454,9 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
   s.slowdown_p95 = r.Number({key::kSlowdown, key::kP95}).value_or(0);
   s.slowdown_variance = r.Number({key::kSlowdown, key::kVariance}).value_or(0);
   s.jain_index = r.Number({key::kSlowdown, key::kJainIndex}).value_or(0);
+  s.ftf_jobs = count({key::kFinishTimeFairness, key::kJobs});
+  s.ftf_mean = r.Number({key::kFinishTimeFairness, key::kMean}).value_or(0);
+  s.ftf_max = r.Number({key::kFinishTimeFairness, key::kMax}).value_or(0);
   s.preemptions = r.Count({key::kEvents, key::kPreemptions});
   s.scale_events = r.Count({key::kEvents, key::kScaleEvents});
   s.reallocations = r.Count({key::kEvents, key::kReallocations});

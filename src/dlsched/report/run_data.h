@@ -58,6 +58,7 @@ struct JobRow {
   std::optional<int64_t> gpus;          // absent in files of older versions
   std::optional<double> ideal_runtime;  // likewise; 0: unknown
   double lost_gpu_seconds = 0;          // likewise (0 when absent)
+  double alone_jct = 0;                 // likewise (0: unknown)
 };
 
 // utilization.csv: fractions of capacity per resource; row i holds from

@@ -48,13 +48,15 @@ inline constexpr std::string_view kFinalWorkers = "final_workers";
 inline constexpr std::string_view kGpus = "gpus";
 inline constexpr std::string_view kLostGpuSeconds = "lost_gpu_seconds";
 inline constexpr std::string_view kIdealRuntime = "ideal_runtime";
+inline constexpr std::string_view kAloneJct = "alone_jct";
+inline constexpr std::string_view kFtf = "ftf";
 inline constexpr std::string_view kStuck = "stuck";
 inline constexpr std::string_view kReason = "reason";
 inline constexpr std::string_view kColumns[] = {
-    kName,         kNamespace,      kSubmit,       kFirstStart,  kCompletion,
-    kJct,          kQueueing,       kLaunching,    kRunning,     kFinalState,
-    kAdmissionSeq, kReallocations,  kPreemptions,  kScaleEvents, kFinalWorkers,
-    kGpus,         kLostGpuSeconds, kIdealRuntime, kStuck,       kReason};
+    kName,        kNamespace,   kSubmit,       kFirstStart, kCompletion,     kJct,
+    kQueueing,    kLaunching,   kRunning,      kFinalState, kAdmissionSeq,   kReallocations,
+    kPreemptions, kScaleEvents, kFinalWorkers, kGpus,       kLostGpuSeconds, kIdealRuntime,
+    kAloneJct,    kFtf,         kStuck,        kReason};
 }  // namespace jobs
 
 // utilization.csv: time, then <resource>_allocated and <resource>_effective
@@ -105,6 +107,8 @@ inline constexpr std::string_view kLostGpuHours = "lost_gpu_hours";
 inline constexpr std::string_view kReclaims = "reclaims";
 inline constexpr std::string_view kReclaimWaitMean = "reclaim_wait_mean";
 inline constexpr std::string_view kReclaimWaitMax = "reclaim_wait_max";
+inline constexpr std::string_view kFtfMean = "ftf_mean";
+inline constexpr std::string_view kFtfMax = "ftf_max";
 inline constexpr std::string_view kColumns[] = {kQueue,
                                                 kCohort,
                                                 kNominalGpus,
@@ -121,7 +125,9 @@ inline constexpr std::string_view kColumns[] = {kQueue,
                                                 kLostGpuHours,
                                                 kReclaims,
                                                 kReclaimWaitMean,
-                                                kReclaimWaitMax};
+                                                kReclaimWaitMax,
+                                                kFtfMean,
+                                                kFtfMax};
 }  // namespace queues
 
 // summary.json: a run's figures (metrics::RunSummary) and its jobs. Keys
@@ -165,6 +171,8 @@ inline constexpr char kJobs[] = "jobs";          // (also the per-job array)
 // mean, p95 and:
 inline constexpr char kVariance[] = "variance";
 inline constexpr char kJainIndex[] = "jain_index";
+inline constexpr char kFinishTimeFairness[] = "finish_time_fairness";  // jobs, mean, max:
+inline constexpr char kMax[] = "max";
 inline constexpr char kEvents[] = "events";  // an object of:
 inline constexpr char kPreemptions[] = "preemptions";
 inline constexpr char kScaleEvents[] = "scale_events";

@@ -94,6 +94,11 @@ std::string SummaryRows(const metrics::RunSummary& s) {
   add("slowdown p95", fmt::format("{}{:.3f}", at_least, s.slowdown_p95));
   add("slowdown variance", fmt::format("{:.4f}", s.slowdown_variance));
   add("Jain's index", fmt::format("{:.3f}", s.jain_index));
+  if (s.ftf_jobs > 0) {
+    add("finish-time fairness", fmt::format("{}{:.3f} mean, {}{:.3f} max (JCT / JCT alone on its "
+                                            "queue's quota, n={})",
+                                            at_least, s.ftf_mean, at_least, s.ftf_max, s.ftf_jobs));
+  }
   add("preemptions", std::to_string(s.preemptions));
   add("scale events", std::to_string(s.scale_events));
   add("reallocations", std::to_string(s.reallocations));

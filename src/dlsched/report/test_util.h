@@ -33,7 +33,8 @@ class TempDir : public dlsched::testing::TempDir {
 // 4 GPUs:
 //   resnet-a: submit 0, start 12.5, completed at 100 (JCT 100), 4 workers,
 //             4 GPUs, ideal runtime 50 -> slowdown 2; relaunched once on
-//             its 4 GPUs (2.5 s): 10 GPU-seconds lost
+//             its 4 GPUs (2.5 s): 10 GPU-seconds lost; JCT alone on its
+//             queue's quota 80 -> finish-time fairness 1.25
 //   vgg,b:    submit 30, asks 2 GPUs, never started, stuck waiting with a
 //             reason that has a comma and quotes
 // GPU use: 2 allocated and effective from 0, 4 allocated / 0 effective from
@@ -65,6 +66,7 @@ inline metrics::RunInput SampleRun() {
   a.gpus = 4;
   a.lost_gpu_seconds = 10;
   a.ideal_runtime = 50;
+  a.alone_jct = 80;
 
   metrics::JobRecord b;
   b.name = "vgg,b";

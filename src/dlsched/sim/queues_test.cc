@@ -138,11 +138,13 @@ TEST(QueuesTest, WithoutTheLendingLimitTheCohortLendsMore) {
 }
 
 // The reclaim example under queue-reclaim, elastic or Kueue's whole-job
-// preemption, its invariants checked every cycle.
+// preemption, its invariants checked every cycle; `alone`: SimOptions::alone.
 core::Result<SimResult> RunReclaim(const core::ClusterSpec& cluster,
-                                   const config::WorkloadSpec& workload, bool elastic) {
+                                   const config::WorkloadSpec& workload, bool elastic,
+                                   bool alone = false) {
   SimOptions options;
   options.check_invariants = true;
+  options.alone = alone;
   return Simulate(
       cluster, workload,
       MakeEngine("queue-reclaim",
@@ -238,6 +240,40 @@ TEST(QueuesTest, ReclaimWithRestartCostsHandsOverAtCheckpointsAndCountsWorkLost)
     EXPECT_DOUBLE_EQ(*s.queues[1].reclaim_wait_mean, 15);
     EXPECT_DOUBLE_EQ(*s.queues[1].reclaim_wait_max, 15);
   }
+}
+
+// Finish-time fairness, by hand, on the reclaim example with elastic
+// reclaim (sweep 533.33, eval 50 -> 250, train 100 -> 200, as above).
+// Alone, research has its 4 GPUs and no cohort: sweep starts at 2 and grows
+// to the quota's 4 (3000 steps at 4/s: done at 750); eval (2 GPUs) finds
+// the quota full and no job it may preempt (same priority), so it waits
+// until 750 and ends at 950 (JCT 900). prod alone: train 100 -> 200.
+// FTF: sweep 533.33 / 750 = 0.7111, eval 200 / 900 = 0.2222, train 1.
+TEST(QueuesTest, AloneRunsOnTheNominalQuotaGiveFinishTimeFairness) {
+  config::WorkloadSpec workload;
+  core::ClusterSpec cluster;
+  ASSERT_NO_FATAL_FAILURE(
+      LoadExample("cluster-reclaim.yaml", "workload-reclaim.yaml", cluster, workload));
+  auto r = RunReclaim(cluster, workload, /*elastic=*/true, /*alone=*/true);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_DOUBLE_EQ(Record(*r, "sweep").alone_jct, 750);
+  EXPECT_DOUBLE_EQ(Record(*r, "eval").alone_jct, 900);
+  EXPECT_DOUBLE_EQ(Record(*r, "train").alone_jct, 100);
+  EXPECT_NEAR(*metrics::FinishTimeFairness(Record(*r, "sweep")), 1600.0 / 3 / 750, 1e-9);
+  const metrics::RunSummary s = metrics::Summarize(r->run);
+  EXPECT_EQ(s.ftf_jobs, 3);
+  EXPECT_NEAR(s.ftf_mean, (1600.0 / 3 / 750 + 200.0 / 900 + 1) / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(s.ftf_max, 1);
+  ASSERT_EQ(s.queues.size(), 2u);
+  EXPECT_NEAR(*s.queues[0].ftf_mean, (1600.0 / 3 / 750 + 200.0 / 900) / 2, 1e-9);
+  EXPECT_NEAR(*s.queues[0].ftf_max, 1600.0 / 3 / 750, 1e-9);
+  EXPECT_DOUBLE_EQ(*s.queues[1].ftf_mean, 1);
+  // Without alone runs nothing is known.
+  auto plain = RunReclaim(cluster, workload, /*elastic=*/true);
+  ASSERT_TRUE(plain.has_value()) << plain.error().message;
+  EXPECT_DOUBLE_EQ(Record(*plain, "sweep").alone_jct, 0);
+  EXPECT_EQ(metrics::Summarize(plain->run).ftf_jobs, 0);
+  EXPECT_FALSE(metrics::Summarize(plain->run).queues[0].ftf_mean.has_value());
 }
 
 // Each job of `jobs` (name, queue, GPUs) one worker running 100 s, all

@@ -714,13 +714,55 @@ core::Status CheckQueues(const core::ClusterSpec& cluster, const config::Workloa
   return {};
 }
 
+namespace {
+
+// SimOptions::alone: each declared queue's jobs again, alone on its
+// nominal quota; their JCTs into `result`'s records.
+core::Status RunAlone(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload,
+                      const engine::Engine& engine, const SimOptions& options, SimResult& result) {
+  SimOptions alone;
+  alone.backoff_initial = options.backoff_initial;
+  alone.backoff_max = options.backoff_max;
+  alone.timeline = false;
+  alone.stop = options.stop;
+  for (const core::QueueSpec& q : cluster.queues) {
+    std::vector<size_t> mine;
+    for (size_t j = 0; j < workload.jobs.size(); ++j) {
+      if (workload.jobs[j].queue == q.name) mine.push_back(j);
+    }
+    if (mine.empty()) continue;
+    core::ClusterSpec own = cluster;
+    own.queues = {q};
+    own.queues[0].cohort.clear();
+    config::WorkloadSpec jobs;
+    jobs.source = workload.source;
+    jobs.start = workload.start;
+    jobs.jobs.reserve(mine.size());
+    for (size_t j : mine) jobs.jobs.push_back(workload.jobs[j]);
+    DLSCHED_TRY_LET(run, Simulate(own, jobs, engine, alone));
+    if (run->run.partial) return {};
+    for (size_t k = 0; k < mine.size(); ++k) {
+      const metrics::JobRecord& r = run->run.jobs[k];
+      if (r.final_phase == JobPhase::kCompleted) {
+        result.run.jobs[mine[k]].alone_jct = r.completion - r.submit;
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 core::Result<SimResult> Simulate(const core::ClusterSpec& cluster,
                                  const config::WorkloadSpec& workload, const engine::Engine& engine,
                                  const SimOptions& options) {
   DLSCHED_TRY(CheckRunnable(workload));
   DLSCHED_TRY(CheckQueues(cluster, workload));
   Simulation sim(cluster, workload, engine, options);
-  return sim.Run();
+  DLSCHED_TRY_LET(result, sim.Run());
+  if (options.alone && !result->run.partial)
+    DLSCHED_TRY(RunAlone(cluster, workload, engine, options, *result));
+  return result;
 }
 
 core::Status CheckStart(const core::ClusterSpec& cluster, const config::WorkloadSpec& workload,

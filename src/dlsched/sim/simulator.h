@@ -35,6 +35,12 @@ struct SimOptions {
   // and reports what it has, marked partial; jobs not finished then are
   // unfinished, not stuck.
   const std::atomic<bool>* stop = nullptr;
+  // Finish-time fairness (Themis): after the run, each declared queue's
+  // jobs run again alone, on the same nodes under the same profile with
+  // their queue's nominal quota and no cohort (nothing to borrow, no one
+  // to lend to), and each job's JCT there is its JobRecord::alone_jct.
+  // One more simulation per queue with jobs; not after a stopped run.
+  bool alone = false;
 };
 
 // A run's progress, written by the simulation and read by anyone.
