@@ -426,13 +426,14 @@ TEST_F(CliTest, PolluxTraceRunsAsPolluxsModel) {
       Dlsched("simulate " + common + "-t pollux:" + w + traces + " -o " + (out_ / "o").string());
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string jobs = ReadFile(out_ / "o" / "jobs.csv");
-  // name,namespace,submit,first_start,completion,jct,queueing,launching,running,...
-  EXPECT_NE(jobs.find("\ncifar10-0,default,107,107,1047,940,0,30,910,"), std::string::npos) << jobs;
+  // name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,...
+  EXPECT_NE(jobs.find("\ncifar10-0,default,,107,107,1047,940,0,30,910,"), std::string::npos)
+      << jobs;
   r = Dlsched("simulate " + common + "-t pollux:" + w + traces + " -p pollux-tiresias -o " +
               (out_ / "p").string());
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string rounds = ReadFile(out_ / "p" / "jobs.csv");
-  EXPECT_NE(rounds.find("\ncifar10-0,default,107,120,1060,953,13,30,910,"), std::string::npos)
+  EXPECT_NE(rounds.find("\ncifar10-0,default,,107,120,1060,953,13,30,910,"), std::string::npos)
       << rounds;
 
   const std::string yaml = (out_ / "one.yaml").string();
@@ -563,9 +564,10 @@ TEST_F(CliTest, DelayFlagsReplaceEveryJobsDelays) {
       out_.string());
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string jobs = ReadFile(out_ / "jobs.csv");
-  EXPECT_NE(jobs.find("\nsweep,default,0,0,573.333333,573.333333,0,"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find("\nsweep,default,research,0,0,573.333333,573.333333,0,"), std::string::npos)
+      << jobs;
   EXPECT_NE(jobs.find(",6,150,"), std::string::npos) << jobs;  // gpus, lost_gpu_seconds
-  EXPECT_NE(jobs.find("\ntrain,default,100,100,215,115,0,15,100,"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find("\ntrain,default,prod,100,100,215,115,0,15,100,"), std::string::npos) << jobs;
   const std::string queues = ReadFile(out_ / "queues.csv");
   EXPECT_NE(queues.find("\nprod,lab,4,1,1,115,115,0,"), std::string::npos) << queues;
   EXPECT_NE(queues.find(",0,1,0,1,15,15,,\n"), std::string::npos) << queues;

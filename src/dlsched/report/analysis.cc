@@ -46,6 +46,7 @@ metrics::JobRecord Record(const JobRow& j) {
   r.gpus = j.gpus.value_or(0);
   r.lost_gpu_seconds = std::max(0.0, j.lost_gpu_seconds);
   r.alone_jct = std::max(0.0, j.alone_jct);
+  r.queue = j.queue;
   r.ideal_runtime = std::max(0.0, j.ideal_runtime.value_or(0));
   r.stuck = j.stuck;
   return r;
@@ -295,27 +296,46 @@ SizeBucket BucketOf(int64_t gpus) {
   return {hi / 2 + 1, hi};
 }
 
-std::vector<BucketJct> JctBySize(std::span<const JobRow* const> jobs, double end) {
-  std::map<int64_t, BucketJct> buckets;
+namespace {
+
+// Each group of `jobs` by `key` (nullopt: left out): its mean JCT, in
+// (order, label) order.
+template <typename Key>
+std::vector<GroupJct> JctBy(std::span<const JobRow* const> jobs, double end, const Key& key) {
+  std::map<std::pair<int64_t, std::string>, GroupJct> groups;
   for (const JobRow* j : jobs) {
-    if (!j->gpus) continue;
-    const SizeBucket b = BucketOf(*j->gpus);
-    BucketJct& out = buckets[b.lo];
-    out.bucket = b;
+    const std::optional<std::pair<int64_t, std::string>> k = key(*j);
+    if (!k) continue;
+    GroupJct& out = groups[*k];
+    out.order = k->first;
+    out.label = k->second;
     ++out.jobs;
-    if (j->jct) {
-      ++out.completed;
-      out.mean_jct += *j->jct;
-    } else {
-      out.mean_jct += std::max(0.0, end - j->submit);
-    }
+    out.mean_jct += j->jct ? *j->jct : std::max(0.0, end - j->submit);
+    if (j->jct) ++out.completed;
   }
-  std::vector<BucketJct> out;
-  for (auto& [lo, b] : buckets) {
-    b.mean_jct /= static_cast<double>(b.jobs);
-    out.push_back(b);
+  std::vector<GroupJct> out;
+  for (auto& [k, g] : groups) {
+    g.mean_jct /= static_cast<double>(g.jobs);
+    out.push_back(std::move(g));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<GroupJct> JctBySize(std::span<const JobRow* const> jobs, double end) {
+  return JctBy(jobs, end, [](const JobRow& j) -> std::optional<std::pair<int64_t, std::string>> {
+    if (!j.gpus) return std::nullopt;
+    const SizeBucket b = BucketOf(*j.gpus);
+    return std::pair{b.lo, b.Label()};
+  });
+}
+
+std::vector<GroupJct> JctByQueue(std::span<const JobRow* const> jobs, double end) {
+  return JctBy(jobs, end, [](const JobRow& j) -> std::optional<std::pair<int64_t, std::string>> {
+    if (j.queue.empty()) return std::nullopt;
+    return std::pair{int64_t{0}, j.queue};
+  });
 }
 
 Ratio Normalise(double value, bool value_lower_bound, double base, bool base_lower_bound) {

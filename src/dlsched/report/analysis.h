@@ -113,20 +113,24 @@ struct SizeBucket {
 // The bucket of `gpus` (>= 0).
 SizeBucket BucketOf(int64_t gpus);
 
-// One run's JCT in one bucket: the mean over every job in it, a job not
-// completed counted at the run's end (`end` - submit), as summary.json's
-// jct.mean counts it.
-struct BucketJct {
-  SizeBucket bucket;
+// One run's JCT over a group of its jobs (a size bucket, a queue): the
+// mean over every job in it, a job not completed counted at the run's end
+// (`end` - submit), as summary.json's jct.mean counts it.
+struct GroupJct {
+  std::string label;  // "3-4" (GPUs), "team-a" (a queue)
+  int64_t order = 0;  // groups sort by (order, label): a bucket's first GPU count
   size_t jobs = 0;
   size_t completed = 0;
   double mean_jct = 0;
 
   bool LowerBound() const { return completed < jobs; }
 };
-// The buckets that hold jobs, in order of size; jobs without a gpus value
-// are left out. Empty without jobs.csv's gpus column.
-std::vector<BucketJct> JctBySize(std::span<const JobRow* const> jobs, double end);
+// The size buckets that hold jobs, in order of size; jobs without a gpus
+// value are left out. Empty without jobs.csv's gpus column.
+std::vector<GroupJct> JctBySize(std::span<const JobRow* const> jobs, double end);
+// The queues that hold jobs (jobs.csv's `queue`), by name; jobs of no
+// queue are left out. Empty without queues.
+std::vector<GroupJct> JctByQueue(std::span<const JobRow* const> jobs, double end);
 
 // A figure relative to a baseline's: value / base, and whether that is a
 // bound rather than a ratio of exact figures.

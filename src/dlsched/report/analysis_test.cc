@@ -285,14 +285,32 @@ TEST(SizeTest, JctBySizeCensorsAtTheEnd) {
   // e: no gpus value, left out
   const auto b = JctBySize(Ptrs(jobs), 100);
   ASSERT_EQ(b.size(), 2u);
-  EXPECT_EQ(b[0].bucket.Label(), "1");
+  EXPECT_EQ(b[0].label, "1");
   EXPECT_EQ(b[0].jobs, 2u);
   EXPECT_DOUBLE_EQ(b[0].mean_jct, 8.5);
   EXPECT_FALSE(b[0].LowerBound());
-  EXPECT_EQ(b[1].bucket.Label(), "3-4");
+  EXPECT_EQ(b[1].label, "3-4");
   EXPECT_EQ(b[1].completed, 1u);
   EXPECT_DOUBLE_EQ(b[1].mean_jct, 40);
   EXPECT_TRUE(b[1].LowerBound());
+}
+
+// The same by queue, by name; a job of no queue is left out.
+TEST(SizeTest, JctByQueueGroupsByNameAndCensorsAtTheEnd) {
+  std::vector<JobRow> jobs = {Job("a", 0, 10), Job("b", 0, 30), Job("c", 50, {}), Job("d", 0, 7)};
+  jobs[0].queue = "prod";
+  jobs[1].queue = "research";
+  jobs[2].queue = "research";  // censored at 100 - 50 = 50
+  // d: no queue
+  const auto q = JctByQueue(Ptrs(jobs), 100);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].label, "prod");
+  EXPECT_DOUBLE_EQ(q[0].mean_jct, 10);
+  EXPECT_FALSE(q[0].LowerBound());
+  EXPECT_EQ(q[1].label, "research");
+  EXPECT_EQ(q[1].jobs, 2u);
+  EXPECT_DOUBLE_EQ(q[1].mean_jct, 40);
+  EXPECT_TRUE(q[1].LowerBound());
 }
 
 TEST(NormaliseTest, RatiosAndTheirBounds) {

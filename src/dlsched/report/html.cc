@@ -272,6 +272,7 @@ std::string ComparisonCharts(const Section& sec) {
                    sec);
   out += "</div>\n";
   out += JctBySizeChart(sec);
+  out += JctByQueueChart(sec);
   return out;
 }
 

@@ -82,6 +82,9 @@ std::string BaselineChart(const Section& sec);
 
 // Mean JCT per GPU-count bucket, a bar per run.
 std::string JctBySizeChart(const Section& sec);
+// Mean JCT per queue (jobs.csv's queue), one bar per run; "" when no job
+// has a queue.
+std::string JctByQueueChart(const Section& sec);
 
 // ---- the comparison table (html_table.cc) -------------------------------------
 

@@ -1,8 +1,12 @@
 #include "dlsched/report/html_charts.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
+#include <string>
 #include <variant>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -179,77 +183,84 @@ std::string BaselineChart(const Section& sec) {
        .csv = csv.text()});
 }
 
-std::string JctBySizeChart(const Section& sec) {
-  constexpr std::string_view kId = "jct-by-size";
-  const std::string title = "JCT by job size";
+namespace {
+
+// A grouping of each run's jobs for GroupedJctChart.
+struct JctGrouping {
+  std::string_view id;
+  std::string title;
+  std::string about;
+  std::string x_label;
+  std::string csv_column;  // the group's column in the chart's CSV
+  std::string unit;        // after the label in a tooltip: " GPUs", ""
+  // The groups of a run, or nullopt with why not (`missing`).
+  std::function<std::optional<std::vector<GroupJct>>(const RunView&, std::string* missing)> groups;
+};
+
+// Mean JCT per group of jobs, one bar per run in each group.
+std::string GroupedJctChart(const Section& sec, const JctGrouping& g) {
   struct Series {
     const RunView* view;
-    std::vector<BucketJct> buckets;
+    std::vector<GroupJct> groups;
   };
   std::vector<Series> series;
   std::vector<std::string> missing;
-  std::map<int64_t, SizeBucket> all;
+  std::map<std::pair<int64_t, std::string>, size_t> all;
   double top = 0;
   for (const RunView& v : sec.runs) {
-    if (!v.run->jobs) {
-      missing.push_back(HtmlText(v.name()) + " (no jobs.csv)");
+    std::string why;
+    std::optional<std::vector<GroupJct>> groups = v.run->jobs ? g.groups(v, &why) : std::nullopt;
+    if (!groups) {
+      missing.push_back(HtmlText(v.name()) + " (" + (v.run->jobs ? why : "no jobs.csv") + ")");
       continue;
     }
-    if (!v.run->jobs->empty() && !v.run->jobs->front().gpus) {
-      missing.push_back(HtmlText(v.name()) +
-                        " (jobs.csv has no gpus column: written by an older dlsched)");
-      continue;
-    }
-    Series s{&v, JctBySize(v.jobs, v.run->EndTime())};
-    for (const auto& b : s.buckets) {
-      all[b.bucket.lo] = b.bucket;
+    for (const GroupJct& b : *groups) {
+      all[{b.order, b.label}] = 0;
       top = std::max(top, b.mean_jct);
     }
-    series.push_back(std::move(s));
+    series.push_back({&v, std::move(*groups)});
   }
   if (all.empty()) {
-    return Note(kId, fmt::format("{}: not shown, {}.", title,
-                                 missing.empty() ? std::string("no jobs") : Join(missing, ", ")));
+    return Note(g.id, fmt::format("{}: not shown, {}.", g.title,
+                                  missing.empty() ? std::string("no jobs") : Join(missing, ", ")));
   }
-  std::vector<std::string> groups;
-  std::vector<int64_t> los;
-  for (const auto& [lo, b] : all) {
-    groups.push_back(b.Label());
-    los.push_back(lo);
+  std::vector<std::string> labels;
+  for (auto& [key, index] : all) {
+    index = labels.size();
+    labels.push_back(HtmlText(key.second));
   }
   std::vector<const RunView*> views;
   std::vector<std::vector<std::optional<Bar>>> bars;
-  CsvText csv({"profile", "gpus", "jobs", "completed", "mean_jct", "lower_bound"});
+  CsvText csv({"profile", g.csv_column, "jobs", "completed", "mean_jct", "lower_bound"});
   bool bounds = false;
   for (const auto& s : series) {
     views.push_back(s.view);
-    std::vector<std::optional<Bar>> row(los.size());
-    for (const auto& b : s.buckets) {
-      const size_t g =
-          static_cast<size_t>(std::find(los.begin(), los.end(), b.bucket.lo) - los.begin());
+    std::vector<std::optional<Bar>> row(labels.size());
+    for (const GroupJct& b : s.groups) {
       const std::string mark = b.LowerBound() ? "≥ " : "";
       bounds = bounds || b.LowerBound();
-      row[g] = Bar{b.mean_jct, mark,
-                   HtmlText(fmt::format("{}, {} GPUs: mean JCT {}{} over {} jobs ({} completed)",
-                                        s.view->name(), b.bucket.Label(), mark,
-                                        HumanTime(b.mean_jct), b.jobs, b.completed))};
-      csv.Row({s.view->name(), b.bucket.Label(), std::to_string(b.jobs),
-               std::to_string(b.completed), Num(b.mean_jct), b.LowerBound() ? "true" : "false"});
+      row[all.at({b.order, b.label})] =
+          Bar{b.mean_jct, mark,
+              HtmlText(fmt::format("{}, {}{}: mean JCT {}{} over {} jobs ({} completed)",
+                                   s.view->name(), b.label, g.unit, mark, HumanTime(b.mean_jct),
+                                   b.jobs, b.completed))};
+      csv.Row({s.view->name(), b.label, std::to_string(b.jobs), std::to_string(b.completed),
+               Num(b.mean_jct), b.LowerBound() ? "true" : "false"});
     }
     bars.push_back(std::move(row));
   }
   Frame f;
   f.width = kFullWidth;
   f.height = 300;
-  f.x.label = "GPUs the job asks for";
+  f.x.label = g.x_label;
   f.y = TimeAxis(0, std::max(top, 1e-9), "mean JCT");
   f.y.Nice(5);
-  const std::string svg = GroupedBars(kId, title, f, groups, views, bars, std::nullopt);
+  const std::string svg = GroupedBars(g.id, g.title, f, labels, views, bars, std::nullopt);
   std::vector<LegendItem> legend;
   for (const RunView* v : views) legend.push_back({v->Label(), v->style(), LegendItem::kBox});
   if (bounds) {
     legend.push_back(
-        {"hollow, marked ≥: jobs of that size not completed, counted at the run's "
+        {"hollow, marked ≥: jobs of the group not completed, counted at the run's "
          "end (a lower bound)",
          Style{"#59636e", "", true}, LegendItem::kBox, "bound"});
   }
@@ -260,21 +271,51 @@ std::string JctBySizeChart(const Section& sec) {
     if (DifferentJobsCompleted(sets)) {
       warnings.push_back(
           "<span data-warn=\"different-jobs\">The profiles completed different sets of jobs: "
-          "each bar counts every job of its size, those not completed at the run's end (marked "
+          "each bar counts every job of its group, those not completed at the run's end (marked "
           "≥).</span>");
     }
   }
   std::vector<std::string> notes;
   if (!missing.empty()) notes.push_back("Not shown: " + Join(missing, ", ") + ".");
-  return Figure({.title = title,
-                 .about = "mean JCT per GPU-count bucket (what the job asks for), over every "
-                          "job of that size",
+  return Figure({.title = g.title,
+                 .about = g.about,
                  .legend = Legend(legend),
                  .body = svg,
                  .notes = notes,
                  .warnings = warnings,
-                 .csv_name = std::string(kId) + ".csv",
+                 .csv_name = std::string(g.id) + ".csv",
                  .csv = csv.text()});
+}
+
+}  // namespace
+
+std::string JctBySizeChart(const Section& sec) {
+  return GroupedJctChart(
+      sec, {"jct-by-size", "JCT by job size",
+            "mean JCT per GPU-count bucket (what the job asks for), over every job of that size",
+            "GPUs the job asks for", "gpus", " GPUs",
+            [](const RunView& v, std::string* missing) -> std::optional<std::vector<GroupJct>> {
+              if (!v.run->jobs->empty() && !v.run->jobs->front().gpus) {
+                *missing = "jobs.csv has no gpus column: written by an older dlsched";
+                return std::nullopt;
+              }
+              return JctBySize(v.jobs, v.run->EndTime());
+            }});
+}
+
+std::string JctByQueueChart(const Section& sec) {
+  bool any = false;
+  for (const RunView& v : sec.runs) {
+    for (const JobRow* j : v.jobs) any = any || !j->queue.empty();
+  }
+  if (!any) return "";
+  return GroupedJctChart(
+      sec,
+      {"jct-by-queue", "JCT by queue",
+       "mean JCT of each team's queue (jobs.csv's queue), over every job in it", "queue", "queue",
+       "", [](const RunView& v, std::string*) -> std::optional<std::vector<GroupJct>> {
+         return JctByQueue(v.jobs, v.run->EndTime());
+       }});
 }
 
 }  // namespace dlsched::report::html

@@ -69,6 +69,8 @@ TEST(HtmlReportTest, RunDirectoryHasEveryChart) {
   EXPECT_EQ(One(charts, "preemptions").PointsOf("kod2"), 2);
   // Sizes 4, 2, 3: buckets 2, 3-4, one bar each.
   EXPECT_EQ(One(charts, "jct-by-size").PointsOf("kod2"), 2);
+  // No queue column (an older dlsched, or no queues): no per-queue chart.
+  EXPECT_TRUE(ChartsNamed(charts, "jct-by-queue").empty());
   // One run: nothing to divide by.
   EXPECT_TRUE(ChartsNamed(charts, "vs-baseline").empty());
 
@@ -265,6 +267,27 @@ TEST(HtmlReportTest, SweepChartsJctAgainstLoad) {
   // The x axis is the sweep's load factor, not a measured load.
   EXPECT_NE(html.find("load factor (arrival rate x L; 1 = the workload as given)"),
             std::string::npos);
+}
+
+// jobs.csv's queue column: a bar per queue and run, the mean JCT of its
+// jobs (team-a: 300 and 190 -> 245; the stuck job of team-b counts at the
+// run's end, 400 - 20 = 380, a lower bound); a queue name is text, not
+// markup.
+TEST(HtmlReportTest, JctByQueueHasABarPerQueue) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "kod2");
+  WriteFile(tmp.path() / "jobs.csv",
+            "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
+            "final_state,gpus,stuck\n"
+            "job-1,default,team-a,0,30,300,300,30,20,250,Completed,4,false\n"
+            "job-2,default,team-a,10,40,200,190,30,10,150,Completed,2,false\n"
+            "job-3,default,<b>team-b</b>,20,,,,380,0,0,Waiting,3,true\n");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  EXPECT_EQ(One(charts, "jct-by-queue").PointsOf("kod2"), 2);
+  EXPECT_NE(html.find("kod2, team-a: mean JCT 4.1 min over 2 jobs (2 completed)"), std::string::npos);
+  EXPECT_NE(html.find("&lt;b&gt;team-b&lt;/b&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("<b>team-b</b>"), std::string::npos);
 }
 
 TEST(HtmlReportTest, ManyJobsAreCappedAndThePageSaysSo) {

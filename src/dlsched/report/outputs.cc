@@ -114,6 +114,8 @@ void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
   w.String(job.name);
   w.Key(col::kNamespace);
   w.String(job.namespace_name);
+  w.Key(col::kQueue);
+  w.String(job.queue);
   Numbers(w, {{col::kSubmit, TimeOrNull(job.submit)},
               {col::kFirstStart, TimeOrNull(job.first_start)},
               {col::kCompletion, TimeOrNull(job.completion)},
@@ -175,6 +177,8 @@ void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
     AppendCsvField(o, job.name);
     o += ',';
     AppendCsvField(o, job.namespace_name);
+    o += ',';
+    AppendCsvField(o, job.queue);
     for (core::Time t : {job.submit, job.first_start, job.completion}) {
       o += ',';
       AppendTime(o, t);

@@ -56,7 +56,7 @@ std::vector<CompareField> CompareFields(const std::string& profile,
                                         const metrics::RunSummary& summary);
 
 // jobs.csv: the header
-//   name,namespace,submit,first_start,completion,jct,queueing,launching,
+//   name,namespace,queue,submit,first_start,completion,jct,queueing,launching,
 //   running,final_state,admission_seq,reallocations,preemptions,scale_events,
 //   final_workers,gpus,lost_gpu_seconds,ideal_runtime,alone_jct,ftf,stuck,reason
 // then one row per job in input order. A time that never happened (and the

@@ -24,11 +24,12 @@ using testing::TempDir;
 // its name and reason are quoted (comma; quotes doubled).
 TEST(JobsCsvTest, HandWorkedRows) {
   const std::string expected =
-      "name,namespace,submit,first_start,completion,jct,queueing,launching,running,final_state,"
+      "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
+      "final_state,"
       "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,lost_gpu_seconds,"
       "ideal_runtime,alone_jct,ftf,stuck,reason\n"
-      "resnet-a,team-1,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,10,50,80,1.25,false,\n"
-      "\"vgg,b\",team-2,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,0,,,true,"
+      "resnet-a,team-1,,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,10,50,80,1.25,false,\n"
+      "\"vgg,b\",team-2,research,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,0,,,true,"
       "\"waiting: needs \"\"4 gpu\"\" on one node, largest free is 2\"\n";
   EXPECT_EQ(JobsCsv(testing::SampleRun()), expected);
 }
@@ -36,7 +37,7 @@ TEST(JobsCsvTest, HandWorkedRows) {
 TEST(JobsCsvTest, EmptyRunHasHeaderOnly) {
   const std::string csv = JobsCsv(metrics::RunInput{});
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1);
-  EXPECT_TRUE(csv.starts_with("name,namespace,submit,"));
+  EXPECT_TRUE(csv.starts_with("name,namespace,queue,submit,"));
 }
 
 // Capacity cpu 8000m, gpu 4 (memory 0 is left out). Samples:

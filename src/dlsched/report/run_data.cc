@@ -159,6 +159,7 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
   const auto ideal = f.Find(col::kIdealRuntime);
   const auto lost = f.Find(col::kLostGpuSeconds);
   const auto alone = f.Find(col::kAloneJct);
+  const auto queue = f.Find(col::kQueue);
   return ParseRows<JobRow>(f, [&](Cells& c, JobRow& j) {
     j.name = c.Text((*cols)[0]);
     j.submit = c.Number((*cols)[1]);
@@ -177,6 +178,7 @@ core::Result<std::vector<JobRow>> ParseJobs(const CsvFile& f) {
     j.ideal_runtime = c.OptionalNumber(ideal);
     j.lost_gpu_seconds = c.OptionalNumber(lost).value_or(0);
     j.alone_jct = c.OptionalNumber(alone).value_or(0);
+    if (queue) j.queue = c.Text(*queue);
   });
 }
 

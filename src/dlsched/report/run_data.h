@@ -59,6 +59,7 @@ struct JobRow {
   std::optional<double> ideal_runtime;  // likewise; 0: unknown
   double lost_gpu_seconds = 0;          // likewise (0 when absent)
   double alone_jct = 0;                 // likewise (0: unknown)
+  std::string queue;                    // likewise ("" for none)
 };
 
 // utilization.csv: fractions of capacity per resource; row i holds from

@@ -32,6 +32,7 @@ inline constexpr std::string_view kProvenanceJson = "provenance.json";
 namespace jobs {
 inline constexpr std::string_view kName = "name";
 inline constexpr std::string_view kNamespace = "namespace";
+inline constexpr std::string_view kQueue = "queue";
 inline constexpr std::string_view kSubmit = "submit";
 inline constexpr std::string_view kFirstStart = "first_start";
 inline constexpr std::string_view kCompletion = "completion";
@@ -53,10 +54,10 @@ inline constexpr std::string_view kFtf = "ftf";
 inline constexpr std::string_view kStuck = "stuck";
 inline constexpr std::string_view kReason = "reason";
 inline constexpr std::string_view kColumns[] = {
-    kName,        kNamespace,   kSubmit,       kFirstStart, kCompletion,     kJct,
-    kQueueing,    kLaunching,   kRunning,      kFinalState, kAdmissionSeq,   kReallocations,
-    kPreemptions, kScaleEvents, kFinalWorkers, kGpus,       kLostGpuSeconds, kIdealRuntime,
-    kAloneJct,    kFtf,         kStuck,        kReason};
+    kName,          kNamespace,   kQueue,       kSubmit,       kFirstStart, kCompletion,
+    kJct,           kQueueing,    kLaunching,   kRunning,      kFinalState, kAdmissionSeq,
+    kReallocations, kPreemptions, kScaleEvents, kFinalWorkers, kGpus,       kLostGpuSeconds,
+    kIdealRuntime,  kAloneJct,    kFtf,         kStuck,        kReason};
 }  // namespace jobs
 
 // utilization.csv: time, then <resource>_allocated and <resource>_effective

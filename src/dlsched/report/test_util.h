@@ -74,6 +74,7 @@ inline metrics::RunInput SampleRun() {
   b.submit = 30;
   b.final_phase = core::JobPhase::kWaiting;
   b.queueing = 70;
+  b.queue = "research";
   b.gpus = 2;
   b.stuck = true;
   b.reason = "waiting: needs \"4 gpu\" on one node, largest free is 2";
