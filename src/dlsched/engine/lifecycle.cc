@@ -276,6 +276,8 @@ void JobLifecycle::NoteStops(const Plan& plan, core::Time now) {
     const core::Time delay = state_.Job(j).spec->checkpoint_delay;
     if (delay <= 0) continue;
     JobHistory& to = jobs_[a.by];
+    // Names left from a hand-over that never led to a launch are stale.
+    if (to.hand_over_until < now) to.hand_over_from.clear();
     to.hand_over_until = std::max(to.hand_over_until, now + delay);
     to.hand_over_from += (to.hand_over_from.empty() ? "" : ", ") + state_.Job(j).spec->name;
   }
