@@ -285,7 +285,8 @@ TEST(HtmlReportTest, JctByQueueHasABarPerQueue) {
   const std::string html = Render({tmp.path().string()});
   const auto charts = ScanCharts(html);
   EXPECT_EQ(One(charts, "jct-by-queue").PointsOf("kod2"), 2);
-  EXPECT_NE(html.find("kod2, team-a: mean JCT 4.1 min over 2 jobs (2 completed)"), std::string::npos);
+  EXPECT_NE(html.find("kod2, team-a: mean JCT 4.1 min over 2 jobs (2 completed)"),
+            std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;team-b&lt;/b&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<b>team-b</b>"), std::string::npos);
 }
