@@ -51,7 +51,8 @@ TEST(SweepBoundsTest, CellsMakeTheirWorkloadWhenTheyStart) {
   sim::GenerateOptions gen;
   gen.jobs = 20;
 
-  const std::vector<RunRequest> generated = CellRuns(grid, cells, cluster, engines, nullptr, gen);
+  const std::vector<RunRequest> generated =
+      CellRuns(grid, cells, {&cluster, 1}, engines, nullptr, gen);
   ASSERT_EQ(generated.size(), 12u);
   for (size_t i = 0; i < generated.size(); ++i) {
     const RunRequest& r = generated[i];
@@ -82,7 +83,8 @@ TEST(SweepBoundsTest, CellsMakeTheirWorkloadWhenTheyStart) {
   cells.clear();
   for (size_t i = 0; i < grid.size(); ++i) cells.push_back(grid.At(i));
   const config::WorkloadSpec base = *sim::GenerateWorkload(gen);
-  const std::vector<RunRequest> from_file = CellRuns(grid, cells, cluster, engines, &base, gen);
+  const std::vector<RunRequest> from_file =
+      CellRuns(grid, cells, {&cluster, 1}, engines, &base, gen);
   ASSERT_EQ(from_file.size(), 6u);
   for (size_t i = 0; i < from_file.size(); ++i) {
     const bool one = grid.loads[cells[i].load] == 1;

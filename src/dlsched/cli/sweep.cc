@@ -5,8 +5,10 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "dlsched/core/limits.h"
 #include "dlsched/core/spec_limits.h"
 #include "dlsched/report/format.h"
 
@@ -22,20 +24,129 @@ std::string Quote(const std::string& s) {
 
 }  // namespace
 
+std::string QuotaAxis::Of() const {
+  return fmt::format("{} {}", queue, core::ResourceName(resource));
+}
+
+std::string QuotaAxis::Text(size_t i) const {
+  return core::FormatResourceAmount(resource, values[i]);
+}
+
+double QuotaAxis::Number(size_t i) const {
+  const double v = static_cast<double>(values[i]);
+  return resource == core::kCpu ? v / 1000 : v;  // millicores: cores
+}
+
 SweepGrid::Cell SweepGrid::At(size_t index) const {
   Cell c;
   c.index = index;
   c.seed = index % Seeds();
   c.load = index / Seeds() % loads.size();
-  c.profile = index / Seeds() / loads.size();
+  c.quota = index / Seeds() / loads.size() % Quotas();
+  c.profile = index / Seeds() / loads.size() / Quotas();
   return c;
 }
 
 std::string SweepGrid::CellDir(const Cell& cell) const {
-  std::string dir = fmt::format("cells/{}/load-{}", profiles[cell.profile],
-                                report::FormatNumber(loads[cell.load]));
+  std::string dir = fmt::format("cells/{}", profiles[cell.profile]);
+  if (quota) dir += fmt::format("/quota-{}", quota->Text(cell.quota));
+  dir += fmt::format("/load-{}", report::FormatNumber(loads[cell.load]));
   if (!seeds.empty()) dir += fmt::format("/seed-{}", seeds[cell.seed]);
   return dir;
+}
+
+core::Result<QuotaAxis> ParseQuotaAxis(std::string_view text, const core::ClusterSpec& cluster) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return core::Errorf(
+        "--quota: expected QUEUE=V1,V2,... or QUEUE:RESOURCE=V1,V2,... (e.g. "
+        "team-a=4,8,16), got '{}'",
+        text);
+  }
+  QuotaAxis axis;
+  std::string_view target = text.substr(0, eq);
+  std::string resource = "nvidia.com/gpu";
+  if (const size_t colon = target.rfind(':'); colon != std::string_view::npos) {
+    resource = std::string(target.substr(colon + 1));
+    target = target.substr(0, colon);
+  }
+  axis.queue = std::string(target);
+  const core::QueueSpec* queue = nullptr;
+  for (const core::QueueSpec& q : cluster.queues) {
+    if (q.name == axis.queue) queue = &q;
+  }
+  if (queue == nullptr) {
+    if (cluster.queues.empty()) {
+      return core::Errorf("--quota: the cluster declares no queues (docs/queues.md)");
+    }
+    std::vector<std::string> names;
+    for (const core::QueueSpec& q : cluster.queues) names.push_back(q.name);
+    return core::Errorf("--quota: the cluster declares no queue '{}' (it has: {})", axis.queue,
+                        fmt::join(names, ", "));
+  }
+  const int id = core::FindResource(resource);
+  if (id < 0 || queue->Line(static_cast<core::ResourceId>(id)) == nullptr) {
+    return core::Errorf(
+        "--quota: queue {} has no {} quota to vary (its quota lists the resources it limits)",
+        axis.queue, resource);
+  }
+  axis.resource = static_cast<core::ResourceId>(id);
+  std::string_view list = text.substr(eq + 1);
+  std::set<int64_t> seen;
+  while (true) {
+    const size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    auto v = core::ParseResourceAmount(axis.resource, item);
+    if (!v) {
+      return core::Errorf("--quota: {}", v.error().message);
+    }
+    if (*v > core::kMaxAmount) {
+      return core::Errorf("--quota: {} is more than the limit of {}", item,
+                          core::FormatResourceAmount(axis.resource, core::kMaxAmount));
+    }
+    if (!seen.insert(*v).second) {
+      return core::Errorf("--quota: {} is given twice",
+                          core::FormatResourceAmount(axis.resource, *v));
+    }
+    axis.values.push_back(*v);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  for (size_t i = 0; i < axis.values.size(); ++i) DLSCHED_TRY(WithQuota(cluster, axis, i));
+  return axis;
+}
+
+core::Result<core::ClusterSpec> WithQuota(const core::ClusterSpec& cluster, const QuotaAxis& axis,
+                                          size_t i) {
+  core::ClusterSpec out = cluster;
+  const int64_t value = axis.values[i];
+  const std::string resource(core::ResourceName(axis.resource));
+  int64_t total = 0;  // the cohort's nominal quotas, with the new value
+  std::string cohort;
+  for (core::QueueSpec& q : out.queues) {
+    if (q.name != axis.queue) continue;
+    cohort = q.cohort;
+    for (core::QuotaLine& l : q.quota) {
+      if (l.id != axis.resource) continue;
+      if (l.lending_limit && *l.lending_limit > value) {
+        return core::Errorf("--quota {}: queue {}'s {} lendingLimit {} is more than that nominal",
+                            axis.Text(i), q.name, resource,
+                            core::FormatResourceAmount(axis.resource, *l.lending_limit));
+      }
+      l.nominal = value;
+    }
+  }
+  for (const core::QueueSpec& q : out.queues) {
+    const bool member = cohort.empty() ? q.name == axis.queue : q.cohort == cohort;
+    const core::QuotaLine* l = q.Line(axis.resource);
+    if (member && l != nullptr) total += l->nominal;
+  }
+  if (total > core::kMaxTotalAmount) {
+    return core::Errorf("--quota {}: the nominal {} quotas of cohort {} add up to more than {}",
+                        axis.Text(i), resource, cohort,
+                        core::FormatResourceAmount(axis.resource, core::kMaxTotalAmount));
+  }
+  return out;
 }
 
 core::Status CheckLoads(std::span<const double> loads) {
@@ -62,7 +173,7 @@ core::Status CheckSeeds(std::span<const uint64_t> seeds) {
 }
 
 std::vector<RunRequest> CellRuns(const SweepGrid& grid, std::span<const SweepGrid::Cell> cells,
-                                 const core::ClusterSpec& cluster,
+                                 std::span<const core::ClusterSpec> clusters,
                                  std::span<const engine::Engine* const> engines,
                                  const config::WorkloadSpec* base,
                                  const sim::GenerateOptions& gen) {
@@ -70,7 +181,7 @@ std::vector<RunRequest> CellRuns(const SweepGrid& grid, std::span<const SweepGri
   runs.reserve(cells.size());
   for (const SweepGrid::Cell& c : cells) {
     RunRequest& r = runs.emplace_back();
-    r.cluster = &cluster;
+    r.cluster = &clusters[c.quota];
     r.engine = engines[c.profile];
     const double load = grid.loads[c.load];
     if (base == nullptr) {

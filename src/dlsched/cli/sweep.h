@@ -6,39 +6,73 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dlsched/cli/runs.h"
 #include "dlsched/config/specs.h"
 #include "dlsched/core/error.h"
+#include "dlsched/core/resources.h"
 #include "dlsched/engine/engine.h"
 #include "dlsched/sim/generate.h"
 
 namespace dlsched::cli {
 
-// profiles x loads x seeds. Cell i is profile p, load l, seed s with
-// i = (p * loads + l) * seeds + s: profiles vary slowest, seeds fastest.
-// Without seeds (a workload or trace file) the seed axis has one value.
+// --quota QUEUE[:RESOURCE]=V1,V2,...: one resource of one declared queue's
+// nominal quota, a value per cell (docs/sweeps.md).
+struct QuotaAxis {
+  std::string queue;
+  core::ResourceId resource = core::kGpu;
+  std::vector<int64_t> values;  // canonical units, each once, as given
+  // "team-a nvidia.com/gpu": sweep.csv's quota_of column.
+  std::string Of() const;
+  // Values[i] as a quantity ("8", "500m", "64Gi"): its cell directory.
+  std::string Text(size_t i) const;
+  // Values[i] in the resource's plain unit (cores for cpu): sweep.csv's
+  // quota column.
+  double Number(size_t i) const;
+};
+
+// profiles x quotas x loads x seeds. Cell i is profile p, quota q, load l,
+// seed s with i = ((p * quotas + q) * loads + l) * seeds + s: profiles
+// vary slowest, seeds fastest. Without seeds (a workload or trace file)
+// the seed axis has one value, and without --quota the quota axis.
 struct SweepGrid {
   std::vector<std::string> profiles;  // directory names, unique
   std::vector<double> loads;
   std::vector<uint64_t> seeds;  // empty: the jobs come from a file
+  std::optional<QuotaAxis> quota{};
 
   struct Cell {
     size_t index = 0;
     size_t profile = 0;
+    size_t quota = 0;  // 0 without --quota
     size_t load = 0;
     size_t seed = 0;  // 0 without seeds
   };
   size_t Seeds() const { return seeds.empty() ? 1 : seeds.size(); }
-  size_t size() const { return profiles.size() * loads.size() * Seeds(); }
+  size_t Quotas() const { return quota ? quota->values.size() : 1; }
+  size_t size() const { return profiles.size() * Quotas() * loads.size() * Seeds(); }
   Cell At(size_t index) const;
-  // "cells/<profile>/load-<L>" and "/seed-<S>" with seeds: where the cell's
+  // "cells/<profile>[/quota-<Q>]/load-<L>[/seed-<S>]": where the cell's
   // files go under the sweep's directory.
   std::string CellDir(const Cell& cell) const;
 };
+
+// --quota's text parsed against `cluster`: QUEUE=V1,V2,... (the queue's
+// nvidia.com/gpu quota) or QUEUE:RESOURCE=V1,... (a resource its quota
+// lists), each value a Kubernetes quantity, none twice. Errors read
+// "--quota: ...".
+core::Result<QuotaAxis> ParseQuotaAxis(std::string_view text, const core::ClusterSpec& cluster);
+
+// `cluster` with the axis's queue's nominal quota at values[i]; an error
+// ("--quota V: ...") when the queue's lending limit would exceed it or
+// its cohort's nominal quotas would add up past the limit.
+core::Result<core::ClusterSpec> WithQuota(const core::ClusterSpec& cluster, const QuotaAxis& axis,
+                                          size_t i);
 
 // The range of a --load factor.
 inline constexpr double kMinSweepLoad = 0.001;
@@ -52,13 +86,13 @@ core::Status CheckLoads(std::span<const double> loads);
 core::Status CheckSeeds(std::span<const uint64_t> seeds);
 
 // The runs of `cells`: each its profile's engine (engines[cell.profile])
-// on `cluster`, and its jobs made when it starts (RunRequest::make_workload)
+// on clusters[cell.quota], and its jobs made when it starts (RunRequest::make_workload)
 // on the thread that runs it: the workload of `gen` with the cell's seed,
 // without `base`, else a copy of `base` with its arrivals scaled (`base`
 // itself at load 1). So a batch holds the workloads of the cells in flight,
 // not of the grid.
 std::vector<RunRequest> CellRuns(const SweepGrid& grid, std::span<const SweepGrid::Cell> cells,
-                                 const core::ClusterSpec& cluster,
+                                 std::span<const core::ClusterSpec> clusters,
                                  std::span<const engine::Engine* const> engines,
                                  const config::WorkloadSpec* base, const sim::GenerateOptions& gen);
 

@@ -60,6 +60,11 @@ GridOptions AddGridOptions(CLI::App* sweep, SweepArgs* a) {
   AddListOption(sweep, "--load,-l", &a->loads,
                 "Load factors, comma-separated (0.001 to 1e6): submit times are divided by each")
       ->default_str("1");
+  sweep->add_option(
+      "--quota", a->quota,
+      "Vary one queue's nominal quota, a value per cell: QUEUE=V1,V2,... (its nvidia.com/gpu "
+      "quota) or QUEUE:RESOURCE=V1,V2,... (quantities); the queue must be declared in the "
+      "cluster file and its quota list the resource; the report draws every figure against it");
   sweep
       ->add_option("--out,-o", a->out,
                    "Output directory, written as one unit and replaced as a whole (new, empty or "
@@ -137,7 +142,11 @@ void AddK8sJobOptions(CLI::App* sweep, K8sJobOptions* k8s, CLI::Option* emit) {
 
 // The columns of sweep.csv (and of each cell.csv): the cell, its place in
 // the grid, then compare.csv's columns.
+// With --quota, `quota` (the value, in cores for cpu) and `quota_of` ("QUEUE
+// RESOURCE") after `seed`; on a cluster with queues, each queue's figures
+// (`jct_mean@QUEUE`, ...) at the end.
 std::vector<report::CompareField> SweepFields(const SweepGrid& grid, const SweepGrid::Cell& cell,
+                                              std::span<const std::string> queues,
                                               const metrics::RunSummary& s) {
   std::vector<report::CompareField> fields = {
       {"cell", static_cast<int64_t>(cell.index)},
@@ -146,8 +155,14 @@ std::vector<report::CompareField> SweepFields(const SweepGrid& grid, const Sweep
       {"load", grid.loads[cell.load]},
       {"seed", grid.seeds.empty() ? std::string() : std::to_string(grid.seeds[cell.seed])},
   };
+  if (grid.quota) {
+    fields.push_back({"quota", grid.quota->Number(cell.quota)});
+    fields.push_back({"quota_of", grid.quota->Of()});
+  }
   std::vector<report::CompareField> rest = report::CompareFields(grid.profiles[cell.profile], s);
   fields.insert(fields.end(), rest.begin() + 1, rest.end());  // without its profile
+  std::vector<report::CompareField> per_queue = report::QueueCompareFields(queues, s);
+  fields.insert(fields.end(), per_queue.begin(), per_queue.end());
   return fields;
 }
 
@@ -200,6 +215,7 @@ std::vector<std::string> CellCommand(const SweepArgs& a, const SweepGrid& grid) 
   std::vector<std::string> loads;
   for (double l : a.loads) loads.push_back(Exact(l));
   add("--load", fmt::format("{}", fmt::join(loads, ",")));
+  add("--quota", a.quota);
   for (const auto& o : a.run.overrides) add("--set", o);
   add("--window", a.run.window);
   if (a.run.alone) args.push_back("--alone");
@@ -213,11 +229,10 @@ std::vector<std::string> CellCommand(const SweepArgs& a, const SweepGrid& grid) 
 int EmitK8sJob(const SweepArgs& a, const SweepGrid& grid) {
   K8sJobOptions k8s = a.k8s;
   if (k8s.image.empty()) k8s.image = fmt::format("dlsched:{}", DLSCHED_VERSION);
-  const std::string grid_text =
-      grid.seeds.empty()
-          ? fmt::format("{} profiles x {} loads", grid.profiles.size(), grid.loads.size())
-          : fmt::format("{} profiles x {} loads x {} seeds", grid.profiles.size(),
-                        grid.loads.size(), grid.seeds.size());
+  std::string grid_text = fmt::format("{} profiles", grid.profiles.size());
+  if (grid.quota) grid_text += fmt::format(" x {} quotas", grid.Quotas());
+  grid_text += fmt::format(" x {} loads", grid.loads.size());
+  if (!grid.seeds.empty()) grid_text += fmt::format(" x {} seeds", grid.seeds.size());
   const std::vector<std::string> comment = {
       fmt::format("dlsched sweep: {} cells ({}), one per completion index.", grid.size(),
                   grid_text),
@@ -251,18 +266,23 @@ core::Status CheckSweepArgs(const SweepArgs& a) {
   return CheckSeeds(a.seeds);
 }
 
-// The grid of `profiles` (their directory names) and the loads and seeds
-// of `a`, checked: not empty, not over the limit, and --cell in it.
-core::Result<SweepGrid> MakeGrid(const SweepArgs& a, const std::vector<std::string>& profiles) {
+// The grid of `profiles` (their directory names) and the quotas, loads and
+// seeds of `a`, checked: not empty, not over the limit, and --cell in it.
+core::Result<SweepGrid> MakeGrid(const SweepArgs& a, const std::vector<std::string>& profiles,
+                                 const core::ClusterSpec& cluster) {
   SweepGrid grid;
   grid.loads = a.loads;
   if (a.generated) grid.seeds = a.seeds.empty() ? std::vector<uint64_t>{a.gen.seed} : a.seeds;
   grid.profiles = profiles;
+  if (!a.quota.empty()) {
+    DLSCHED_TRY_LET(axis, ParseQuotaAxis(a.quota, cluster));
+    grid.quota = std::move(*axis);
+  }
   if (grid.size() == 0) {
     return core::MakeError("--load: the grid is empty (give at least one load factor)");
   }
   if (grid.size() > static_cast<size_t>(report::kMaxSweepCells)) {
-    return core::Errorf("--profiles, --load, --seeds: the grid has {} cells, at most {}",
+    return core::Errorf("--profiles, --quota, --load, --seeds: the grid has {} cells, at most {}",
                         grid.size(), report::kMaxSweepCells);
   }
   if (a.cell && (*a.cell < 0 || static_cast<uint64_t>(*a.cell) >= grid.size())) {
@@ -312,13 +332,15 @@ core::Status CheckScaledLoads(const config::WorkloadSpec& base, const std::vecto
 class CellResults {
  public:
   CellResults(const SweepArgs& a, const SweepGrid& grid, const std::vector<SweepGrid::Cell>& cells,
-              const std::optional<metrics::Window>& window, report::OutputDir& out)
+              std::vector<std::string> queues, const std::optional<metrics::Window>& window,
+              report::OutputDir& out)
       : a_(a),
         grid_(grid),
         cells_(cells),
+        queues_(std::move(queues)),
         window_(window),
         out_(out),
-        header_(CsvLine(SweepFields(grid, cells[0], {}), true)),
+        header_(CsvLine(SweepFields(grid, cells[0], queues_, {}), true)),
         rows_(cells.size()),
         table_(cells.size()),
         run_errors_(cells.size()) {}
@@ -331,11 +353,12 @@ class CellResults {
     }
     const SweepGrid::Cell& c = cells_[k];
     const metrics::RunSummary summary = metrics::Summarize(result->run, window_);
-    const std::string row = CsvLine(SweepFields(grid_, c, summary), false);
+    const std::string row = CsvLine(SweepFields(grid_, c, queues_, summary), false);
     std::vector<std::string> shown = CompareRow(grid_.profiles[c.profile], summary);
-    std::vector<std::string> line = {
-        std::to_string(c.index), shown[0], report::FormatNumber(grid_.loads[c.load]),
-        grid_.seeds.empty() ? "-" : std::to_string(grid_.seeds[c.seed])};
+    std::vector<std::string> line = {std::to_string(c.index), shown[0]};
+    if (grid_.quota) line.push_back(grid_.quota->Text(c.quota));
+    line.push_back(report::FormatNumber(grid_.loads[c.load]));
+    line.push_back(grid_.seeds.empty() ? "-" : std::to_string(grid_.seeds[c.seed]));
     line.insert(line.end(), shown.begin() + 1, shown.begin() + 6);
     const std::string prefix = a_.cell ? "" : grid_.CellDir(c) + "/";
     std::string summary_json;
@@ -368,8 +391,12 @@ class CellResults {
 
   // The terminal's table: a row a cell.
   std::string Table() const {
-    std::vector<std::vector<std::string>> lines = {
-        {"cell", "profile", "load", "seed", "status", "done", "JCT mean", "JCT p95", "makespan"}};
+    std::vector<std::string> head = {"cell", "profile"};
+    if (grid_.quota) head.push_back("quota");
+    for (const char* h : {"load", "seed", "status", "done", "JCT mean", "JCT p95", "makespan"}) {
+      head.emplace_back(h);
+    }
+    std::vector<std::vector<std::string>> lines = {head};
     lines.insert(lines.end(), table_.begin(), table_.end());
     return AlignedTable(lines);
   }
@@ -378,6 +405,7 @@ class CellResults {
   const SweepArgs& a_;
   const SweepGrid& grid_;
   const std::vector<SweepGrid::Cell>& cells_;
+  const std::vector<std::string> queues_;
   const std::optional<metrics::Window> window_;
   report::OutputDir& out_;
   const std::string header_;
@@ -393,6 +421,7 @@ struct Prepared {
   SweepGrid grid;
   std::vector<SweepGrid::Cell> cells;
   core::ClusterSpec cluster;
+  std::vector<core::ClusterSpec> clusters;  // the cluster at each --quota value (or as given)
   LoadedProfiles profiles;
   std::optional<config::WorkloadSpec> base;  // a file's jobs; none when generated
   std::optional<metrics::Window> window;
@@ -405,11 +434,13 @@ int RunCells(const SweepArgs& a, const Prepared& p) {
   std::vector<const engine::Engine*> engines;
   for (const auto& e : p.profiles.engines) engines.push_back(e.get());
   std::vector<RunRequest> runs =
-      CellRuns(p.grid, p.cells, p.cluster, engines, p.base ? &*p.base : nullptr, a.gen);
+      CellRuns(p.grid, p.cells, p.clusters, engines, p.base ? &*p.base : nullptr, a.gen);
   for (RunRequest& r : runs) r.options.alone = a.run.alone;
   auto out = report::OutputDir::Open(p.dir);
   if (!out) return RunFailed(out.error());
-  CellResults results(a, p.grid, p.cells, p.window, *out);
+  std::vector<std::string> queues;
+  for (const core::QueueSpec& q : p.cluster.queues) queues.push_back(q.name);
+  CellResults results(a, p.grid, p.cells, std::move(queues), p.window, *out);
   bool interrupted = false;
   RunAll(
       runs, Batch(a.threads, a.quiet), &interrupted,
@@ -457,9 +488,18 @@ int RunSweep(const SweepArgs& a) {
   auto profiles = LoadProfiles(a.profiles, a.run.overrides);
   if (!profiles) return BadInput(profiles.error());
   p.profiles = std::move(*profiles);
-  auto grid = MakeGrid(a, p.profiles.dirs);
+  auto grid = MakeGrid(a, p.profiles.dirs, p.cluster);
   if (!grid) return BadInput(grid.error());
   p.grid = std::move(*grid);
+  if (p.grid.quota) {
+    for (size_t i = 0; i < p.grid.Quotas(); ++i) {
+      auto c = WithQuota(p.cluster, *p.grid.quota, i);
+      if (!c) return BadInput(c.error());
+      p.clusters.push_back(std::move(*c));
+    }
+  } else {
+    p.clusters.push_back(p.cluster);
+  }
   p.cells = SelectedCells(p.grid, a.cell);
   // The jobs: a workload file or trace is loaded once, here, and each cell
   // runs on its own copy with scaled arrivals, made on the thread that runs
@@ -491,21 +531,25 @@ int RunSweep(const SweepArgs& a) {
 CLI::App* AddSweepCommand(CLI::App& app, SweepArgs* args) {
   CLI::App* sweep = app.add_subcommand(
       "sweep",
-      "Run a grid of profiles x load factors (x seeds of a generated workload), one cell per "
-      "core, and write OUT/sweep.csv (a row per cell) and each cell's files to "
-      "OUT/cells/<profile>/load-<L>[/seed-<S>]/; the report draws every figure of compare.csv "
-      "against load, a line per profile (the mean over seeds, error bars), cells interrupted or "
+      "Run a grid of profiles (x values of one queue's quota) x load factors (x seeds of a "
+      "generated workload), one cell per core, and write OUT/sweep.csv (a row per cell) and "
+      "each cell's files to OUT/cells/<profile>[/quota-<Q>]/load-<L>[/seed-<S>]/; the report "
+      "draws every figure of compare.csv (and each queue's) against load, or against the quota "
+      "with --quota, a line per profile (the mean over seeds, error bars), cells interrupted or "
       "with jobs stuck marked. Load L divides every submit time by L (2: arrivals twice as "
       "dense). --cell N runs one cell; --emit-k8s-job writes a Kubernetes Indexed Job that runs "
       "the grid a cell per index; --merge OUT joins the cells it left into OUT/sweep.csv");
   sweep->footer(
-      "Cells are numbered profile by profile, then load, then seed: cell i is profile "
-      "i / (loads x seeds), load (i / seeds) mod loads, seed i mod seeds. Stuck jobs are a "
-      "result, not an error. See docs/sweeps.md.\n\n"
+      "Cells are numbered profile by profile, then quota, then load, then seed: cell i is "
+      "profile i / (quotas x loads x seeds), quota (i / (loads x seeds)) mod quotas, load "
+      "(i / seeds) mod loads, seed i mod seeds (quotas = 1 without --quota, seeds = 1 without "
+      "--jobs). Stuck jobs are a result, not an error. See docs/sweeps.md.\n\n"
       "Examples:\n"
       "  dlsched sweep -c examples/cluster-3node.yaml -w examples/workload-kod2-seed.yaml \\\n"
       "                -p gang-binpack,kod2 --load 0.5,1,2 --report sweep.html\n"
       "  dlsched sweep -c C --jobs 200 --seeds 1,2,3 -p fifo,las --load 0.5,1,1.5 -o out/s\n"
+      "  dlsched sweep -c examples/cluster-queues.yaml -w examples/workload-queues.yaml \\\n"
+      "                -p queue-reclaim --quota team-a=2,4,8 -o out/q   # team-a's GPUs\n"
       "  dlsched sweep -c C -w W -p P1,P2 --load 1,2 -o out/s --emit-k8s-job > job.yaml\n"
       "  dlsched report out/s           # after the Job: merges out/s/cells/");
   const GridOptions grid = AddGridOptions(sweep, args);

@@ -24,6 +24,7 @@ struct SweepArgs {
   std::vector<std::string> profiles;
   std::vector<double> loads = {1};
   std::vector<uint64_t> seeds;
+  std::string quota;  // --quota QUEUE[:RESOURCE]=V1,V2,...
   sim::GenerateOptions gen;
   bool generated = false;  // --jobs N: one generated workload per seed
   std::string out = "out/sweep";

@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlsched/cli/test_util.h"
+#include "dlsched/config/specs.h"
 #include "dlsched/report/test_util.h"
 #include "dlsched/sim/generate.h"
 #include "dlsched/sim/simulator.h"
@@ -59,6 +61,79 @@ TEST(SweepGridTest, CellsGoProfileThenLoadThenSeed) {
   ASSERT_EQ(f.size(), 4u);
   EXPECT_EQ(f.CellDir(f.At(1)), "cells/fifo/load-2");
   EXPECT_EQ(f.CellDir(f.At(2)), "cells/kod2/load-1");
+}
+
+TEST(SweepGridTest, QuotaAxisGoesBetweenProfileAndLoad) {
+  SweepGrid g{{"fifo", "kod2"}, {1, 2}, {}, QuotaAxis{"team-a", core::kGpu, {2, 8, 16}}};
+  ASSERT_EQ(g.size(), 12u);
+  // profile, then quota, then load: cell 1 is fifo at quota 2 and load 2.
+  EXPECT_EQ(g.CellDir(g.At(0)), "cells/fifo/quota-2/load-1");
+  EXPECT_EQ(g.CellDir(g.At(1)), "cells/fifo/quota-2/load-2");
+  EXPECT_EQ(g.CellDir(g.At(2)), "cells/fifo/quota-8/load-1");
+  EXPECT_EQ(g.CellDir(g.At(11)), "cells/kod2/quota-16/load-2");
+  const SweepGrid::Cell c = g.At(9);  // kod2 (6 cells a profile), quota 8, load 2
+  EXPECT_EQ(c.profile, 1u);
+  EXPECT_EQ(c.quota, 1u);
+  EXPECT_EQ(c.load, 1u);
+  // A cpu quota names its directory as a quantity and counts cores.
+  const QuotaAxis cpu{"team-a", core::kCpu, {500, 4000}};
+  EXPECT_EQ(cpu.Text(0), "500m");
+  EXPECT_EQ(cpu.Number(0), 0.5);
+  EXPECT_EQ(cpu.Text(1), "4");
+  EXPECT_EQ(cpu.Of(), "team-a cpu");
+}
+
+// The two queues of docs/queues.md's example: team-a (4 GPUs, lends all)
+// and team-b (4, lends at most 2), cohort research, on one 16-GPU node;
+// team-a's nominal GPUs are `a`.
+std::string QueuesCluster(const std::string& a) {
+  return "nodes:\n  - {name: node, resources: {cpu: \"64\", memory: 256Gi, nvidia.com/gpu: "
+         "16}}\nqueues:\n  - {name: team-a, cohort: research, quota: {nvidia.com/gpu: " +
+         a +
+         ", cpu: 32}}\n  - {name: team-b, cohort: research, quota: {nvidia.com/gpu: {nominal: "
+         "4, lendingLimit: 2}}}\n";
+}
+
+TEST(SweepGridTest, QuotaAxisIsCheckedAgainstTheCluster) {
+  auto cluster = config::ParseCluster(QueuesCluster("4"), "c.yaml");
+  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
+  auto axis = ParseQuotaAxis("team-a=2,8", *cluster);
+  ASSERT_TRUE(axis.has_value()) << axis.error().message;
+  EXPECT_EQ(axis->resource, core::kGpu);
+  EXPECT_EQ(axis->values, (std::vector<int64_t>{2, 8}));
+  auto cpu = ParseQuotaAxis("team-a:cpu=500m,16", *cluster);
+  ASSERT_TRUE(cpu.has_value()) << cpu.error().message;
+  EXPECT_EQ(cpu->values, (std::vector<int64_t>{500, 16000}));
+  // WithQuota changes that one line and nothing else.
+  auto eight = WithQuota(*cluster, *axis, 1);
+  ASSERT_TRUE(eight.has_value());
+  EXPECT_EQ(eight->queues[0].Line(core::kGpu)->nominal, 8);
+  EXPECT_EQ(eight->queues[0].Line(core::kCpu)->nominal, 32000);
+  EXPECT_EQ(eight->queues[1], cluster->queues[1]);
+  EXPECT_EQ(eight->nodes.size(), cluster->nodes.size());
+  auto err = [&](const std::string& text) {
+    auto a = ParseQuotaAxis(text, *cluster);
+    return a ? std::string("ok") : a.error().message;
+  };
+  EXPECT_EQ(err("team-c=1"),
+            "--quota: the cluster declares no queue 'team-c' (it has: team-a, "
+            "team-b)");
+  EXPECT_EQ(err("team-a:memory=1Gi"),
+            "--quota: queue team-a has no memory quota to vary (its quota lists the resources "
+            "it limits)");
+  EXPECT_EQ(err("team-a=4,4.0"), "--quota: 4 is given twice");
+  EXPECT_TRUE(err("team-a=4,x").starts_with("--quota: 'x' is not a valid quantity"))
+      << err("team-a=4,x");
+  EXPECT_EQ(err("4,8"),
+            "--quota: expected QUEUE=V1,V2,... or QUEUE:RESOURCE=V1,V2,... (e.g. "
+            "team-a=4,8,16), got '4,8'");
+  // team-b keeps 2 of its GPUs and lends 2: its nominal may not go below 2.
+  EXPECT_EQ(err("team-b=4,1"),
+            "--quota 1: queue team-b's nvidia.com/gpu lendingLimit 2 is more than that nominal");
+  auto bare = config::ParseCluster("nodes:\n  - {name: n, resources: {cpu: 1}}\n", "c.yaml");
+  ASSERT_TRUE(bare.has_value());
+  EXPECT_EQ(ParseQuotaAxis("team-a=1", *bare).error().message,
+            "--quota: the cluster declares no queues (docs/queues.md)");
 }
 
 TEST(SweepGridTest, LoadDividesSubmitTimesOnly) {
@@ -408,6 +483,108 @@ TEST_F(SweepTest, InterruptedSweepWritesPartialCells) {
       std::string::npos);
 }
 
+// A CSV line without quoted cells, split at its commas.
+std::vector<std::string> SplitCommas(std::string_view line) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t comma = line.find(',', at);
+    out.emplace_back(line.substr(at, comma - at));
+    if (comma == std::string_view::npos) return out;
+    at = comma + 1;
+  }
+}
+
+// --quota: each cell is `simulate` on the cluster file with that nominal
+// quota written in (the oracle: the file edited by hand), byte for byte;
+// sweep.csv names the value and has each queue's figures, as the run's
+// queues.csv has them; a cell run alone equals the whole sweep's.
+TEST_F(SweepTest, QuotaAxisEqualsSimulateOnTheEditedCluster) {
+  WriteFile(tmp_ / "c.yaml", QueuesCluster("4"));
+  for (const char* v : {"2", "8"}) {
+    WriteFile(tmp_ / fmt::format("c{}.yaml", v), QueuesCluster(v));
+  }
+  // Seven one-worker jobs at 0, each 100 s (docs/queues.md's example).
+  std::string w = "jobs:\n";
+  for (const auto& [name, queue, gpus] :
+       std::vector<std::tuple<std::string, std::string, int>>{{"a1", "team-a", 5},
+                                                              {"b1", "team-b", 2},
+                                                              {"a2", "team-a", 2},
+                                                              {"a3", "team-a", 7},
+                                                              {"a4", "team-a", 1},
+                                                              {"b2", "team-b", 1},
+                                                              {"c1", "", 4}}) {
+    w += fmt::format(
+        "  - {{name: {}, {}arrival: 0, totalSteps: 100, throughput: {{table: {{1: 1}}}}, worker: "
+        "{{replicas: 1, resources: {{cpu: 1, memory: 1Gi, nvidia.com/gpu: {}}}}}}}\n",
+        name, queue.empty() ? "" : "queue: " + queue + ", ", gpus);
+  }
+  WriteFile(tmp_ / "w.yaml", w);
+  const std::string grid =
+      fmt::format("sweep -c {} -w {} -p fifo,queue-reclaim --quota team-a=2,8 --keep-runs -q",
+                  Path("c.yaml"), Path("w.yaml"));
+  const Ran r = Dlsched(grid + " -o " + Path("sweep"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::string csv = ReadFile(tmp_ / "sweep/sweep.csv");
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_TRUE(header.starts_with("cell,cells,profile,load,seed,quota,quota_of,status,")) << header;
+  const std::vector<std::string> columns = SplitCommas(header);
+  EXPECT_EQ(columns.back(), "ftf_max@team-b");
+  size_t row_at = csv.find('\n') + 1;
+  for (const char* profile : {"fifo", "queue-reclaim"}) {
+    for (const char* v : {"2", "8"}) {
+      const fs::path run = tmp_ / "runs" / fmt::format("{}-{}", profile, v);
+      const Ran s = Dlsched(fmt::format("simulate -c {} -w {} -p {} -q -o {}",
+                                        Path(fmt::format("c{}.yaml", v)), Path("w.yaml"), profile,
+                                        run.string()));
+      // simulate exits 1 when jobs are stuck (at 2 GPUs, below).
+      ASSERT_EQ(s.code, std::string_view(v) == "2" ? 1 : 0) << s.err;
+      const fs::path cell = tmp_ / "sweep/cells" / profile / fmt::format("quota-{}/load-1", v);
+      for (const char* f : kRunFiles) {
+        EXPECT_EQ(ReadFile(cell / f), WithoutProvenance(ReadFile(run / f))) << cell / f;
+      }
+      EXPECT_EQ(ReadFile(cell / "queues.csv"), ReadFile(run / "queues.csv")) << cell;
+      // The row: the quota, then each queue's figures as queues.csv has them.
+      const std::string row = csv.substr(row_at, csv.find('\n', row_at) - row_at);
+      row_at += row.size() + 1;
+      const std::vector<std::string> cells = SplitCommas(row);
+      ASSERT_EQ(cells.size(), columns.size()) << row;
+      std::map<std::string, std::string> at;
+      for (size_t i = 0; i < columns.size(); ++i) at[columns[i]] = cells[i];
+      EXPECT_EQ(at["profile"], profile);
+      EXPECT_EQ(at["quota"], v);
+      EXPECT_EQ(at["quota_of"], "team-a nvidia.com/gpu");
+      const auto queues = nlohmann::json::parse(ReadFile(run / "summary.json"))["queues"];
+      ASSERT_EQ(queues.size(), 2u);
+      for (const auto& q : queues) {
+        const std::string name = q["queue"];
+        for (const char* fig : {"jct_mean", "gpu_hours", "borrowed_gpu_hours"}) {
+          EXPECT_DOUBLE_EQ(std::stod(at[fmt::format("{}@{}", fig, name)]), q[fig].get<double>())
+              << profile << " " << v << " " << fig << "@" << name;
+        }
+      }
+    }
+  }
+  // team-a at 2 GPUs: its 5- and 7-GPU jobs can never fit (2 + the 2
+  // team-b lends), so 2 are stuck; at 8 every job completes.
+  EXPECT_NE(csv.find("\n0,4,fifo,1,,2,team-a nvidia.com/gpu,2 stuck"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,4,fifo,1,,8,team-a nvidia.com/gpu,all done"), std::string::npos) << csv;
+  // One cell alone, then merged with the rest: the whole sweep's sweep.csv.
+  for (int cell : {3, 0, 2, 1}) {
+    ASSERT_EQ(Dlsched(fmt::format("{} --cell {} -o {}", grid, cell, Path("cells"))).code, 0);
+  }
+  EXPECT_EQ(Files(tmp_ / "cells/cells/queue-reclaim/quota-8"),
+            Files(tmp_ / "sweep/cells/queue-reclaim/quota-8"));
+  const Ran m = Dlsched("sweep --merge " + Path("cells"));
+  ASSERT_EQ(m.code, 0) << m.err;
+  EXPECT_EQ(ReadFile(tmp_ / "cells/sweep.csv"), csv);
+  // The report draws against the quota, and each queue's figures.
+  const Ran rep = Dlsched(fmt::format("report {} -o {}", Path("sweep"), Path("r.html")));
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  const std::string html = ReadFile(tmp_ / "r.html");
+  EXPECT_NE(html.find("JCT against team-a&#39;s nominal nvidia.com/gpu quota"), std::string::npos);
+  EXPECT_NE(html.find("data-chart=\"sweep-queues-jct_mean\""), std::string::npos);
+}
+
 // Bad input: one line naming the flag, exit 2, nothing written.
 TEST_F(SweepTest, BadInputIsOneLineAndExitTwo) {
   WriteInputs();
@@ -428,6 +605,7 @@ TEST_F(SweepTest, BadInputIsOneLineAndExitTwo) {
       {fmt::format("sweep -c {} --jobs 5 --seeds 1,1 -p fifo -o {}", Path("c.yaml"), Path("out")),
        "--seeds: 1 is given twice"},
       {"sweep --merge " + Path("nothing-here"), "--merge: "},
+      {base + " -p fifo --quota team-a=4", "--quota: the cluster declares no queues"},
   };
   for (const auto& [args, expected] : cases) {
     const Ran r = Dlsched(args);

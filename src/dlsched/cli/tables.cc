@@ -81,7 +81,7 @@ std::string CsvLine(const std::vector<report::CompareField>& fields, bool header
   std::string line;
   for (size_t f = 0; f < fields.size(); ++f) {
     line += f == 0 ? "" : ",";
-    line += header ? std::string(fields[f].key) : CsvCell(fields[f]);
+    line += header ? report::CsvField(fields[f].key) : CsvCell(fields[f]);
   }
   return line + "\n";
 }

@@ -197,7 +197,10 @@ std::string SectionKind(const ReportDir& dir, const Section& sec, const RenderOp
   } else if (!dir.runs.empty()) {
     kind = fmt::format("A comparison of {} profiles, on one time axis.", dir.runs.size());
   } else if (dir.sweep) {
-    kind = "A sweep (sweep.csv): every figure per profile and load, the mean over seeds.";
+    kind = dir.sweep->quota_of.empty()
+               ? "A sweep (sweep.csv): every figure per profile and load, the mean over seeds."
+               : "A sweep (sweep.csv): every figure per profile, quota and load, the mean over "
+                 "seeds.";
   } else {
     kind = "No run directories here.";
   }

@@ -269,6 +269,38 @@ TEST(HtmlReportTest, SweepChartsJctAgainstLoad) {
             std::string::npos);
 }
 
+// A sweep of --quota: points per (profile, quota), averaged over seeds,
+// drawn against the quota; each queue's columns (`<figure>@<queue>`) a
+// chart per figure with a line per queue, not in the grid of figures.
+TEST(HtmlReportTest, QuotaSweepDrawsAgainstTheQuotaAndPerQueue) {
+  TempDir tmp;
+  WriteFile(tmp.path() / "sweep.csv",
+            "cell,cells,profile,load,seed,quota,quota_of,status,jct_mean,jct_mean@team-a,"
+            "jct_mean@team-b,ftf_max@team-a,ftf_max@team-b\n"
+            "0,4,fifo,1,1,2,team-a nvidia.com/gpu,all done,300,500,100,,\n"
+            "1,4,fifo,1,2,2,team-a nvidia.com/gpu,all done,340,540,140,,\n"
+            "2,4,fifo,1,1,8,team-a nvidia.com/gpu,all done,200,200,200,,\n"
+            "3,4,fifo,1,2,8,team-a nvidia.com/gpu,all done,200,200,200,,\n");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  const ScannedChart jct = One(charts, "jct-vs-load");
+  EXPECT_EQ(SeriesNames(jct), (std::vector<std::string>{"fifo"}));
+  EXPECT_EQ(jct.PointsOf("fifo"), 2);  // quota 2 and 8, each over 2 seeds
+  EXPECT_NE(html.find("JCT against team-a&#39;s nominal nvidia.com/gpu quota"), std::string::npos);
+  // Mean over the seeds: (300 + 340) / 2 = 320 s, sd 28.3 s.
+  EXPECT_NE(html.find("fifo at quota 2 (load 1): jct_mean 5.3 min ± 28.3 s (2 runs)"),
+            std::string::npos);
+  const ScannedChart queues = One(charts, "sweep-queues-jct_mean");
+  EXPECT_EQ(SeriesNames(queues), (std::vector<std::string>{"team-a", "team-b"}));
+  EXPECT_NE(html.find("team-b at quota 2 (load 1): jct_mean@team-b 2 min ± 28.3 s"),
+            std::string::npos);
+  // ftf_max is empty in every row (no --alone): no chart; nor is a queue's
+  // column a chart of its own.
+  EXPECT_TRUE(ChartsNamed(charts, "sweep-queues-ftf_max").empty());
+  EXPECT_TRUE(ChartsNamed(charts, "sweep-jct_mean@team-a").empty());
+  EXPECT_EQ(SeriesNames(One(charts, "sweep-jct_mean")), (std::vector<std::string>{"fifo"}));
+}
+
 // jobs.csv's queue column: a bar per queue and run, the mean JCT of its
 // jobs (team-a: 300 and 190 -> 245; the stuck job of team-b counts at the
 // run's end, 400 - 20 = 380, a lower bound); a queue name is text, not

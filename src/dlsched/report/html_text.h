@@ -52,6 +52,7 @@ class CsvText {
     std::vector<std::string> h(header.begin(), header.end());
     Row(h);
   }
+  explicit CsvText(const std::vector<std::string>& header) { Row(header); }
   void Row(const std::vector<std::string>& cells) {
     for (size_t i = 0; i < cells.size(); ++i) {
       if (i > 0) text_ += ',';

@@ -513,6 +513,35 @@ std::vector<CompareField> CompareFields(const std::string& profile, const metric
   };
 }
 
+std::vector<CompareField> QueueCompareFields(std::span<const std::string> queues,
+                                             const metrics::RunSummary& s) {
+  namespace col = schema::queues;
+  std::vector<CompareField> out;
+  for (const std::string& name : queues) {
+    const metrics::QueueSummary* q = nullptr;
+    for (const metrics::QueueSummary& x : s.queues) {
+      if (x.name == name) q = &x;
+    }
+    auto add = [&](std::string_view figure, std::optional<double> v) {
+      CompareField f{fmt::format("{}@{}", figure, name), std::string()};
+      if (q != nullptr && v) f.value = *v;
+      out.push_back(std::move(f));
+    };
+    const metrics::QueueSummary none;
+    const metrics::QueueSummary& x = q != nullptr ? *q : none;
+    add(col::kJctMean, x.jct_mean);
+    add(col::kJctP95, x.jct_p95);
+    add(col::kQueueingMean, x.queueing_mean);
+    add(col::kGpuHours, x.gpu_hours);
+    add(col::kBorrowedGpuHours, x.borrowed_gpu_hours);
+    add(col::kLentGpuHours, x.lent_gpu_hours);
+    add(col::kLostGpuHours, x.lost_gpu_hours);
+    add(col::kFtfMean, x.ftf_mean);
+    add(col::kFtfMax, x.ftf_max);
+  }
+  return out;
+}
+
 ordered_json SummaryJson(const metrics::RunSummary& s, const metrics::RunInput& input) {
   return ordered_json::parse(SummaryJsonText(s, input));
 }

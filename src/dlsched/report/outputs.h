@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -49,11 +50,19 @@ std::string RunStatus(const metrics::RunSummary& summary);
 // Every column of compare.csv and compare.json (and sweep.csv after its
 // cell columns), in order: profile, status, total, completed, ... end_time.
 struct CompareField {
-  std::string_view key;
+  std::string key;
   std::variant<std::string, int64_t, double> value;
 };
 std::vector<CompareField> CompareFields(const std::string& profile,
                                         const metrics::RunSummary& summary);
+
+// The per-queue figures of sweep.csv, for each of `queues` (the cluster's,
+// in its order): `<figure>@<queue>` for jct_mean, jct_p95, queueing_mean,
+// gpu_hours, borrowed_gpu_hours, lent_gpu_hours, lost_gpu_hours, ftf_mean
+// and ftf_max, as queues.csv has them; empty where `summary` has no such
+// queue or no value.
+std::vector<CompareField> QueueCompareFields(std::span<const std::string> queues,
+                                             const metrics::RunSummary& summary);
 
 // jobs.csv: the header
 //   name,namespace,queue,submit,first_start,completion,jct,queueing,launching,

@@ -12,6 +12,7 @@
 #include <spanstream>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -244,8 +245,8 @@ core::Result<std::vector<AllocationRow>> ParseAllocations(const CsvFile& f) {
 }
 
 // sweep.csv's columns that place a cell rather than measure it.
-constexpr std::string_view kSweepPlaceColumns[] = {"cell", "cells", "profile",
-                                                   "load", "seed",  "status"};
+constexpr std::string_view kSweepPlaceColumns[] = {"cell", "cells", "profile",  "load",
+                                                   "seed", "quota", "quota_of", "status"};
 
 // Whether a row of sweep.csv is a complete result: not interrupted, every
 // job completed. Without the columns that tell, it counts as complete.
@@ -280,23 +281,29 @@ core::Result<SweepData> ParseSweep(const CsvFile& f) {
     figure_cols.push_back(i);
     out.figures.push_back(f.header[i]);
   }
-  // Values per (profile, load), profiles in order of their first row.
+  // Values per (profile, quota, load), profiles in order of their first row.
   struct Acc {
     SweepPoint point;
     std::map<std::string, std::vector<double>> values;
   };
   FirstSeen<> profiles;  // numbered in order of their first row
-  std::map<std::pair<size_t, double>, Acc> acc;
+  std::map<std::tuple<size_t, std::optional<double>, double>, Acc> acc;
   const auto status = f.Find("status");
+  const auto quota = f.Find("quota");
+  if (const auto of = f.Find("quota_of"); of && !f.rows.empty())
+    out.quota_of = f.rows[0].cells[*of];
   for (const auto& r : f.rows) {
     Cells c(f, r);
     const std::string& profile = c.Text((*cols)[0]);
     const double load = c.Number((*cols)[1]);
+    std::optional<double> q;
+    if (quota) q = c.Number(*quota);
     DLSCHED_TRY(c.status());
     const size_t index = profiles.Number(profile);
-    Acc& a = acc[{index, load}];
+    Acc& a = acc[{index, q, load}];
     a.point.profile = profile;
     a.point.load = load;
+    a.point.quota = q;
     ++a.point.cells;
     if (!CompleteRow(f, r)) {
       ++a.point.incomplete;

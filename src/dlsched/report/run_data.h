@@ -139,18 +139,20 @@ struct SweepStat {
 // The same over `values`.
 SweepStat Stat(std::span<const double> values);
 
-// sweep.csv over seeds: one point per (profile, load).
+// sweep.csv over seeds: one point per (profile, quota, load).
 struct SweepPoint {
   std::string profile;
   double load = 0;
-  int cells = 0;  // rows (seeds)
+  std::optional<double> quota;  // the --quota value, when the sweep has one
+  int cells = 0;                // rows (seeds)
   // Rows that are not complete results: interrupted (status "partial: ..."),
   // or with jobs not completed (stuck, failed, unfinished); their times are
   // lower bounds.
   int incomplete = 0;
   std::vector<std::string> statuses;  // each incomplete row's status
-  // Per figure (sweep.csv's numeric columns after `seed`, by name); a
-  // figure empty in every row is absent.
+  // Per figure (sweep.csv's numeric columns after `seed`, by name, each
+  // queue's `<figure>@<queue>` among them); a figure empty in every row is
+  // absent.
   std::map<std::string, SweepStat> stats;
 
   const SweepStat* Find(std::string_view figure) const;
@@ -158,7 +160,11 @@ struct SweepPoint {
 
 struct SweepData {
   std::vector<std::string> figures;  // numeric columns after `seed`, in file order
-  std::vector<SweepPoint> points;    // in order of the profile's first row, then by load
+  // In order of the profile's first row, then by quota, then by load.
+  std::vector<SweepPoint> points;
+  // sweep.csv's quota_of ("team-a nvidia.com/gpu"): what the quota column
+  // varies; empty without one.
+  std::string quota_of;
 };
 
 // One directory given to `dlsched report`, or several run directories
