@@ -509,6 +509,53 @@ TEST_F(BrowserTest, EveryChartAndHostileNamesInChromium) {
   EXPECT_NE(dom_text.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
 }
 
+// The names of a chart's series, in order.
+std::vector<std::string> SeriesNames(const ScannedChart& c) {
+  std::vector<std::string> out;
+  for (const auto& [name, points] : c.series) out.push_back(name);
+  return out;
+}
+
+// The queue views in the browser: a compare with --alone on the reclaim
+// example (docs/queues.md) draws each run's GPUs per queue against the
+// nominal quotas and the finish-time fairness CDF; a sweep of --quota
+// draws against the quota, with a chart per queue figure.
+TEST_F(BrowserTest, QueueViewsInChromium) {
+  const fs::path out = tmp_ / "cmp";
+  const fs::path page = tmp_ / "r.html";
+  ASSERT_EQ(Dlsched(fmt::format("compare -c examples/cluster-reclaim.yaml -w "
+                                "examples/workload-reclaim.yaml -p queue-reclaim,fifo --alone -q "
+                                "-o {} --report {}",
+                                out.string(), page.string()))
+                .code,
+            0);
+  std::string dom_text = Dom(page);
+  auto dom = ScanCharts(dom_text);
+  const auto usage = ChartsNamed(dom, "queue-usage");
+  ASSERT_EQ(usage.size(), 2u);  // one per run
+  EXPECT_EQ(SeriesNames(usage[0]), (std::vector<std::string>{"research", "prod"}));
+  EXPECT_NE(dom_text.find("data-nominal=\"4\""), std::string::npos);
+  const auto ftf = ChartsNamed(dom, "ftf-cdf");
+  ASSERT_EQ(ftf.size(), 1u);
+  EXPECT_EQ(ftf[0].PointsOf("queue-reclaim"), 3);  // sweep, eval, train
+  const fs::path sweep = tmp_ / "sweep";
+  const fs::path sweep_page = tmp_ / "s.html";
+  ASSERT_EQ(Dlsched(fmt::format("sweep -c examples/cluster-queues.yaml -w "
+                                "examples/workload-queues.yaml -p fifo --quota team-a=2,4,8 -q "
+                                "-o {} --report {}",
+                                sweep.string(), sweep_page.string()))
+                .code,
+            0);
+  dom_text = Dom(sweep_page);
+  dom = ScanCharts(dom_text);
+  ASSERT_EQ(ChartsNamed(dom, "jct-vs-load").size(), 1u);
+  EXPECT_EQ(ChartsNamed(dom, "jct-vs-load")[0].PointsOf("fifo"), 3);
+  const auto per_queue = ChartsNamed(dom, "sweep-queues-jct_mean");
+  ASSERT_EQ(per_queue.size(), 1u);
+  EXPECT_EQ(SeriesNames(per_queue[0]), (std::vector<std::string>{"team-a", "team-b"}));
+  EXPECT_NE(dom_text.find("team-a's nominal nvidia.com/gpu quota"), std::string::npos);
+}
+
 // A job that completes, then two that deadlock under per-pod scheduling
 // (examples/workload-deadlock.yaml's, later): k8s-default completes 1 of
 // 3 jobs, gang-binpack all 3.

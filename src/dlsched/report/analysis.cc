@@ -182,6 +182,12 @@ Cdf MakeCdf(std::span<const JobRow* const> jobs, CdfOf of) {
         if (j->jct) c.values.push_back(*j->jct > ideal ? *j->jct / ideal : 1.0);
         break;
       }
+      case CdfOf::kFtf:
+        // A job without a JCT alone (no --alone, no queue) has no FTF.
+        if (!(j->alone_jct > 0)) break;
+        ++c.total;
+        if (j->jct) c.values.push_back(*j->jct / j->alone_jct);
+        break;
     }
   }
   std::sort(c.values.begin(), c.values.end());
@@ -368,6 +374,51 @@ bool LowerBoundFigure(std::string_view figure) {
     if (f == figure) return true;
   }
   return false;
+}
+
+std::vector<QueueUsage> QueueUsageOverTime(const RunData& run) {
+  if (!run.jobs || !run.allocations) return {};
+  std::unordered_map<std::string_view, size_t> index;  // queue -> its entry
+  std::vector<QueueUsage> out;
+  auto add = [&](const std::string& queue) {
+    if (index.emplace(queue, out.size()).second) out.push_back({.queue = queue});
+    return index[queue];
+  };
+  bool any = false;
+  for (const JobRow& j : *run.jobs) any = any || !j.queue.empty();
+  if (!any) return {};
+  if (run.summary) {
+    for (const metrics::QueueSummary& q : run.summary->figures.queues) {
+      out[add(q.name)].nominal_gpus = q.nominal_gpus;
+    }
+  }
+  std::unordered_map<std::string_view, size_t> job_queue;
+  for (const JobRow& j : *run.jobs) {
+    if (!j.queue.empty()) job_queue.emplace(j.name, add(j.queue));
+  }
+  // Each queue's changes: +gpus at an allocation's start, -gpus at its end.
+  std::vector<std::vector<std::pair<double, double>>> changes(out.size());
+  for (const AllocationRow& a : *run.allocations) {
+    const auto it = job_queue.find(a.job);
+    if (it == job_queue.end() || !(a.gpus > 0)) continue;
+    changes[it->second].emplace_back(a.start, a.gpus);
+    if (a.end) changes[it->second].emplace_back(*a.end, -a.gpus);
+  }
+  for (size_t q = 0; q < out.size(); ++q) {
+    auto& c = changes[q];
+    std::stable_sort(c.begin(), c.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    StepSeries& s = out[q].gpus;
+    double held = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      held += c[i].second;
+      if (i + 1 < c.size() && c[i + 1].first == c[i].first) continue;  // one sample an instant
+      if (!s.value.empty() && s.value.back() == held) continue;
+      s.time.push_back(c[i].first);
+      s.value.push_back(held);
+    }
+  }
+  return out;
 }
 
 }  // namespace dlsched::report

@@ -72,6 +72,7 @@ enum class CdfOf {
   kJct,       // completion - submit of completed jobs, over every job
   kQueueing,  // queueing of the jobs that started, over every job
   kSlowdown,  // JCT / ideal runtime (at least 1), over the jobs with a known ideal runtime
+  kFtf,       // finish-time fairness, JCT / JCT alone, over the jobs with a JCT alone
 };
 Cdf MakeCdf(std::span<const JobRow* const> jobs, CdfOf of);
 
@@ -131,6 +132,21 @@ std::vector<GroupJct> JctBySize(std::span<const JobRow* const> jobs, double end)
 // The queues that hold jobs (jobs.csv's `queue`), by name; jobs of no
 // queue are left out. Empty without queues.
 std::vector<GroupJct> JctByQueue(std::span<const JobRow* const> jobs, double end);
+
+// The GPUs one queue's jobs held over time (allocations.csv's rows of its
+// jobs, by jobs.csv's `queue`), and its nominal GPUs (summary.json's
+// queues; nullopt for a queue it does not declare).
+struct QueueUsage {
+  std::string queue{};
+  std::optional<int64_t> nominal_gpus{};
+  // From its first allocation, a sample each time the sum changes; empty
+  // when its jobs held no GPU.
+  StepSeries gpus{};
+};
+// Every queue: the declared ones in summary.json's order, then the others
+// jobs.csv names, in order of their first job. Empty when no job has a
+// queue, or without allocations.csv.
+std::vector<QueueUsage> QueueUsageOverTime(const RunData& run);
 
 // A figure relative to a baseline's: value / base, and whether that is a
 // bound rather than a ratio of exact figures.

@@ -313,6 +313,45 @@ TEST(SizeTest, JctByQueueGroupsByNameAndCensorsAtTheEnd) {
   EXPECT_TRUE(q[1].LowerBound());
 }
 
+// Each queue's GPUs over time, by hand: prod's a holds 4 GPUs from 0 to
+// 50 on two nodes (3 + 1) and b 2 from 20 to the end; research's c 6 from
+// 50 to 80; d (no queue) is left out. prod: 4 at 0, 6 at 20, 2 at 50 (a's
+// two rows end together: one sample). research, declared first in
+// summary.json with nominal 4: 6 at 50, 0 at 80. ops, declared, no jobs:
+// an empty series.
+TEST(SizeTest, QueueUsageSumsEachQueuesAllocations) {
+  RunData run;
+  run.jobs = {Job("a", 0, 50), Job("b", 20, {}), Job("c", 50, 30), Job("d", 0, 10)};
+  (*run.jobs)[0].queue = "prod";
+  (*run.jobs)[1].queue = "prod";
+  (*run.jobs)[2].queue = "research";
+  run.allocations = {{.node = "n1", .job = "a", .start = 0, .end = 50, .gpus = 3},
+                     {.node = "n2", .job = "a", .start = 0, .end = 50, .gpus = 1},
+                     {.node = "n1", .job = "b", .start = 20, .end = {}, .gpus = 2},
+                     {.node = "n2", .job = "c", .start = 50, .end = 80, .gpus = 6},
+                     {.node = "n2", .job = "d", .start = 0, .end = 10, .gpus = 8}};
+  run.summary.emplace();
+  run.summary->figures.queues.resize(2);
+  run.summary->figures.queues[0].name = "research";
+  run.summary->figures.queues[0].nominal_gpus = 4;
+  run.summary->figures.queues[1].name = "ops";
+  const auto q = QueueUsageOverTime(run);
+  ASSERT_EQ(q.size(), 3u);
+  EXPECT_EQ(q[0].queue, "research");
+  EXPECT_EQ(q[0].nominal_gpus, 4);
+  EXPECT_EQ(q[0].gpus.time, (std::vector<double>{50, 80}));
+  EXPECT_EQ(q[0].gpus.value, (std::vector<double>{6, 0}));
+  EXPECT_EQ(q[1].queue, "ops");
+  EXPECT_TRUE(q[1].gpus.time.empty());
+  EXPECT_EQ(q[2].queue, "prod");
+  EXPECT_FALSE(q[2].nominal_gpus.has_value());  // not declared
+  EXPECT_EQ(q[2].gpus.time, (std::vector<double>{0, 20, 50}));
+  EXPECT_EQ(q[2].gpus.value, (std::vector<double>{4, 6, 2}));
+  // No job names a queue: nothing to draw.
+  for (JobRow& j : *run.jobs) j.queue.clear();
+  EXPECT_TRUE(QueueUsageOverTime(run).empty());
+}
+
 TEST(NormaliseTest, RatiosAndTheirBounds) {
   const Ratio r = Normalise(50, false, 200, false);
   EXPECT_EQ(r.ratio, 0.25);

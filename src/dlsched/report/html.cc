@@ -264,6 +264,17 @@ std::string ComparisonCharts(const Section& sec) {
   out += CdfChart({"slowdown-cdf", "CDF of slowdown", "slowdown (JCT / ideal runtime)", "completed",
                    "had not completed", CdfOf::kSlowdown, false},
                   sec);
+  // Finish-time fairness, only when some job has a JCT alone (--alone).
+  bool alone = false;
+  for (const RunView& v : sec.runs) {
+    for (const JobRow* j : v.jobs) alone = alone || j->alone_jct > 0;
+  }
+  if (alone) {
+    out += CdfChart({"ftf-cdf", "CDF of finish-time fairness",
+                     "finish-time fairness (JCT / JCT alone on its queue's nominal quota)",
+                     "completed", "had not completed", CdfOf::kFtf, false},
+                    sec);
+  }
   out += StepChart({"preemptions", "Preemptions over time",
                     "jobs stopped or shrunk for another job so far (from events.csv)",
                     "preemptions so far", "preemptions", " preemptions",
@@ -299,6 +310,7 @@ std::string RunCharts(const Section& sec) {
     out += PhasesChart(run, span);
     out += GanttChart(run, sec.t_lo, sec.t_hi);
     out += ElasticChart(run, sec.t_lo, sec.t_hi);
+    out += QueueUsageChart(run, sec.t_lo, sec.t_hi);
   }
   return out;
 }

@@ -30,6 +30,7 @@ inline constexpr size_t kMaxPhaseJobs = 200;          // job-phases: the first j
 inline constexpr size_t kMaxGanttNodes = 40;          // node-gantt: the first nodes by name
 inline constexpr size_t kMaxGanttBars = 3000;         // node-gantt: the earliest allocations
 inline constexpr size_t kMaxElasticJobs = 12;         // elastic-workers: the first elastic jobs
+inline constexpr size_t kMaxUsageQueues = 12;         // queue-usage: the first queues
 inline constexpr size_t kMaxUtilizationPoints = 500;  // more samples: means over time buckets
 inline constexpr size_t kMaxCdfPoints = 400;  // more jobs: this many evenly spaced quantiles
 

@@ -14,10 +14,31 @@
 #include "dlsched/report/analysis.h"
 #include "dlsched/report/html_section.h"
 #include "dlsched/report/run_data.h"
+#include "dlsched/report/svg.h"
 
 namespace dlsched::report::html {
 
 // ---- over time (html_charts_time.cc) ----------------------------------------
+
+// Step functions on one time base: values[s][i] holds from time[i] to
+// time[i + 1].
+struct Steps {
+  std::vector<double> time;
+  std::vector<std::vector<double>> values;
+};
+
+// At most `max_points` steps: beyond that, the time-weighted means over
+// equal time buckets of [time[0], end], so a long run's chart stays small
+// and its averages stay right.
+Steps Bucket(const std::vector<double>& time, const std::vector<const std::vector<double>*>& values,
+             double end, size_t max_points);
+
+// "M x y H .. V .. H end": a step line through values[i] from time[i].
+std::string StepPath(const Frame& f, const std::vector<double>& time,
+                     const std::vector<double>& values, double end);
+
+// The note under a chart whose steps Bucket averaged.
+std::string BucketNote();
 
 // A resource's allocated and effective share of capacity over time, a
 // line each per run (utilization.csv).
@@ -73,6 +94,10 @@ std::string GanttChart(const RunData& run, double t_lo, double t_hi);
 
 // The workers of the jobs that ran at more than one size (events.csv).
 std::string ElasticChart(const RunData& run, double t_lo, double t_hi);
+
+// The GPUs each queue's jobs held over time, each against its nominal
+// quota (QueueUsageOverTime); "" when no job has a queue.
+std::string QueueUsageChart(const RunData& run, double t_lo, double t_hi);
 
 // ---- bars (html_charts_bars.cc) ---------------------------------------------
 

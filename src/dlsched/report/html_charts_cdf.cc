@@ -123,7 +123,9 @@ CdfBody DrawCdfs(const CdfSpec& spec, const Section& sec, const CdfSet& set, Csv
   Frame lin;
   lin.x = spec.time ? TimeAxis(0, std::max(hi, 1e-9), spec.value) : Axis{};
   if (!spec.time) {
-    lin.x.lo = 1;
+    // Slowdown is at least 1; finish-time fairness below 1 is a job sharing
+    // sped up.
+    lin.x.lo = spec.of == CdfOf::kFtf && std::isfinite(lo_pos) ? std::min(lo_pos, 1.0) : 1;
     lin.x.hi = std::max(hi, 1.0) > 1 ? hi : 2;
     lin.x.label = std::string(spec.value);
   }
@@ -218,6 +220,13 @@ std::optional<std::string> DifferentJobsWarning(const CdfSpec& spec,
       Join(counts, ", "));
 }
 
+// The jobs a CDF of `of` is over.
+std::string_view Population(CdfOf of) {
+  return of == CdfOf::kSlowdown ? "jobs with a known ideal runtime"
+         : of == CdfOf::kFtf    ? "jobs with a JCT alone (--alone)"
+                                : "jobs";
+}
+
 }  // namespace
 
 std::string CdfChart(const CdfSpec& spec, const Section& sec) {
@@ -230,15 +239,14 @@ std::string CdfChart(const CdfSpec& spec, const Section& sec) {
   for (const auto& s : series) jobs += s.cdf.total;
   if (jobs == 0) {
     return Note(spec.id,
-                fmt::format("{}: not shown, no jobs{} in any run.", spec.title,
-                            spec.of == CdfOf::kSlowdown ? " with a known ideal runtime" : ""));
+                fmt::format("{}: not shown, no {} in any run.", spec.title, Population(spec.of)));
   }
-  const std::string population =
-      spec.of == CdfOf::kSlowdown ? "jobs with a known ideal runtime" : "jobs";
+  const std::string population(Population(spec.of));
   CsvText csv({"profile",
-               std::string(spec.id == "jct-cdf"        ? "jct"
-                           : spec.id == "queueing-cdf" ? "queueing"
-                                                       : "slowdown"),
+               std::string(spec.of == CdfOf::kJct        ? "jct"
+                           : spec.of == CdfOf::kQueueing ? "queueing"
+                           : spec.of == CdfOf::kSlowdown ? "slowdown"
+                                                         : "ftf"),
                "share", "jobs", "not_reached"});
   std::vector<std::string> notes;
   const CdfBody body = DrawCdfs(spec, sec, set, &csv, &notes);

@@ -378,4 +378,88 @@ std::string ElasticChart(const RunData& run, double t_lo, double t_hi) {
                  .csv = csv.text()});
 }
 
+std::string QueueUsageChart(const RunData& run, double t_lo, double t_hi) {
+  constexpr std::string_view kId = "queue-usage";
+  const std::string title = "GPUs each queue held over time";
+  std::vector<QueueUsage> queues = QueueUsageOverTime(run);
+  if (queues.empty()) return "";
+  const size_t all = queues.size();
+  if (queues.size() > kMaxUsageQueues) queues.resize(kMaxUsageQueues);
+  const double end = run.EndTime();
+  double top = 1;
+  double lo = t_lo;
+  std::vector<Steps> steps;
+  for (const QueueUsage& q : queues) {
+    steps.push_back(Bucket(q.gpus.time, {&q.gpus.value}, end, kMaxUtilizationPoints));
+    for (double v : steps.back().values[0]) top = std::max(top, v);
+    if (!q.gpus.time.empty()) lo = std::min(lo, q.gpus.time.front());
+    if (q.nominal_gpus) top = std::max(top, static_cast<double>(*q.nominal_gpus));
+  }
+  Frame f;
+  f.width = kFullWidth;
+  f.height = 320;
+  f.x = TimeAxis(std::min(lo, 0.0), std::max(end, t_hi), "time");
+  f.x.Nice(10);
+  f.y.hi = top;
+  f.y.integer = true;
+  f.y.label = "GPUs held";
+  f.y.Nice(5);
+  std::string svg = OpenChart(kId, f, title + " of " + run.name, RunAttr(run));
+  std::vector<LegendItem> legend;
+  CsvText csv({"queue", "time", "gpus", "nominal_gpus"});
+  bool bucketed = false;
+  for (size_t k = 0; k < queues.size(); ++k) {
+    const QueueUsage& q = queues[k];
+    const Style st = StyleOf(k);
+    const std::string nominal = q.nominal_gpus ? std::to_string(*q.nominal_gpus) : "";
+    legend.push_back({HtmlText(q.queue), st});
+    svg += fmt::format("<g {}>", SeriesAttrs(q.queue, st, 1.8));
+    const Steps& s = steps[k];
+    const std::vector<double>& v = s.values[0];
+    bucketed = bucketed || s.time.size() < q.gpus.time.size();
+    if (!s.time.empty()) {
+      svg += fmt::format("<path class=\"line\" d=\"{}\"/>", StepPath(f, s.time, v, end));
+    }
+    // Its nominal quota: a dashed line across the chart.
+    if (q.nominal_gpus) {
+      const double y = f.Y(static_cast<double>(*q.nominal_gpus));
+      svg += fmt::format(
+          "<path class=\"line dash\" data-nominal=\"{}\" d=\"M{} {}H{}\"><title>{}: nominal "
+          "quota {} GPUs</title></path>",
+          *q.nominal_gpus, C(f.X(f.x.lo)), C(y), C(f.X(f.x.hi)), HtmlText(q.queue), nominal);
+    }
+    for (size_t i = 0; i < s.time.size(); ++i) {
+      std::string about =
+          fmt::format("{} at {}: {} GPUs", q.queue, HumanTime(s.time[i]), Fixed(v[i], 2));
+      if (q.nominal_gpus) {
+        const double over = v[i] - static_cast<double>(*q.nominal_gpus);
+        about += over > 0
+                     ? fmt::format(" ({} above its nominal {}: borrowed)", Fixed(over, 2), nominal)
+                     : fmt::format(" (nominal {})", nominal);
+      }
+      svg += fmt::format(
+          "<circle data-point=\"\" class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"3\"><title>{}</title>"
+          "</circle>",
+          C(f.X(s.time[i])), C(f.Y(v[i])), HtmlText(about));
+      csv.Row({q.queue, Num(s.time[i]), Num(v[i]), nominal});
+    }
+    svg += "</g>\n";
+  }
+  svg += "</svg>\n";
+  legend.push_back({"nominal quota", kGrey, LegendItem::kDash});
+  std::vector<std::string> notes;
+  if (bucketed) notes.push_back(BucketNote());
+  if (all > queues.size()) {
+    notes.push_back(fmt::format("Showing the first {} of {} queues.", queues.size(), all));
+  }
+  return Figure({.title = title,
+                 .about = "from allocations.csv and jobs.csv's queue; dashed, each queue's "
+                          "nominal GPU quota: above it, the queue borrows from its cohort",
+                 .legend = Legend(legend),
+                 .body = svg,
+                 .notes = notes,
+                 .csv_name = fmt::format("{}-{}.csv", kId, Slug(run.name)),
+                 .csv = csv.text()});
+}
+
 }  // namespace dlsched::report::html

@@ -7,18 +7,7 @@
 #include <fmt/format.h>
 
 namespace dlsched::report::html {
-namespace {
 
-// Step functions on one time base: values[s][i] holds from time[i] to
-// time[i + 1].
-struct Steps {
-  std::vector<double> time;
-  std::vector<std::vector<double>> values;
-};
-
-// At most `max_points` steps: beyond that, the time-weighted means over
-// equal time buckets of [time[0], end], so a long run's chart stays small
-// and its averages stay right.
 Steps Bucket(const std::vector<double>& time, const std::vector<const std::vector<double>*>& values,
              double end, size_t max_points) {
   Steps s;
@@ -55,7 +44,6 @@ Steps Bucket(const std::vector<double>& time, const std::vector<const std::vecto
   return s;
 }
 
-// "M x y H .. V .. H end": a step line through values[i] from time[i].
 std::string StepPath(const Frame& f, const std::vector<double>& time,
                      const std::vector<double>& values, double end) {
   std::string d;
@@ -73,6 +61,8 @@ std::string BucketNote() {
       "buckets.",
       kMaxUtilizationPoints, kMaxUtilizationPoints);
 }
+
+namespace {
 
 // One run's step functions on the section's time axis, as drawn.
 struct TimeSeries {

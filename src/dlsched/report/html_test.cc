@@ -323,6 +323,66 @@ TEST(HtmlReportTest, JctByQueueHasABarPerQueue) {
   EXPECT_EQ(html.find("<b>team-b</b>"), std::string::npos);
 }
 
+// Each queue's GPUs over time against its nominal quota (summary.json's
+// queues): team-a holds 4 + 2 = 6 from 40 to 200, 2 above its nominal 4,
+// then 4 until 300; team-b is not declared (no nominal line).
+TEST(HtmlReportTest, QueueUsageAgainstNominal) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "kod2");
+  std::string summary = testing::ReadFile(tmp.path() / "summary.json");
+  summary.insert(summary.find("\"jobs\": ["),
+                 "\"queues\": [{\"queue\": \"team-a\", \"cohort\": \"c\", "
+                 "\"nominal_gpus\": 4}],\n  ");
+  WriteFile(tmp.path() / "summary.json", summary);
+  WriteFile(tmp.path() / "jobs.csv",
+            "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
+            "final_state,gpus,stuck\n"
+            "job-1,default,team-a,0,30,300,300,30,20,250,Completed,4,false\n"
+            "job-2,default,team-a,10,40,200,190,30,10,150,Completed,2,false\n"
+            "job-3,default,team-b,20,,,,380,0,0,Waiting,3,true\n");
+  WriteFile(tmp.path() / "allocations.csv",
+            "node,job,start,end,tasks,gpus\nn1,job-1,30,300,1,4\nn2,job-2,40,200,1,2\n");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  const ScannedChart usage = One(charts, "queue-usage");
+  EXPECT_EQ(SeriesNames(usage), (std::vector<std::string>{"team-a", "team-b"}));
+  EXPECT_EQ(usage.PointsOf("team-a"), 4);  // 4 at 30, 6 at 40, 4 at 200, 0 at 300
+  EXPECT_EQ(usage.PointsOf("team-b"), 0);  // it never ran
+  EXPECT_NE(html.find("team-a at 40 s: 6 GPUs (2 above its nominal 4: borrowed)"),
+            std::string::npos);
+  EXPECT_NE(html.find("team-a at 3.3 min: 4 GPUs (nominal 4)"), std::string::npos);
+  EXPECT_NE(html.find("data-nominal=\"4\""), std::string::npos);
+  EXPECT_EQ(html.find("data-nominal=\"0\""), std::string::npos);
+  // Without queues the chart is not there at all.
+  TempDir plain;
+  WriteFixtureRun(plain.path(), "kod2");
+  EXPECT_TRUE(ChartsNamed(ScanCharts(Render({plain.path().string()})), "queue-usage").empty());
+}
+
+// Finish-time fairness (jobs.csv's alone_jct): a CDF over the jobs with a
+// JCT alone, drawn only when some job has one. job-1: 300 / 150 = 2;
+// job-2: 190 / 190 = 1; job-3 never completed: the CDF stops at 2 of 3.
+TEST(HtmlReportTest, FinishTimeFairnessCdfOnlyWithAloneRuns) {
+  TempDir tmp;
+  WriteFixtureRun(tmp.path(), "kod2");
+  WriteFile(tmp.path() / "jobs.csv",
+            "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
+            "final_state,gpus,alone_jct,stuck\n"
+            "job-1,default,team-a,0,30,300,300,30,20,250,Completed,4,150,false\n"
+            "job-2,default,team-a,10,40,200,190,30,10,150,Completed,2,190,false\n"
+            "job-3,default,team-b,20,,,,380,0,0,Waiting,3,100,true\n");
+  const std::string html = Render({tmp.path().string()});
+  const auto charts = ScanCharts(html);
+  EXPECT_EQ(One(charts, "ftf-cdf").PointsOf("kod2"), 2);
+  EXPECT_NE(html.find("data-csv=\"ftf-cdf.csv\""), std::string::npos);
+  const size_t csv = html.find("ftf-cdf.csv\" download");
+  ASSERT_NE(csv, std::string::npos);
+  EXPECT_NE(html.find("profile,ftf,share,jobs,not_reached%0Akod2,1,", csv), std::string::npos);
+  TempDir plain;
+  WriteFixtureRun(plain.path(), "kod2");
+  EXPECT_TRUE(ChartsNamed(ScanCharts(Render({plain.path().string()})), "ftf-cdf").empty());
+}
+
 TEST(HtmlReportTest, ManyJobsAreCappedAndThePageSaysSo) {
   TempDir tmp;
   WriteFixtureRun(tmp.path(), "big");

@@ -487,6 +487,29 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
     }
   }
   DLSCHED_TRY(r.status());
+  // The declared queues: their names, cohorts and nominal GPUs (what the
+  // queue usage chart draws its lines at).
+  if (const auto it = root.find(key::kQueues); it != root.end() && !it->is_null()) {
+    const int line = LineOfKey(text, key::kQueues);
+    if (!it->is_array()) return At(path, line, "queues: expected a list of queues");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const nlohmann::json& q = (*it)[i];
+      const auto name = q.is_object() ? q.find(schema::queues::kQueue) : q.end();
+      if (name == q.end() || !name->is_string()) {
+        return At(path, line, fmt::format("queues[{}]: expected an object with a queue name", i));
+      }
+      metrics::QueueSummary out;
+      out.name = name->get<std::string>();
+      if (const auto c = q.find(schema::queues::kCohort); c != q.end() && c->is_string()) {
+        out.cohort = c->get<std::string>();
+      }
+      if (const auto n = q.find(schema::queues::kNominalGpus);
+          n != q.end() && n->is_number_integer()) {
+        out.nominal_gpus = n->get<int64_t>();
+      }
+      s.queues.push_back(std::move(out));
+    }
+  }
   if (const auto it = root.find(key::kProvenance); it != root.end()) {
     auto p = ParseProvenance(*it);
     if (!p) return At(path, LineOfKey(text, key::kProvenance), p.error().message);

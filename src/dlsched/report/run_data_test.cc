@@ -317,6 +317,10 @@ TEST(LoadReportDirTest, BadFilesNameFileLineAndField) {
        dir + "/summary.json:3: invalid JSON: number overflow parsing '1e400'"},
       {"summary.json", "{\"counts\": {\"total\": -1e999}}",
        dir + "/summary.json:1: invalid JSON: number overflow parsing '-1e999'"},
+      {"summary.json", "{\n  \"profile\": \"x\",\n  \"queues\": {\"a\": 1}\n}\n",
+       dir + "/summary.json:3: queues: expected a list of queues"},
+      {"summary.json", "{\n  \"profile\": \"x\",\n  \"queues\": [{\"queue\": 7}]\n}\n",
+       dir + "/summary.json:3: queues[0]: expected an object with a queue name"},
   };
   for (const auto& c : cases) {
     fs::remove_all(run);
