@@ -301,19 +301,29 @@ TEST(HtmlReportTest, QuotaSweepDrawsAgainstTheQuotaAndPerQueue) {
   EXPECT_EQ(SeriesNames(One(charts, "sweep-jct_mean")), (std::vector<std::string>{"fifo"}));
 }
 
+// The fixture run of `profile` in `dir`, its three jobs in queues: job-1
+// (4 GPUs) and job-2 (2) of team-a completed, job-3 (3) of `team_b`
+// stuck; `alone`: jobs.csv's alone_jct of each, when given.
+void WriteQueueRun(const std::filesystem::path& dir, const std::string& team_b,
+                   const std::vector<std::string>& alone = {}) {
+  WriteFixtureRun(dir, "kod2");
+  const auto a = [&](size_t i) { return alone.empty() ? std::string() : "," + alone[i]; };
+  WriteFile(dir / "jobs.csv",
+            "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
+            "final_state,gpus" +
+                std::string(alone.empty() ? "" : ",alone_jct") + ",stuck\n" +
+                "job-1,default,team-a,0,30,300,300,30,20,250,Completed,4" + a(0) + ",false\n" +
+                "job-2,default,team-a,10,40,200,190,30,10,150,Completed,2" + a(1) + ",false\n" +
+                "job-3,default," + team_b + ",20,,,,380,0,0,Waiting,3" + a(2) + ",true\n");
+}
+
 // jobs.csv's queue column: a bar per queue and run, the mean JCT of its
 // jobs (team-a: 300 and 190 -> 245; the stuck job of team-b counts at the
 // run's end, 400 - 20 = 380, a lower bound); a queue name is text, not
 // markup.
 TEST(HtmlReportTest, JctByQueueHasABarPerQueue) {
   TempDir tmp;
-  WriteFixtureRun(tmp.path(), "kod2");
-  WriteFile(tmp.path() / "jobs.csv",
-            "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
-            "final_state,gpus,stuck\n"
-            "job-1,default,team-a,0,30,300,300,30,20,250,Completed,4,false\n"
-            "job-2,default,team-a,10,40,200,190,30,10,150,Completed,2,false\n"
-            "job-3,default,<b>team-b</b>,20,,,,380,0,0,Waiting,3,true\n");
+  WriteQueueRun(tmp.path(), "<b>team-b</b>");
   const std::string html = Render({tmp.path().string()});
   const auto charts = ScanCharts(html);
   EXPECT_EQ(One(charts, "jct-by-queue").PointsOf("kod2"), 2);
@@ -328,18 +338,12 @@ TEST(HtmlReportTest, JctByQueueHasABarPerQueue) {
 // then 4 until 300; team-b is not declared (no nominal line).
 TEST(HtmlReportTest, QueueUsageAgainstNominal) {
   TempDir tmp;
-  WriteFixtureRun(tmp.path(), "kod2");
+  WriteQueueRun(tmp.path(), "team-b");
   std::string summary = testing::ReadFile(tmp.path() / "summary.json");
   summary.insert(summary.find("\"jobs\": ["),
                  "\"queues\": [{\"queue\": \"team-a\", \"cohort\": \"c\", "
                  "\"nominal_gpus\": 4}],\n  ");
   WriteFile(tmp.path() / "summary.json", summary);
-  WriteFile(tmp.path() / "jobs.csv",
-            "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
-            "final_state,gpus,stuck\n"
-            "job-1,default,team-a,0,30,300,300,30,20,250,Completed,4,false\n"
-            "job-2,default,team-a,10,40,200,190,30,10,150,Completed,2,false\n"
-            "job-3,default,team-b,20,,,,380,0,0,Waiting,3,true\n");
   WriteFile(tmp.path() / "allocations.csv",
             "node,job,start,end,tasks,gpus\nn1,job-1,30,300,1,4\nn2,job-2,40,200,1,2\n");
   const std::string html = Render({tmp.path().string()});
@@ -364,13 +368,7 @@ TEST(HtmlReportTest, QueueUsageAgainstNominal) {
 // job-2: 190 / 190 = 1; job-3 never completed: the CDF stops at 2 of 3.
 TEST(HtmlReportTest, FinishTimeFairnessCdfOnlyWithAloneRuns) {
   TempDir tmp;
-  WriteFixtureRun(tmp.path(), "kod2");
-  WriteFile(tmp.path() / "jobs.csv",
-            "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
-            "final_state,gpus,alone_jct,stuck\n"
-            "job-1,default,team-a,0,30,300,300,30,20,250,Completed,4,150,false\n"
-            "job-2,default,team-a,10,40,200,190,30,10,150,Completed,2,190,false\n"
-            "job-3,default,team-b,20,,,,380,0,0,Waiting,3,100,true\n");
+  WriteQueueRun(tmp.path(), "team-b", {"150", "190", "100"});
   const std::string html = Render({tmp.path().string()});
   const auto charts = ScanCharts(html);
   EXPECT_EQ(One(charts, "ftf-cdf").PointsOf("kod2"), 2);
