@@ -1,6 +1,10 @@
 #include "dlsched/policy/queues/preemptor_queue_reclaim.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,6 +16,7 @@
 #include "dlsched/config/job_checks.h"
 #include "dlsched/engine/profile.h"
 #include "dlsched/policy/framework/args.h"
+#include "dlsched/policy/queues/queue_orders.h"
 
 namespace dlsched::policy {
 
@@ -29,6 +34,8 @@ enum class Kind : uint8_t {
   kWhileBorrowing,  // another queue's; J may take it while borrowing
   kNoBorrowOnly,    // another queue's; only if J then stays within nominal
   kWithin,          // J's own queue's
+  kFairShare,       // another queue's, under fair sharing
+  kVolcano,         // another queue's, above its deserved share (VolcanoReclaim)
 };
 
 struct Candidate {
@@ -120,8 +127,24 @@ double ResizeLoss(const JobState& vs, const core::Resources& held, bool restart)
          (vs.spec->checkpoint_delay + vs.spec->launch_delay);
 }
 
-// The candidates for `r`, in the order they are tried.
-std::vector<Candidate> Candidates(const ClusterState& st, const Request& r, bool restart) {
+// Kueue's groups (reclaim, other queues, own queue); in each the lower
+// priority, then the latest started, then the lower index.
+void SortCandidates(const ClusterState& st, std::vector<Candidate>& out) {
+  auto group = [](Kind k) { return k == Kind::kReclaim ? 0 : k == Kind::kWithin ? 2 : 1; };
+  std::sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
+    if (group(a.kind) != group(b.kind)) return group(a.kind) < group(b.kind);
+    const JobState& ja = st.Job(a.job);
+    const JobState& jb = st.Job(b.job);
+    if (ja.spec->priority != jb.spec->priority) return ja.spec->priority < jb.spec->priority;
+    if (ja.phase_since != jb.phase_since) return ja.phase_since > jb.phase_since;
+    return a.job < b.job;
+  });
+}
+
+// The candidates for `r`, in the order they are tried. Under `fair`
+// sharing another queue's are kFairShare, borrowWithinCohort aside.
+std::vector<Candidate> Candidates(const ClusterState& st, const Request& r, bool restart,
+                                  bool fair) {
   const QuotaBook& book = st.Quotas();
   const core::JobSpec& js = *st.Job(r.job).spec;
   const std::string* cohort =
@@ -148,7 +171,9 @@ std::vector<Candidate> Candidates(const ClusterState& st, const Request& r, bool
           !Allows(r.policy.reclaim_within_cohort, js, *vs.spec)) {
         continue;
       }
-      if (advantage) {
+      if (fair) {
+        kind = Kind::kFairShare;
+      } else if (advantage) {
         kind = Kind::kReclaim;
       } else if (r.policy.borrow_within_cohort.value_or(PreemptionPolicy::kNever) ==
                      PreemptionPolicy::kNever ||
@@ -162,33 +187,27 @@ std::vector<Candidate> Candidates(const ClusterState& st, const Request& r, bool
     }
     out.push_back({v, kind, ResizeLoss(vs, held, restart)});
   }
-  // Kueue's groups (reclaim, other queues, own queue); in each the lower
-  // priority, then the latest started, then the lower index.
-  auto group = [](Kind k) { return k == Kind::kReclaim ? 0 : k == Kind::kWithin ? 2 : 1; };
-  std::sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
-    if (group(a.kind) != group(b.kind)) return group(a.kind) < group(b.kind);
-    const JobState& ja = st.Job(a.job);
-    const JobState& jb = st.Job(b.job);
-    if (ja.spec->priority != jb.spec->priority) return ja.spec->priority < jb.spec->priority;
-    if (ja.phase_since != jb.phase_since) return ja.phase_since > jb.phase_since;
-    return a.job < b.job;
-  });
+  SortCandidates(st, out);
   return out;
 }
 
 // An attempt: with `no_borrowing`, J must stay within its nominal quota.
 class Attempt {
  public:
+  // `over`: whether an other queue's job is still fair game (default: its
+  // queue still borrows what J is short of).
   Attempt(engine::CycleContext& ctx, const Request& r, const engine::Packer& packer,
-          bool no_borrowing)
-      : ctx_(ctx), r_(r), packer_(packer), no_borrowing_(no_borrowing) {}
+          bool no_borrowing, std::function<bool(int queue)> over = {})
+      : ctx_(ctx), r_(r), packer_(packer), no_borrowing_(no_borrowing), over_(std::move(over)) {}
 
   bool Takes(const Candidate& c) const { return no_borrowing_ || c.kind != Kind::kNoBorrowOnly; }
   // An other queue's candidate stops being one once its queue no longer
-  // borrows what J is short of.
+  // borrows what J is short of (or, VolcanoReclaim's, holds no more than
+  // it deserves).
   bool Valid(const Candidate& c) const {
+    if (c.kind == Kind::kWithin) return true;
     const int q = ctx_.state().Job(c.job).queue;
-    return c.kind == Kind::kWithin || BorrowsAny(ctx_.state().Quotas(), q, r_.short_of);
+    return over_ ? over_(q) : BorrowsAny(ctx_.state().Quotas(), q, r_.short_of);
   }
   // Places J's gang on the session if it fits now.
   bool Places(std::string* why) const {
@@ -202,6 +221,7 @@ class Attempt {
   const Request& r_;
   const engine::Packer& packer_;
   bool no_borrowing_;
+  std::function<bool(int queue)> over_;
 };
 
 // Why `v` goes: "queue team-a reclaims its quota from team-b".
@@ -222,8 +242,33 @@ std::string Why(const ClusterState& st, const Request& r, const Candidate& c) {
       return fmt::format("priority {} > {}{}", core::PriorityClassName(js.priority),
                          core::PriorityClassName(vs.spec->priority),
                          r.queue >= 0 ? " in queue " + book.Spec(r.queue).name : "");
+    case Kind::kFairShare:
+      return fmt::format("fair sharing: queue {} borrows more than {}", book.Spec(vs.queue).name,
+                         book.Spec(r.queue).name);
+    case Kind::kVolcano:
+      return fmt::format(
+          "queue {} reclaims its deserved share from {}, which holds more than it "
+          "deserves",
+          book.Spec(r.queue).name, book.Spec(vs.queue).name);
   }
   return "";
+}
+
+// The kResize of each candidate that gave `removed[k]` workers for J.
+void RecordShrinks(engine::CycleContext& ctx, const Request& r,
+                   std::span<const Candidate> candidates, const std::vector<int>& removed,
+                   bool restart) {
+  const ClusterState& st = ctx.state();
+  const std::string& jname = st.Job(r.job).spec->name;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (removed[k] == 0) continue;
+    const JobIndex v = candidates[k].job;
+    ctx.decisions.Resize(v, st.Job(v).placed_workers,
+                         fmt::format("scaled in {} worker{} of {} for {}: {}", removed[k],
+                                     removed[k] == 1 ? "" : "s", st.Job(v).spec->name, jname,
+                                     Why(st, r, candidates[k])),
+                         restart, /*preempted=*/true, /*by=*/r.job);
+  }
 }
 
 // Elastic reclaim: shrinks the resizable candidates towards their
@@ -268,16 +313,7 @@ bool ShrinkUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attemp
     }
   }
   if (!placed) return false;
-  const std::string& jname = st.Job(r.job).spec->name;
-  for (size_t k = 0; k < candidates.size(); ++k) {
-    if (removed[k] == 0) continue;
-    const JobIndex v = candidates[k].job;
-    ctx.decisions.Resize(v, st.Job(v).placed_workers,
-                         fmt::format("scaled in {} worker{} of {} for {}: {}", removed[k],
-                                     removed[k] == 1 ? "" : "s", st.Job(v).spec->name, jname,
-                                     Why(st, r, candidates[k])),
-                         restart, /*preempted=*/true, /*by=*/r.job);
-  }
+  RecordShrinks(ctx, r, candidates, removed, restart);
   return true;
 }
 
@@ -342,6 +378,252 @@ bool EvictUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attempt
   return true;
 }
 
+// ---- fair sharing (Kueue's fairPreemptions) --------------------------------
+
+// Kueue's dominant resource share of queue `q` holding `extra` more (less
+// when negative), as Kueue computes it in integers: floor(borrowed x 1000
+// / what the cohort lends), times 1000 over the weight in thousandths;
+// infinite for a weight of 0 that borrows.
+double KueueShare(const QuotaBook& book, int q, const core::Resources& extra) {
+  const double share = std::floor(book.DominantShare(q, extra) + 1e-9);
+  if (share <= 0) return 0;
+  const auto milli = static_cast<int64_t>(std::llround(book.Spec(q).weight * 1000));
+  if (milli <= 0) return std::numeric_limits<double>::infinity();
+  return std::floor(share * 1000 / static_cast<double>(milli));
+}
+
+// What fair preemption takes: a whole job, or (elastic) one of its workers.
+struct Unit {
+  size_t cand = 0;  // its candidate
+  int worker = -1;  // -1: the whole job
+  core::Resources res;
+};
+
+// A queue and the units it offers, with its share as last worked out.
+struct ShareEntry {
+  int queue = -1;
+  double share = 0;
+  std::vector<Unit> units;
+};
+
+// Pops the entry of the largest share (ties: the lower queue index).
+ShareEntry PopLargest(std::vector<ShareEntry>& heap) {
+  auto it = std::max_element(heap.begin(), heap.end(), [](const auto& a, const auto& b) {
+    return a.share != b.share ? a.share < b.share : a.queue > b.queue;
+  });
+  ShareEntry e = std::move(*it);
+  heap.erase(it);
+  return e;
+}
+
+// The queues of `units`, in the order of their first unit; with
+// `first_only` each keeps only its first unit. Shares as they are now.
+std::vector<ShareEntry> ShareHeap(const ClusterState& st, std::span<const Candidate> candidates,
+                                  const std::vector<Unit>& units, bool first_only) {
+  std::vector<ShareEntry> heap;
+  for (const Unit& u : units) {
+    const int q = st.Job(candidates[u.cand].job).queue;
+    auto it = std::find_if(heap.begin(), heap.end(), [&](const auto& e) { return e.queue == q; });
+    if (it == heap.end()) {
+      heap.push_back({q, KueueShare(st.Quotas(), q, core::Resources{}), {u}});
+    } else if (!first_only) {
+      it->units.push_back(u);
+    }
+  }
+  return heap;
+}
+
+bool Allowed(FairStrategy s, double preemptor_new, double target_old, double target_new) {
+  return s == FairStrategy::kLessThanOrEqualToFinalShare ? preemptor_new <= target_new
+                                                         : preemptor_new < target_old;
+}
+
+class FairPreemption {
+ public:
+  FairPreemption(engine::CycleContext& ctx, const Request& r, const Attempt& attempt,
+                 std::span<const Candidate> candidates, std::span<const FairStrategy> strategies)
+      : ctx_(ctx),
+        r_(r),
+        attempt_(attempt),
+        candidates_(candidates),
+        strategies_(strategies),
+        mark_(ctx.session.GetMark()) {}
+
+  // Kueue's fairPreemptions over `units` (in candidate order): on success
+  // the session holds the removals and J's gang, and the targets (after
+  // fill-back) are returned; on failure the session is as it was.
+  std::optional<std::vector<Unit>> Run(const std::vector<Unit>& units) {
+    const ClusterState& st = ctx_.state();
+    const QuotaBook& book = st.Quotas();
+    std::vector<ShareEntry> heap = ShareHeap(st, candidates_, units, false);
+    double nominated = KueueShare(book, r_.queue, r_.need);
+    std::vector<Unit> retry;
+    bool fits = false;
+    while (!heap.empty() && !fits) {
+      ShareEntry e = PopLargest(heap);
+      if (e.queue == r_.queue) {  // J's own queue: its lower priority jobs go as they come
+        fits = Take(e.units.front());
+        if (fits) break;
+        nominated = KueueShare(book, r_.queue, r_.need);
+        e.units.erase(e.units.begin());
+        if (!e.units.empty()) {
+          e.share = KueueShare(book, e.queue, core::Resources{});
+          heap.push_back(std::move(e));
+        }
+        continue;
+      }
+      for (size_t i = 0; i < e.units.size(); ++i) {
+        const Unit u = e.units[i];
+        const double without = KueueShare(book, e.queue, core::Resources{} - u.res);
+        if (!Allowed(strategies_[0], nominated, e.share, without)) {
+          retry.push_back(u);
+          continue;
+        }
+        fits = Take(u);
+        if (fits) break;
+        e.units.erase(e.units.begin() + static_cast<std::ptrdiff_t>(i));
+        if (!e.units.empty() && BorrowsAny(book, e.queue, r_.short_of)) {
+          e.share = without;
+          heap.push_back(std::move(e));
+        }
+        break;  // the shares changed: the largest again
+      }
+    }
+    if (!fits && strategies_.size() > 1) {
+      // The second strategy: once per queue, its first unit left, no
+      // requeueing (it does not depend on the unit).
+      // (A unit the first strategy took later is no longer a candidate.)
+      std::erase_if(retry, [&](const Unit& u) {
+        return std::any_of(taken_.begin(), taken_.end(), [&](const Unit& t) {
+          return t.cand == u.cand && (t.worker < 0 || t.worker == u.worker);
+        });
+      });
+      heap = ShareHeap(st, candidates_, retry, true);
+      while (!heap.empty() && !fits) {
+        const ShareEntry e = PopLargest(heap);
+        if (Allowed(strategies_[1], nominated, e.share, 0)) fits = Take(e.units.front());
+      }
+    }
+    if (!fits) {
+      ctx_.session.RollbackTo(mark_);
+      return std::nullopt;
+    }
+    return FillBack();
+  }
+
+ private:
+  // Removes `u`; whether J places now (its gang then on the session).
+  bool Take(const Unit& u) {
+    const JobIndex v = candidates_[u.cand].job;
+    if (u.worker < 0) {
+      ctx_.session.EvictJob(v);
+    } else {
+      ctx_.session.Evict({v, core::Role::kWorker, u.worker});
+    }
+    taken_.push_back(u);
+    return attempt_.Places(nullptr);
+  }
+
+  // Kueue's fill-back: each target but the last, latest first, given back
+  // if J still places without taking it.
+  std::optional<std::vector<Unit>> FillBack() {
+    std::vector<uint8_t> spared(taken_.size(), 0);
+    bool current = true;
+    for (size_t i = taken_.size() - 1; i-- > 0;) {
+      spared[i] = 1;
+      current = Replay(spared);
+      if (!current) spared[i] = 0;
+    }
+    if (!current && !Replay(spared)) {
+      ctx_.session.RollbackTo(mark_);  // a non-deterministic packer: change nothing
+      return std::nullopt;
+    }
+    std::vector<Unit> out;
+    for (size_t i = 0; i < taken_.size(); ++i) {
+      if (!spared[i]) out.push_back(taken_[i]);
+    }
+    return out;
+  }
+
+  // From the mark: removes the units not spared, then places J.
+  bool Replay(const std::vector<uint8_t>& spared) {
+    ctx_.session.RollbackTo(mark_);
+    for (size_t i = 0; i < taken_.size(); ++i) {
+      if (spared[i]) continue;
+      const JobIndex v = candidates_[taken_[i].cand].job;
+      if (taken_[i].worker < 0) {
+        ctx_.session.EvictJob(v);
+      } else {
+        ctx_.session.Evict({v, core::Role::kWorker, taken_[i].worker});
+      }
+    }
+    return attempt_.Places(nullptr);
+  }
+
+  engine::CycleContext& ctx_;
+  const Request& r_;
+  const Attempt& attempt_;
+  std::span<const Candidate> candidates_;
+  std::span<const FairStrategy> strategies_;
+  engine::Session::Mark mark_;
+  std::vector<Unit> taken_;
+};
+
+// Fair sharing, elastic: the units are the workers of the candidates that
+// run more than their minimum (the last worker first), so a borrower
+// shrinks as far as the strategies allow before anyone is evicted. On
+// success J is placed and the kResize actions are in the plan.
+bool FairShrink(engine::CycleContext& ctx, const Request& r, const Attempt& attempt,
+                std::span<const Candidate> candidates, std::span<const FairStrategy> strategies,
+                bool restart) {
+  const ClusterState& st = ctx.state();
+  std::vector<Unit> units;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const JobState& vs = st.Job(candidates[k].job);
+    const core::RoleSpec& w = vs.spec->role(core::Role::kWorker);
+    if (vs.placed_workers <= w.min_replicas || vs.SizedAt(ctx.now) || w.resources.IsZero()) {
+      continue;
+    }
+    int spare = vs.placed_workers - w.min_replicas;
+    for (int i = w.max_replicas - 1; i >= 0 && spare > 0; --i) {
+      if (vs.NodeOf(core::Role::kWorker, i) == engine::kNoNode) continue;
+      units.push_back({k, i, w.resources});
+      --spare;
+    }
+  }
+  if (units.empty()) return false;
+  FairPreemption fair(ctx, r, attempt, candidates, strategies);
+  const auto taken = fair.Run(units);
+  if (!taken) return false;
+  std::vector<int> removed(candidates.size(), 0);
+  for (const Unit& u : *taken) ++removed[u.cand];
+  RecordShrinks(ctx, r, candidates, removed, restart);
+  return true;
+}
+
+// Fair sharing, whole jobs. On success J is placed and the kStop actions
+// are in the plan.
+bool FairEvict(engine::CycleContext& ctx, const Request& r, const Attempt& attempt,
+               std::span<const Candidate> candidates, std::span<const FairStrategy> strategies) {
+  const ClusterState& st = ctx.state();
+  std::vector<Unit> units;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    // A job shrunk for another one in this cycle keeps its new size.
+    if (ctx.decisions.ResizeOf(candidates[k].job) != nullptr) continue;
+    units.push_back({k, -1, st.Held(candidates[k].job)});
+  }
+  FairPreemption fair(ctx, r, attempt, candidates, strategies);
+  const auto taken = fair.Run(units);
+  if (!taken) return false;
+  for (const Unit& u : *taken) {
+    const Candidate& c = candidates[u.cand];
+    ctx.AddAction(engine::ActionKind::kStop, c.job,
+                  fmt::format("preempted by {}: {}", st.Job(r.job).spec->name, Why(st, r, c)), 0,
+                  r.job);
+  }
+  return true;
+}
+
 std::string PolicyWords(const core::QueuePreemption& p) {
   return fmt::format(
       "withinQueue {}, reclaimWithinCohort {}",
@@ -372,11 +654,27 @@ bool QueueReclaimPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, int w
     }
   }
   r.short_of = ShortOf(st, r.queue, r.need);
-  const std::vector<Candidate> candidates = Candidates(st, r, options_.restart_on_resize);
+  // Fair sharing applies to a queue in a cohort; others preempt as Kueue's
+  // classical preemption does.
+  const bool fair = options_.fair_sharing && r.queue >= 0 && !book.Spec(r.queue).cohort.empty();
+  const std::vector<Candidate> candidates = Candidates(st, r, options_.restart_on_resize, fair);
   const std::string qname = r.queue >= 0 ? "queue " + book.Spec(r.queue).name : "no queue";
   if (candidates.empty()) {
     return fail(
         fmt::format("no running job it may preempt ({}: {})", qname, PolicyWords(r.policy)));
+  }
+
+  if (fair) {
+    const Attempt attempt(ctx, r, packer, /*no_borrowing=*/false);
+    if (options_.elastic &&
+        FairShrink(ctx, r, attempt, candidates, options_.strategies, options_.restart_on_resize)) {
+      return true;
+    }
+    if (FairEvict(ctx, r, attempt, candidates, options_.strategies)) return true;
+    return fail(fmt::format(
+        "fair sharing allows no preemption that makes room ({}: {}; the {} running job{} it "
+        "may preempt)",
+        qname, PolicyWords(r.policy), candidates.size(), candidates.size() == 1 ? "" : "s"));
   }
 
   // Kueue's attempts: "borrowing allowed" (false) and "no borrowing" (true).
@@ -437,10 +735,167 @@ core::Result<std::unique_ptr<engine::Preemptor>> MakeQueueReclaim(const YAML::No
   }
   DLSCHED_TRY_LET(elastic, reader.Bool("elastic", true));
   DLSCHED_TRY_LET(restart, reader.Bool("restartOnResize", true));
+  DLSCHED_TRY_LET(fair, reader.Bool("fairSharing", false));
+  if (reader.Has("preemptionStrategies")) {
+    const YAML::Node n = reader.Node("preemptionStrategies");
+    const std::string allowed =
+        "[LessThanOrEqualToFinalShare], [LessThanInitialShare] or [LessThanOrEqualToFinalShare, "
+        "LessThanInitialShare]";
+    o.strategies.clear();
+    if (n.IsSequence()) {
+      for (const YAML::Node& item : n) {
+        if (!item.IsScalar()) break;
+        if (item.Scalar() == "LessThanOrEqualToFinalShare") {
+          o.strategies.push_back(FairStrategy::kLessThanOrEqualToFinalShare);
+        } else if (item.Scalar() == "LessThanInitialShare") {
+          o.strategies.push_back(FairStrategy::kLessThanInitialShare);
+        } else {
+          o.strategies.clear();
+          break;
+        }
+      }
+    }
+    // Kueue's validation: one of the three lists.
+    const bool valid = (o.strategies.size() == 1) ||
+                       (o.strategies.size() == 2 &&
+                        o.strategies[0] == FairStrategy::kLessThanOrEqualToFinalShare &&
+                        o.strategies[1] == FairStrategy::kLessThanInitialShare);
+    if (!valid) return reader.Expected("preemptionStrategies", allowed, n);
+    if (!*fair) {
+      return core::Errorf("{}: preemptionStrategies: only with fairSharing: true", where);
+    }
+  }
   DLSCHED_TRY(reader.Finish());
+  o.fair_sharing = *fair;
   o.elastic = *elastic;
   o.restart_on_resize = *restart;
   return std::make_unique<QueueReclaimPreemptor>(std::move(o));
+}
+
+// ---- VolcanoReclaim ----------------------------------------------------------
+
+namespace {
+
+// What each queue deserves this cycle, per resource: Volcano's
+// proportion (weights, water-filled over what the queues ask for) or
+// capacity (each queue's configured `deserved`).
+Shares DeservedShares(const ClusterState& st, VolcanoReclaimPreemptor::Deserved how) {
+  if (how == VolcanoReclaimPreemptor::Deserved::kProportion) return ProportionDeserved(st);
+  const QuotaBook& book = st.Quotas();
+  Shares out(static_cast<size_t>(book.NumQueues()));
+  for (int q = 0; q < book.NumQueues(); ++q) {
+    const core::Resources& d = book.Spec(q).deserved;
+    core::FirstId(d, [&](core::ResourceId id) {
+      if (d[id] > 0) out[q].emplace_back(id, static_cast<double>(d[id]));
+      return false;
+    });
+  }
+  return out;
+}
+
+// Rounding slack: shares are fractions of canonical units.
+constexpr double kShareSlack = 1e-6;
+
+}  // namespace
+
+bool VolcanoReclaimPreemptor::Preempt(engine::CycleContext& ctx, JobIndex j, int workers,
+                                      const engine::Packer& packer, std::string* reason) const {
+  const ClusterState& st = ctx.state();
+  const QuotaBook& book = st.Quotas();
+  const JobState& js = st.Job(j);
+  auto fail = [&](std::string text) {
+    if (reason != nullptr) *reason = std::move(text);
+    return false;
+  };
+  if (js.queue < 0) return fail("a job of no queue reclaims nothing (VolcanoReclaim)");
+  Request r;
+  r.job = j;
+  r.queue = js.queue;
+  r.workers = workers;
+  r.need = js.spec->Demand(workers) - st.Held(j);
+  const Shares deserved = DeservedShares(st, options_.deserved);
+  const std::string& qname = book.Spec(r.queue).name;
+  // Volcano's preemptive check: the queue, with J, stays within what it
+  // deserves on every resource J asks for.
+  for (const auto& [id, d] : deserved[r.queue]) {
+    if (r.need[id] > 0 &&
+        static_cast<double>(book.Usage(r.queue)[id] + r.need[id]) > d + kShareSlack) {
+      return fail(fmt::format(
+          "queue {} would hold more than it deserves: {} {} with it, {} deserved", qname,
+          core::FormatResourceAmount(id, book.Usage(r.queue)[id] + r.need[id]),
+          core::ResourceName(id),
+          core::FormatResourceAmount(id, static_cast<int64_t>(std::floor(d + kShareSlack)))));
+    }
+  }
+  // Overused: a queue holding more than it deserves of some resource.
+  auto overused = [&](int q) {
+    return std::any_of(deserved[q].begin(), deserved[q].end(), [&](const auto& e) {
+      return static_cast<double>(book.Usage(q)[e.first]) > e.second + kShareSlack;
+    });
+  };
+  r.short_of = ShortOf(st, r.queue, r.need);
+  const core::Resources& task = js.spec->role(core::Role::kWorker).resources;
+  std::vector<Candidate> candidates;
+  for (JobIndex v : st.JobsInPhase(core::JobPhase::kRunning)) {
+    const JobState& vs = st.Job(v);
+    if (v == r.job || vs.placed_tasks == 0 || vs.queue < 0 || vs.queue == r.queue) continue;
+    if (!overused(vs.queue)) continue;
+    const core::Resources held = st.Held(v);
+    if (std::none_of(r.short_of.begin(), r.short_of.end(),
+                     [&](core::ResourceId id) { return held[id] > 0; })) {
+      continue;
+    }
+    // Volcano's proportion: a queue holding less than one of J's tasks of
+    // some resource gives nothing.
+    bool enough = true;
+    core::FirstId(task, [&](core::ResourceId id) {
+      if (book.Usage(vs.queue)[id] < task[id]) enough = false;
+      return !enough;
+    });
+    if (!enough) continue;
+    candidates.push_back({v, Kind::kVolcano, ResizeLoss(vs, held, options_.restart_on_resize)});
+  }
+  SortCandidates(st, candidates);
+  if (candidates.empty()) {
+    return fail(fmt::format(
+        "no running job of a queue holding more than it deserves (queue {} reclaims its share)",
+        qname));
+  }
+  const Attempt attempt(ctx, r, packer, /*no_borrowing=*/false, overused);
+  if (options_.elastic) {
+    const engine::Session::Mark mark = ctx.session.GetMark();
+    if (ShrinkUntilPlaced(ctx, r, attempt, candidates, options_.restart_on_resize)) return true;
+    ctx.session.RollbackTo(mark);
+  }
+  std::string why;
+  if (EvictUntilPlaced(ctx, r, attempt, candidates, &why)) return true;
+  return fail(fmt::format(
+      "reclaiming from the {} running job{} of queues above their deserved share would not make "
+      "room (queue {}){}",
+      candidates.size(), candidates.size() == 1 ? "" : "s", qname, why.empty() ? "" : ": " + why));
+}
+
+core::Result<std::unique_ptr<engine::Preemptor>> MakeVolcanoReclaim(const YAML::Node& args,
+                                                                    const std::string& where) {
+  ArgReader reader(args, where);
+  VolcanoReclaimPreemptor::Options o;
+  if (reader.Has("deserved")) {
+    const YAML::Node n = reader.Node("deserved");
+    const std::string v = n.IsScalar() ? n.Scalar() : "";
+    if (v == "Proportion") {
+      o.deserved = VolcanoReclaimPreemptor::Deserved::kProportion;
+    } else if (v == "Capacity") {
+      o.deserved = VolcanoReclaimPreemptor::Deserved::kCapacity;
+    } else {
+      return reader.Expected("deserved", "Proportion or Capacity", n);
+    }
+  }
+  DLSCHED_TRY_LET(elastic, reader.Bool("elastic", true));
+  DLSCHED_TRY_LET(restart, reader.Bool("restartOnResize", true));
+  DLSCHED_TRY(reader.Finish());
+  o.elastic = *elastic;
+  o.restart_on_resize = *restart;
+  return std::make_unique<VolcanoReclaimPreemptor>(o);
 }
 
 }  // namespace dlsched::policy

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -47,6 +48,23 @@ namespace dlsched::policy {
 // each evicted job but the last is given back, latest first, if J still
 // places without it (Kueue's fill-back); the rest get a kStop. On failure
 // nothing changes.
+//
+// With fairSharing, a job of a queue in a cohort preempts as Kueue's fair
+// sharing does (fairPreemptions): the candidates' queues are taken
+// largest dominant resource share first (KueueShare: Kueue's integer DRS,
+// weighted); a job of J's own queue goes as it comes, another queue's
+// the first of its jobs the first strategy allows (after which the
+// shares are worked out again, the queue back in only while it borrows);
+// if J still does not place, the second strategy takes the first
+// remaining job of each queue once; then fill-back. borrowWithinCohort
+// plays no part. With `elastic`, the same runs first over single workers
+// of the candidates above their minimum (shrinks), then over whole jobs.
+// Kueue's fair sharing preemption strategies, tried in order: preempt a
+// job of a queue only if J's queue's share with J would be at most that
+// queue's share without the job (kLessThanOrEqualToFinalShare), or
+// strictly below that queue's share now (kLessThanInitialShare).
+enum class FairStrategy : uint8_t { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+
 class QueueReclaimPreemptor final : public engine::Preemptor {
  public:
   struct Options {
@@ -56,6 +74,11 @@ class QueueReclaimPreemptor final : public engine::Preemptor {
                                    std::nullopt};
     bool elastic = true;
     bool restart_on_resize = true;
+    // Kueue's fair sharing (below) instead of the classical attempts, for
+    // a waiting job of a queue in a cohort.
+    bool fair_sharing = false;
+    std::vector<FairStrategy> strategies = {FairStrategy::kLessThanOrEqualToFinalShare,
+                                            FairStrategy::kLessThanInitialShare};
   };
   explicit QueueReclaimPreemptor(Options options) : options_(std::move(options)) {}
   bool Preempt(engine::CycleContext& ctx, engine::JobIndex j, int workers,
@@ -67,8 +90,44 @@ class QueueReclaimPreemptor final : public engine::Preemptor {
 
 // Args: withinQueue (default LowerPriority), reclaimWithinCohort (Any),
 // borrowWithinCohort (Never), maxPriorityThreshold (none), elastic (true),
-// restartOnResize (true).
+// restartOnResize (true), fairSharing (false), preemptionStrategies
+// ([LessThanOrEqualToFinalShare, LessThanInitialShare]; only with
+// fairSharing).
 core::Result<std::unique_ptr<engine::Preemptor>> MakeQueueReclaim(const YAML::Node& args,
                                                                   const std::string& where);
+
+// Volcano's reclaim action, as its proportion (or capacity) plugin allows
+// it (docs/queues.md, "Volcano's reclaim"): a waiting job J of queue Q
+// reclaims only if Q, with J, holds no more than it deserves of any
+// resource J asks for; the candidates are running jobs of other queues
+// that hold more than they deserve (of some resource), and at least one of
+// J's tasks of each resource it asks for; lower priority first, then the
+// latest started. With `elastic`, their workers above the minimum are shed
+// first, worker by worker, the least loss first, each only while its queue
+// still holds more than it deserves; then whole jobs go in order while
+// their queue does, until J places, and Kueue's fill-back gives back the
+// ones J did not need. Deserved: Volcano's proportion (the weights
+// water-filled over what each queue asks for, as VolcanoProportion
+// orders by) or each queue's configured `deserved` (capacity).
+class VolcanoReclaimPreemptor final : public engine::Preemptor {
+ public:
+  enum class Deserved : uint8_t { kProportion, kCapacity };
+  struct Options {
+    Deserved deserved = Deserved::kProportion;
+    bool elastic = true;
+    bool restart_on_resize = true;
+  };
+  explicit VolcanoReclaimPreemptor(Options options) : options_(options) {}
+  bool Preempt(engine::CycleContext& ctx, engine::JobIndex j, int workers,
+               const engine::Packer& packer, std::string* reason) const override;
+
+ private:
+  Options options_;
+};
+
+// Args: deserved (Proportion or Capacity; default Proportion), elastic
+// (true), restartOnResize (true).
+core::Result<std::unique_ptr<engine::Preemptor>> MakeVolcanoReclaim(const YAML::Node& args,
+                                                                    const std::string& where);
 
 }  // namespace dlsched::policy

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,13 +73,14 @@ class QueueReclaimTest : public ::testing::Test {
     c.nodes.push_back(Node("n", 1000 * kCpu, GiB(1000), 100));
     c.queues = std::move(queues);
     w_.emplace(std::move(c));
+    plan_.emplace();  // a new cluster: a new plan
   }
   engine::ClusterState& st() { return w_->state; }
 
   // A job of `queue` running one worker of `cpus` CPUs, started at
   // `started` (submitted at `submitted`, default the same).
   JobIndex Running(const std::string& name, const std::string& queue, PriorityClass prio,
-                   int64_t cpus, core::Time started = 0, core::Time submitted = -1) {
+                   double cpus, core::Time started = 0, core::Time submitted = -1) {
     const JobIndex j =
         w_->AddAt(started, OneWorker(name, queue, prio, cpus, submitted < 0 ? started : submitted),
                   core::JobPhase::kWaiting);
@@ -88,16 +90,16 @@ class QueueReclaimTest : public ::testing::Test {
   }
   // A job of `queue` waiting for one worker of `cpus` CPUs.
   JobIndex Pending(const std::string& name, const std::string& queue, PriorityClass prio,
-                   int64_t cpus, core::Time submitted = 100) {
+                   double cpus, core::Time submitted = 100) {
     return w_->AddAt(submitted, OneWorker(name, queue, prio, cpus, submitted),
                      core::JobPhase::kWaiting);
   }
   static core::JobSpec OneWorker(const std::string& name, const std::string& queue,
-                                 PriorityClass prio, int64_t cpus, core::Time submitted) {
+                                 PriorityClass prio, double cpus, core::Time submitted) {
     core::JobSpec spec = JobBuilder(name)
                              .Submit(submitted)
                              .Workers(1)
-                             .WorkerResources(Res(cpus * kCpu, 0))
+                             .WorkerResources(Res(std::llround(cpus * kCpu), 0))
                              .Priority(prio);
     spec.queue = queue;
     return spec;
@@ -106,16 +108,19 @@ class QueueReclaimTest : public ::testing::Test {
   // Runs the preemptor for `j` at t = 200 and keeps what it did; the names
   // of the jobs it stopped, sorted.
   std::vector<std::string> Targets(JobIndex j, QueueReclaimPreemptor::Options o = Whole()) {
+    return Run(QueueReclaimPreemptor(o), j);
+  }
+  std::vector<std::string> Run(const engine::Preemptor& preemptor, JobIndex j) {
     engine::Session session(st());
     engine::PodQueue pods;
     engine::Memos memos;
-    engine::CycleContext ctx{session, plan_, pods, memos, profile_, 200};
+    engine::CycleContext ctx{session, *plan_, pods, memos, profile_, 200};
     reason_.clear();
-    placed_ = QueueReclaimPreemptor(o).Preempt(
-        ctx, j, st().Job(j).spec->role(core::Role::kWorker).replicas, TaskByTaskPacker(), &reason_);
+    placed_ = preemptor.Preempt(ctx, j, st().Job(j).spec->role(core::Role::kWorker).replicas,
+                                TaskByTaskPacker(), &reason_);
     session.Commit();
     std::vector<std::string> out;
-    for (const engine::Action& a : plan_.actions()) {
+    for (const engine::Action& a : plan_->actions()) {
       if (a.kind == ActionKind::kStop) out.push_back(st().Job(a.task.job).spec->name);
     }
     std::sort(out.begin(), out.end());
@@ -131,7 +136,7 @@ class QueueReclaimTest : public ::testing::Test {
 
   std::optional<ClusterWithJobs> w_;
   engine::Profile profile_;
-  engine::CycleState plan_;
+  std::optional<engine::CycleState> plan_;
   std::string reason_;
   bool placed_ = false;
 };
@@ -181,7 +186,7 @@ TEST_F(QueueReclaimTest, WithinQueueNeverPreemptsEqualOrHigherPriority) {
   EXPECT_EQ(Targets(Pending("in2", "standalone", kNormal, 4)), Names{});
   EXPECT_FALSE(placed_);
   EXPECT_NE(reason_.find("would not make room"), std::string::npos) << reason_;
-  EXPECT_TRUE(plan_.actions().empty());
+  EXPECT_TRUE(plan_->actions().empty());
 }
 
 // Kueue K9 ("preempt newer workloads with the same priority"): 6 CPUs,
@@ -210,9 +215,9 @@ TEST_F(QueueReclaimTest, ReclaimFromABorrowerBeforeOwnJobs) {
   Running("c2-mid", "c2", kNormal, 3);
   Running("c2-high", "c2", kHigh, 6);
   EXPECT_EQ(Targets(Pending("in", "c1", kHigh, 3)), Names{"c2-mid"});
-  EXPECT_NE(plan_.actions()[0].reason.find("queue c1 reclaims its quota from c2"),
+  EXPECT_NE(plan_->actions()[0].reason.find("queue c1 reclaims its quota from c2"),
             std::string::npos)
-      << plan_.actions()[0].reason;
+      << plan_->actions()[0].reason;
 }
 
 // Kueue K11 ("not enough workloads borrowing", "no workloads borrowing").
@@ -304,8 +309,8 @@ TEST_F(BorrowWithinCohortTest, PreemptsALowerPriorityBorrowerWhileBorrowing) {
   Running("a_best_effort_low", "a_best_effort", kLow, 10, 0);
   Running("b_best_effort_low", "b_best_effort", kLow, 1, 5);
   EXPECT_EQ(Targets(Pending("in", "a_standard", kNormal, 10)), Names{"a_best_effort_low"});
-  EXPECT_NE(plan_.actions()[0].reason.find("borrows from a_best_effort"), std::string::npos)
-      << plan_.actions()[0].reason;
+  EXPECT_NE(plan_->actions()[0].reason.find("borrows from a_best_effort"), std::string::npos)
+      << plan_->actions()[0].reason;
 }
 
 TEST_F(BorrowWithinCohortTest, NotAboveTheThresholdWhileBorrowing) {
@@ -398,6 +403,7 @@ class ElasticReclaimTest : public QueueReclaimTest {
       c.queues.push_back(q);
     }
     w_.emplace(std::move(c));
+    plan_.emplace();
   }
   // A job of b with a worker on each of `nodes`, elastic in [min, 8].
   JobIndex Elastic(const std::string& name, std::vector<engine::NodeIndex> nodes, core::Time launch,
@@ -428,7 +434,7 @@ class ElasticReclaimTest : public QueueReclaimTest {
   // Each resize in the plan: "<job> -> <workers>".
   std::vector<std::string> Resizes() const {
     std::vector<std::string> out;
-    for (const engine::Action& a : plan_.actions()) {
+    for (const engine::Action& a : plan_->actions()) {
       if (a.kind == ActionKind::kResize) {
         out.push_back(w_->state.Job(a.task.job).spec->name + " -> " + std::to_string(a.workers));
       }
@@ -449,8 +455,8 @@ TEST_F(ElasticReclaimTest, ShrinksTheBorrowerInsteadOfStoppingIt) {
   EXPECT_TRUE(placed_);
   EXPECT_EQ(Resizes(), std::vector<std::string>{"E -> 4"});
   EXPECT_EQ(st().Job(a).placed_workers, 4);
-  EXPECT_TRUE(plan_.actions()[0].restart);
-  EXPECT_EQ(plan_.actions()[0].by, a);
+  EXPECT_TRUE(plan_->actions()[0].restart);
+  EXPECT_EQ(plan_->actions()[0].by, a);
 }
 
 TEST_F(ElasticReclaimTest, WholeJobReclaimStopsTheBorrower) {
@@ -487,6 +493,406 @@ TEST_F(ElasticReclaimTest, FallsBackToWholeJobsWhenShrinkingIsNotEnough) {
   EXPECT_EQ(Targets(GpuPending("A", 4), Elastic()), Names{"R"});
   EXPECT_TRUE(placed_);
   EXPECT_TRUE(Resizes().empty());
+}
+
+// ---- fair sharing --------------------------------------------------------
+//
+// Kueue's fair sharing preemption (TestFairPreemptions in Kueue's
+// pkg/scheduler/preemption/preemption_fair_test.go), facts ported: queues
+// a, b and c of 3 CPUs each (withinQueue LowerPriority, reclaimWithinCohort
+// Any) and "preemptible" of 0, cohort "all", so the cohort lends 9 CPUs.
+// A queue's share (Kueue's DRS) is floor(borrowed x 1000 / 9) x 1000 /
+// (its weight x 1000): b holding 5 borrows 2, share 222. Priorities 0 ->
+// normal, -1 and -3 -> low, 1 -> high. Default strategies:
+// LessThanOrEqualToFinalShare, then LessThanInitialShare.
+class FairSharingTest : public QueueReclaimTest {
+ protected:
+  // a, b, c (weights `wa`, `wb`, `wc`) and preemptible.
+  void MakeFair(double wa = 1, double wb = 1, double wc = 1) {
+    const core::QueuePreemption p = Policies(kLower, kAny);
+    std::vector<core::QueueSpec> queues = {Queue("a", "all", 3, p), Queue("b", "all", 3, p),
+                                           Queue("c", "all", 3, p), Queue("preemptible", "all", 0)};
+    queues[0].weight = wa;
+    queues[1].weight = wb;
+    queues[2].weight = wc;
+    Make(std::move(queues));
+  }
+  // Jobs "<queue><n>" of 1 CPU each, normal priority.
+  void Units(const std::string& queue, int n) {
+    for (int i = 1; i <= n; ++i) Running(queue + std::to_string(i), queue, kNormal, 1);
+  }
+  static QueueReclaimPreemptor::Options Fair(std::vector<FairStrategy> strategies = {
+                                                 FairStrategy::kLessThanOrEqualToFinalShare,
+                                                 FairStrategy::kLessThanInitialShare}) {
+    QueueReclaimPreemptor::Options o = Whole();
+    o.fair_sharing = true;
+    o.strategies = std::move(strategies);
+    return o;
+  }
+};
+
+// "reclaim nominal from user using the most": a 3, b 5 (share 222), c 1;
+// c's job of 1 (c stays at nominal: share 0). b without b1 has 111 >= 0:
+// b1 goes, and then 9 of 9 are used.
+TEST_F(FairSharingTest, ReclaimsNominalFromTheQueueUsingTheMost) {
+  MakeFair();
+  Units("a", 3);
+  Units("b", 5);
+  Units("c", 1);
+  EXPECT_EQ(Targets(Pending("in", "c", kNormal, 1), Fair()), Names{"b1"});
+  EXPECT_TRUE(placed_);
+}
+
+// "can reclaim from queue using less, if taking the latest workload from
+// user using the most isn't enough": a 3 + 1 (111), b 2 + 3 (222); c asks
+// 3. b1 (b without it: 0 <= 0) goes first but frees 2 of 3; b no longer
+// borrows, so a: a1 (3) goes and c fits; fill-back gives b1 back.
+TEST_F(FairSharingTest, FillBackKeepsOnlyTheVictimThatWasNeeded) {
+  MakeFair();
+  Running("a1", "a", kNormal, 3);
+  Running("a2", "a", kNormal, 1);
+  Running("b1", "b", kNormal, 2);
+  Running("b2", "b", kNormal, 3);
+  EXPECT_EQ(Targets(Pending("in", "c", kNormal, 3), Fair()), Names{"a1"});
+}
+
+// "reclaim borrowable quota from user using the most": as the first, a's
+// job of 1: a would hold 4 (111); b without b1 holds 4 (111): 111 <= 111.
+TEST_F(FairSharingTest, ReclaimsBorrowableQuotaFromTheQueueUsingTheMost) {
+  MakeFair();
+  Units("a", 3);
+  Units("b", 5);
+  Units("c", 1);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 1), Fair()), Names{"b1"});
+}
+
+// "preempt one from each CQ borrowing": a and b hold 0.5 + 0.5 + 3 each
+// (111 each); c asks 2, 1 is free. a (the lower index at a tie) gives a1
+// (a then 55), then b, now the largest, gives b1.
+TEST_F(FairSharingTest, PreemptsOneFromEachBorrowingQueue) {
+  MakeFair();
+  for (const char* q : {"a", "b"}) {
+    Running(std::string(q) + "1", q, kNormal, 0.5);
+    Running(std::string(q) + "2", q, kNormal, 0.5);
+    Running(std::string(q) + "3", q, kNormal, 3);
+  }
+  EXPECT_EQ(Targets(Pending("in", "c", kNormal, 2), Fair()), (Names{"a1", "b1"}));
+}
+
+// "can't preempt when everyone under nominal", "can't preempt when it
+// would switch the imbalance" (a would hold 5, 222, above b's 111 after
+// any of its jobs; b's 222 now is not above 222 either).
+TEST_F(FairSharingTest, NoPreemptionThatWouldSwitchTheImbalance) {
+  MakeFair();
+  Units("a", 3);
+  Units("b", 3);
+  Units("c", 3);
+  EXPECT_EQ(Targets(Pending("in", "c", kNormal, 1), Fair()), Names{});
+  EXPECT_FALSE(placed_);
+  MakeFair();
+  Units("a", 3);
+  Units("b", 5);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 2), Fair()), Names{});
+  EXPECT_FALSE(placed_);
+  EXPECT_NE(reason_.find("fair sharing allows no preemption"), std::string::npos) << reason_;
+}
+
+// "can preempt lower priority workloads from same CQ": a runs two low and
+// two normal jobs (4: 111), b 5 (222); a's normal job of 2 would put a at
+// 333, above b without any job: a's own low jobs go instead.
+TEST_F(FairSharingTest, PreemptsItsOwnLowerPriorityJobs) {
+  MakeFair();
+  Running("a1_low", "a", kLow, 1);
+  Running("a2_low", "a", kLow, 1);
+  Running("a3", "a", kNormal, 1);
+  Running("a4", "a", kNormal, 1);
+  Units("b", 5);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 2), Fair()), (Names{"a1_low", "a2_low"}));
+}
+
+// "can preempt a combination of same CQ and highest user": a runs a_low
+// and 2 more (3), b 6 (333); a's job of 2 (a then 222): b1 goes (b then
+// 222: 222 <= 222), b2 may not (111), then a_low.
+TEST_F(FairSharingTest, PreemptsFromItsOwnQueueAndTheHighestShare) {
+  MakeFair();
+  Running("a_low", "a", kLow, 1);
+  Running("a2", "a", kNormal, 1);
+  Running("a3", "a", kNormal, 1);
+  Units("b", 6);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 2), Fair()), (Names{"a_low", "b1"}));
+}
+
+// "preempt huge workload if there is no other option, as long as the
+// target CQ gets a lower share", and "can't preempt huge workload if the
+// incoming is also huge" (a would hold 7: 444, b without b1: 0).
+TEST_F(FairSharingTest, HugeJobsGoOnlyIfTheShareOrderHolds) {
+  MakeFair();
+  Running("b1", "b", kNormal, 9);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 2), Fair()), Names{"b1"});
+  MakeFair();
+  Running("a1", "a", kNormal, 2);
+  Running("b1", "b", kNormal, 7);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 5), Fair()), Names{});
+}
+
+// "can't preempt 2 smaller workloads if the incoming is huge": b 2 + 2 + 3
+// (444); a's 6 (333). The first strategy allows none; the second takes b1
+// (333 < 444), once, and that is not enough: nothing changes.
+TEST_F(FairSharingTest, SecondStrategyTakesOneJobPerQueueOnce) {
+  MakeFair();
+  Running("b1", "b", kNormal, 2);
+  Running("b2", "b", kNormal, 2);
+  Running("b3", "b", kNormal, 3);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 6), Fair()), Names{});
+  EXPECT_TRUE(plan_->actions().empty());
+}
+
+// "preempt from target and others even if over nominal": a's two low jobs
+// (2 + 1), b 3 + 3 (333); a's job of 4 (444). b's jobs fail the first
+// strategy; a's go (a then 5: 222, then 4: 111), still short; the second
+// strategy takes b1 (111 < 333). Fill-back returns a2_low.
+TEST_F(FairSharingTest, SecondStrategyAfterItsOwnQueue) {
+  MakeFair();
+  Running("a1_low", "a", kLow, 2);
+  Running("a2_low", "a", kLow, 1);
+  Running("b1", "b", kNormal, 3);
+  Running("b2", "b", kNormal, 3);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 4), Fair()), (Names{"a1_low", "b1"}));
+}
+
+// "prefer to preempt workloads that don't make the target CQ have the
+// biggest share": b 2 + 1 + 2 (222), c 1; a's 3.5 (55). b1 would leave b at
+// 0 (55 > 0: no); b2 leaves 111: it goes.
+TEST_F(FairSharingTest, PrefersTheJobThatKeepsTheTargetAboveTheShare) {
+  MakeFair();
+  Running("b1", "b", kNormal, 2);
+  Running("b2", "b", kNormal, 1);
+  Running("b3", "b", kNormal, 2);
+  Running("c1", "c", kNormal, 1);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 3.5), Fair()), Names{"b2"});
+}
+
+// "preempt from different cluster queues if the end result has a smaller
+// max share" (b and c 2 + 2.5 each, 166; a's 3.5: the second strategy
+// takes b1 and c1), and "scenario above does not flap".
+TEST_F(FairSharingTest, SecondStrategyAcrossQueuesAndNoFlapping) {
+  MakeFair();
+  Running("b1", "b", kNormal, 2);
+  Running("b2", "b", kNormal, 2.5);
+  Running("c1", "c", kNormal, 2);
+  Running("c2", "c", kNormal, 2.5);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 3.5), Fair()), (Names{"b1", "c1"}));
+  MakeFair();
+  Running("a1", "a", kNormal, 3.5);
+  Running("b2", "b", kNormal, 2.5);
+  Running("c2", "c", kNormal, 2.5);
+  EXPECT_EQ(Targets(Pending("in", "b", kNormal, 2), Fair()), Names{});
+}
+
+// "workloads under priority threshold not capriciously preempted":
+// preemptible (nominal 0) runs three low jobs of 1 (333); a's job of 2
+// (222). The first takes one (222 <= 222), the next may not, and the
+// second strategy neither (222 < 222): not enough, nothing changes.
+// borrowWithinCohort plays no part under fair sharing.
+TEST_F(FairSharingTest, LowPriorityBorrowersAreNotPreemptedCapriciously) {
+  MakeFair();
+  Units("a", 3);
+  Units("b", 3);
+  for (int i = 1; i <= 3; ++i) {
+    Running("preemptible" + std::to_string(i), "preemptible", kLow, 1);
+  }
+  QueueReclaimPreemptor::Options o = Fair();
+  o.defaults.borrow_within_cohort = kLower;
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 2), o), Names{});
+}
+
+// "preempt lower priority first, even if big" (LessThanInitialShare
+// alone: b_low, 5 CPUs, goes) and "preempt workload that doesn't transfer
+// the imbalance, even if high priority" (LessThanOrEqualToFinalShare
+// alone: b_high, 1 CPU, goes): a 3, b_low 5 + b_high 1 (333); a's job of 1.
+TEST_F(FairSharingTest, EachStrategyAlone) {
+  for (const auto& [strategy, want] : std::vector<std::pair<FairStrategy, Names>>{
+           {FairStrategy::kLessThanInitialShare, {"b_low"}},
+           {FairStrategy::kLessThanOrEqualToFinalShare, {"b_high"}}}) {
+    MakeFair();
+    Running("a1", "a", kNormal, 3);
+    Running("b_low", "b", kNormal, 5);
+    Running("b_high", "b", kHigh, 1);
+    EXPECT_EQ(Targets(Pending("in", "a", kNormal, 1), Fair({strategy})), want);
+  }
+}
+
+// "CQ with higher weight can preempt more": a of weight 2 would hold 5
+// (222 / 2 = 111); b 6 (333), without b1 222, without b2 too 111: both go.
+// "can preempt anything borrowing from CQ with 0 weight": b of weight 0
+// borrows (infinite); a's job of 3 takes b1, b2, b3. "can't preempt
+// nominal from CQ with 0 weight": b at nominal is no candidate.
+TEST_F(FairSharingTest, Weights) {
+  MakeFair(2, 1, 1);
+  Units("a", 3);
+  Units("b", 6);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 2), Fair()), (Names{"b1", "b2"}));
+  MakeFair(1, 0, 1);
+  Units("a", 3);
+  Units("b", 6);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 3), Fair()), (Names{"b1", "b2", "b3"}));
+  // (Only a and b here: the cohort lends 6, all in use.)
+  std::vector<core::QueueSpec> two = {Queue("a", "all", 3, Policies(kLower, kAny)),
+                                      Queue("b", "all", 3, Policies(kLower, kAny))};
+  two[1].weight = 0;
+  Make(std::move(two));
+  Units("a", 3);
+  Units("b", 3);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 1), Fair()), Names{});
+  EXPECT_FALSE(placed_);
+}
+
+// Elastic fair sharing: b's elastic job E (6 one-GPU workers, at least 1)
+// borrows 2 of a's GPUs; a's job of 4 GPUs, 2 free. a would hold 4 (its
+// nominal: share 0); E's workers go one at a time while b still borrows
+// (b without one: 125 >= 0), and two suffice: E shrinks to 4, nothing is
+// stopped.
+TEST_F(ElasticReclaimTest, FairSharingShrinksBeforeStopping) {
+  MakeGpus();
+  Elastic("E", {0, 0, 0, 0, 1, 1}, 60, 30);
+  QueueReclaimPreemptor::Options o = Elastic();
+  o.fair_sharing = true;
+  EXPECT_EQ(Targets(GpuPending("A", 4), o), Names{});
+  EXPECT_TRUE(placed_);
+  EXPECT_EQ(Resizes(), std::vector<std::string>{"E -> 4"});
+  o.elastic = false;  // whole jobs: E stops
+  MakeGpus();
+  Elastic("E", {0, 0, 0, 0, 1, 1}, 60, 30);
+  EXPECT_EQ(Targets(GpuPending("A", 4), o), Names{"E"});
+}
+
+// The arguments: fairSharing and Kueue's three lists of strategies.
+TEST(QueueReclaimArgsTest, FairSharingArguments) {
+  auto make = [](const std::string& yaml) {
+    auto p = MakeQueueReclaim(YAML::Load(yaml), "p.yaml: preemptor.args");
+    return p ? std::string("ok") : p.error().message;
+  };
+  EXPECT_EQ(make("{fairSharing: true}"), "ok");
+  EXPECT_EQ(make("{fairSharing: true, preemptionStrategies: [LessThanInitialShare]}"), "ok");
+  EXPECT_EQ(make("{fairSharing: true, preemptionStrategies: [LessThanOrEqualToFinalShare, "
+                 "LessThanInitialShare]}"),
+            "ok");
+  EXPECT_NE(make("{fairSharing: true, preemptionStrategies: [LessThanInitialShare, "
+                 "LessThanOrEqualToFinalShare]}")
+                .find("preemptionStrategies: expected [LessThanOrEqualToFinalShare]"),
+            std::string::npos);
+  EXPECT_NE(make("{fairSharing: true, preemptionStrategies: []}").find("preemptionStrategies"),
+            std::string::npos);
+  EXPECT_EQ(make("{preemptionStrategies: [LessThanInitialShare]}"),
+            "p.yaml: preemptor.args: preemptionStrategies: only with fairSharing: true");
+}
+
+// ---- VolcanoReclaim --------------------------------------------------------
+//
+// Volcano's reclaim action with its proportion plugin (Volcano's
+// pkg/scheduler/actions/reclaim/reclaim_test.go, facts ported, and cases
+// worked by hand): queues of weight 1 and no quota on one node of 3 CPUs
+// and 3 GiB.
+class VolcanoReclaimTest : public QueueReclaimTest {
+ protected:
+  void MakeVolcano(core::Resources deserved_q1 = {}) {
+    core::ClusterSpec c;
+    c.nodes.push_back(Node("n1", 3 * kCpu, GiB(3), 0));
+    for (const char* name : {"q1", "q2"}) {
+      core::QueueSpec q;
+      q.name = name;
+      c.queues.push_back(q);
+    }
+    c.queues[0].deserved = deserved_q1;
+    w_.emplace(std::move(c));
+    plan_.emplace();
+  }
+  // q1's job pg1: `n` workers of 1 CPU and 1 GiB, elastic down to 1.
+  JobIndex Pg1(int n) {
+    core::JobSpec spec =
+        JobBuilder("pg1").Submit(0).Workers(n, 1, n).WorkerResources(Res(kCpu, GiB(1)));
+    spec.queue = "q1";
+    spec.priority = kLow;
+    const JobIndex j = w_->AddAt(0, std::move(spec), core::JobPhase::kWaiting);
+    for (int i = 0; i < n; ++i) st().PlaceTask({j, core::Role::kWorker, i}, 0);
+    st().SetPhase(j, core::JobPhase::kRunning, 0);
+    return j;
+  }
+  JobIndex Q2Pending(int cpus) {
+    core::JobSpec spec =
+        JobBuilder("pg2").Submit(100).Workers(cpus).WorkerResources(Res(kCpu, GiB(1)));
+    spec.queue = "q2";
+    spec.priority = kHigh;
+    return w_->AddAt(100, std::move(spec), core::JobPhase::kWaiting);
+  }
+  int Workers(const std::string& name) {
+    for (const engine::Action& a : plan_->actions()) {
+      if (a.kind == ActionKind::kResize && st().Job(a.task.job).spec->name == name) {
+        return a.workers;
+      }
+    }
+    return -1;
+  }
+};
+
+// Volcano's "Two Queue with one Queue overusing resource, should
+// reclaim": q1 runs 3 tasks of 1 CPU; q2's task of 1 CPU. Proportion: q1
+// asks 3, q2 1, of 3: q2 deserves 1, q1 2. q1 holds 3 > 2, q2 with its
+// task 1 <= 1: one of q1's tasks goes (Volcano evicts one pod; pg1, elastic,
+// sheds one worker) and q1 is back at what it deserves.
+TEST_F(VolcanoReclaimTest, ReclaimsOneTaskFromTheOverusingQueue) {
+  MakeVolcano();
+  Pg1(3);
+  EXPECT_EQ(Run(VolcanoReclaimPreemptor({}), Q2Pending(1)), Names{});
+  EXPECT_TRUE(placed_) << reason_;
+  EXPECT_EQ(Workers("pg1"), 2);
+}
+
+// Whole jobs: q1 runs three one-task jobs; the latest started goes, and
+// then q1 holds 2, what it deserves: the others stay.
+TEST_F(VolcanoReclaimTest, WholeJobsWhileTheQueueIsAboveItsShare) {
+  MakeVolcano();
+  Running("a", "q1", kLow, 1, 0);
+  Running("b", "q1", kLow, 1, 10);
+  Running("c", "q1", kLow, 1, 5);
+  VolcanoReclaimPreemptor::Options o;
+  o.elastic = false;
+  EXPECT_EQ(Run(VolcanoReclaimPreemptor(o), Pending("in", "q2", kNormal, 1)), Names{"b"});
+  EXPECT_TRUE(placed_);
+}
+
+// q2's job of 2 CPUs: q2 asks 2, q1 3, of 3: 1.5 each, so q2 with it
+// would hold 2 > 1.5: it reclaims nothing, and says why.
+TEST_F(VolcanoReclaimTest, NoReclaimBeyondTheReclaimersShare) {
+  MakeVolcano();
+  Pg1(3);
+  EXPECT_EQ(Run(VolcanoReclaimPreemptor({}), Q2Pending(2)), Names{});
+  EXPECT_FALSE(placed_);
+  EXPECT_EQ(reason_, "queue q2 would hold more than it deserves: 2 cpu with it, 1500m deserved");
+}
+
+// Capacity: q1 is configured to deserve all 3 CPUs; holding 3 it is not
+// above its share, so nothing is reclaimed from it.
+TEST_F(VolcanoReclaimTest, CapacityReadsTheConfiguredShare) {
+  MakeVolcano(Res(3 * kCpu, GiB(3)));
+  Pg1(3);
+  VolcanoReclaimPreemptor::Options o;
+  o.deserved = VolcanoReclaimPreemptor::Deserved::kCapacity;
+  EXPECT_EQ(Run(VolcanoReclaimPreemptor(o), Q2Pending(1)), Names{});
+  EXPECT_FALSE(placed_);
+  EXPECT_NE(reason_.find("no running job of a queue holding more than it deserves"),
+            std::string::npos)
+      << reason_;
+}
+
+TEST(VolcanoReclaimArgsTest, Arguments) {
+  auto make = [](const std::string& yaml) {
+    auto p = MakeVolcanoReclaim(YAML::Load(yaml), "p.yaml: preemptor.args");
+    return p ? std::string("ok") : p.error().message;
+  };
+  EXPECT_EQ(make("{deserved: Capacity, elastic: false}"), "ok");
+  EXPECT_EQ(make("{deserved: Fair}"),
+            "p.yaml: preemptor.args.deserved: expected Proportion or Capacity, got 'Fair'");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The queue orders: dlsched's default (None), Kueue's two, DRF and
-// Volcano's two (docs/queues.md).
+// Volcano's two; the preemptors QueueReclaim (Kueue's) and VolcanoReclaim
+// (docs/queues.md).
 
 #include "dlsched/policy/framework/plugins.h"
 #include "dlsched/policy/queues/preemptor_queue_reclaim.h"
@@ -19,6 +20,7 @@ void RegisterQueues(PluginTable& t) {
   t.queue_orders.emplace("VolcanoCapacity",
                          NoArgs<engine::QueueOrder, VolcanoCapacityQueueOrder>());
   t.preemptors.emplace("QueueReclaim", MakeQueueReclaim);
+  t.preemptors.emplace("VolcanoReclaim", MakeVolcanoReclaim);
 }
 
 }  // namespace
