@@ -381,15 +381,20 @@ bool EvictUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attempt
 // ---- fair sharing (Kueue's fairPreemptions) --------------------------------
 
 // Kueue's dominant resource share of queue `q` holding `extra` more (less
-// when negative), as Kueue computes it in integers: floor(borrowed x 1000
-// / what the cohort lends), times 1000 over the weight in thousandths;
-// infinite for a weight of 0 that borrows.
+// when negative), weighted: the largest, over the resources its quota
+// lists, of borrowed x 1000 / what the cohort lends, divided by its
+// weight; infinite for a weight of 0 that borrows. Exact, where Kueue
+// rounds to whole numbers (floor(drs x 1000 / weight in thousandths)):
+// with weights far from 1 that rounding makes unequal shares equal (a
+// queue of weight 56 borrowing 10 of 640 GPUs has 0), and two queues at
+// "0 <= 0" preempt each other in turn for ever; exact shares never do
+// (docs/queues.md).
 double KueueShare(const QuotaBook& book, int q, const core::Resources& extra) {
-  const double share = std::floor(book.DominantShare(q, extra) + 1e-9);
+  const double share = book.DominantShare(q, extra);
   if (share <= 0) return 0;
-  const auto milli = static_cast<int64_t>(std::llround(book.Spec(q).weight * 1000));
-  if (milli <= 0) return std::numeric_limits<double>::infinity();
-  return std::floor(share * 1000 / static_cast<double>(milli));
+  const double weight = book.Spec(q).weight;
+  if (weight <= 0) return std::numeric_limits<double>::infinity();
+  return share / weight;
 }
 
 // What fair preemption takes: a whole job, or (elastic) one of its workers.
@@ -433,9 +438,20 @@ std::vector<ShareEntry> ShareHeap(const ClusterState& st, std::span<const Candid
   return heap;
 }
 
+// Shares equal but for rounding compare equal.
+constexpr double kShareEps = 1e-9;
+
+// a <= b and a < b, with `kShareEps` of slack (a share may be infinite).
+bool ShareAtMost(double a, double b) {
+  return a <= b || (std::isfinite(b) && a <= b + kShareEps * std::max(1.0, b));
+}
+bool ShareBelow(double a, double b) {
+  return std::isfinite(b) ? a < b - kShareEps * std::max(1.0, b) : std::isfinite(a);
+}
+
 bool Allowed(FairStrategy s, double preemptor_new, double target_old, double target_new) {
-  return s == FairStrategy::kLessThanOrEqualToFinalShare ? preemptor_new <= target_new
-                                                         : preemptor_new < target_old;
+  return s == FairStrategy::kLessThanOrEqualToFinalShare ? ShareAtMost(preemptor_new, target_new)
+                                                         : ShareBelow(preemptor_new, target_old);
 }
 
 class FairPreemption {

@@ -51,7 +51,7 @@ namespace dlsched::policy {
 //
 // With fairSharing, a job of a queue in a cohort preempts as Kueue's fair
 // sharing does (fairPreemptions): the candidates' queues are taken
-// largest dominant resource share first (KueueShare: Kueue's integer DRS,
+// largest dominant resource share first (KueueShare: Kueue's DRS, exact,
 // weighted); a job of J's own queue goes as it comes, another queue's
 // the first of its jobs the first strategy allows (after which the
 // shares are worked out again, the queue back in only while it borrows);

@@ -157,6 +157,15 @@ Shares ProportionDeserved(const ClusterState& st) {
     request[js.queue] += js.spec->Demand(js.target_workers);
     has_jobs[js.queue] = true;
   }
+  // A running elastic job below its maximum asks for the rest, as
+  // Volcano counts its pending pods (replicas above minAvailable).
+  for (const engine::JobIndex j : st.JobsInPhase(core::JobPhase::kRunning)) {
+    const engine::JobState& js = st.Job(j);
+    if (js.queue < 0) continue;
+    const core::RoleSpec& w = js.spec->role(core::Role::kWorker);
+    const int more = w.max_replicas - js.placed_workers;
+    if (more > 0) request[js.queue] += w.resources * more;
+  }
   const std::vector<core::ResourceId> dims = Dims(st, request);
   const size_t d = dims.size();
   const std::vector<std::vector<double>> rc = RealCapability(st, dims);

@@ -52,7 +52,8 @@ class DrfQueueOrder final : public engine::QueueOrder {
 
 // Volcano's proportion plugin: each queue with jobs deserves a share of
 // the cluster by weight, water-filled: no more than it asks for (what its
-// jobs hold plus what its pending jobs ask), its capability and what the
+// jobs hold, what its pending jobs ask, and the workers its running
+// elastic jobs could still grow by), its capability and what the
 // other queues' guarantees leave, and at least its guarantee. A queue
 // never holds more than it deserves this cycle (its cap). Queues of higher
 // priority go first, then the one holding the least of what it deserves.

@@ -501,8 +501,9 @@ TEST_F(ElasticReclaimTest, FallsBackToWholeJobsWhenShrinkingIsNotEnough) {
 // pkg/scheduler/preemption/preemption_fair_test.go), facts ported: queues
 // a, b and c of 3 CPUs each (withinQueue LowerPriority, reclaimWithinCohort
 // Any) and "preemptible" of 0, cohort "all", so the cohort lends 9 CPUs.
-// A queue's share (Kueue's DRS) is floor(borrowed x 1000 / 9) x 1000 /
-// (its weight x 1000): b holding 5 borrows 2, share 222. Priorities 0 ->
+// A queue's share (Kueue's DRS) is borrowed x 1000 / 9 / its weight: b
+// holding 5 borrows 2, share 222.2 (Kueue rounds it to 222; dlsched keeps
+// it exact, and no case here turns on the rounding). Priorities 0 ->
 // normal, -1 and -3 -> low, 1 -> high. Default strategies:
 // LessThanOrEqualToFinalShare, then LessThanInitialShare.
 class FairSharingTest : public QueueReclaimTest {
@@ -744,6 +745,29 @@ TEST_F(FairSharingTest, Weights) {
   Units("a", 3);
   Units("b", 3);
   EXPECT_EQ(Targets(Pending("in", "a", kNormal, 1), Fair()), Names{});
+  EXPECT_FALSE(placed_);
+}
+
+// Exact shares, where Kueue's whole numbers would flap: x (2 CPUs, weight
+// 2), y (56, weight 56) and z (582, weight 582) lend 640. x holds 2, y
+// 56 + 1 (y2, borrowed), z 581: all 640 used. x's job x3 (1 CPU) would put
+// x at 1000 / 640 / 2 = 0.78; y without y2 has 0, and now 1.56 / 56 =
+// 0.028: neither strategy lets x3 take y2. Kueue's rounding gives x
+// floor(1.56) x 1000 / 2000 = 0 <= 0: x3 would preempt y2, and y2, back,
+// x3 (y at 0 <= x's 0), for ever.
+TEST_F(FairSharingTest, ExactSharesDoNotFlapWithLargeWeights) {
+  const core::QueuePreemption p = Policies(kLower, kAny);
+  std::vector<core::QueueSpec> queues = {Queue("x", "all", 2, p), Queue("y", "all", 56, p),
+                                         Queue("z", "all", 582, p)};
+  queues[0].weight = 2;
+  queues[1].weight = 56;
+  queues[2].weight = 582;
+  Make(std::move(queues));
+  Units("x", 2);
+  Running("y1", "y", kNormal, 56);
+  Running("y2", "y", kNormal, 1);
+  Running("z1", "z", kNormal, 581);
+  EXPECT_EQ(Targets(Pending("x3", "x", kNormal, 1), Fair()), Names{});
   EXPECT_FALSE(placed_);
 }
 
