@@ -10,6 +10,7 @@
 
 #include "dlsched/core/limits.h"
 #include "dlsched/core/spec_limits.h"
+#include "dlsched/core/text.h"
 #include "dlsched/report/format.h"
 
 namespace dlsched::cli {
@@ -61,7 +62,7 @@ core::Result<QuotaAxis> ParseQuotaAxis(std::string_view text, const core::Cluste
     return core::Errorf(
         "--quota: expected QUEUE=V1,V2,... or QUEUE:RESOURCE=V1,V2,... (e.g. "
         "team-a=4,8,16), got '{}'",
-        text);
+        core::EscapeText(text));
   }
   QuotaAxis axis;
   std::string_view target = text.substr(0, eq);
@@ -81,14 +82,15 @@ core::Result<QuotaAxis> ParseQuotaAxis(std::string_view text, const core::Cluste
     }
     std::vector<std::string> names;
     for (const core::QueueSpec& q : cluster.queues) names.push_back(q.name);
-    return core::Errorf("--quota: the cluster declares no queue '{}' (it has: {})", axis.queue,
-                        fmt::join(names, ", "));
+    return core::Errorf("--quota: the cluster declares no queue '{}' (it has: {})",
+                        core::EscapeText(axis.queue),
+                        core::EscapeText(fmt::format("{}", fmt::join(names, ", "))));
   }
   const int id = core::FindResource(resource);
   if (id < 0 || queue->Line(static_cast<core::ResourceId>(id)) == nullptr) {
     return core::Errorf(
         "--quota: queue {} has no {} quota to vary (its quota lists the resources it limits)",
-        axis.queue, resource);
+        axis.queue, core::EscapeText(resource));
   }
   axis.resource = static_cast<core::ResourceId>(id);
   std::string_view list = text.substr(eq + 1);
@@ -101,7 +103,7 @@ core::Result<QuotaAxis> ParseQuotaAxis(std::string_view text, const core::Cluste
       return core::Errorf("--quota: {}", v.error().message);
     }
     if (*v > core::kMaxAmount) {
-      return core::Errorf("--quota: {} is more than the limit of {}", item,
+      return core::Errorf("--quota: {} is more than the limit of {}", core::EscapeText(item),
                           core::FormatResourceAmount(axis.resource, core::kMaxAmount));
     }
     if (!seen.insert(*v).second) {
