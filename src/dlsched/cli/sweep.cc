@@ -56,6 +56,41 @@ std::string SweepGrid::CellDir(const Cell& cell) const {
   return dir;
 }
 
+namespace {
+
+// Whether `cluster` may take the axis's value `i`: the queue's lending
+// limit at most the new nominal, its cohort's nominal quotas within the
+// limit. Reads the cluster, copies nothing.
+core::Status CheckQuotaValue(const core::ClusterSpec& cluster, const QuotaAxis& axis, size_t i) {
+  const int64_t value = axis.values[i];
+  const std::string resource(core::ResourceName(axis.resource));
+  std::string cohort;
+  for (const core::QueueSpec& q : cluster.queues) {
+    if (q.name != axis.queue) continue;
+    cohort = q.cohort;
+    const core::QuotaLine* l = q.Line(axis.resource);
+    if (l != nullptr && l->lending_limit && *l->lending_limit > value) {
+      return core::Errorf("--quota {}: queue {}'s {} lendingLimit {} is more than that nominal",
+                          axis.Text(i), q.name, resource,
+                          core::FormatResourceAmount(axis.resource, *l->lending_limit));
+    }
+  }
+  int64_t total = 0;  // the cohort's nominal quotas, with the new value
+  for (const core::QueueSpec& q : cluster.queues) {
+    const bool member = cohort.empty() ? q.name == axis.queue : q.cohort == cohort;
+    const core::QuotaLine* l = q.Line(axis.resource);
+    if (member && l != nullptr) total += q.name == axis.queue ? value : l->nominal;
+  }
+  if (total > core::kMaxTotalAmount) {
+    return core::Errorf("--quota {}: the nominal {} quotas of cohort {} add up to more than {}",
+                        axis.Text(i), resource, cohort,
+                        core::FormatResourceAmount(axis.resource, core::kMaxTotalAmount));
+  }
+  return {};
+}
+
+}  // namespace
+
 core::Result<QuotaAxis> ParseQuotaAxis(std::string_view text, const core::ClusterSpec& cluster) {
   const size_t eq = text.rfind('=');
   if (eq == std::string_view::npos || eq == 0) {
@@ -114,39 +149,19 @@ core::Result<QuotaAxis> ParseQuotaAxis(std::string_view text, const core::Cluste
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
-  for (size_t i = 0; i < axis.values.size(); ++i) DLSCHED_TRY(WithQuota(cluster, axis, i));
+  for (size_t i = 0; i < axis.values.size(); ++i) DLSCHED_TRY(CheckQuotaValue(cluster, axis, i));
   return axis;
 }
 
 core::Result<core::ClusterSpec> WithQuota(const core::ClusterSpec& cluster, const QuotaAxis& axis,
                                           size_t i) {
+  DLSCHED_TRY(CheckQuotaValue(cluster, axis, i));
   core::ClusterSpec out = cluster;
-  const int64_t value = axis.values[i];
-  const std::string resource(core::ResourceName(axis.resource));
-  int64_t total = 0;  // the cohort's nominal quotas, with the new value
-  std::string cohort;
   for (core::QueueSpec& q : out.queues) {
     if (q.name != axis.queue) continue;
-    cohort = q.cohort;
     for (core::QuotaLine& l : q.quota) {
-      if (l.id != axis.resource) continue;
-      if (l.lending_limit && *l.lending_limit > value) {
-        return core::Errorf("--quota {}: queue {}'s {} lendingLimit {} is more than that nominal",
-                            axis.Text(i), q.name, resource,
-                            core::FormatResourceAmount(axis.resource, *l.lending_limit));
-      }
-      l.nominal = value;
+      if (l.id == axis.resource) l.nominal = axis.values[i];
     }
-  }
-  for (const core::QueueSpec& q : out.queues) {
-    const bool member = cohort.empty() ? q.name == axis.queue : q.cohort == cohort;
-    const core::QuotaLine* l = q.Line(axis.resource);
-    if (member && l != nullptr) total += l->nominal;
-  }
-  if (total > core::kMaxTotalAmount) {
-    return core::Errorf("--quota {}: the nominal {} quotas of cohort {} add up to more than {}",
-                        axis.Text(i), resource, cohort,
-                        core::FormatResourceAmount(axis.resource, core::kMaxTotalAmount));
   }
   return out;
 }
