@@ -254,6 +254,13 @@ std::string Why(const ClusterState& st, const Request& r, const Candidate& c) {
   return "";
 }
 
+// Whether a candidate may shed workers now: above its minimum, not resized
+// at this instant already, its workers holding something.
+bool Shrinkable(const JobState& vs, core::Time now) {
+  const core::RoleSpec& w = vs.spec->role(core::Role::kWorker);
+  return vs.placed_workers > w.min_replicas && !vs.SizedAt(now) && !w.resources.IsZero();
+}
+
 // The kResize of each candidate that gave `removed[k]` workers for J.
 void RecordShrinks(engine::CycleContext& ctx, const Request& r,
                    std::span<const Candidate> candidates, const std::vector<int>& removed,
@@ -279,10 +286,7 @@ bool ShrinkUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attemp
                        std::vector<Candidate> candidates, bool restart) {
   const ClusterState& st = ctx.state();
   std::erase_if(candidates, [&](const Candidate& c) {
-    const JobState& vs = st.Job(c.job);
-    const core::RoleSpec& w = vs.spec->role(core::Role::kWorker);
-    return !attempt.Takes(c) || vs.placed_workers <= w.min_replicas || vs.SizedAt(ctx.now) ||
-           w.resources.IsZero();
+    return !attempt.Takes(c) || !Shrinkable(st.Job(c.job), ctx.now);
   });
   if (candidates.empty()) return false;
   auto group = [](Kind k) { return k == Kind::kWithin ? 1 : 0; };
@@ -317,14 +321,34 @@ bool ShrinkUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attemp
   return true;
 }
 
-// From `mark`: evicts the victims not spared, then places J.
-bool TryWith(engine::CycleContext& ctx, engine::Session::Mark mark, const Attempt& attempt,
-             std::span<const Candidate> victims, std::span<const uint8_t> spared) {
-  ctx.session.RollbackTo(mark);
-  for (size_t i = 0; i < victims.size(); ++i) {
-    if (!spared[i]) ctx.session.EvictJob(victims[i].job);
+// Kueue's fill-back over `n` removals made since `mark`, after which J
+// placed: each but the last, latest first, is given back if J still
+// places without it (`remove(i)` makes removal i again). On success the
+// session holds the removals kept and J's gang, and `spared[i]` says which
+// were given back; on failure (only a non-deterministic packer: the same
+// state placed J before) the session is back at `mark`.
+std::optional<std::vector<uint8_t>> FillBack(engine::CycleContext& ctx, engine::Session::Mark mark,
+                                             size_t n, const Attempt& attempt,
+                                             const std::function<void(size_t)>& remove) {
+  std::vector<uint8_t> spared(n, 0);
+  auto replay = [&] {
+    ctx.session.RollbackTo(mark);
+    for (size_t i = 0; i < n; ++i) {
+      if (!spared[i]) remove(i);
+    }
+    return attempt.Places(nullptr);
+  };
+  bool current = true;  // the session holds J's placement for `spared`
+  for (size_t i = n - 1; i-- > 0;) {
+    spared[i] = 1;
+    current = replay();
+    if (!current) spared[i] = 0;
   }
-  return attempt.Places(nullptr);
+  if (!current && !replay()) {
+    ctx.session.RollbackTo(mark);
+    return std::nullopt;
+  }
+  return spared;
 }
 
 // Kueue's remove-until-fits, then fill-back: evicts whole candidates in
@@ -353,20 +377,13 @@ bool EvictUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attempt
     ctx.session.RollbackTo(mark);
     return false;
   }
-  std::vector<uint8_t> spared(victims.size(), 0);
-  bool current = true;  // the session holds J's placement for `spared`
-  for (size_t i = victims.size() - 1; i-- > 0;) {
-    spared[i] = 1;
-    current = TryWith(ctx, mark, attempt, victims, spared);
-    if (!current) spared[i] = 0;
-  }
-  if (!current && !TryWith(ctx, mark, attempt, victims, spared)) {
-    // Only a non-deterministic packer gets here: the same state placed J
-    // before. Keep the contract: leave nothing behind.
-    ctx.session.RollbackTo(mark);
+  const auto kept = FillBack(ctx, mark, victims.size(), attempt,
+                             [&](size_t i) { ctx.session.EvictJob(victims[i].job); });
+  if (!kept) {
     *why = "preemption did not reproduce its placement";
     return false;
   }
+  const std::vector<uint8_t>& spared = *kept;
   const ClusterState& st = ctx.state();
   for (size_t i = 0; i < victims.size(); ++i) {
     if (spared[i]) continue;
@@ -530,50 +547,31 @@ class FairPreemption {
  private:
   // Removes `u`; whether J places now (its gang then on the session).
   bool Take(const Unit& u) {
+    Remove(u);
+    taken_.push_back(u);
+    return attempt_.Places(nullptr);
+  }
+
+  // Takes `u` off the session: its job, or its one worker.
+  void Remove(const Unit& u) {
     const JobIndex v = candidates_[u.cand].job;
     if (u.worker < 0) {
       ctx_.session.EvictJob(v);
     } else {
       ctx_.session.Evict({v, core::Role::kWorker, u.worker});
     }
-    taken_.push_back(u);
-    return attempt_.Places(nullptr);
   }
 
-  // Kueue's fill-back: each target but the last, latest first, given back
-  // if J still places without taking it.
+  // Kueue's fill-back: the targets J needs.
   std::optional<std::vector<Unit>> FillBack() {
-    std::vector<uint8_t> spared(taken_.size(), 0);
-    bool current = true;
-    for (size_t i = taken_.size() - 1; i-- > 0;) {
-      spared[i] = 1;
-      current = Replay(spared);
-      if (!current) spared[i] = 0;
-    }
-    if (!current && !Replay(spared)) {
-      ctx_.session.RollbackTo(mark_);  // a non-deterministic packer: change nothing
-      return std::nullopt;
-    }
+    const auto spared = policy::FillBack(ctx_, mark_, taken_.size(), attempt_,
+                                         [&](size_t i) { Remove(taken_[i]); });
+    if (!spared) return std::nullopt;
     std::vector<Unit> out;
     for (size_t i = 0; i < taken_.size(); ++i) {
-      if (!spared[i]) out.push_back(taken_[i]);
+      if (!(*spared)[i]) out.push_back(taken_[i]);
     }
     return out;
-  }
-
-  // From the mark: removes the units not spared, then places J.
-  bool Replay(const std::vector<uint8_t>& spared) {
-    ctx_.session.RollbackTo(mark_);
-    for (size_t i = 0; i < taken_.size(); ++i) {
-      if (spared[i]) continue;
-      const JobIndex v = candidates_[taken_[i].cand].job;
-      if (taken_[i].worker < 0) {
-        ctx_.session.EvictJob(v);
-      } else {
-        ctx_.session.Evict({v, core::Role::kWorker, taken_[i].worker});
-      }
-    }
-    return attempt_.Places(nullptr);
   }
 
   engine::CycleContext& ctx_;
@@ -596,10 +594,8 @@ bool FairShrink(engine::CycleContext& ctx, const Request& r, const Attempt& atte
   std::vector<Unit> units;
   for (size_t k = 0; k < candidates.size(); ++k) {
     const JobState& vs = st.Job(candidates[k].job);
+    if (!Shrinkable(vs, ctx.now)) continue;
     const core::RoleSpec& w = vs.spec->role(core::Role::kWorker);
-    if (vs.placed_workers <= w.min_replicas || vs.SizedAt(ctx.now) || w.resources.IsZero()) {
-      continue;
-    }
     int spare = vs.placed_workers - w.min_replicas;
     for (int i = w.max_replicas - 1; i >= 0 && spare > 0; --i) {
       if (vs.NodeOf(core::Role::kWorker, i) == engine::kNoNode) continue;
