@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dlsched/config/constraints.h"
 #include "dlsched/config/job_checks.h"
@@ -225,7 +226,7 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
 // nominal, borrowingLimit, lendingLimit.
 core::Result<core::QuotaLine> ParseQuotaLine(const Reader& r, core::ResourceId id,
                                              const YAML::Node& n, const std::string& path,
-                                             bool in_cohort) {
+                                             bool in_cohort, std::string_view who) {
   core::QuotaLine line;
   line.id = id;
   if (!n.IsMap()) {
@@ -242,8 +243,8 @@ core::Result<core::QuotaLine> ParseQuotaLine(const Reader& r, core::ResourceId i
   for (const char* key : {"borrowingLimit", "lendingLimit"}) {
     if (!Given(n[key])) continue;
     const std::string key_path = Key(path, key);
-    // Kueue's rule: only a queue in a cohort borrows or lends.
-    if (!in_cohort) return r.Fail(key_path, "only allowed for a queue with a cohort");
+    // Kueue's rule: only a node with a parent borrows or lends.
+    if (!in_cohort) return r.Fail(key_path, fmt::format("only allowed for {}", who));
     DLSCHED_TRY_LET(amount, r.Amount(id, n[key], key_path));
     (std::string_view(key) == "borrowingLimit" ? line.borrowing_limit : line.lending_limit) =
         *amount;
@@ -255,6 +256,26 @@ core::Result<core::QuotaLine> ParseQuotaLine(const Reader& r, core::ResourceId i
                               core::FormatResourceAmount(id, line.nominal)));
   }
   return line;
+}
+
+// A queue's or cohort's `quota`: a map of resource name to quota line,
+// ascending by id; limits only if `limits` (else an error naming `who`
+// may set them).
+core::Result<std::vector<core::QuotaLine>> ParseQuota(const Reader& r, const YAML::Node& n,
+                                                      const std::string& path, bool limits,
+                                                      std::string_view who) {
+  DLSCHED_TRY(r.CheckAnyMap(n, path, "a map of resource name to quota"));
+  std::vector<core::QuotaLine> out;
+  for (const auto& kv : n) {
+    const std::string line_path = Key(path, kv.first.Scalar());
+    auto id = core::InternResource(kv.first.Scalar());
+    if (!id) return r.Fail(line_path, id.error().message);
+    DLSCHED_TRY_LET(line, ParseQuotaLine(r, *id, kv.second, line_path, limits, who));
+    out.push_back(*line);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const core::QuotaLine& a, const core::QuotaLine& b) { return a.id < b.id; });
+  return out;
 }
 
 // A queue's `preemption`: Kueue's policies, each limited to the values
@@ -304,18 +325,10 @@ core::Result<core::QueueSpec> ParseQueue(const Reader& r, const YAML::Node& n,
                                 internal::NumberRange{0, false, core::kMaxQueueWeight}));
     q.weight = *w;
   }
-  const std::string quota_path = Key(path, "quota");
   if (Given(n["quota"])) {
-    DLSCHED_TRY(r.CheckAnyMap(n["quota"], quota_path, "a map of resource name to quota"));
-    for (const auto& kv : n["quota"]) {
-      const std::string line_path = Key(quota_path, kv.first.Scalar());
-      auto id = core::InternResource(kv.first.Scalar());
-      if (!id) return r.Fail(line_path, id.error().message);
-      DLSCHED_TRY_LET(line, ParseQuotaLine(r, *id, kv.second, line_path, !q.cohort.empty()));
-      q.quota.push_back(*line);
-    }
-    std::sort(q.quota.begin(), q.quota.end(),
-              [](const core::QuotaLine& a, const core::QuotaLine& b) { return a.id < b.id; });
+    DLSCHED_TRY_LET(quota, ParseQuota(r, n["quota"], Key(path, "quota"), !q.cohort.empty(),
+                                      "a queue with a cohort"));
+    q.quota = std::move(*quota);
   }
   if (Given(n["priority"])) {
     DLSCHED_TRY_LET(p, r.Int(n["priority"], Key(path, "priority"), -1'000'000'000, 1'000'000'000));
@@ -379,8 +392,102 @@ core::Status ParseQueues(const Reader& r, const YAML::Node& queues,
   return {};
 }
 
+// The cluster file's `cohorts`: each a map of name, parent, weight and
+// quota; names unique, parents free of cycles, and every tree's nominal
+// quota (its queues' and cohorts') within core::kMaxTotalAmount.
+core::Status ParseCohorts(const Reader& r, const YAML::Node& cohorts,
+                          const std::vector<core::QueueSpec>& queues,
+                          std::vector<core::CohortSpec>& out) {
+  if (!cohorts.IsSequence()) return r.Expected("cohorts", "a list of cohorts", cohorts);
+  if (cohorts.size() > static_cast<size_t>(core::kMaxQueues)) {
+    return r.Fail("cohorts", fmt::format("{} cohorts, more than the limit of {}", cohorts.size(),
+                                         core::kMaxQueues));
+  }
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < cohorts.size(); ++i) {
+    const std::string path = Index("cohorts", i);
+    const YAML::Node& n = cohorts[i];
+    DLSCHED_TRY(r.CheckMap(n, path, "a map with name, parent, weight, quota",
+                           {"name", "parent", "weight", "quota"}));
+    core::CohortSpec c;
+    const std::string name_path = Key(path, "name");
+    if (!Given(n["name"])) return r.Missing(name_path, "a cohort name");
+    DLSCHED_TRY_LET(name, r.Name(n["name"], name_path));
+    c.name = *name;
+    if (auto [it, inserted] = index.emplace(c.name, i); !inserted) {
+      return r.Fail(name_path, fmt::format("cohort name '{}' is already used by {}", c.name,
+                                           Index("cohorts", it->second)));
+    }
+    if (Given(n["parent"])) {
+      DLSCHED_TRY_LET(parent, r.Name(n["parent"], Key(path, "parent")));
+      if (*parent == c.name)
+        return r.Fail(Key(path, "parent"), "a cohort cannot be its own parent");
+      c.parent = *parent;
+    }
+    if (Given(n["weight"])) {
+      DLSCHED_TRY_LET(w, r.Number(n["weight"], Key(path, "weight"),
+                                  internal::NumberRange{0, false, core::kMaxQueueWeight}));
+      c.weight = *w;
+    }
+    if (Given(n["quota"])) {
+      DLSCHED_TRY_LET(quota, ParseQuota(r, n["quota"], Key(path, "quota"), !c.parent.empty(),
+                                        "a cohort with a parent"));
+      c.quota = std::move(*quota);
+    }
+    out.push_back(std::move(c));
+  }
+  // No cycles: from each cohort, its parents reach a root (or an
+  // undeclared cohort, which is one) within as many steps as there are
+  // cohorts.
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<std::string> chain{out[i].name};
+    for (auto it = index.find(out[i].parent); it != index.end();
+         it = index.find(out[it->second].parent)) {
+      chain.push_back(out[it->second].name);
+      if (it->second == i) {
+        return r.Fail(
+            Key(Index("cohorts", i), "parent"),
+            fmt::format("the cohorts' parents form a cycle: {}", fmt::join(chain, " -> ")));
+      }
+      if (chain.size() > out.size() + 1) break;  // a cycle not through i: found from its own
+    }
+  }
+  // Each tree's nominal quota, per resource, within kMaxTotalAmount.
+  auto root_of = [&](std::string name) {
+    for (auto it = index.find(name); it != index.end() && !out[it->second].parent.empty();
+         it = index.find(name)) {
+      name = out[it->second].parent;
+    }
+    return name;
+  };
+  std::map<std::pair<std::string, core::ResourceId>, int64_t> totals;
+  auto add = [&](const std::string& root, const core::QuotaLine& l,
+                 const std::string& field) -> core::Status {
+    int64_t& total = totals[{root, l.id}];
+    total += l.nominal;
+    if (total <= core::kMaxTotalAmount) return core::Status{};
+    return r.Fail(field,
+                  fmt::format("the nominal quotas under cohort {} add up to more than {}", root,
+                              core::FormatResourceAmount(l.id, core::kMaxTotalAmount)));
+  };
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (const core::QuotaLine& l : out[i].quota) {
+      DLSCHED_TRY(add(root_of(out[i].name), l,
+                      Key(Key(Index("cohorts", i), "quota"), core::ResourceName(l.id))));
+    }
+  }
+  for (size_t i = 0; i < queues.size(); ++i) {
+    if (queues[i].cohort.empty()) continue;
+    for (const core::QuotaLine& l : queues[i].quota) {
+      DLSCHED_TRY(add(root_of(queues[i].cohort), l,
+                      Key(Key(Index("queues", i), "quota"), core::ResourceName(l.id))));
+    }
+  }
+  return {};
+}
+
 core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::Node& root) {
-  DLSCHED_TRY(r.CheckMap(root, "", "a map with 'nodes'", {"nodes", "events", "queues"}));
+  DLSCHED_TRY(r.CheckMap(root, "", "a map with 'nodes'", {"nodes", "events", "queues", "cohorts"}));
   const YAML::Node& nodes = root["nodes"];
   if (!Given(nodes)) return r.Missing("nodes", "a non-empty list of nodes");
   if (!nodes.IsSequence() || nodes.size() == 0) {
@@ -405,6 +512,9 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
     }
   }
   if (Given(root["queues"])) DLSCHED_TRY(ParseQueues(r, root["queues"], cluster.queues));
+  if (Given(root["cohorts"])) {
+    DLSCHED_TRY(ParseCohorts(r, root["cohorts"], cluster.queues, cluster.cohorts));
+  }
   // What the entries checked one by one add up to, checked as a whole as
   // every other source of clusters is (nothing here should be new).
   if (auto p = core::CheckClusterLimits(cluster)) return r.Fail(p->field, p->what);

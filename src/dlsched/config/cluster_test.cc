@@ -82,9 +82,9 @@ TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
       ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, lables: {zone: z}}\n"),
       "cluster.yaml: nodes[0].lables: unknown key (allowed: name, count, resources, reserved, "
       "labels, taints, schedulable); did you mean 'labels'?");
-  EXPECT_EQ(
-      ClusterError("node: []\n"),
-      "cluster.yaml: node: unknown key (allowed: nodes, events, queues); did you mean 'nodes'?");
+  EXPECT_EQ(ClusterError("node: []\n"),
+            "cluster.yaml: node: unknown key (allowed: nodes, events, queues, cohorts); did you "
+            "mean 'nodes'?");
 }
 
 TEST(ParseClusterTest, StructuralErrors) {
@@ -328,6 +328,36 @@ TEST(ParseClusterTest, QueuePreemption) {
   EXPECT_EQ(p.borrow_within_cohort, core::PreemptionPolicy::kLowerPriority);
   EXPECT_EQ(p.max_priority_threshold, core::PriorityClass::kNormal);
   EXPECT_TRUE(c->queues[1].preemption.Empty());
+}
+
+// Cohorts: a tree with quotas of their own; each mistake named.
+TEST(ParseClusterTest, Cohorts) {
+  const std::string nodes = "nodes:\n  - {name: a, resources: {nvidia.com/gpu: 8}}\n";
+  const std::string queues = "queues:\n  - {name: q, cohort: team, quota: {nvidia.com/gpu: 2}}\n";
+  auto c = ParseCluster(nodes + queues + R"(cohorts:
+  - {name: team, parent: org, weight: 2, quota: {nvidia.com/gpu: {nominal: 1, borrowingLimit: 3}}}
+  - {name: org, quota: {nvidia.com/gpu: 4}}
+)",
+                        "cluster.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  ASSERT_EQ(c->cohorts.size(), 2u);
+  EXPECT_EQ(c->cohorts[0].parent, "org");
+  EXPECT_EQ(c->cohorts[0].weight, 2);
+  EXPECT_EQ(c->cohorts[0].quota[0].nominal, 1);
+  EXPECT_EQ(*c->cohorts[0].quota[0].borrowing_limit, 3);
+  EXPECT_EQ(ClusterError(nodes + "cohorts:\n  - {name: a, parent: b}\n  - {name: b, parent: a}\n"),
+            "cluster.yaml: cohorts[0].parent: the cohorts' parents form a cycle: a -> b -> a");
+  EXPECT_EQ(ClusterError(nodes + "cohorts:\n  - {name: a, parent: a}\n"),
+            "cluster.yaml: cohorts[0].parent: a cohort cannot be its own parent");
+  EXPECT_EQ(ClusterError(nodes + "cohorts:\n  - {name: a}\n  - {name: a}\n"),
+            "cluster.yaml: cohorts[1].name: cohort name 'a' is already used by cohorts[0]");
+  EXPECT_EQ(ClusterError(nodes + "cohorts:\n  - {name: a, quota: {nvidia.com/gpu: {nominal: 1, "
+                                 "lendingLimit: 1}}}\n"),
+            "cluster.yaml: cohorts[0].quota.nvidia.com/gpu.lendingLimit: only allowed for a "
+            "cohort with a parent");
+  EXPECT_EQ(ClusterError(nodes + "cohorts:\n  - {name: a, parant: b}\n"),
+            "cluster.yaml: cohorts[0].parant: unknown key (allowed: name, parent, weight, quota); "
+            "did you mean 'parent'?");
 }
 
 }  // namespace

@@ -48,6 +48,10 @@ struct ClusterSpec {
   // The teams' queues (the cluster file's `queues`), in the file's order.
   // Jobs naming no declared queue run without quota.
   std::vector<QueueSpec> queues;
+  // The cohorts the cluster file declares (`cohorts`): those with a quota
+  // of their own or a parent. Cohorts are a tree; every queue's cohort
+  // and every parent is a node of it, declared or not.
+  std::vector<CohortSpec> cohorts;
 
   Resources Capacity() const {
     Resources total;

@@ -107,4 +107,20 @@ struct QueueSpec {
   }
 };
 
+// A cohort of queues with a quota of its own or a parent (Kueue's Cohort
+// object; the cluster file's `cohorts`). A cohort that queues name but the
+// file does not declare has no quota and no parent. A cohort lends its
+// parent its own quota plus what its members lend it, less what its
+// lending limits keep back; it borrows from its parent up to its borrowing
+// limits. Only a cohort with a parent may have borrowing or lending
+// limits.
+struct CohortSpec {
+  std::string name;
+  std::string parent;  // "": a root
+  // Its share when cohorts are ordered by fair share (higher: more).
+  double weight = 1;
+  std::vector<QuotaLine> quota;  // ascending by id
+  friend bool operator==(const CohortSpec&, const CohortSpec&) = default;
+};
+
 }  // namespace dlsched::core

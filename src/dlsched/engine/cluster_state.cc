@@ -24,7 +24,7 @@ ClusterState::ClusterState(const core::ClusterSpec& cluster) {
   gpu_buckets_.assign(max_gpu + 1, {});
   by_phase_.resize(core::kNumJobPhases);
   for (const auto& node : cluster.nodes) AddNode(node);
-  quotas_ = QuotaBook(cluster.queues);
+  quotas_ = QuotaBook(cluster.queues, cluster.cohorts);
 }
 
 NodeIndex ClusterState::FindNode(std::string_view name) const {

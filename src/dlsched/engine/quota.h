@@ -14,26 +14,39 @@
 namespace dlsched::engine {
 
 // The queues' quotas and what each queue's placed tasks use, with Kueue's
-// arithmetic for a cohort of queues (a flat cohort, no quota of its own):
-//   local(q)     = nominal - lendingLimit (0 without a lending limit): kept
-//                  for q alone;
-//   pool(c)      = sum over c's queues of (nominal - local): what they lend;
-//   used(c)      = sum over c's queues of max(0, usage - local): usage inside
-//                  a queue's local part does not reach the cohort;
-//   Available(q) = max(0, local - usage)
-//                  + min(pool - used(c),
-//                        nominal - local - max(0, usage - local) + borrowingLimit)
+// arithmetic for a tree of cohorts (Kueue's hierarchical cohorts). Every
+// node (a queue, or a cohort) has a quota per resource (a cohort's own
+// may be empty) and, unless it is a root, a parent cohort:
+//   subtree(n) = n's nominal + sum over its children c of
+//                (subtree(c) - local(c));
+//   local(n)   = max(0, subtree(n) - lendingLimit) (0 without a lending
+//                limit): kept for n's subtree alone;
+//   usage(n)   = a queue's own usage; a cohort's, sum over its children c
+//                of max(0, usage(c) - local(c)): usage inside a child's
+//                local part does not reach the parent;
+//   Available(n) = subtree - usage for a root, else
+//                max(0, local - usage)
+//                + min(Available(parent),
+//                      subtree - local - max(0, usage - local) + borrowingLimit)
 //                  (the min only with a borrowing limit);
-//   MaxCapacity(q) = local + pool, at most nominal + borrowingLimit.
-// A queue without a cohort is a cohort of its own: Available = nominal -
-// usage. Only the resources a queue's quota lists are counted; any other
-// resource is not limited by the quota. On top of the quota, a queue's
-// capability (QueueSpec::capability) and this cycle's cap (SetCycleCaps)
-// limit its usage outright.
+//   MaxCapacity(n) = subtree for a root, else local + MaxCapacity(parent),
+//                at most subtree + borrowingLimit.
+// A flat cohort (a root without quota of its own) lends what its queues
+// do not keep back; a queue without a cohort is a root: Available =
+// nominal - usage. Only the resources a queue's quota lists are counted;
+// any other resource is not limited by the quota. On top of the quota, a
+// queue's capability (QueueSpec::capability) and this cycle's cap
+// (SetCycleCaps) limit its usage outright.
+//
+// Nodes are numbered: the queues first (node q is queue q), then the
+// cohorts.
 class QuotaBook {
  public:
   QuotaBook() = default;
-  explicit QuotaBook(std::span<const core::QueueSpec> queues);
+  // `cohorts`: those declared (a quota of their own or a parent); a
+  // cohort named only by a queue or as a parent is added, empty.
+  explicit QuotaBook(std::span<const core::QueueSpec> queues,
+                     std::span<const core::CohortSpec> cohorts = {});
 
   bool Empty() const { return queues_.empty(); }
   int NumQueues() const { return static_cast<int>(queues_.size()); }
@@ -60,11 +73,31 @@ class QuotaBook {
   // True when queue `q` taking `extra` more would hold more than its
   // nominal quota of some resource its quota lists (it would borrow).
   bool Borrows(int q, const core::Resources& extra) const;
-  // Kueue's dominant resource share of queue `q` with `extra` more: the
-  // largest, over the resources its quota lists that its cohort lends,
-  // of (usage + extra - nominal, if > 0) * 1000 / what the cohort lends; 0
-  // for a queue without a cohort or not borrowing. Not divided by weight.
-  double DominantShare(int q, const core::Resources& extra) const;
+  // Kueue's dominant resource share of node `n` (a queue or a cohort)
+  // when queue `q` (in n's subtree, or -1) takes `extra` more (gives back,
+  // when negative): the largest, over the resources n counts, of
+  // (usage - subtree, if > 0) * 1000 / MaxCapacity(parent); 0 for a root
+  // or a node not borrowing. Not divided by weight.
+  double DominantShare(int n, int q, const core::Resources& extra) const;
+  double DominantShare(int q, const core::Resources& extra) const {
+    return DominantShare(q, q, extra);
+  }
+
+  // The tree: how many nodes, a node's parent (-1: a root), name and
+  // fair-sharing weight.
+  int NumNodes() const { return static_cast<int>(nodes_.size()); }
+  int Parent(int n) const { return nodes_[n].parent; }
+  const std::string& NodeName(int n) const { return nodes_[n].name; }
+  double Weight(int n) const { return nodes_[n].weight; }
+  // The lowest cohort over both `a` and `b`, or -1 (different trees).
+  int CommonAncestor(int a, int b) const;
+  // True when node `n` holds more than its subtree quota of one of `ids`
+  // (it borrows from its parent).
+  bool Over(int n, std::span<const core::ResourceId> ids) const;
+  // Kueue's hierarchical advantage: true when queue `q` taking `r` more
+  // fits within the quota of q or of a cohort over q below `below` (the
+  // part that fits in each node's local quota taken off on the way up).
+  bool FitsBelow(int q, const core::Resources& r, int below) const;
 
   // True when queue `q` may take `r` more now: within its quota (above),
   // its capability and, if `capped`, this cycle's cap.
@@ -87,31 +120,34 @@ class QuotaBook {
  private:
   struct Line {
     core::ResourceId id = 0;
-    int64_t nominal = 0;
-    int64_t local = 0;             // kept for the queue alone
+    int64_t nominal = 0;           // its own
+    int64_t subtree = 0;           // its own, and what its children lend it
+    int64_t local = 0;             // kept for its subtree alone
     int64_t borrowing_limit = -1;  // -1: none
+    int64_t lending_limit = -1;    // -1: none
     int64_t usage = 0;
-    int pool = 0;  // index into its cohort's pools
+  };
+  struct Node {
+    std::string name;
+    int parent = -1;
+    double weight = 1;
+    std::vector<Line> lines;  // ascending by id
+    const Line* Find(core::ResourceId id) const;
+    Line* Find(core::ResourceId id) {
+      return const_cast<Line*>(static_cast<const Node*>(this)->Find(id));
+    }
   };
   struct Queue {
     core::QueueSpec spec;
-    int cohort = 0;
-    std::vector<Line> lines;
     core::Resources usage;
     int64_t tasks = 0;
     uint64_t version = 0;
   };
-  struct Pool {
-    core::ResourceId id = 0;
-    int64_t lendable = 0;
-    int64_t used = 0;
-  };
-  struct Cohort {
-    std::string name;  // "" for a queue's own
-    std::vector<Pool> pools;
-  };
   void Change(int q, const core::Resources& r, int sign);
-  int64_t LineAvailable(const Queue& q, const Line& l) const;
+  int64_t LineAvailable(int n, core::ResourceId id) const;
+  int64_t LineMax(int n, core::ResourceId id) const;
+  // Node `n`'s usage of `id` once queue `q` under it takes `extra` more.
+  int64_t UsageWith(int n, int q, core::ResourceId id, int64_t extra) const;
   std::string Words(int q, const Line& l, bool usage) const;
 
   // Why queue `q` may not take `r` more under `limits` (its capability or
@@ -121,7 +157,7 @@ class QuotaBook {
                                        std::string_view what) const;
 
   std::vector<Queue> queues_;
-  std::vector<Cohort> cohorts_;
+  std::vector<Node> nodes_;
   std::vector<core::ResourceLimits> caps_;
   uint64_t total_version_ = 0;
   std::unordered_map<std::string, int> by_name_;

@@ -159,5 +159,97 @@ TEST(QuotaBookTest, AQueueWithoutACohortStaysWithinNominal) {
   EXPECT_EQ(book.Find("nope"), -1);
 }
 
+// ---- hierarchical cohorts ---------------------------------------------
+
+core::CohortSpec Cohort(const std::string& name, const std::string& parent,
+                        std::vector<core::QuotaLine> quota = {}, double weight = 1) {
+  core::CohortSpec c;
+  c.name = name;
+  c.parent = parent;
+  c.weight = weight;
+  c.quota = std::move(quota);
+  return c;
+}
+
+// The shares of every node, as Kueue's TestDominantResourceShare
+// (fair_sharing_test.go) expects them; cq holds 10 CPUs (Kueue's GPUs).
+double Weighted(const QuotaBook& book, const std::string& name) {
+  for (int n = 0; n < book.NumNodes(); ++n) {
+    if (book.NodeName(n) == name) return book.DominantShare(n, -1, {}) / book.Weight(n);
+  }
+  return -1;
+}
+
+// K21 "cohort has resource share": cq (5) in child-cohort (weight 2)
+// under root (45). child lends root 5: root has 50. cq borrows 5 of the
+// 50 its parent could lend it: 100; child-cohort 5 of root's 50, / 2: 50.
+TEST(QuotaBookTest, KueueCohortHasResourceShare) {
+  QuotaBook book(std::vector{Queue("cq", "child-cohort", {Cpu(5)})},
+                 std::vector{Cohort("child-cohort", "root", {}, 2), Cohort("root", "", {Cpu(45)})});
+  book.Add(0, Cpus(10));
+  EXPECT_DOUBLE_EQ(Weighted(book, "cq"), 100);
+  EXPECT_DOUBLE_EQ(Weighted(book, "child-cohort"), 50);
+  EXPECT_DOUBLE_EQ(Weighted(book, "root"), 0);
+}
+
+// K22 "resource share defined for resources only available at the root
+// cohort": cq has 0, root 50: cq 10/50 = 200; child-cohort 200 / 2.
+TEST(QuotaBookTest, KueueShareOfResourcesOnlyAtTheRoot) {
+  QuotaBook book(std::vector{Queue("cq", "child-cohort", {Cpu(0)})},
+                 std::vector{Cohort("child-cohort", "root", {}, 2), Cohort("root", "", {Cpu(50)})});
+  book.Add(0, Cpus(10));
+  EXPECT_DOUBLE_EQ(Weighted(book, "cq"), 200);
+  EXPECT_DOUBLE_EQ(Weighted(book, "child-cohort"), 100);
+  EXPECT_EQ(book.Available(0, core::kCpu), 40 * kCpus);
+}
+
+// K23 "resource share affected by borrowing limit": child-cohort has 0
+// and may borrow 10 from root (50). Seen from cq its parent can lend only
+// 10: 10/10 = 1000; child-cohort borrows 10 of 50: 200. cq can never hold
+// more than 10.
+TEST(QuotaBookTest, KueueShareAffectedByACohortsBorrowingLimit) {
+  QuotaBook book(
+      std::vector{Queue("cq", "child-cohort", {Cpu(0)})},
+      std::vector{Cohort("child-cohort", "root", {Cpu(0, 10)}), Cohort("root", "", {Cpu(50)})});
+  book.Add(0, Cpus(10));
+  EXPECT_DOUBLE_EQ(Weighted(book, "cq"), 1000);
+  EXPECT_DOUBLE_EQ(Weighted(book, "child-cohort"), 200);
+  EXPECT_EQ(book.MaxCapacity(0, core::kCpu), 10 * kCpus);
+  EXPECT_EQ(book.Available(0, core::kCpu), 0);
+  EXPECT_TRUE(book.NeverHolds(0, Cpus(11)).has_value());
+}
+
+// A tree worked by hand: org (4 CPUs of its own) over research (lending
+// limit 2) and q3 (2); research over q1 (4, lending limit 1) and q2 (2).
+//   research: subtree = 0 + (4 - 3) + 2 = 3, local = 3 - 2 = 1;
+//   org:      subtree = 4 + (3 - 1) + 2 = 8.
+// All 12 CPUs are q1's at most: its local 3 + research's local 1 + org's 8.
+// q1 using 5: 3 inside its own local part, 2 reach research; research
+// keeps 1 locally, 1 reaches org. Each queue may then take 7 more (the
+// cluster's 12 less 5): research's local part is used up, org has 8 - 1.
+TEST(QuotaBookTest, HandWorkedTree) {
+  QuotaBook book(
+      std::vector{Queue("q1", "research", {Cpu(4, {}, 1)}), Queue("q2", "research", {Cpu(2)}),
+                  Queue("q3", "org", {Cpu(2)})},
+      std::vector{Cohort("research", "org", {Cpu(0, {}, 2)}), Cohort("org", "", {Cpu(4)})});
+  EXPECT_EQ(book.MaxCapacity(0, core::kCpu), 12 * kCpus);
+  EXPECT_EQ(book.MaxCapacity(2, core::kCpu), 8 * kCpus);
+  book.Add(0, Cpus(5));
+  EXPECT_EQ(book.Available(1, core::kCpu), 7 * kCpus);
+  EXPECT_EQ(book.Available(2, core::kCpu), 7 * kCpus);
+  EXPECT_EQ(book.Available(0, core::kCpu), 7 * kCpus);
+  EXPECT_EQ(book.CommonAncestor(0, 1), book.Parent(0));
+  EXPECT_EQ(book.CommonAncestor(0, 2), book.Parent(2));
+  // Giving back brings every level back.
+  book.Sub(0, Cpus(5));
+  EXPECT_EQ(book.Available(2, core::kCpu), 8 * kCpus);
+  EXPECT_EQ(*book.Refusal(2, Cpus(9)),
+            "queue q3's quota: needs 9 cpu, 8 available (nominal 2, 0 in use, cohort org lends "
+            "8, 0 of it in use)");
+  EXPECT_EQ(*book.Refusal(1, Cpus(12)),
+            "queue q2's quota: needs 12 cpu, 9 available (nominal 2, 0 in use, cohort research "
+            "lends 3, 0 of it in use, lending limit 2, cohort org lends 8, 0 of it in use)");
+}
+
 }  // namespace
 }  // namespace dlsched::engine

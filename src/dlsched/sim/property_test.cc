@@ -95,11 +95,10 @@ config::WorkloadSpec RandomWorkload(Rng& rng) {
 }
 
 // Half the seeds: the cluster declares one to four queues (run under each
-// queue order in turn), some in a
-// cohort, with random nominal quotas, borrowing and lending limits on GPUs
-// and CPU, and every job names one of them (or none: "default"). Drawn
-// from a generator of their own, so the clusters and workloads are those
-// of the seeds without queues.
+// queue order in turn), some in a cohort (in half of those, the cohorts
+// form a tree with quotas of their own), with random nominal quotas, borrowing and lending limits
+// on GPUs and CPU, and every job names one of them (or none: "default"). Drawn from a generator of
+// their own, so the clusters and workloads are those of the seeds without queues.
 void AddRandomQueues(int seed, core::ClusterSpec& cluster, config::WorkloadSpec& workload) {
   Rng rng(seed + 1'000'003);
   if (!rng.Chance(50)) return;
@@ -132,6 +131,26 @@ void AddRandomQueues(int seed, core::ClusterSpec& cluster, config::WorkloadSpec&
   for (auto& j : workload.jobs) {
     const int q = rng.In(0, queues);
     j.queue = q == queues ? "default" : cluster.queues[q].name;
+  }
+  // Half of those: a tree. c1 under c0 or both under "org"; each cohort
+  // with a quota of its own, borrowing and lending limits at random.
+  if (!rng.Chance(50)) return;
+  const bool deep = rng.Chance(50);
+  for (const std::string name : {"c0", "c1"}) {
+    core::CohortSpec c;
+    c.name = name;
+    c.parent = deep && name == "c1" ? "c0" : "org";
+    c.weight = rng.In(0, 3);
+    for (const core::ResourceId id : {core::kCpu, core::kGpu}) {
+      if (!rng.Chance(id == core::kGpu ? 90 : 40)) continue;
+      core::QuotaLine l;
+      l.id = id;
+      l.nominal = rng.In(0, 4) * (id == core::kCpu ? 2000 : 1);
+      if (rng.Chance(60)) l.borrowing_limit = rng.In(0, 2) * (id == core::kCpu ? 2000 : 1);
+      if (rng.Chance(50)) l.lending_limit = rng.In(0, 100) * l.nominal / 100;
+      c.quota.push_back(l);
+    }
+    cluster.cohorts.push_back(c);
   }
 }
 
@@ -187,6 +206,54 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
   // The generator is not degenerate: most jobs do finish, and quotas bind.
   EXPECT_GT(completed, kSeeds * 2);
   EXPECT_GT(quota_bound, 0);
+}
+
+// A cohort's borrowing limit binds its whole subtree: org over c0 (no GPUs
+// of its own, may borrow none) and c1 (4 GPUs); q0 (0 GPUs) in c0. c1's
+// 4 GPUs are lent to org, but c0 may not borrow them: q0's 1-GPU job never
+// starts (and its reason says why), while q1 in c1 runs.
+TEST(HierarchyTest, ACohortsBorrowingLimitBindsItsQueues) {
+  core::ClusterSpec cluster;
+  core::NodeSpec n;
+  n.name = "n0";
+  n.allocatable[core::kCpu] = 32000;
+  n.allocatable[core::kMemory] = int64_t{64} << 30;
+  n.allocatable[core::kGpu] = 8;
+  cluster.nodes.push_back(n);
+  auto queue = [](const std::string& name, const std::string& cohort) {
+    core::QueueSpec q;
+    q.name = name;
+    q.cohort = cohort;
+    q.quota.push_back(core::QuotaLine{core::kGpu, 0, std::nullopt, std::nullopt});
+    return q;
+  };
+  cluster.queues = {queue("q0", "c0"), queue("q1", "c1")};
+  cluster.cohorts = {
+      {"c0", "org", 1, {core::QuotaLine{core::kGpu, 0, 0, std::nullopt}}},
+      {"c1", "org", 1, {core::QuotaLine{core::kGpu, 4, std::nullopt, std::nullopt}}}};
+  Rng rng(7);
+  config::WorkloadSpec workload = RandomWorkload(rng);
+  workload.jobs.resize(2);
+  for (int i = 0; i < 2; ++i) {
+    core::JobSpec& j = workload.jobs[i];
+    j.queue = i == 0 ? "q0" : "q1";
+    j.role(core::Role::kPS).replicas = 0;
+    j.role(core::Role::kPS).min_replicas = j.role(core::Role::kPS).max_replicas = 0;
+    auto& wk = j.role(core::Role::kWorker);
+    wk.replicas = wk.min_replicas = wk.max_replicas = 1;
+    wk.resources[core::kGpu] = 1;
+    j.max_wait_minutes.reset();
+  }
+  SimOptions options;
+  options.check_invariants = true;
+  auto r = Simulate(cluster, workload, MakeEngine("fifo"), options);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  const auto& q0 = r->run.jobs[workload.jobs[0].queue == "q0" ? 0 : 1];
+  const auto& q1 = r->run.jobs[workload.jobs[0].queue == "q0" ? 1 : 0];
+  EXPECT_EQ(q1.final_phase, core::JobPhase::kCompleted);
+  EXPECT_NE(q0.final_phase, core::JobPhase::kCompleted);
+  EXPECT_NE(q0.reason.find("can never hold 1 nvidia.com/gpu: at most 0"), std::string::npos)
+      << q0.reason;
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltinProfiles, PropertyTest,

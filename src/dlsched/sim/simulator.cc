@@ -242,18 +242,17 @@ core::Status Simulation::CheckInvariants() const {
   return {};
 }
 
-// The queues' quotas, worked out afresh from the queues' specs and what
-// their jobs hold: the book keeps the same usage, no queue is above its
-// nominal quota plus its borrowing limit or its capability, and no cohort
-// lends more than its queues have to lend.
+// The queues' quotas, worked out afresh from the cluster's queues and
+// cohorts and what the jobs hold: the book keeps the same usage, no queue
+// is above its nominal quota plus its borrowing limit or its capability,
+// no cohort borrows more than its borrowing limit, and no root cohort
+// lends more than its tree has to lend.
 core::Status Simulation::CheckQuotas() const {
   const engine::QuotaBook& book = state_.Quotas();
   std::vector<core::Resources> usage(book.NumQueues());
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
     if (state_.Job(j).queue >= 0) usage[state_.Job(j).queue] += state_.Held(j);
   }
-  // (cohort, resource) -> lent, lendable
-  std::map<std::pair<std::string, core::ResourceId>, std::pair<int64_t, int64_t>> pools;
   for (int q = 0; q < book.NumQueues(); ++q) {
     const core::QueueSpec& spec = book.Spec(q);
     if (!(usage[q] == book.Usage(q))) {
@@ -273,16 +272,73 @@ core::Status Simulation::CheckQuotas() const {
                             now_, spec.name, used, core::ResourceName(l.id), l.nominal,
                             *l.borrowing_limit);
       }
-      const int64_t local = l.lending_limit ? l.nominal - *l.lending_limit : 0;
-      auto& pool = pools[{spec.cohort.empty() ? "queue " + spec.name : spec.cohort, l.id}];
-      pool.first += std::max<int64_t>(0, used - local);
-      pool.second += l.nominal - local;
     }
   }
-  for (const auto& [key, pool] : pools) {
-    if (pool.first > pool.second) {
-      return core::Errorf("t={}: {} holds {} {} of the {} its queues lend", now_, key.first,
-                          pool.first, core::ResourceName(key.second), pool.second);
+  // Per cohort and resource, leaves up: what its subtree has (its own
+  // nominal and what each member lends past its lending limit) and uses
+  // (each member's usage past the part its lending limit keeps back).
+  struct Level {
+    int64_t subtree = 0;
+    int64_t usage = 0;
+  };
+  auto local = [](const core::QuotaLine& l, int64_t subtree) {
+    return l.lending_limit ? std::max<int64_t>(0, subtree - *l.lending_limit) : 0;
+  };
+  std::map<std::string, const core::CohortSpec*> declared;
+  for (const core::CohortSpec& c : cluster_.cohorts) declared[c.name] = &c;
+  std::map<std::pair<std::string, core::ResourceId>, Level> levels;
+  auto pass_up = [&](const std::string& cohort, const core::QuotaLine& l, const Level& child) {
+    Level& p = levels[{cohort, l.id}];
+    const int64_t kept = local(l, child.subtree);
+    p.subtree += child.subtree - kept;
+    p.usage += std::max<int64_t>(0, child.usage - kept);
+  };
+  for (int q = 0; q < book.NumQueues(); ++q) {
+    const core::QueueSpec& spec = book.Spec(q);
+    if (spec.cohort.empty()) continue;
+    for (const core::QuotaLine& l : spec.quota)
+      pass_up(spec.cohort, l, {l.nominal, usage[q][l.id]});
+  }
+  // A cohort passes up once all its members have: deepest first.
+  auto depth = [&](std::string name) {
+    int d = 0;
+    for (auto it = declared.find(name); it != declared.end() && !it->second->parent.empty();
+         it = declared.find(name)) {
+      name = it->second->parent;
+      ++d;
+    }
+    return d;
+  };
+  std::vector<const core::CohortSpec*> order;
+  for (const core::CohortSpec& c : cluster_.cohorts) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const auto* a, const auto* b) { return depth(a->name) > depth(b->name); });
+  for (const core::CohortSpec* c : order) {
+    for (const core::QuotaLine& l : c->quota) levels[{c->name, l.id}].subtree += l.nominal;
+    if (c->parent.empty()) continue;
+    for (auto it = levels.lower_bound({c->name, 0});
+         it != levels.end() && it->first.first == c->name; ++it) {
+      const core::QuotaLine* l = nullptr;
+      for (const core::QuotaLine& k : c->quota) {
+        if (k.id == it->first.second) l = &k;
+      }
+      const Level& lv = it->second;
+      if (l != nullptr && l->borrowing_limit && lv.usage > lv.subtree + *l->borrowing_limit) {
+        return core::Errorf("t={}: cohort {} uses {} {}, above its {} + borrowing limit {}", now_,
+                            c->name, lv.usage, core::ResourceName(it->first.second), lv.subtree,
+                            *l->borrowing_limit);
+      }
+      core::QuotaLine none;
+      none.id = it->first.second;
+      pass_up(c->parent, l != nullptr ? *l : none, lv);
+    }
+  }
+  for (const auto& [key, lv] : levels) {
+    const auto it = declared.find(key.first);
+    const bool root = it == declared.end() || it->second->parent.empty();
+    if (root && lv.usage > lv.subtree) {
+      return core::Errorf("t={}: cohort {} holds {} {} of the {} its tree lends", now_, key.first,
+                          lv.usage, core::ResourceName(key.second), lv.subtree);
     }
   }
   return {};

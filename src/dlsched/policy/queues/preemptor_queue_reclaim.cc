@@ -42,6 +42,8 @@ struct Candidate {
   JobIndex job;
   Kind kind;
   double lost = 0;  // GPU-seconds a resize of it loses
+  // Another queue's job: the lowest cohort over its queue and J's.
+  int lca = -1;
 };
 
 // The preemption of one waiting job.
@@ -84,11 +86,17 @@ bool Allows(std::optional<PreemptionPolicy> policy, const core::JobSpec& j,
 
 // Whether queue `q` holds more than its nominal quota of one of `ids`.
 bool BorrowsAny(const QuotaBook& book, int q, std::span<const core::ResourceId> ids) {
-  for (core::ResourceId id : ids) {
-    const core::QuotaLine* l = book.Spec(q).Line(id);
-    if (l != nullptr && book.Usage(q)[id] > l->nominal) return true;
+  return book.Over(q, ids);
+}
+
+// Whether queue `q` and every cohort over it below `lca` hold more than
+// their quota of one of `ids` (Kueue's test of a candidate for reclaim in
+// a tree: the borrowing reaches up to the cohort J shares with it).
+bool BorrowsUpTo(const QuotaBook& book, int q, int lca, std::span<const core::ResourceId> ids) {
+  for (int n = q; n >= 0 && n != lca; n = book.Parent(n)) {
+    if (!book.Over(n, ids)) return false;
   }
-  return false;
+  return true;
 }
 
 // Whether queue `q` holding `extra` more stays within its nominal quota of
@@ -147,11 +155,6 @@ std::vector<Candidate> Candidates(const ClusterState& st, const Request& r, bool
                                   bool fair) {
   const QuotaBook& book = st.Quotas();
   const core::JobSpec& js = *st.Job(r.job).spec;
-  const std::string* cohort =
-      r.queue >= 0 && !book.Spec(r.queue).cohort.empty() ? &book.Spec(r.queue).cohort : nullptr;
-  // J fits in its own queue's nominal quota, as it uses it now (Kueue's
-  // hierarchical advantage, for a flat cohort).
-  const bool advantage = r.queue >= 0 && WithinNominal(book, r.queue, r.need);
   std::vector<Candidate> out;
   for (JobIndex v : st.JobsInPhase(core::JobPhase::kRunning)) {
     const JobState& vs = st.Job(v);
@@ -162,18 +165,25 @@ std::vector<Candidate> Candidates(const ClusterState& st, const Request& r, bool
       continue;
     }
     Kind kind;
+    int lca = -1;
     if (vs.queue == r.queue) {
       if (!Allows(r.policy.within_queue, js, *vs.spec)) continue;
       kind = Kind::kWithin;
     } else {
-      if (cohort == nullptr || vs.queue < 0 || book.Spec(vs.queue).cohort != *cohort ||
-          !BorrowsAny(book, vs.queue, r.short_of) ||
+      // Another queue of J's cohort tree that borrows (under fair sharing,
+      // that itself borrows; else up to the cohort it shares with J).
+      lca = r.queue >= 0 && vs.queue >= 0 ? book.CommonAncestor(r.queue, vs.queue) : -1;
+      if (lca < 0 ||
+          !(fair ? BorrowsAny(book, vs.queue, r.short_of)
+                 : BorrowsUpTo(book, vs.queue, lca, r.short_of)) ||
           !Allows(r.policy.reclaim_within_cohort, js, *vs.spec)) {
         continue;
       }
       if (fair) {
         kind = Kind::kFairShare;
-      } else if (advantage) {
+      } else if (book.FitsBelow(r.queue, r.need, lca)) {
+        // Kueue's hierarchical advantage: J fits within the quota of its
+        // queue or of a cohort over it below the one it shares with v.
         kind = Kind::kReclaim;
       } else if (r.policy.borrow_within_cohort.value_or(PreemptionPolicy::kNever) ==
                      PreemptionPolicy::kNever ||
@@ -185,7 +195,7 @@ std::vector<Candidate> Candidates(const ClusterState& st, const Request& r, bool
         kind = Kind::kWhileBorrowing;
       }
     }
-    out.push_back({v, kind, ResizeLoss(vs, held, restart)});
+    out.push_back({v, kind, ResizeLoss(vs, held, restart), lca});
   }
   SortCandidates(st, out);
   return out;
@@ -207,7 +217,7 @@ class Attempt {
   bool Valid(const Candidate& c) const {
     if (c.kind == Kind::kWithin) return true;
     const int q = ctx_.state().Job(c.job).queue;
-    return over_ ? over_(q) : BorrowsAny(ctx_.state().Quotas(), q, r_.short_of);
+    return over_ ? over_(q) : BorrowsUpTo(ctx_.state().Quotas(), q, c.lca, r_.short_of);
   }
   // Places J's gang on the session if it fits now.
   bool Places(std::string* why) const {
@@ -397,19 +407,19 @@ bool EvictUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attempt
 
 // ---- fair sharing (Kueue's fairPreemptions) --------------------------------
 
-// Kueue's dominant resource share of queue `q` holding `extra` more (less
-// when negative), weighted: the largest, over the resources its quota
-// lists, of borrowed x 1000 / what the cohort lends, divided by its
-// weight; infinite for a weight of 0 that borrows. Exact, where Kueue
-// rounds to whole numbers (floor(drs x 1000 / weight in thousandths)):
-// with weights far from 1 that rounding makes unequal shares equal (a
-// queue of weight 56 borrowing 10 of 640 GPUs has 0), and two queues at
-// "0 <= 0" preempt each other in turn for ever; exact shares never do
-// (docs/queues.md).
-double KueueShare(const QuotaBook& book, int q, const core::Resources& extra) {
-  const double share = book.DominantShare(q, extra);
+// Kueue's dominant resource share of node `n` (a queue or a cohort) while
+// queue `q` holds `extra` more (less when negative), weighted: the largest,
+// over the resources n counts, of borrowed x 1000 / what its parent could
+// lend it, divided by its weight; infinite for a weight of 0 that borrows.
+// Exact, where Kueue until 0.14 rounded to whole numbers (floor(drs x 1000
+// / weight in thousandths)): with weights far from 1 that rounding makes
+// unequal shares equal (a queue of weight 56 borrowing 10 of 640 GPUs has
+// 0), and two queues at "0 <= 0" preempt each other in turn for ever;
+// exact shares never do (docs/queues.md).
+double KueueShare(const QuotaBook& book, int n, int q, const core::Resources& extra) {
+  const double share = book.DominantShare(n, q, extra);
   if (share <= 0) return 0;
-  const double weight = book.Spec(q).weight;
+  const double weight = book.Weight(n);
   if (weight <= 0) return std::numeric_limits<double>::infinity();
   return share / weight;
 }
@@ -421,40 +431,6 @@ struct Unit {
   core::Resources res;
 };
 
-// A queue and the units it offers, with its share as last worked out.
-struct ShareEntry {
-  int queue = -1;
-  double share = 0;
-  std::vector<Unit> units;
-};
-
-// Pops the entry of the largest share (ties: the lower queue index).
-ShareEntry PopLargest(std::vector<ShareEntry>& heap) {
-  auto it = std::max_element(heap.begin(), heap.end(), [](const auto& a, const auto& b) {
-    return a.share != b.share ? a.share < b.share : a.queue > b.queue;
-  });
-  ShareEntry e = std::move(*it);
-  heap.erase(it);
-  return e;
-}
-
-// The queues of `units`, in the order of their first unit; with
-// `first_only` each keeps only its first unit. Shares as they are now.
-std::vector<ShareEntry> ShareHeap(const ClusterState& st, std::span<const Candidate> candidates,
-                                  const std::vector<Unit>& units, bool first_only) {
-  std::vector<ShareEntry> heap;
-  for (const Unit& u : units) {
-    const int q = st.Job(candidates[u.cand].job).queue;
-    auto it = std::find_if(heap.begin(), heap.end(), [&](const auto& e) { return e.queue == q; });
-    if (it == heap.end()) {
-      heap.push_back({q, KueueShare(st.Quotas(), q, core::Resources{}), {u}});
-    } else if (!first_only) {
-      it->units.push_back(u);
-    }
-  }
-  return heap;
-}
-
 // Shares equal but for rounding compare equal.
 constexpr double kShareEps = 1e-9;
 
@@ -465,6 +441,98 @@ bool ShareAtMost(double a, double b) {
 bool ShareBelow(double a, double b) {
   return std::isfinite(b) ? a < b - kShareEps * std::max(1.0, b) : std::isfinite(a);
 }
+
+// Kueue's TargetClusterQueueOrdering: which queue fair preemption takes
+// from next. From the root of J's cohort tree down, each cohort picks its
+// child of the largest share (a cohort over a queue when tied; among
+// queues, or among cohorts, the lower index) until a queue is reached. A
+// queue drops out once it has no units left or, unless it is J's, no
+// longer borrows; a cohort once it no longer borrows (unless it is over
+// J's queue) or all its children dropped out. Shares count J's gang as
+// placed (Kueue simulates its admission first).
+class TargetOrdering {
+ public:
+  TargetOrdering(const QuotaBook& book, const Request& r, std::span<const Candidate> candidates,
+                 const ClusterState& st, const std::vector<Unit>& units)
+      : book_(book),
+        r_(r),
+        units_(book.NumQueues()),
+        children_(book.NumNodes()),
+        pruned_(book.NumNodes(), 0),
+        on_path_(book.NumNodes(), 0) {
+    for (const Unit& u : units) units_[st.Job(candidates[u.cand].job).queue].push_back(u);
+    for (int n = 0; n < book.NumNodes(); ++n) {
+      if (book.Parent(n) >= 0) children_[book.Parent(n)].push_back(n);
+    }
+    root_ = r.queue;
+    for (int n = book.Parent(r.queue); n >= 0; n = book.Parent(n)) on_path_[n] = 1, root_ = n;
+  }
+
+  // The next queue to take from, or -1 when none is left.
+  int Next() {
+    while (!pruned_[root_]) {
+      const int q = NextIn(root_);
+      if (q >= 0) return q;
+    }
+    return -1;
+  }
+  void Drop(int q) { pruned_[q] = 1; }
+  std::vector<Unit>& Units(int q) { return units_[q]; }
+
+  // Kueue's ComputeShares for target queue `t`: the shares of the
+  // children of J's and t's lowest common cohort on their paths (the
+  // "almost LCAs"): J's side's, and t's side's now and with `less` off t.
+  double PreemptorShare(int t) const { return Share(AlmostLca(r_.queue, t), r_.need); }
+  double TargetShare(int t, const core::Resources& less = {}) const {
+    return KueueShare(book_, AlmostLca(t, r_.queue), t, core::Resources{} - less);
+  }
+
+ private:
+  // The weighted share of node `n` with J's gang placed and `extra` more.
+  double Share(int n, const core::Resources& extra) const {
+    return KueueShare(book_, n, r_.queue, extra);
+  }
+  double Share(int n) const { return Share(n, r_.need); }
+  bool Borrowing(int n) const { return book_.DominantShare(n, r_.queue, r_.need) > 0; }
+  // The node over (or at) `a` whose parent is the lowest cohort over both.
+  int AlmostLca(int a, int b) const {
+    const int lca = book_.CommonAncestor(a, b);
+    while (book_.Parent(a) != lca) a = book_.Parent(a);
+    return a;
+  }
+
+  int NextIn(int cohort) {
+    int best_q = -1, best_c = -1;
+    double q_share = -1, c_share = -1;
+    for (const int n : children_[cohort]) {
+      if (pruned_[n]) continue;
+      const bool queue = n < book_.NumQueues();
+      const bool drop = queue ? units_[n].empty() || (n != r_.queue && !Borrowing(n))
+                              : !Borrowing(n) && !on_path_[n];
+      if (drop) {
+        pruned_[n] = 1;
+        continue;
+      }
+      const double share = Share(n);
+      if (queue && (best_q < 0 || ShareBelow(q_share, share))) best_q = n, q_share = share;
+      if (!queue && (best_c < 0 || ShareBelow(c_share, share))) best_c = n, c_share = share;
+    }
+    if (best_q < 0 && best_c < 0) {
+      pruned_[cohort] = 1;
+      return -1;
+    }
+    if (best_c >= 0 && (best_q < 0 || ShareAtMost(q_share, c_share))) return NextIn(best_c);
+    return best_q;
+  }
+
+  const QuotaBook& book_;
+  const Request& r_;
+  std::vector<std::vector<Unit>> units_;  // by queue, in candidate order
+  std::vector<std::vector<int>> children_;
+  std::vector<uint8_t> pruned_;
+  std::vector<uint8_t> on_path_;  // the cohorts over J's queue
+  int root_ = -1;
+};
 
 bool Allowed(FairStrategy s, double preemptor_new, double target_old, double target_new) {
   return s == FairStrategy::kLessThanOrEqualToFinalShare ? ShareAtMost(preemptor_new, target_new)
@@ -488,53 +556,43 @@ class FairPreemption {
   std::optional<std::vector<Unit>> Run(const std::vector<Unit>& units) {
     const ClusterState& st = ctx_.state();
     const QuotaBook& book = st.Quotas();
-    std::vector<ShareEntry> heap = ShareHeap(st, candidates_, units, false);
-    double nominated = KueueShare(book, r_.queue, r_.need);
+    TargetOrdering first(book, r_, candidates_, st, units);
     std::vector<Unit> retry;
     bool fits = false;
-    while (!heap.empty() && !fits) {
-      ShareEntry e = PopLargest(heap);
-      if (e.queue == r_.queue) {  // J's own queue: its lower priority jobs go as they come
-        fits = Take(e.units.front());
-        if (fits) break;
-        nominated = KueueShare(book, r_.queue, r_.need);
-        e.units.erase(e.units.begin());
-        if (!e.units.empty()) {
-          e.share = KueueShare(book, e.queue, core::Resources{});
-          heap.push_back(std::move(e));
-        }
+    for (int t = first.Next(); t >= 0 && !fits; t = first.Next()) {
+      std::vector<Unit>& left = first.Units(t);
+      if (t == r_.queue) {  // J's own queue: its lower priority jobs go as they come
+        const Unit u = left.front();
+        left.erase(left.begin());
+        fits = Take(u);
         continue;
       }
-      for (size_t i = 0; i < e.units.size(); ++i) {
-        const Unit u = e.units[i];
-        const double without = KueueShare(book, e.queue, core::Resources{} - u.res);
-        if (!Allowed(strategies_[0], nominated, e.share, without)) {
-          retry.push_back(u);
-          continue;
+      const double preemptor_new = first.PreemptorShare(t);
+      const double target_old = first.TargetShare(t);
+      while (!left.empty()) {
+        const Unit u = left.front();
+        left.erase(left.begin());
+        if (Allowed(strategies_[0], preemptor_new, target_old, first.TargetShare(t, u.res))) {
+          fits = Take(u);
+          break;  // the shares changed: the largest again
         }
-        fits = Take(u);
-        if (fits) break;
-        e.units.erase(e.units.begin() + static_cast<std::ptrdiff_t>(i));
-        if (!e.units.empty() && BorrowsAny(book, e.queue, r_.short_of)) {
-          e.share = without;
-          heap.push_back(std::move(e));
-        }
-        break;  // the shares changed: the largest again
+        retry.push_back(u);
       }
     }
     if (!fits && strategies_.size() > 1) {
-      // The second strategy: once per queue, its first unit left, no
-      // requeueing (it does not depend on the unit).
+      // The second strategy: once per queue, its first unit left.
       // (A unit the first strategy took later is no longer a candidate.)
       std::erase_if(retry, [&](const Unit& u) {
         return std::any_of(taken_.begin(), taken_.end(), [&](const Unit& t) {
           return t.cand == u.cand && (t.worker < 0 || t.worker == u.worker);
         });
       });
-      heap = ShareHeap(st, candidates_, retry, true);
-      while (!heap.empty() && !fits) {
-        const ShareEntry e = PopLargest(heap);
-        if (Allowed(strategies_[1], nominated, e.share, 0)) fits = Take(e.units.front());
+      TargetOrdering second(book, r_, candidates_, st, retry);
+      for (int t = second.Next(); t >= 0 && !fits; t = second.Next()) {
+        if (Allowed(strategies_[1], second.PreemptorShare(t), second.TargetShare(t), 0)) {
+          fits = Take(second.Units(t).front());
+        }
+        second.Drop(t);
       }
     }
     if (!fits) {

@@ -68,10 +68,11 @@ core::QueuePreemption Policies(PreemptionPolicy within, PreemptionPolicy reclaim
 
 class QueueReclaimTest : public ::testing::Test {
  protected:
-  void Make(std::vector<core::QueueSpec> queues) {
+  void Make(std::vector<core::QueueSpec> queues, std::vector<core::CohortSpec> cohorts = {}) {
     core::ClusterSpec c;
     c.nodes.push_back(Node("n", 1000 * kCpu, GiB(1000), 100));
     c.queues = std::move(queues);
+    c.cohorts = std::move(cohorts);
     w_.emplace(std::move(c));
     plan_.emplace();  // a new cluster: a new plan
   }
@@ -907,6 +908,112 @@ TEST_F(VolcanoReclaimTest, CapacityReadsTheConfiguredShare) {
   EXPECT_NE(reason_.find("no running job of a queue holding more than it deserves"),
             std::string::npos)
       << reason_;
+}
+
+// ---- hierarchical cohorts (Kueue's preemption_hierarchical_test.go and
+// preemption_fair_test.go) ------------------------------------------------
+
+// A cohort of `cpus` CPUs (-1: no quota of its own) under `parent`.
+core::CohortSpec Cohort(const std::string& name, const std::string& parent, int64_t cpus = -1,
+                        double weight = 1) {
+  core::CohortSpec c;
+  c.name = name;
+  c.parent = parent;
+  c.weight = weight;
+  if (cpus >= 0) {
+    core::QuotaLine l;
+    l.id = core::kCpu;
+    l.nominal = cpus * kCpu;
+    c.quota.push_back(l);
+  }
+  return c;
+}
+
+// "preempt with hierarchical advantage": r over c (2 CPUs) and
+// q_borrowing (0); c over q (0).
+// q_borrowing holds c's 2 CPUs. q asks 2: it does not fit in q (0) but
+// fits in c (2), below r, the cohort it shares with q_borrowing: a
+// reclaim, whatever the priorities (reclaimWithinCohort Any).
+TEST_F(QueueReclaimTest, KueueHierarchicalAdvantage) {
+  const core::QueuePreemption p = Policies(kLower, kAny);
+  Make({Queue("q", "c", 0, p), Queue("q_borrowing", "r", 0, p)}, {Cohort("c", "r", 2)});
+  Running("admitted2", "q_borrowing", kNormal, 2);
+  EXPECT_EQ(Targets(Pending("in", "q", kNormal, 2)), Names{"admitted2"});
+  EXPECT_TRUE(placed_);
+}
+
+// "avoid queues within nominal quota": as above, and q_nominal (2) under r
+// holds its own 2 with a job of lower priority. Only the borrower goes.
+TEST_F(QueueReclaimTest, KueueHierarchyAvoidsQueuesWithinNominal) {
+  const core::QueuePreemption p = Policies(kLower, kAny);
+  Make({Queue("q_nominal", "r", 2, p), Queue("q", "c", 0, p), Queue("q_borrowing", "r", 0, p)},
+       {Cohort("r", ""), Cohort("c", "r", 2)});
+  Running("admitted1", "q_nominal", kLow, 2);
+  Running("admitted2", "q_borrowing", kNormal, 2);
+  EXPECT_EQ(Targets(Pending("in", "q", kNormal, 2)), Names{"admitted2"});
+}
+
+// Kueue's "hierarchical preemption" (fair sharing): ROOT (5 CPUs) over
+// LEFT (5, weight 2), c (1) and RIGHT (5); LEFT over a (1, weight 2) and
+// b (1); RIGHT over d (1) and e (1, weight 0.99).
+// b, c, d and e each run 5 jobs of 1 CPU: all 20 CPUs are in use. a asks
+// 5. Kueue's expected victims: b1, b2, c1, c2, e1 (its integer priorities
+// 1..5 become start times here: the lowest priority started last).
+TEST_F(FairSharingTest, KueueHierarchicalPreemption) {
+  const core::QueuePreemption p = Policies(kNever, kAny);
+  std::vector<core::QueueSpec> queues = {Queue("a", "LEFT", 1, p), Queue("b", "LEFT", 1),
+                                         Queue("c", "ROOT", 1), Queue("d", "RIGHT", 1),
+                                         Queue("e", "RIGHT", 1)};
+  queues[0].weight = 2;
+  queues[4].weight = 0.99;
+  Make(std::move(queues),
+       {Cohort("ROOT", "", 5), Cohort("LEFT", "ROOT", 5, 2), Cohort("RIGHT", "ROOT", 5)});
+  for (const std::string q : {"b", "c", "d", "e"}) {
+    for (int i = 1; i <= 5; ++i) Running(q + std::to_string(i), q, kNormal, 1, 60 - 10 * i);
+  }
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 5), Fair()), (Names{"b1", "b2", "c1", "c2", "e1"}));
+  EXPECT_TRUE(placed_);
+}
+
+// "borrowing cq in non-borrowing cohort is protected": ROOT over a (5,
+// weight 10) and RIGHT (1, weight 0.1); RIGHT over b (0, weight 0.1).
+// a runs 3 low jobs; b borrows RIGHT's 1 CPU, but RIGHT does not borrow
+// from ROOT: a, asking 5, must preempt its own jobs.
+TEST_F(FairSharingTest, KueueBorrowingQueueInANonBorrowingCohortIsProtected) {
+  std::vector<core::QueueSpec> queues = {Queue("a", "ROOT", 5, Policies(kLower, kAny)),
+                                         Queue("b", "RIGHT", 0)};
+  queues[0].weight = 10;
+  queues[1].weight = 0.1;
+  Make(std::move(queues), {Cohort("ROOT", ""), Cohort("RIGHT", "ROOT", 1, 0.1)});
+  for (const std::string a : {"a1", "a2", "a3"}) Running(a, "a", kLow, 1);
+  Running("b1", "b", kLow, 1);
+  EXPECT_EQ(Targets(Pending("in", "a", kNormal, 5), Fair()), (Names{"a1", "a2", "a3"}));
+}
+
+// "deep preemption": a under ROOT/A/AA/AAA, b under ROOT/B/BB/BBB, the
+// only CPU in CCCC under ROOT/C/CC/CCC; b holds it. The shares compared
+// are A's (weight 1.01, with a's job) and B's (0.99): A's 1000/1.01 <=
+// B's after the preemption (0): b1 goes.
+TEST_F(FairSharingTest, KueueDeepPreemption) {
+  Make({Queue("a", "AAA", 0, Policies(kNever, kAny)), Queue("b", "BBB", 0)},
+       {Cohort("ROOT", ""), Cohort("A", "ROOT", -1, 1.01), Cohort("AA", "A"), Cohort("AAA", "AA"),
+        Cohort("B", "ROOT", -1, 0.99), Cohort("BB", "B"), Cohort("BBB", "BB"), Cohort("C", "ROOT"),
+        Cohort("CC", "C"), Cohort("CCC", "CC"), Cohort("CCCC", "CCC", 1)});
+  Running("b1", "b", kNormal, 1);
+  EXPECT_EQ(Targets(Pending("a1", "a", kNormal, 1), Fair()), Names{"b1"});
+}
+
+// "can't preempt nominal from Cohort with 0 weight": right-cohort (1 CPU,
+// weight 0) holds its own CPU through right-cq; left-cq (0) may not take
+// it: right-cohort does not borrow.
+TEST_F(FairSharingTest, KueueNominalOfAZeroWeightCohortIsKept) {
+  std::vector<core::QueueSpec> queues = {Queue("left-cq", "root", 0, Policies(kNever, kAny)),
+                                         Queue("right-cq", "right-cohort", 0)};
+  queues[1].weight = 0;
+  Make(std::move(queues), {Cohort("right-cohort", "root", 1, 0)});
+  Running("right-1", "right-cq", kNormal, 1);
+  EXPECT_EQ(Targets(Pending("left-1", "left-cq", kNormal, 1), Fair()), Names{});
+  EXPECT_FALSE(placed_);
 }
 
 TEST(VolcanoReclaimArgsTest, Arguments) {

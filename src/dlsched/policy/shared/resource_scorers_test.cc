@@ -311,7 +311,7 @@ struct Demo {
   engine::JobIndex j;
 
   Demo()
-      : cluster{{Node("n0", 32000, 128 * kGi, 4), Node("n1", 32000, 128 * kGi, 4)}, {}, {}, {}},
+      : cluster{{Node("n0", 32000, 128 * kGi, 4), Node("n1", 32000, 128 * kGi, 4)}, {}, {}, {}, {}},
         spec(Job("demo", Res(2000, 4 * kGi, 0), 4, Res(4000, 16 * kGi, 1))),
         state(cluster),
         j(state.AddJob(&spec, 0)) {}
