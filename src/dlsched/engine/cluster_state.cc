@@ -27,6 +27,27 @@ ClusterState::ClusterState(const core::ClusterSpec& cluster) {
   quotas_ = QuotaBook(cluster.queues, cluster.cohorts);
 }
 
+void ClusterState::SetQueues(std::span<const core::QueueSpec> queues,
+                             std::span<const core::CohortSpec> cohorts) {
+  const uint64_t version = quotas_.TotalVersion();
+  quotas_ = QuotaBook(queues, cohorts);
+  quotas_.ContinueVersions(version);
+  for (JobIndex j = 0; j < NumJobs(); ++j) {
+    JobState& js = jobs_[j];
+    js.queue = quotas_.Empty() ? -1 : quotas_.Find(js.spec->queue);
+    if (js.queue < 0 || js.placed_tasks == 0) continue;
+    for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+      if (js.task_node[slot] != kNoNode) quotas_.Add(js.queue, Request(js.TaskAt(j, slot)));
+    }
+  }
+  caps_owner_ = 0;
+  memo_owner_ = 0;
+  ++room_epoch_;
+  std::vector<JobIndex> pending;
+  PendingJobs(&pending);
+  for (const JobIndex j : pending) BumpReason(j);
+}
+
 NodeIndex ClusterState::FindNode(std::string_view name) const {
   auto it = node_by_name_.find(std::string(name));
   return it == node_by_name_.end() ? kNoNode : it->second;

@@ -280,6 +280,15 @@ class ClusterState {
   // The queues' quotas and usage (the cluster's `queues`); every task
   // placed counts against its job's queue.
   const QuotaBook& Quotas() const { return quotas_; }
+  // The queues and cohorts change (a live cluster's Queue objects): every
+  // job is mapped to its queue by name again (-1 when none is declared
+  // now) and its placed tasks count against it, whether or not the new
+  // quota has room for them: a queue shrunk below its usage holds what it
+  // holds and admits nothing more until it is back within its quota. Every
+  // memo and cap of the old queues is dropped and pending jobs are
+  // reconsidered.
+  void SetQueues(std::span<const core::QueueSpec> queues,
+                 std::span<const core::CohortSpec> cohorts);
   // Why job `j`'s queue may not take `more` now, or nullopt (always for a
   // job without a queue).
   std::optional<std::string> QuotaRefusal(JobIndex j, const core::Resources& more) const {

@@ -210,5 +210,46 @@ TEST(ClusterStateEmptyTest, IndicesAnswerBeforeAnyNodeOrJob) {
   EXPECT_EQ(state.NumPresentNodes(), 0);
 }
 
+// Queues changed while jobs run (the operator's Queue objects): a queue
+// created maps the jobs that name it; a quota lowered below what a queue
+// holds keeps its tasks and admits nothing more; a queue deleted frees its
+// jobs of any quota.
+TEST(ClusterStateTest, QueuesChangedWhileJobsRun) {
+  dlsched::testing::ClusterWithJobs w(Nodes(1, 32, 128, 8));
+  core::JobSpec a = Job("a", 0, 0, 2, 2, 2);  // 2 workers of 1 GPU
+  a.queue = "team";
+  const JobIndex j = w.Add(a, core::JobPhase::kWaiting);
+  w.state.PlaceTask({j, Role::kWorker, 0}, 0);
+  w.state.PlaceTask({j, Role::kWorker, 1}, 0);
+  EXPECT_EQ(w.state.Job(j).queue, -1);  // no queue declared yet
+  core::Resources gpu;
+  gpu[core::kGpu] = 1;
+
+  core::QueueSpec team;
+  team.name = "team";
+  team.quota.push_back(core::QuotaLine{core::kGpu, 3, std::nullopt, std::nullopt});
+  const uint64_t before = w.state.Quotas().TotalVersion();
+  w.state.SetQueues(std::vector{team}, {});
+  ASSERT_EQ(w.state.Job(j).queue, 0);
+  EXPECT_EQ(w.state.Quotas().Usage(0)[core::kGpu], 2);
+  EXPECT_EQ(w.state.Quotas().Tasks(0), 2);
+  EXPECT_GT(w.state.Quotas().TotalVersion(), before);
+  EXPECT_TRUE(w.state.QuotaAdmits(j, gpu));  // 2 + 1 <= 3
+
+  team.quota[0].nominal = 1;  // below its usage
+  w.state.SetQueues(std::vector{team}, {});
+  EXPECT_EQ(w.state.Quotas().Usage(0)[core::kGpu], 2);
+  EXPECT_FALSE(w.state.QuotaAdmits(j, gpu));
+  EXPECT_EQ(*w.state.QuotaRefusal(j, gpu),
+            "queue team's quota: needs 1 nvidia.com/gpu, 0 available (nominal 1, 2 in use)");
+  // A task leaving gives its GPU back to the new book.
+  w.state.RemoveTask({j, Role::kWorker, 1});
+  EXPECT_EQ(w.state.Quotas().Usage(0)[core::kGpu], 1);
+
+  w.state.SetQueues({}, {});
+  EXPECT_EQ(w.state.Job(j).queue, -1);
+  EXPECT_TRUE(w.state.QuotaAdmits(j, gpu));
+}
+
 }  // namespace
 }  // namespace dlsched::engine

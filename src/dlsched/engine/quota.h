@@ -61,6 +61,13 @@ class QuotaBook {
   uint64_t Version(int q) const { return queues_[q].version; }
   uint64_t TotalVersion() const { return total_version_; }
 
+  // Versions go on from `v`: a book that replaces one whose TotalVersion
+  // was `v` counts on from there, so no version repeats.
+  void ContinueVersions(uint64_t v) {
+    total_version_ = v + 1;
+    for (Queue& q : queues_) q.version = v + 1;
+  }
+
   // Queue `q`'s tasks took `r` more / gave `r` back (one task each).
   void Add(int q, const core::Resources& r) { Change(q, r, 1); }
   void Sub(int q, const core::Resources& r) { Change(q, r, -1); }

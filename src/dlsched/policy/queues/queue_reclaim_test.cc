@@ -953,6 +953,48 @@ TEST_F(QueueReclaimTest, KueueHierarchyAvoidsQueuesWithinNominal) {
   EXPECT_EQ(Targets(Pending("in", "q", kNormal, 2)), Names{"admitted2"});
 }
 
+// "respect lending limits": q (3 CPUs, lending limit 2: keeps 1) under c
+// (2) under r; q_borrowing (0) under r holds 4 of r's 4. q asks 5: its own
+// 1 and c's 4 (its 2 and q's lent 2) would hold it, below r: a reclaim,
+// though q_borrowing's job has the higher priority.
+TEST_F(QueueReclaimTest, KueueHierarchyRespectsLendingLimits) {
+  const core::QueuePreemption p = Policies(kLower, kAny);
+  Make({Queue("q", "c", 3, p, -1, 2), Queue("q_borrowing", "r", 0, p)},
+       {Cohort("r", ""), Cohort("c", "r", 2)});
+  Running("admitted_borrowing", "q_borrowing", kNormal, 4);
+  EXPECT_EQ(Targets(Pending("in", "q", kLow, 5)), Names{"admitted_borrowing"});
+  EXPECT_TRUE(placed_);
+}
+
+// "reclaim in complex hierarchy": r over c11 and c12; c11 over c21, c22,
+// c23; c21 over c31 and c32; each cohort 4 CPUs, every queue 0: q1 in c12
+// (jobs 1, 2 of 4), q2 in c23 (3, 4 of 4), q3 in c22 (5 of 4, 6 of 3), q4
+// in c32 (7 of 2 and 8 of 3, high priority), q5 in c31 asks 7. All 28 are
+// in use. q5 fits below c11 (c21 has 12, 5 used), so q1's, q2's and q3's
+// jobs are reclaims, taken in Kueue's priority order (here start times:
+// 4, 3, 1, 2, 5, 6). 4 goes; c23 is then within its quota, so 3 is no
+// longer a candidate; 1 goes and q5 fits: Kueue's 1 and 4.
+TEST_F(QueueReclaimTest, KueueReclaimInAComplexHierarchy) {
+  const core::QueuePreemption p = Policies(kLower, kAny);
+  Make({Queue("q1", "c12", 0, p), Queue("q2", "c23", 0, p), Queue("q3", "c22", 0, p),
+        Queue("q4", "c32", 0, p), Queue("q5", "c31", 0, p)},
+       {Cohort("r", ""), Cohort("c11", "r", 4), Cohort("c12", "r", 4), Cohort("c21", "c11", 4),
+        Cohort("c22", "c11", 4), Cohort("c23", "c11", 4), Cohort("c31", "c21", 4),
+        Cohort("c32", "c21", 4)});
+  // Kueue's priorities -10 .. -3 as start times: the lowest started last.
+  Running("admitted_borrowing_1", "q1", kNormal, 4, 60);
+  Running("admitted_borrowing_2", "q1", kNormal, 4, 50);
+  Running("admitted_borrowing_3", "q2", kNormal, 4, 90);
+  Running("admitted_borrowing_4", "q2", kNormal, 4, 100);
+  Running("admitted_borrowing_5", "q3", kNormal, 4, 40);
+  Running("admitted_borrowing_6", "q3", kNormal, 3, 30);
+  Running("admitted_borrowing_7", "q4", kHigh, 2);
+  Running("admitted_borrowing_8", "q4", kHigh, 3);
+  EXPECT_EQ(Targets(Pending("in", "q5", kNormal, 7, 150)),
+            (Names{"admitted_borrowing_1", "admitted_borrowing_4"}));
+  EXPECT_TRUE(placed_);
+}
+
 // Kueue's "hierarchical preemption" (fair sharing): ROOT (5 CPUs) over
 // LEFT (5, weight 2), c (1) and RIGHT (5); LEFT over a (1, weight 2) and
 // b (1); RIGHT over d (1) and e (1, weight 0.99).
