@@ -493,14 +493,10 @@ std::string ClusterToYaml(const core::ClusterSpec& cluster) {
     }
     if (!n.schedulable) out += "    schedulable: false\n";
   }
-  if (!cluster.queues.empty()) out += "queues:\n";
-  for (const core::QueueSpec& q : cluster.queues) {
-    fmt::format_to(emit, "  - name: {}\n", Str(q.name));
-    if (!q.cohort.empty()) fmt::format_to(emit, "    cohort: {}\n", Str(q.cohort));
-    if (q.weight != 1) fmt::format_to(emit, "    weight: {}\n", q.weight);
+  auto quota = [&](const std::vector<core::QuotaLine>& lines) {
     out += "    quota: {";
-    for (size_t i = 0; i < q.quota.size(); ++i) {
-      const core::QuotaLine& l = q.quota[i];
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const core::QuotaLine& l = lines[i];
       auto amount = [&](int64_t a) { return Str(core::FormatResourceAmount(l.id, a)); };
       fmt::format_to(emit, "{}{}: {{nominal: {}", i ? ", " : "", Str(core::ResourceName(l.id)),
                      amount(l.nominal));
@@ -510,6 +506,13 @@ std::string ClusterToYaml(const core::ClusterSpec& cluster) {
       out += "}";
     }
     out += "}\n";
+  };
+  if (!cluster.queues.empty()) out += "queues:\n";
+  for (const core::QueueSpec& q : cluster.queues) {
+    fmt::format_to(emit, "  - name: {}\n", Str(q.name));
+    if (!q.cohort.empty()) fmt::format_to(emit, "    cohort: {}\n", Str(q.cohort));
+    if (q.weight != 1) fmt::format_to(emit, "    weight: {}\n", q.weight);
+    quota(q.quota);
     if (q.priority != 0) fmt::format_to(emit, "    priority: {}\n", q.priority);
     if (!q.capability.empty()) {
       out += "    capability: {";
@@ -543,6 +546,13 @@ std::string ClusterToYaml(const core::ClusterSpec& cluster) {
       }
       fmt::format_to(emit, "    preemption: {{{}}}\n", fields);
     }
+  }
+  if (!cluster.cohorts.empty()) out += "cohorts:\n";
+  for (const core::CohortSpec& c : cluster.cohorts) {
+    fmt::format_to(emit, "  - name: {}\n", Str(c.name));
+    if (!c.parent.empty()) fmt::format_to(emit, "    parent: {}\n", Str(c.parent));
+    if (c.weight != 1) fmt::format_to(emit, "    weight: {}\n", c.weight);
+    quota(c.quota);
   }
   return out;
 }

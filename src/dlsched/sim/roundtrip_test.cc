@@ -380,11 +380,29 @@ TEST_F(RoundTripTest, Clusters) {
         queue.preemption.max_priority_threshold = static_cast<core::PriorityClass>(rng() % 3);
       c.queues.push_back(queue);
     }
+    // Cohorts: a chain c1 under c0 (queues may name either), quotas of
+    // their own and limits towards the parent.
+    if (rng() % 2) {
+      for (int k = 0; k < 2; ++k) {
+        core::CohortSpec cohort;
+        cohort.name = "c" + std::to_string(k);
+        if (k == 1) cohort.parent = "c0";
+        cohort.weight = static_cast<double>(rng() % 5) / 2;
+        core::QuotaLine l;
+        l.id = core::kGpu;
+        l.nominal = static_cast<int64_t>(rng() % 64);
+        if (k == 1 && rng() % 2) l.borrowing_limit = static_cast<int64_t>(rng() % 64);
+        if (k == 1 && rng() % 2) l.lending_limit = l.nominal / 2;
+        cohort.quota.push_back(l);
+        c.cohorts.push_back(cohort);
+      }
+    }
     ASSERT_FALSE(core::CheckClusterLimits(c).has_value());
     const std::string again = ClusterToYaml(c);
     EXPECT_EQ(WrittenYamlNodes(again), config::internal::CountYamlNodes(again, int64_t{1} << 40));
     EXPECT_EQ(Dump(LoadClusterYaml(again)), Dump(c)) << again.substr(0, 2000);
     EXPECT_TRUE(LoadClusterYaml(again).queues == c.queues) << again.substr(again.find("queues:"));
+    EXPECT_TRUE(LoadClusterYaml(again).cohorts == c.cohorts) << again;
 
     // As `size --to tiresias` writes it.
     const config::TiresiasShape shape{1 + static_cast<int64_t>(rng() % 4),
