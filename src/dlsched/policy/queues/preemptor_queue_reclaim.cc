@@ -30,7 +30,7 @@ namespace {
 
 // A candidate's group, in the order candidates are tried.
 enum class Kind : uint8_t {
-  kReclaim,         // another queue's; J fits in its own nominal quota
+  kReclaim,         // another queue's; J has Kueue's hierarchical advantage
   kWhileBorrowing,  // another queue's; J may take it while borrowing
   kNoBorrowOnly,    // another queue's; only if J then stays within nominal
   kWithin,          // J's own queue's
@@ -411,8 +411,8 @@ bool EvictUntilPlaced(engine::CycleContext& ctx, const Request& r, const Attempt
 // queue `q` holds `extra` more (less when negative), weighted: the largest,
 // over the resources n counts, of borrowed x 1000 / what its parent could
 // lend it, divided by its weight; infinite for a weight of 0 that borrows.
-// Exact, where Kueue until 0.14 rounded to whole numbers (floor(drs x 1000
-// / weight in thousandths)): with weights far from 1 that rounding makes
+// Exact, where older Kueue releases rounded to whole numbers (floor(drs x
+// 1000 / weight in thousandths)): with weights far from 1 that rounding makes
 // unequal shares equal (a queue of weight 56 borrowing 10 of 640 GPUs has
 // 0), and two queues at "0 <= 0" preempt each other in turn for ever;
 // exact shares never do (docs/queues.md).
