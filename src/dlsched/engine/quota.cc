@@ -68,7 +68,8 @@ QuotaBook::QuotaBook(std::span<const core::QueueSpec> queues,
   }
   // Subtree quotas, leaves first: a node's children come before it in a
   // post-order of the tree. The config rejects cycles.
-  std::vector<std::vector<int>> children(nodes_.size());
+  children_.assign(nodes_.size(), {});
+  std::vector<std::vector<int>>& children = children_;
   for (size_t n = 0; n < nodes_.size(); ++n) {
     if (nodes_[n].parent >= 0) children[nodes_[n].parent].push_back(static_cast<int>(n));
   }

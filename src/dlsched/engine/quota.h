@@ -94,6 +94,8 @@ class QuotaBook {
   // fair-sharing weight.
   int NumNodes() const { return static_cast<int>(nodes_.size()); }
   int Parent(int n) const { return nodes_[n].parent; }
+  // Node `n`'s children, ascending.
+  const std::vector<int>& Children(int n) const { return children_[n]; }
   const std::string& NodeName(int n) const { return nodes_[n].name; }
   double Weight(int n) const { return nodes_[n].weight; }
   // The lowest cohort over both `a` and `b`, or -1 (different trees).
@@ -165,6 +167,7 @@ class QuotaBook {
 
   std::vector<Queue> queues_;
   std::vector<Node> nodes_;
+  std::vector<std::vector<int>> children_;  // by node
   std::vector<core::ResourceLimits> caps_;
   uint64_t total_version_ = 0;
   std::unordered_map<std::string, int> by_name_;

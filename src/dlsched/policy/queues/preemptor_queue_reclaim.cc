@@ -457,13 +457,9 @@ class TargetOrdering {
       : book_(book),
         r_(r),
         units_(book.NumQueues()),
-        children_(book.NumNodes()),
         pruned_(book.NumNodes(), 0),
         on_path_(book.NumNodes(), 0) {
     for (const Unit& u : units) units_[st.Job(candidates[u.cand].job).queue].push_back(u);
-    for (int n = 0; n < book.NumNodes(); ++n) {
-      if (book.Parent(n) >= 0) children_[book.Parent(n)].push_back(n);
-    }
     root_ = r.queue;
     for (int n = book.Parent(r.queue); n >= 0; n = book.Parent(n)) on_path_[n] = 1, root_ = n;
   }
@@ -504,7 +500,7 @@ class TargetOrdering {
   int NextIn(int cohort) {
     int best_q = -1, best_c = -1;
     double q_share = -1, c_share = -1;
-    for (const int n : children_[cohort]) {
+    for (const int n : book_.Children(cohort)) {
       if (pruned_[n]) continue;
       const bool queue = n < book_.NumQueues();
       const bool drop = queue ? units_[n].empty() || (n != r_.queue && !Borrowing(n))
@@ -528,7 +524,6 @@ class TargetOrdering {
   const QuotaBook& book_;
   const Request& r_;
   std::vector<std::vector<Unit>> units_;  // by queue, in candidate order
-  std::vector<std::vector<int>> children_;
   std::vector<uint8_t> pruned_;
   std::vector<uint8_t> on_path_;  // the cohorts over J's queue
   int root_ = -1;
