@@ -13,15 +13,25 @@
 namespace dlsched::testing::apiserver {
 namespace {
 
-// A simple JSONPath (".status.phase") into an object; null if absent.
+// A simple JSONPath (".status.phase", ".status.conditions[0].status")
+// into an object; null if absent.
 json Lookup(const json& object, const std::string& path) {
   const json* at = &object;
   std::stringstream ss(path);
   std::string key;
   while (std::getline(ss, key, '.')) {
     if (key.empty()) continue;
+    std::optional<size_t> index;
+    if (const size_t open = key.find('['); open != std::string::npos && key.back() == ']') {
+      index = std::stoul(key.substr(open + 1, key.size() - open - 2));
+      key.resize(open);
+    }
     if (!at->is_object() || !at->contains(key)) return nullptr;
     at = &(*at)[key];
+    if (index) {
+      if (!at->is_array() || *index >= at->size()) return nullptr;
+      at = &(*at)[*index];
+    }
   }
   return *at;
 }

@@ -135,6 +135,38 @@ TEST_F(ApiServerTest, KubectlCreatesAppliesGetsPatchesAndDeletes) {
   EXPECT_NE(out.find("No resources found in default namespace."), std::string::npos) << out;
 }
 
+// The Queue kind as a platform team drives it with kubectl: the example
+// applied (cluster-scoped, no namespace), the status written by a JSON
+// patch on the status subresource as the operator writes it, and the
+// printer columns filled from it.
+TEST_F(ApiServerTest, KubectlAppliesQueuesAndShowsTheirStatusColumns) {
+  CreateCrd();
+  auto [code, out] = Kubectl("apply -f " + Source("deploy/examples/queues.yaml"));
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("queue.dlsched.io/vision created"), std::string::npos) << out;
+  EXPECT_NE(out.find("cohort.dlsched.io/research created"), std::string::npos) << out;
+  const std::string patch =
+      R"([{"op":"add","path":"/status","value":{"nominalGPUs":8,"usedGPUs":10,"borrowedGPUs":2,)"
+      R"("pendingJobs":3,"admittedJobs":4,"conditions":[{"type":"Active","status":"True",)"
+      R"("reason":"Ready","message":"ok","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}])";
+  std::tie(code, out) =
+      Kubectl("patch queue vision --subresource=status --type=json -p '" + patch + "'");
+  ASSERT_EQ(code, 0) << out;
+  std::tie(code, out) = Kubectl("get queues");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("NAME     COHORT     NOMINAL GPUS   USED GPUS   BORROWED GPUS   PENDING   "
+                     "ADMITTED   ACTIVE"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("vision   research   8              10          2               3         "
+                     "4          True"),
+            std::string::npos)
+      << out;
+  // The spec is not the status's to change, nor the status the spec's.
+  std::tie(code, out) = Kubectl("get dq vision -o jsonpath='{.spec.quota.nvidia\\.com/gpu}'");
+  EXPECT_EQ(out, "8") << out;
+}
+
 TEST_F(ApiServerTest, KubectlWatchSeesAChangeMadeAfterItStarted) {
   CreateCrd();
   ASSERT_EQ(Kubectl("apply -f " + Source("deploy/examples/mnist.yaml")).first, 0);

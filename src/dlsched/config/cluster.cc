@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -392,6 +393,95 @@ core::Status ParseQueues(const Reader& r, const YAML::Node& queues,
   return {};
 }
 
+// One entry of `cohorts` (its name checked against the others by the caller).
+core::Result<core::CohortSpec> ParseCohort(const Reader& r, const YAML::Node& n,
+                                           const std::string& path) {
+  DLSCHED_TRY(r.CheckMap(n, path, "a map with name, parent, weight, quota",
+                         {"name", "parent", "weight", "quota"}));
+  core::CohortSpec c;
+  const std::string name_path = Key(path, "name");
+  if (!Given(n["name"])) return r.Missing(name_path, "a cohort name");
+  DLSCHED_TRY_LET(name, r.Name(n["name"], name_path));
+  c.name = *name;
+  if (Given(n["parent"])) {
+    DLSCHED_TRY_LET(parent, r.Name(n["parent"], Key(path, "parent")));
+    if (*parent == c.name) return r.Fail(Key(path, "parent"), "a cohort cannot be its own parent");
+    c.parent = *parent;
+  }
+  if (Given(n["weight"])) {
+    DLSCHED_TRY_LET(w, r.Number(n["weight"], Key(path, "weight"),
+                                internal::NumberRange{0, false, core::kMaxQueueWeight}));
+    c.weight = *w;
+  }
+  if (Given(n["quota"])) {
+    DLSCHED_TRY_LET(quota, ParseQuota(r, n["quota"], Key(path, "quota"), !c.parent.empty(),
+                                      "a cohort with a parent"));
+    c.quota = std::move(*quota);
+  }
+  return c;
+}
+
+// Where entry i of the queues (cohort false) or cohorts (true) is, for
+// messages: "queues[2]" in a file, "Queue team-a" on a cluster.
+using EntryField = std::function<std::string(bool cohort, size_t i)>;
+
+// Queues and cohorts as a whole: the cohorts' parents free of cycles, and
+// every tree's nominal quota (its queues' and cohorts'), per resource,
+// within core::kMaxTotalAmount. Names are unique.
+core::Status CheckCohortTrees(const Reader& r, const std::vector<core::QueueSpec>& queues,
+                              const std::vector<core::CohortSpec>& cohorts,
+                              const EntryField& field) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < cohorts.size(); ++i) index.emplace(cohorts[i].name, i);
+  // No cycles: from each cohort, its parents reach a root (or an
+  // undeclared cohort, which is one) within as many steps as there are
+  // cohorts.
+  for (size_t i = 0; i < cohorts.size(); ++i) {
+    std::vector<std::string> chain{cohorts[i].name};
+    for (auto it = index.find(cohorts[i].parent); it != index.end();
+         it = index.find(cohorts[it->second].parent)) {
+      chain.push_back(cohorts[it->second].name);
+      if (it->second == i) {
+        return r.Fail(
+            Key(field(true, i), "parent"),
+            fmt::format("the cohorts' parents form a cycle: {}", fmt::join(chain, " -> ")));
+      }
+      if (chain.size() > cohorts.size() + 1) break;  // a cycle not through i: found from its own
+    }
+  }
+  auto root_of = [&](std::string name) {
+    for (auto it = index.find(name); it != index.end() && !cohorts[it->second].parent.empty();
+         it = index.find(name)) {
+      name = cohorts[it->second].parent;
+    }
+    return name;
+  };
+  // A queue without a cohort is a tree of its own (" name" cannot be a
+  // cohort's name).
+  std::map<std::pair<std::string, core::ResourceId>, int64_t> totals;
+  auto add = [&](const std::string& root, const core::QuotaLine& l,
+                 const std::string& at) -> core::Status {
+    int64_t& total = totals[{root, l.id}];
+    total += l.nominal;
+    if (total <= core::kMaxTotalAmount) return core::Status{};
+    return r.Fail(Key(Key(at, "quota"), core::ResourceName(l.id)),
+                  fmt::format("the nominal quotas under cohort {} add up to more than {}",
+                              root.starts_with(' ') ? root.substr(1) : root,
+                              core::FormatResourceAmount(l.id, core::kMaxTotalAmount)));
+  };
+  for (size_t i = 0; i < cohorts.size(); ++i) {
+    for (const core::QuotaLine& l : cohorts[i].quota) {
+      DLSCHED_TRY(add(root_of(cohorts[i].name), l, field(true, i)));
+    }
+  }
+  for (size_t i = 0; i < queues.size(); ++i) {
+    const std::string root =
+        queues[i].cohort.empty() ? " " + queues[i].name : root_of(queues[i].cohort);
+    for (const core::QuotaLine& l : queues[i].quota) DLSCHED_TRY(add(root, l, field(false, i)));
+  }
+  return {};
+}
+
 // The cluster file's `cohorts`: each a map of name, parent, weight and
 // quota; names unique, parents free of cycles, and every tree's nominal
 // quota (its queues' and cohorts') within core::kMaxTotalAmount.
@@ -406,84 +496,16 @@ core::Status ParseCohorts(const Reader& r, const YAML::Node& cohorts,
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < cohorts.size(); ++i) {
     const std::string path = Index("cohorts", i);
-    const YAML::Node& n = cohorts[i];
-    DLSCHED_TRY(r.CheckMap(n, path, "a map with name, parent, weight, quota",
-                           {"name", "parent", "weight", "quota"}));
-    core::CohortSpec c;
-    const std::string name_path = Key(path, "name");
-    if (!Given(n["name"])) return r.Missing(name_path, "a cohort name");
-    DLSCHED_TRY_LET(name, r.Name(n["name"], name_path));
-    c.name = *name;
-    if (auto [it, inserted] = index.emplace(c.name, i); !inserted) {
-      return r.Fail(name_path, fmt::format("cohort name '{}' is already used by {}", c.name,
-                                           Index("cohorts", it->second)));
+    DLSCHED_TRY_LET(c, ParseCohort(r, cohorts[i], path));
+    if (auto [it, inserted] = index.emplace(c->name, i); !inserted) {
+      return r.Fail(Key(path, "name"), fmt::format("cohort name '{}' is already used by {}",
+                                                   c->name, Index("cohorts", it->second)));
     }
-    if (Given(n["parent"])) {
-      DLSCHED_TRY_LET(parent, r.Name(n["parent"], Key(path, "parent")));
-      if (*parent == c.name)
-        return r.Fail(Key(path, "parent"), "a cohort cannot be its own parent");
-      c.parent = *parent;
-    }
-    if (Given(n["weight"])) {
-      DLSCHED_TRY_LET(w, r.Number(n["weight"], Key(path, "weight"),
-                                  internal::NumberRange{0, false, core::kMaxQueueWeight}));
-      c.weight = *w;
-    }
-    if (Given(n["quota"])) {
-      DLSCHED_TRY_LET(quota, ParseQuota(r, n["quota"], Key(path, "quota"), !c.parent.empty(),
-                                        "a cohort with a parent"));
-      c.quota = std::move(*quota);
-    }
-    out.push_back(std::move(c));
+    out.push_back(std::move(*c));
   }
-  // No cycles: from each cohort, its parents reach a root (or an
-  // undeclared cohort, which is one) within as many steps as there are
-  // cohorts.
-  for (size_t i = 0; i < out.size(); ++i) {
-    std::vector<std::string> chain{out[i].name};
-    for (auto it = index.find(out[i].parent); it != index.end();
-         it = index.find(out[it->second].parent)) {
-      chain.push_back(out[it->second].name);
-      if (it->second == i) {
-        return r.Fail(
-            Key(Index("cohorts", i), "parent"),
-            fmt::format("the cohorts' parents form a cycle: {}", fmt::join(chain, " -> ")));
-      }
-      if (chain.size() > out.size() + 1) break;  // a cycle not through i: found from its own
-    }
-  }
-  // Each tree's nominal quota, per resource, within kMaxTotalAmount.
-  auto root_of = [&](std::string name) {
-    for (auto it = index.find(name); it != index.end() && !out[it->second].parent.empty();
-         it = index.find(name)) {
-      name = out[it->second].parent;
-    }
-    return name;
-  };
-  std::map<std::pair<std::string, core::ResourceId>, int64_t> totals;
-  auto add = [&](const std::string& root, const core::QuotaLine& l,
-                 const std::string& field) -> core::Status {
-    int64_t& total = totals[{root, l.id}];
-    total += l.nominal;
-    if (total <= core::kMaxTotalAmount) return core::Status{};
-    return r.Fail(field,
-                  fmt::format("the nominal quotas under cohort {} add up to more than {}", root,
-                              core::FormatResourceAmount(l.id, core::kMaxTotalAmount)));
-  };
-  for (size_t i = 0; i < out.size(); ++i) {
-    for (const core::QuotaLine& l : out[i].quota) {
-      DLSCHED_TRY(add(root_of(out[i].name), l,
-                      Key(Key(Index("cohorts", i), "quota"), core::ResourceName(l.id))));
-    }
-  }
-  for (size_t i = 0; i < queues.size(); ++i) {
-    if (queues[i].cohort.empty()) continue;
-    for (const core::QuotaLine& l : queues[i].quota) {
-      DLSCHED_TRY(add(root_of(queues[i].cohort), l,
-                      Key(Key(Index("queues", i), "quota"), core::ResourceName(l.id))));
-    }
-  }
-  return {};
+  return CheckCohortTrees(r, queues, out, [](bool cohort, size_t i) {
+    return Index(cohort ? "cohorts" : "queues", i);
+  });
 }
 
 core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::Node& root) {
@@ -522,6 +544,67 @@ core::Result<core::ClusterSpec> ParseClusterNode(const Reader& r, const YAML::No
 }
 
 }  // namespace
+
+namespace {
+
+// `spec` with its name added, for ParseQueue and ParseCohort; a `name` of
+// its own is refused (the object's name is metadata.name).
+core::Result<YAML::Node> Named(const Reader& r, const YAML::Node& spec, const std::string& name,
+                               const std::string& path) {
+  if (!spec.IsMap()) return r.Expected(path, "a map", spec);
+  if (Given(spec["name"])) {
+    return r.Fail(Key(path, "name"), "not a field here: the name is metadata.name");
+  }
+  YAML::Node named = YAML::Clone(spec);
+  named["name"] = name;
+  return named;
+}
+
+template <typename Parse>
+auto ParseObjectSpec(const YAML::Node& spec, const std::string& name, const std::string& source,
+                     const std::string& path, Parse parse)
+    -> decltype(parse(Reader(source), YAML::Node(), path)) {
+  const Reader r(source);
+  try {
+    DLSCHED_TRY_LET(named, Named(r, spec, name, path));
+    return parse(r, *named, path);
+  } catch (const std::exception& e) {
+    return std::unexpected(internal::FromException(source, e));
+  }
+}
+
+}  // namespace
+
+core::Result<core::QueueSpec> ParseQueueObject(const YAML::Node& spec, const std::string& name,
+                                               const std::string& source, const std::string& path) {
+  return ParseObjectSpec(spec, name, source, path, ParseQueue);
+}
+
+core::Result<core::CohortSpec> ParseCohortObject(const YAML::Node& spec, const std::string& name,
+                                                 const std::string& source,
+                                                 const std::string& path) {
+  return ParseObjectSpec(spec, name, source, path, ParseCohort);
+}
+
+core::Status CheckQueueObjects(const std::vector<core::QueueSpec>& queues,
+                               const std::vector<core::CohortSpec>& cohorts) {
+  const Reader r("");
+  for (const auto& [kind, n] : {std::pair{"queues", queues.size()}, {"cohorts", cohorts.size()}}) {
+    if (n > static_cast<size_t>(core::kMaxQueues)) {
+      return core::Errorf("{} {}, more than the limit of {}", n, kind, core::kMaxQueues);
+    }
+  }
+  auto st = CheckCohortTrees(r, queues, cohorts, [&](bool cohort, size_t i) {
+    return cohort ? "Cohort " + cohorts[i].name : "Queue " + queues[i].name;
+  });
+  if (!st) {
+    // "<field>: <what>" without the empty source's ": " in front.
+    std::string m = st.error().message;
+    if (m.starts_with(": ")) m.erase(0, 2);
+    return core::Errorf("{}", m);
+  }
+  return {};
+}
 
 core::Result<core::ClusterSpec> ParseCluster(const std::string& text, const std::string& source) {
   return internal::ParseText(text, source, ParseClusterNode);

@@ -97,6 +97,20 @@ core::Status ParsePodConstraints(const YAML::Node& pod_spec, const std::string& 
 core::Result<core::Resources> ParseResourceList(const YAML::Node& list, const std::string& source,
                                                 const std::string& path);
 
+// A Kubernetes Queue or Cohort object's `spec`, read as an entry of a
+// cluster file's `queues` or `cohorts` named `name` (its metadata.name);
+// messages read "<source>: <path>.<field>: ...". CheckQueueObjects checks
+// them as a whole as a cluster file's are (cohorts' parents free of
+// cycles, every tree's quota within the limits), naming the object
+// ("Cohort b.parent: ...").
+core::Result<core::QueueSpec> ParseQueueObject(const YAML::Node& spec, const std::string& name,
+                                               const std::string& source, const std::string& path);
+core::Result<core::CohortSpec> ParseCohortObject(const YAML::Node& spec, const std::string& name,
+                                                 const std::string& source,
+                                                 const std::string& path);
+core::Status CheckQueueObjects(const std::vector<core::QueueSpec>& queues,
+                               const std::vector<core::CohortSpec>& cohorts);
+
 // Tells a cluster (top-level "nodes"), workload ("jobs") and profile
 // ("name" plus at least one extension point key) apart.
 core::Result<FileKind> DetectKind(const std::string& path);

@@ -2,11 +2,13 @@
 // printer columns, and the fields the decoder reads.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
+#include "dlsched/config/specs.h"
 #include "dlsched/k8s/trainingjob.h"
 
 namespace dlsched::k8s {
@@ -88,6 +90,70 @@ TEST(CrdTest, ManifestMatchesTheDecoder) {
                             "backoffLimit", "schedulingPolicy"}) {
     EXPECT_TRUE(immutable(run_policy["properties"][field])) << field;
   }
+}
+
+// The Queue and Cohort kinds: cluster-scoped, with a status subresource,
+// the printer columns the operator's status fills, and exactly the fields
+// of a cluster file's queue and cohort entries (plus a Queue's
+// namespaces), each of which the operator decodes: a manifest of every
+// field parses.
+TEST(CrdTest, QueueAndCohortKindsMatchTheClusterFilesEntries) {
+  std::map<std::string, YAML::Node> kinds;
+  for (const YAML::Node& doc :
+       YAML::LoadAllFromFile(std::string(DLSCHED_SOURCE_DIR) + "/deploy/crd.yaml")) {
+    kinds[doc["spec"]["names"]["kind"].as<std::string>()] = doc;
+  }
+  ASSERT_EQ(kinds.size(), 3u);
+  auto fields = [&](const std::string& kind) {
+    std::set<std::string> out;
+    const YAML::Node v = kinds.at(kind)["spec"]["versions"][0];
+    for (const auto& p : v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]) {
+      out.insert(p.first.as<std::string>());
+    }
+    return out;
+  };
+  for (const char* kind : {"Queue", "Cohort"}) {
+    const YAML::Node crd = kinds.at(kind);
+    EXPECT_EQ(crd["spec"]["scope"].as<std::string>(), "Cluster") << kind;
+    EXPECT_EQ(crd["spec"]["group"].as<std::string>(), kGroup);
+    EXPECT_TRUE(crd["spec"]["versions"][0]["subresources"]["status"].IsMap()) << kind;
+  }
+  EXPECT_EQ(fields("Queue"),
+            (std::set<std::string>{"cohort", "weight", "namespaces", "quota", "priority",
+                                   "capability", "guarantee", "deserved", "preemption"}));
+  EXPECT_EQ(fields("Cohort"), (std::set<std::string>{"parent", "weight", "quota"}));
+  std::vector<std::string> columns;
+  for (const auto& c : kinds.at("Queue")["spec"]["versions"][0]["additionalPrinterColumns"]) {
+    columns.push_back(c["jsonPath"].as<std::string>());
+  }
+  EXPECT_EQ(columns, (std::vector<std::string>{
+                         ".spec.cohort", ".status.nominalGPUs", ".status.usedGPUs",
+                         ".status.borrowedGPUs", ".status.pendingJobs", ".status.admittedJobs",
+                         ".status.conditions[0].status", ".metadata.creationTimestamp"}));
+  // Every field given: the operator's decoder takes it.
+  const YAML::Node spec = YAML::Load(
+      "{cohort: lab, weight: 2, quota: {nvidia.com/gpu: {nominal: 4, borrowingLimit: 2, "
+      "lendingLimit: 1}, cpu: 64}, priority: 1, capability: {nvidia.com/gpu: 8}, guarantee: "
+      "{nvidia.com/gpu: 1}, deserved: {nvidia.com/gpu: 4}, preemption: {withinQueue: "
+      "LowerPriority, reclaimWithinCohort: Any, borrowWithinCohort: LowerPriority, "
+      "maxPriorityThreshold: normal}}");
+  auto q = config::ParseQueueObject(spec, "team-a", "Queue team-a", "spec");
+  ASSERT_TRUE(q.has_value()) << q.error().message;
+  EXPECT_EQ(q->name, "team-a");
+  EXPECT_EQ(q->cohort, "lab");
+  ASSERT_NE(q->Line(core::kGpu), nullptr);
+  EXPECT_EQ(q->Line(core::kGpu)->borrowing_limit, 2);
+  auto c = config::ParseCohortObject(
+      YAML::Load(
+          "{parent: org, weight: 2, quota: {nvidia.com/gpu: {nominal: 2, lendingLimit: 1}}}"),
+      "lab", "Cohort lab", "spec");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->parent, "org");
+  // A name in spec is refused: the name is metadata.name.
+  auto named = config::ParseQueueObject(YAML::Load("{name: x}"), "team-a", "Queue team-a", "spec");
+  ASSERT_FALSE(named.has_value());
+  EXPECT_EQ(named.error().message,
+            "Queue team-a: spec.name: not a field here: the name is metadata.name");
 }
 
 }  // namespace

@@ -54,6 +54,8 @@ TEST(DeployTest, KustomizeBaseRendersCrdRbacDeploymentAndService) {
   for (const auto& [name, doc] : objects) names.insert(name);
   EXPECT_EQ(names, (std::set<std::string>{
                        "ClusterRole/dlsched-operator", "ClusterRoleBinding/dlsched-operator",
+                       "CustomResourceDefinition/cohorts.dlsched.io",
+                       "CustomResourceDefinition/queues.dlsched.io",
                        "CustomResourceDefinition/trainingjobs.dlsched.io",
                        "Deployment/dlsched-operator", "Namespace/dlsched-system",
                        "Role/dlsched-leader-election", "RoleBinding/dlsched-leader-election",
@@ -71,13 +73,32 @@ TEST(DeployTest, KustomizeBaseRendersCrdRbacDeploymentAndService) {
       }
     }
   }
-  EXPECT_EQ(granted,
-            (std::set<std::string>{
-                "events:create", "nodes:get", "nodes:list", "nodes:watch", "pods/binding:create",
-                "pods:create", "pods:delete", "pods:get", "pods:list", "pods:watch",
-                "services:create", "trainingjobs/finalizers:update", "trainingjobs/status:get",
-                "trainingjobs/status:update", "trainingjobs:delete", "trainingjobs:get",
-                "trainingjobs:list", "trainingjobs:watch", "priorityclasses:get"}));
+  EXPECT_EQ(granted, (std::set<std::string>{"events:create",
+                                            "nodes:get",
+                                            "nodes:list",
+                                            "nodes:watch",
+                                            "pods/binding:create",
+                                            "pods:create",
+                                            "pods:delete",
+                                            "pods:get",
+                                            "pods:list",
+                                            "pods:watch",
+                                            "services:create",
+                                            "trainingjobs/finalizers:update",
+                                            "trainingjobs/status:get",
+                                            "trainingjobs/status:update",
+                                            "trainingjobs:delete",
+                                            "trainingjobs:get",
+                                            "trainingjobs:list",
+                                            "trainingjobs:watch",
+                                            "priorityclasses:get",
+                                            "queues:get",
+                                            "queues:list",
+                                            "queues:watch",
+                                            "cohorts:get",
+                                            "cohorts:list",
+                                            "cohorts:watch",
+                                            "queues/status:patch"}));
   // In its own namespace: the Lease, and the leader's label on its pod.
   std::set<std::string> own;
   for (const YAML::Node& rule : objects.at("Role/dlsched-leader-election")["rules"]) {

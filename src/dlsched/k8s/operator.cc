@@ -130,11 +130,14 @@ core::Status Operator::Start(double sync_seconds) {
   nodes_->Start();
   pods_->Start();
   jobs_->Start();
-  for (Informer* inf : {nodes_.get(), pods_.get(), jobs_.get()}) {
+  StartQueueInformers(enqueue);
+  for (Informer* inf :
+       {nodes_.get(), pods_.get(), jobs_.get(), queue_objects_.get(), cohort_objects_.get()}) {
+    if (inf == nullptr) continue;
     const bool synced = inf->WaitForSync(sync_seconds);
     inf->RethrowFailure();
     if (!synced) {
-      return core::Errorf("{}: could not list nodes, pods and trainingjobs within {} s",
+      return core::Errorf("{}: could not list nodes, pods, trainingjobs and queues within {} s",
                           config_.server, sync_seconds);
     }
   }
@@ -148,7 +151,8 @@ core::Status Operator::Start(double sync_seconds) {
 
 void Operator::Stop() {
   queue_.ShutDown();
-  for (auto* inf : {nodes_.get(), pods_.get(), jobs_.get()}) {
+  for (auto* inf :
+       {nodes_.get(), pods_.get(), jobs_.get(), queue_objects_.get(), cohort_objects_.get()}) {
     if (inf != nullptr) inf->Stop();
   }
 }
@@ -160,6 +164,7 @@ void Operator::Cycle() {
   const engine::Plan plan = scheduler_.Cycle(Now(), options);
   FlushBinds();
   dirty_ = false;
+  queues_changed_ = true;  // usage and jobs per queue
   for (const engine::Action& a : plan.actions) {
     const JobIndex j = a.task.job;
     switch (a.kind) {
@@ -172,7 +177,9 @@ void Operator::Cycle() {
           if (nodes.find(name) == std::string::npos) nodes += (nodes.empty() ? "" : ",") + name;
         }
         Event(j, "Normal", "Scheduled",
-              fmt::format("started with {} workers on {}", a.workers, nodes));
+              fmt::format("started with {} workers on {}{}", a.workers, nodes,
+                          state_.Job(j).queue >= 0 ? " in queue " + tjs_[j].job.queue : ""));
+        queue_told_.erase(j);
         break;
       }
       case engine::ActionKind::kResize:
@@ -189,6 +196,18 @@ void Operator::Cycle() {
         break;
       case engine::ActionKind::kWait:
         status_dirty_.push_back(j);
+        if (QueueMissing(j)) {
+          if (queue_told_.insert(j).second) {
+            Event(j, "Warning", "QueueNotFound",
+                  fmt::format("no Queue named {}: the job waits until one is created",
+                              tjs_[j].job.queue));
+          }
+          break;
+        }
+        if (state_.Job(j).queue >= 0 && a.reason.find("'s quota: ") != std::string::npos &&
+            queue_told_.insert(j).second) {
+          Event(j, "Normal", "Pending", a.reason);
+        }
         if (a.status == engine::WaitStatus::kUnschedulableUnresolvable &&
             !never_fits_.contains(j)) {
           never_fits_.insert(j);
@@ -213,7 +232,8 @@ void Operator::Cycle() {
 void Operator::Step(double max_wait_seconds) {
   // An informer's thread that failed (out of memory) fails the operator
   // here, on its main thread.
-  for (const Informer* inf : {nodes_.get(), pods_.get(), jobs_.get()}) {
+  for (const Informer* inf :
+       {nodes_.get(), pods_.get(), jobs_.get(), queue_objects_.get(), cohort_objects_.get()}) {
     if (inf != nullptr) inf->RethrowFailure();
   }
   using Clock = WorkQueue::Clock;
@@ -242,6 +262,10 @@ void Operator::Step(double max_wait_seconds) {
       SyncKey(*more);
       queue_.Done(*more);
     }
+  }
+  if (queue_news_) {
+    queue_news_ = false;
+    ReadQueueObjects();
   }
   while (!timers_.empty() && timers_.top().at <= Now()) {
     const Timer t = timers_.top();
@@ -290,6 +314,7 @@ void Operator::Step(double max_wait_seconds) {
     Cycle();
   }
   FlushStatus();
+  WriteQueueStatus();
   stats_.jobs_by_phase.clear();
   for (int p = 0; p < core::kNumJobPhases; ++p) {
     const auto phase = static_cast<JobPhase>(p);

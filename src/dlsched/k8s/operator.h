@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -295,12 +296,55 @@ class Operator final : public engine::Backend {
   void NameNewPod(engine::TaskRef t);
   void Log(std::string_view level, std::string_view msg, const nlohmann::json& fields = {});
 
+  // Queues (operator_queues.cc). Informers on Queue and Cohort objects when
+  // the cluster serves those kinds.
+  void StartQueueInformers(const std::function<InformerHandlers(std::string)>& enqueue);
+  // The Queue and Cohort objects read again: each spec decoded (an edit
+  // refused keeps what was accepted before), the set checked as a whole,
+  // the namespaces' default queues; then ApplyQueues.
+  void ReadQueueObjects();
+  // Every job in its queue (a job naming none: its namespace's default
+  // queue, else "default"); queues jobs name and nothing declares added as
+  // quotas of nothing; the engine's queues replaced when any of it changed.
+  void ApplyQueues();
+  // A new job's queue, before it enters the engine.
+  void PlaceInQueue(TrainingJob& tj);
+  // Job j names a queue that no Queue declares.
+  bool QueueMissing(engine::JobIndex j) const;
+  // Each Queue's status (usage, borrowed, pending and admitted jobs,
+  // condition Active), written where it changed.
+  void WriteQueueStatus();
+
   RestConfig config_;
   const engine::Engine& engine_;
   OperatorOptions options_;
   RestClient client_;
   WorkQueue queue_;
   std::unique_ptr<Informer> nodes_, pods_, jobs_;
+  // Queue and Cohort objects; null when the cluster does not serve them
+  // (then no job has a queue).
+  std::unique_ptr<Informer> queue_objects_, cohort_objects_;
+  // The queues and cohorts accepted (the last valid spec of each), and
+  // each namespace's default queue (a Queue's spec.namespaces).
+  struct AcceptedQueues {
+    std::vector<core::QueueSpec> queues;
+    std::vector<core::CohortSpec> cohorts;
+    std::map<std::string, std::vector<std::string>> namespaces;  // queue -> its namespaces
+    std::map<std::string, std::string> namespace_default;        // namespace -> queue
+  };
+  AcceptedQueues accepted_;
+  // What the engine has: the accepted queues and placeholders for the
+  // names in missing_queues_.
+  std::vector<core::QueueSpec> engine_queues_;
+  std::vector<core::CohortSpec> engine_cohorts_;
+  std::set<std::string> missing_queues_;
+  // "Queue a" / "Cohort b" -> why its spec (or the set) was refused.
+  std::map<std::string, std::string> queue_problems_;
+  std::map<std::string, nlohmann::json> queue_status_;  // last written, by queue
+  bool queues_changed_ = false;                         // queue status to look at
+  bool queue_news_ = false;  // a Queue or Cohort object changed: read them again
+  // Jobs told (an Event) that their queue is missing or over its quota.
+  std::unordered_set<engine::JobIndex> queue_told_;
   core::ClusterSpec empty_cluster_;
   // The scheduler loop (the cache, the life cycle, the progress estimate,
   // the cycle), and its cache read-only.

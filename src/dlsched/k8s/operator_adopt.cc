@@ -43,6 +43,7 @@ void Operator::Adopt() {
   // Keys queued by the informers so far are covered here.
   while (auto key = queue_.Get(WorkQueue::Clock::now())) queue_.Done(*key);
   for (const json& node : nodes_->List()) SyncNode(ObjectKey(node));
+  ReadQueueObjects();
   // In the order they were submitted (ties by uid), as the operator that
   // saw them arrive ordered them; jobs no operator has seen after those.
   struct Found {
@@ -84,6 +85,7 @@ void Operator::NewJob(const json& object, bool adopting, std::optional<double> s
   }
   if (!ResolvePriority(*decoded, object)) return;
   TrainingJob& tj = tjs_.emplace_back(std::move(*decoded));
+  PlaceInQueue(tj);
   // A job seen before (a restart, a failover) keeps its submission time.
   const double wall = WallSeconds();
   tj.job.submit_time = submitted ? Now() - std::max(0.0, wall - *submitted) : Now();
@@ -399,6 +401,8 @@ OperatorSnapshot Operator::Snapshot() {
     }
     snap.cluster.nodes.push_back(spec);
   }
+  snap.cluster.queues = engine_queues_;
+  snap.cluster.cohorts = engine_cohorts_;
   return snap;
 }
 

@@ -125,9 +125,13 @@ bool Operator::WriteStatus(JobIndex j) {
     k.completion_clock = Now();
     ScheduleTtl(j);
   }
+  std::string reason = k.suspended ? "suspended (spec.runPolicy.suspend)" : h.reason;
+  if (QueueMissing(j) && js.IsPending()) {
+    reason = fmt::format("no Queue named {}: the job waits until one is created", tj.job.queue);
+  }
   json status = {{"phase", phase},
                  {"workers", js.placed_workers},
-                 {"reason", k.suspended ? "suspended (spec.runPolicy.suspend)" : h.reason},
+                 {"reason", reason},
                  {"placement", placement},
                  {"observedGeneration", k.observed_generation},
                  {"conditions", UpdateConditions(j)}};
@@ -135,6 +139,7 @@ bool Operator::WriteStatus(JobIndex j) {
   if (!k.completion_time.empty()) status["completionTime"] = k.completion_time;
   if (h.admission_seq >= 0) status["admissionOrder"] = h.admission_seq;
   status["submitTime"] = submitted_[j];
+  if (queue_objects_) status["queue"] = tj.job.queue;
   // Pod failures counted against runPolicy.backoffLimit.
   if (h.failures > 0) status["failures"] = h.failures;
   // Estimated as the simulator does; exact at `progressTime` (the

@@ -18,6 +18,8 @@ void Operator::SyncKey(const std::string& key) {
     SyncPod(key.substr(4));
   } else if (key.starts_with("tj/")) {
     SyncJob(key.substr(3));
+  } else if (key.starts_with("queue/") || key.starts_with("cohort/")) {
+    queue_news_ = true;
   }
 }
 

@@ -1630,5 +1630,174 @@ TEST_F(PodFailureTest, AnEvictionStormIsRiddenOut) {
   }
 }
 
+// Teams' queues on a cluster, worked by hand on one 8-GPU node
+// (gang-binpack, one-GPU workers, jobs that never finish):
+// - Queue team-a (2 GPUs) is namespace default's default queue: a (2
+//   workers, naming no queue) runs in it, b (2) waits on its quota
+//   (status.reason, a Pending Event; Pending 1 on the Queue);
+// - team-a raised to 4: b starts (Used GPUs 4);
+// - lowered to 2, under its usage: a and b run on with the same pods, and
+//   c (1 worker, naming team-a) waits; the Queue shows 2 GPUs borrowed
+//   (held above its nominal quota);
+// - d names team-z, which no Queue declares: it waits, told so
+//   (QueueNotFound), until a Queue team-z of 1 GPU is created;
+// - team-z edited to a quota that does not parse: refused (condition
+//   Active True, reason SpecRefused), the 1 GPU stays in effect;
+// - team-a deleted: a and b keep their pods, c waits for a queue of that
+//   name.
+TEST_F(OperatorTest, AQueueCreatedChangedAndDeletedWhileJobsRun) {
+  const std::string queues = "queues.dlsched.io";
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 8)).has_value());
+  auto queue = [](const std::string& name, json spec) {
+    return json{{"apiVersion", "dlsched.io/v1alpha1"},
+                {"kind", "Queue"},
+                {"metadata", {{"name", name}}},
+                {"spec", std::move(spec)}};
+  };
+  ASSERT_TRUE(server_
+                  .Create(queues, "",
+                          queue("team-a", {{"quota", {{"nvidia.com/gpu", 2}}},
+                                           {"namespaces", json::array({"default"})}}))
+                  .has_value());
+  StartOperator("gang-binpack");
+  auto status = [&](const std::string& q) {
+    auto o = server_.Get(queues, "", q);
+    return o ? o->value("status", json::object()) : json::object();
+  };
+  auto job_status = [&](const std::string& name) {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", name);
+    return tj ? tj->value("status", json::object()) : json::object();
+  };
+  auto reason = [&](const std::string& name) { return job_status(name).value("reason", ""); };
+  auto set_quota = [&](const std::string& q, const json& gpus) {
+    auto o = server_.Get(queues, "", q);
+    ASSERT_TRUE(o.has_value());
+    (*o)["spec"]["quota"]["nvidia.com/gpu"] = gpus;
+    ASSERT_TRUE(server_.Update(queues, "", *o).has_value());
+  };
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", Job("a", 0, 2, 1e9)));
+  ASSERT_TRUE(RunUntil([&] {
+    return Phase("a") == "Running" && status("team-a").value("usedGPUs", -1) == 2 &&
+           status("team-a").value("admittedJobs", -1) == 1;
+  }));
+  EXPECT_EQ(job_status("a").value("queue", ""), "team-a");
+  EXPECT_EQ(status("team-a").value("nominalGPUs", -1), 2);
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", Job("b", 0, 2, 1e9)));
+  ASSERT_TRUE(RunUntil([&] {
+    return reason("b").find("queue team-a's quota") != std::string::npos &&
+           status("team-a").value("pendingJobs", -1) == 1 && HasEvent("b", "Pending");
+  })) << reason("b");
+
+  set_quota("team-a", 4);
+  ASSERT_TRUE(RunUntil([&] {
+    return Phase("b") == "Running" && status("team-a").value("usedGPUs", -1) == 4 &&
+           status("team-a").value("pendingJobs", -1) == 0;
+  }));
+  std::set<std::string> uids;
+  for (const std::string name : {"a", "b"}) {
+    for (const json& pod : PodsOf(name)) uids.insert(pod["metadata"].value("uid", ""));
+  }
+  ASSERT_EQ(uids.size(), 4u);
+
+  set_quota("team-a", 2);
+  json c = Job("c", 0, 1, 1e9);
+  c["spec"]["scheduling"] = {{"queue", "team-a"}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", c));
+  ASSERT_TRUE(RunUntil([&] {
+    return reason("c").find("queue team-a's quota") != std::string::npos &&
+           status("team-a").value("borrowedGPUs", -1) == 2;
+  })) << reason("c")
+      << status("team-a").dump();
+
+  json d = Job("d", 0, 1, 1e9);
+  d["spec"]["scheduling"] = {{"queue", "team-z"}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", d));
+  ASSERT_TRUE(RunUntil([&] {
+    return reason("d") == "no Queue named team-z: the job waits until one is created" &&
+           HasEvent("d", "QueueNotFound");
+  })) << reason("d");
+  ASSERT_TRUE(server_.Create(queues, "", queue("team-z", {{"quota", {{"nvidia.com/gpu", 1}}}})));
+  ASSERT_TRUE(RunUntil([&] { return Phase("d") == "Running"; }));
+
+  set_quota("team-z", "lots");
+  ASSERT_TRUE(RunUntil([&] {
+    const json conds = status("team-z").value("conditions", json::array());
+    return !conds.empty() && conds[0].value("reason", "") == "SpecRefused";
+  })) << status("team-z").dump();
+  const json refused = status("team-z")["conditions"][0];
+  EXPECT_EQ(refused.value("status", ""), "True");
+  EXPECT_NE(refused.value("message", "").find("Queue team-z: spec.quota.nvidia.com/gpu"),
+            std::string::npos)
+      << refused.dump();
+  EXPECT_EQ(status("team-z").value("nominalGPUs", -1), 1);
+
+  ASSERT_TRUE(server_.Delete(queues, "", "team-a").has_value());
+  ASSERT_TRUE(RunUntil([&] {
+    return reason("c") == "no Queue named team-a: the job waits until one is created";
+  })) << reason("c");
+  for (int i = 0; i < 20; ++i) op_->Step(0.01);
+  std::set<std::string> still;
+  for (const std::string name : {"a", "b"}) {
+    EXPECT_EQ(Phase(name), "Running") << name;
+    for (const json& pod : PodsOf(name)) still.insert(pod["metadata"].value("uid", ""));
+  }
+  EXPECT_EQ(still, uids);
+  EXPECT_TRUE(PodsOf("c").empty());
+  EXPECT_EQ(Phase("d"), "Running");
+}
+
+// A Queue whose spec does not parse, created so: not in effect (condition
+// Active False, InvalidSpec naming the field), and a job naming it waits as
+// for a queue that does not exist. Parents of Cohorts forming a cycle are
+// refused as a whole, naming the cohort.
+TEST_F(OperatorTest, AQueueThatDoesNotParseIsNotInEffectAndSaysWhy) {
+  ASSERT_TRUE(server_.Create("nodes", "", Node("node-a", 8)).has_value());
+  ASSERT_TRUE(
+      server_
+          .Create(
+              "queues.dlsched.io", "",
+              {{"apiVersion", "dlsched.io/v1alpha1"},
+               {"kind", "Queue"},
+               {"metadata", {{"name", "bad"}}},
+               {"spec", {{"quota", {{"nvidia.com/gpu", {{"nominal", 2}, {"lendingLimit", 1}}}}}}}})
+          .has_value());
+  for (const auto& [name, parent] : {std::pair{"x", "y"}, {"y", "x"}}) {
+    ASSERT_TRUE(server_
+                    .Create("cohorts.dlsched.io", "",
+                            {{"apiVersion", "dlsched.io/v1alpha1"},
+                             {"kind", "Cohort"},
+                             {"metadata", {{"name", name}}},
+                             {"spec", {{"parent", parent}}}})
+                    .has_value());
+  }
+  StartOperator("gang-binpack");
+  json j = Job("j", 0, 1, 1e9);
+  j["spec"]["scheduling"] = {{"queue", "bad"}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", j));
+  auto condition = [&] {
+    auto o = server_.Get("queues.dlsched.io", "", "bad");
+    const json conds =
+        o ? o->value("status", json::object()).value("conditions", json::array()) : json::array();
+    return conds.empty() ? json::object() : conds[0];
+  };
+  ASSERT_TRUE(RunUntil([&] {
+    auto tj = server_.Get("trainingjobs.dlsched.io", "default", "j");
+    return condition().value("reason", "") == "InvalidSpec" && tj &&
+           tj->value("status", json::object()).value("reason", "") ==
+               "no Queue named bad: the job waits until one is created";
+  })) << condition().dump();
+  EXPECT_EQ(condition().value("status", ""), "False");
+  EXPECT_EQ(
+      condition().value("message", ""),
+      "Queue bad: spec.quota.nvidia.com/gpu.lendingLimit: only allowed for a queue with a cohort");
+  bool cycle = false;
+  for (const std::string& line : logs_) {
+    cycle = cycle || line.find("Cohort x.parent: the cohorts' parents form a cycle: x -> y -> x") !=
+                         std::string::npos;
+  }
+  EXPECT_TRUE(cycle);
+  EXPECT_TRUE(PodsOf("j").empty());
+}
+
 }  // namespace
 }  // namespace dlsched::k8s

@@ -120,6 +120,64 @@ json EncodeNode(const core::NodeSpec& n) {
           {"status", {{"allocatable", alloc}}}};
 }
 
+json Quantity(core::ResourceId id, int64_t amount) {
+  return core::FormatResourceAmount(id, amount);
+}
+
+json Quota(const std::vector<core::QuotaLine>& lines) {
+  json quota = json::object();
+  for (const core::QuotaLine& l : lines) {
+    json line = Quantity(l.id, l.nominal);
+    if (l.borrowing_limit || l.lending_limit) {
+      line = {{"nominal", line}};
+      if (l.borrowing_limit) line["borrowingLimit"] = Quantity(l.id, *l.borrowing_limit);
+      if (l.lending_limit) line["lendingLimit"] = Quantity(l.id, *l.lending_limit);
+    }
+    quota[std::string(core::ResourceName(l.id))] = line;
+  }
+  return quota;
+}
+
+// A cluster file's queue as a Queue object (what a platform team would
+// create for it).
+json EncodeQueue(const core::QueueSpec& q) {
+  json spec = {{"weight", q.weight}, {"quota", Quota(q.quota)}, {"priority", q.priority}};
+  if (!q.cohort.empty()) spec["cohort"] = q.cohort;
+  json capability = json::object();
+  for (const auto& [id, amount] : q.capability) {
+    capability[std::string(core::ResourceName(id))] = Quantity(id, amount);
+  }
+  if (!capability.empty()) spec["capability"] = capability;
+  for (const auto& [key, res] : {std::pair{"guarantee", &q.guarantee}, {"deserved", &q.deserved}}) {
+    if (res->IsZero()) continue;
+    json m = json::object();
+    for (int id = 0; id < core::NumResources(); ++id) {
+      const auto rid = static_cast<core::ResourceId>(id);
+      if ((*res)[rid] != 0) m[std::string(core::ResourceName(rid))] = Quantity(rid, (*res)[rid]);
+    }
+    spec[key] = m;
+  }
+  for (core::PreemptionField f : core::kPreemptionFields) {
+    if (const auto& p = q.preemption.Field(f)) {
+      spec["preemption"][std::string(core::PreemptionFieldKey(f))] =
+          std::string(core::PreemptionPolicyName(*p));
+    }
+  }
+  return {{"apiVersion", "dlsched.io/v1alpha1"},
+          {"kind", "Queue"},
+          {"metadata", {{"name", q.name}}},
+          {"spec", spec}};
+}
+
+json EncodeCohort(const core::CohortSpec& c) {
+  json spec = {{"weight", c.weight}, {"quota", Quota(c.quota)}};
+  if (!c.parent.empty()) spec["parent"] = c.parent;
+  return {{"apiVersion", "dlsched.io/v1alpha1"},
+          {"kind", "Cohort"},
+          {"metadata", {{"name", c.name}}},
+          {"spec", spec}};
+}
+
 // "t=<time> start <job> <workers>: <role>-<index>@<node>,..." for every
 // start of a plan, with the binds of that job in the same plan; "resize"
 // (scale-in, scale-out, with restart, shrunk for another job) and "stop"
@@ -179,6 +237,12 @@ class LockStep {
             .has_value());
     for (const core::NodeSpec& n : cluster.nodes) {
       EXPECT_TRUE(server_.Create("nodes", "", EncodeNode(n)).has_value());
+    }
+    for (const core::QueueSpec& q : cluster.queues) {
+      EXPECT_TRUE(server_.Create("queues.dlsched.io", "", EncodeQueue(q)).has_value());
+    }
+    for (const core::CohortSpec& c : cluster.cohorts) {
+      EXPECT_TRUE(server_.Create("cohorts.dlsched.io", "", EncodeCohort(c)).has_value());
     }
     config_.server = server_.Url();
     config_.timeout_seconds = 10;
@@ -289,7 +353,32 @@ struct Case {
   // Decisions the run must include (substrings of its lines), so the
   // scenario exercises what it is meant to.
   std::vector<std::string> must_see = {};
+  std::string queue_order = {};  // replaces the profile's queueOrder
 };
+
+// The case's cluster. Queue and Cohort objects have no order: the
+// operator takes them by name, where ties between queues fall to the
+// first; so the simulator gets them in that order too.
+core::Result<core::ClusterSpec> CaseCluster(const Case& c) {
+  auto cluster = config::LoadCluster(std::string(DLSCHED_SOURCE_DIR) + "/examples/" + c.cluster);
+  if (cluster) {
+    std::sort(cluster->queues.begin(), cluster->queues.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    std::sort(cluster->cohorts.begin(), cluster->cohorts.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+  }
+  return cluster;
+}
+
+std::unique_ptr<engine::Engine> CaseEngine(const Case& c) {
+  std::string profile = c.profile;
+  if (profile.ends_with(".yaml"))
+    profile = std::string(DLSCHED_SOURCE_DIR) + "/examples/" + profile;
+  return std::make_unique<engine::Engine>(
+      testing::BuiltinProfile(profile, [&](config::ProfileSpec& p) {
+        if (!c.queue_order.empty()) p.queue_order.name = c.queue_order;
+      }));
+}
 
 class ParityTest : public ::testing::TestWithParam<Case> {};
 
@@ -299,11 +388,11 @@ std::string Example(const std::string& name) {
 
 TEST_P(ParityTest, OperatorPlacesAndStartsJobsAsTheSimulator) {
   const Case& c = GetParam();
-  auto cluster = config::LoadCluster(Example(c.cluster));
+  auto cluster = CaseCluster(c);
   ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
   auto workload = sim::LoadWorkload(Example(c.workload));
   ASSERT_TRUE(workload.has_value()) << workload.error().message;
-  auto engine = NewEngine(c.profile);
+  auto engine = CaseEngine(c);
   const std::vector<std::string> expected = SimulatorStarts(*cluster, *workload, *engine);
   ASSERT_FALSE(expected.empty());
   LockStep run(*cluster, *workload, *engine);
@@ -326,11 +415,11 @@ TEST_P(ParityTest, OperatorPlacesAndStartsJobsAsTheSimulator) {
 // operator made from there on.
 TEST_P(ParityTest, SnapshotReplayedByTheSimulatorMakesTheOperatorsNextDecisions) {
   const Case& c = GetParam();
-  auto cluster = config::LoadCluster(Example(c.cluster));
+  auto cluster = CaseCluster(c);
   ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
   auto workload = sim::LoadWorkload(Example(c.workload));
   ASSERT_TRUE(workload.has_value()) << workload.error().message;
-  auto engine = NewEngine(c.profile);
+  auto engine = CaseEngine(c);
   LockStep run(*cluster, *workload, *engine);
   run.TakeSnapshots();
   const std::vector<std::string> got = run.Run();
@@ -394,9 +483,24 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"pollux-tiresias",
              "cluster-2x4gpu.yaml",
              "workload-pollux-tiresias.yaml",
-             {"t=1140.000 stop f", "t=17100.000 stop g"}}),
+             {"t=1140.000 stop f", "t=17100.000 stop g"}},
+        // Teams' queues as Queue objects, under every discipline: Kueue's
+        // (borrowing, a lending limit, reclaim), Kueue's fair sharing,
+        // Volcano's proportion and reclaim, DRF.
+        Case{"queue-reclaim", "cluster-queues.yaml", "workload-queues.yaml"},
+        Case{"queue-reclaim", "cluster-reclaim.yaml", "workload-reclaim.yaml", {"preempted"}},
+        Case{"queue-reclaim", "cluster-queues.yaml", "workload-queues.yaml", {}, "Drf"},
+        Case{"profile-queue-fair-sharing.yaml",
+             "cluster-teams.yaml",
+             "workload-teams-reclaim.yaml",
+             {"t=100.000 stop "}},
+        Case{"profile-volcano-queues.yaml",
+             "cluster-teams.yaml",
+             "workload-teams-reclaim.yaml",
+             {"t=100.000 stop "}}),
     [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = info.param.profile + "_" + info.param.workload;
+      std::string name = info.param.profile + "_" + info.param.workload +
+                         (info.param.queue_order.empty() ? "" : "_" + info.param.queue_order);
       for (char& ch : name) {
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
       }

@@ -670,6 +670,11 @@ core::Result<TrainingJob> DecodeTrainingJob(const json& object) {
     DLSCHED_TRY(DecodeScheduling(e, spec["scheduling"], job));
   }
   DLSCHED_TRY(DecodeRunPolicy(e, spec, rs_path, out));
+  auto has_queue = [](const json& o) { return o.is_object() && o.contains("queue"); };
+  const json run_policy = spec.value("runPolicy", json::object());
+  out.queue_given =
+      has_queue(spec.value("scheduling", json())) ||
+      (run_policy.is_object() && has_queue(run_policy.value("schedulingPolicy", json())));
   DLSCHED_TRY(Decoder(e).TotalSteps(spec, "spec", job));
   DLSCHED_TRY(Decoder(e).Delays(spec, "spec", job));
   if (spec.contains("throughput")) {

@@ -75,6 +75,10 @@ struct TrainingJob {
   // What the engine sees: roles (requests, constraints, elastic range),
   // scheduling inputs and, when given, throughput and steps.
   core::JobSpec job;
+  // Whether the job names its queue; when not, job.queue is "default" as
+  // decoded and the operator puts it in its namespace's default queue
+  // (a Queue's spec.namespaces).
+  bool queue_given = false;
   // Each role's pod template, as given: pods are created from it.
   nlohmann::json templates[core::kNumRoles];
   Framework framework = Framework::kTensorFlow;
