@@ -25,6 +25,7 @@ ClusterState::ClusterState(const core::ClusterSpec& cluster) {
   by_phase_.resize(core::kNumJobPhases);
   for (const auto& node : cluster.nodes) AddNode(node);
   quotas_ = QuotaBook(cluster.queues, cluster.cohorts);
+  elastic_rest_.assign(static_cast<size_t>(quotas_.NumQueues()), core::Resources{});
 }
 
 void ClusterState::SetQueues(std::span<const core::QueueSpec> queues,
@@ -32,9 +33,12 @@ void ClusterState::SetQueues(std::span<const core::QueueSpec> queues,
   const uint64_t version = quotas_.TotalVersion();
   quotas_ = QuotaBook(queues, cohorts);
   quotas_.ContinueVersions(version);
+  elastic_rest_.assign(static_cast<size_t>(quotas_.NumQueues()), core::Resources{});
   for (JobIndex j = 0; j < NumJobs(); ++j) {
     JobState& js = jobs_[j];
     js.queue = quotas_.Empty() ? -1 : quotas_.Find(js.spec->queue);
+    js.rest_counted = 0;
+    RecountRest(j);
     if (js.queue < 0 || js.placed_tasks == 0) continue;
     for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
       if (js.task_node[slot] != kNoNode) quotas_.Add(js.queue, Request(js.TaskAt(j, slot)));
@@ -265,6 +269,7 @@ void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
   phase_pos_[j] = static_cast<int32_t>(to.size());
   to.push_back(j);
   js.phase = p;
+  if (was == core::JobPhase::kRunning || p == core::JobPhase::kRunning) RecountRest(j);
   if (InPendingPhase(p)) {
     entered_pending_.push_back(j);
   } else if (InPendingPhase(was)) {
@@ -314,6 +319,18 @@ core::Resources ClusterState::Held(JobIndex j) const {
   return held;
 }
 
+void ClusterState::RecountRest(JobIndex j) {
+  JobState& js = jobs_[j];
+  if (js.queue < 0) return;
+  const core::RoleSpec& w = js.spec->role(core::Role::kWorker);
+  const int32_t rest = js.phase == core::JobPhase::kRunning && !js.removed
+                           ? std::max(0, w.max_replicas - js.placed_workers)
+                           : 0;
+  if (rest == js.rest_counted) return;
+  elastic_rest_[js.queue] += w.resources * (rest - js.rest_counted);
+  js.rest_counted = rest;
+}
+
 void ClusterState::PendingJobs(std::vector<JobIndex>* out) const {
   out->clear();
   for (core::JobPhase p :
@@ -340,6 +357,7 @@ void ClusterState::RemoveJob(JobIndex j) {
   from.pop_back();
   phase_pos_[j] = -1;
   js.removed = true;
+  RecountRest(j);
   left_pending_.push_back(j);  // if it was in the pending order
   auto it = job_by_name_.find(js.spec->name);
   if (it != job_by_name_.end() && it->second == j) job_by_name_.erase(it);
@@ -358,7 +376,10 @@ void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {
   ++tasks_on_[n];
   slot = n;
   ++js.placed_tasks;
-  if (t.role == core::Role::kWorker) ++js.placed_workers;
+  if (t.role == core::Role::kWorker) {
+    ++js.placed_workers;
+    if (js.rest_counted > 0) RecountRest(t.job);
+  }
   Rebucket(n, old_gpu);
   touched_.push_back(n);
 }
@@ -382,7 +403,10 @@ void ClusterState::UnplaceTentative(TaskRef t) {
   --tasks_on_[n];
   slot = kNoNode;
   --js.placed_tasks;
-  if (t.role == core::Role::kWorker) --js.placed_workers;
+  if (t.role == core::Role::kWorker) {
+    --js.placed_workers;
+    if (js.phase == core::JobPhase::kRunning) RecountRest(t.job);
+  }
   Rebucket(n, old_gpu);
   touched_.push_back(n);
 }

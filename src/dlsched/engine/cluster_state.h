@@ -74,6 +74,8 @@ struct JobState {
   // Its queue in ClusterState::Quotas(), -1 when it names no declared queue
   // (it then runs without quota).
   int32_t queue = -1;
+  // The workers below its maximum counted in its queue's ElasticRest.
+  int32_t rest_counted = 0;
   int placed_workers = 0;  // placed Worker slots
   int placed_tasks = 0;    // placed slots of any role
   int target_workers = 0;  // workers the job runs with once started
@@ -296,6 +298,17 @@ class ClusterState {
     if (q < 0 || quotas_.Admits(q, more, Capped(j))) return std::nullopt;
     return quotas_.Refusal(q, more, Capped(j));
   }
+  // What queue `q`'s running jobs below their maximum would take to reach
+  // it (a worker's request times the workers missing), kept as tasks are
+  // placed and removed and jobs start and stop running: Volcano counts
+  // these pods as the queue's demand.
+  const core::Resources& ElasticRest(int q) const { return elastic_rest_[q]; }
+  // Job `j`'s worker range changed in place (a live cluster's edit): its
+  // ElasticRest count follows, and the queue caps are worked out again.
+  void RangeChanged(JobIndex j) {
+    RecountRest(j);
+    caps_owner_ = 0;
+  }
   // QuotaBook::SetCycleCaps, by the engine `owner` (Engine's id).
   bool SetQueueCaps(std::vector<core::ResourceLimits> caps, uint64_t owner) {
     caps_owner_ = owner;
@@ -422,6 +435,8 @@ class ClusterState {
   }
 
   void Rebucket(NodeIndex n, int old_free_gpu);
+  // Brings job `j`'s count in its queue's ElasticRest up to date.
+  void RecountRest(JobIndex j);
   int FreeGpu(NodeIndex n) const {
     return static_cast<int>(allocatable_[n][core::kGpu] - requested_[n][core::kGpu]);
   }
@@ -456,6 +471,7 @@ class ClusterState {
   std::vector<int32_t> bucket_pos_;
   std::vector<const RecordField*> record_fields_;
   QuotaBook quotas_;
+  std::vector<core::Resources> elastic_rest_;  // per queue: ElasticRest
   std::vector<JobState> jobs_;
   std::vector<std::vector<JobIndex>> by_phase_;
   std::vector<int32_t> phase_pos_;  // position of each job in its by_phase_ list

@@ -251,5 +251,45 @@ TEST(ClusterStateTest, QueuesChangedWhileJobsRun) {
   EXPECT_TRUE(w.state.QuotaAdmits(j, gpu));
 }
 
+// A queue's ElasticRest is what its running jobs below their maximum
+// would take to reach it. Worked by hand, workers of 1 core, 2 GiB, 1 GPU:
+//   e (2..4 workers) waiting, 2 placed        rest 0 (not running)
+//   e running                                 rest 4 - 2 = 2 workers: 2 GPUs
+//   a third worker placed                     1 GPU
+//   its range edited to 2..3                  0
+//   a worker removed                          1 GPU
+//   e finished (tasks gone)                   0
+// and a queue set replaced counts the running job again.
+TEST(ClusterStateTest, ElasticRestFollowsRunningJobsBelowTheirMaximum) {
+  dlsched::testing::ClusterWithJobs w(Nodes(1, 32, 128, 8));
+  core::QueueSpec team;
+  team.name = "team";
+  team.quota.push_back(core::QuotaLine{core::kGpu, 8, std::nullopt, std::nullopt});
+  w.state.SetQueues(std::vector{team}, {});
+  core::JobSpec e = Job("e", 0, 0, 2, 2, 4);
+  e.queue = "team";
+  const JobIndex j = w.Add(e, core::JobPhase::kWaiting);
+  auto rest = [&] { return w.state.ElasticRest(0)[core::kGpu]; };
+  w.state.PlaceTask({j, Role::kWorker, 0}, 0);
+  w.state.PlaceTask({j, Role::kWorker, 1}, 0);
+  EXPECT_EQ(rest(), 0);
+  w.state.SetPhase(j, core::JobPhase::kRunning, 1);
+  EXPECT_EQ(rest(), 2);
+  EXPECT_EQ(w.state.ElasticRest(0)[core::kCpu], 2000);
+  w.state.PlaceTask({j, Role::kWorker, 2}, 0);
+  EXPECT_EQ(rest(), 1);
+  w.specs.back().role(Role::kWorker).max_replicas = 3;
+  w.state.RangeChanged(j);
+  EXPECT_EQ(rest(), 0);
+  w.state.RemoveTask({j, Role::kWorker, 2});
+  EXPECT_EQ(rest(), 1);
+  w.state.SetQueues(std::vector{team}, {});
+  EXPECT_EQ(rest(), 1);
+  w.state.RemoveTask({j, Role::kWorker, 1});
+  w.state.RemoveTask({j, Role::kWorker, 0});
+  w.state.SetPhase(j, core::JobPhase::kCompleted, 2);
+  EXPECT_EQ(rest(), 0);
+}
+
 }  // namespace
 }  // namespace dlsched::engine

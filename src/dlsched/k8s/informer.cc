@@ -91,6 +91,14 @@ std::vector<json> Informer::List() const {
   return out;
 }
 
+std::vector<std::string> Informer::Keys() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  out.reserve(cache_.size());
+  for (const auto& [key, object] : cache_) out.push_back(key);
+  return out;
+}
+
 std::string Informer::LastResourceVersion() const {
   std::lock_guard lock(mu_);
   return resource_version_;

@@ -82,6 +82,9 @@ class Informer {
 
   std::optional<nlohmann::json> Get(const std::string& key) const;
   std::vector<nlohmann::json> List() const;
+  // The keys of List's objects ("namespace/name", or "name" for a
+  // cluster-scoped kind), in order.
+  std::vector<std::string> Keys() const;
   std::string LastResourceVersion() const;
   InformerStats Stats() const;
 

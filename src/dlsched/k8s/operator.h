@@ -307,6 +307,9 @@ class Operator final : public engine::Backend {
   // queue, else "default"); queues jobs name and nothing declares added as
   // quotas of nothing; the engine's queues replaced when any of it changed.
   void ApplyQueues();
+  // The queue of a job in `namespace_name` that names none: the Queue
+  // listing the namespace, else "default".
+  const std::string& DefaultQueue(const std::string& namespace_name) const;
   // A new job's queue, before it enters the engine.
   void PlaceInQueue(TrainingJob& tj);
   // Job j names a queue that no Queue declares.
@@ -340,7 +343,7 @@ class Operator final : public engine::Backend {
   std::set<std::string> missing_queues_;
   // "Queue a" / "Cohort b" -> why its spec (or the set) was refused.
   std::map<std::string, std::string> queue_problems_;
-  std::map<std::string, nlohmann::json> queue_status_;  // last written, by queue
+  std::map<std::string, nlohmann::json> queue_status_;  // last written, by queue (no times)
   bool queues_changed_ = false;                         // queue status to look at
   bool queue_news_ = false;  // a Queue or Cohort object changed: read them again
   // Jobs told (an Event) that their queue is missing or over its quota.

@@ -95,12 +95,21 @@ void Operator::StartQueueInformers(const std::function<InformerHandlers(std::str
   }
   InformerOptions o = options_.informer;
   o.selector.clear();
+  // Only a spec changes what is in effect: the status patches the
+  // operator writes itself (and any label or annotation) are no news.
+  auto on_spec = [&](std::string prefix) {
+    InformerHandlers h = enqueue(std::move(prefix));
+    h.on_update = [next = std::move(h.on_update)](const json& old, const json& now) {
+      if (old.value("spec", json()) != now.value("spec", json())) next(old, now);
+    };
+    return h;
+  };
   queue_objects_ =
-      std::make_unique<Informer>(config_, KindPath(kQueuePlural), enqueue("queue/"), o);
+      std::make_unique<Informer>(config_, KindPath(kQueuePlural), on_spec("queue/"), o);
   queue_objects_->Start();
   if (served.contains(std::string(kCohortPlural))) {
     cohort_objects_ =
-        std::make_unique<Informer>(config_, KindPath(kCohortPlural), enqueue("cohort/"), o);
+        std::make_unique<Informer>(config_, KindPath(kCohortPlural), on_spec("cohort/"), o);
     cohort_objects_->Start();
   }
 }
@@ -200,8 +209,7 @@ void Operator::ApplyQueues() {
   for (const auto& [key, j] : by_key_) {
     TrainingJob& tj = tjs_[j];
     if (!tj.queue_given) {
-      auto it = accepted_.namespace_default.find(tj.namespace_name);
-      const std::string q = it == accepted_.namespace_default.end() ? "default" : it->second;
+      const std::string& q = DefaultQueue(tj.namespace_name);
       if (tj.job.queue != q) {
         tj.job.queue = q;
         remapped = true;
@@ -240,12 +248,15 @@ void Operator::ApplyQueues() {
        {"missing", json(missing_queues_)}});
 }
 
+const std::string& Operator::DefaultQueue(const std::string& namespace_name) const {
+  static const std::string kDefault = "default";
+  auto it = accepted_.namespace_default.find(namespace_name);
+  return it == accepted_.namespace_default.end() ? kDefault : it->second;
+}
+
 void Operator::PlaceInQueue(TrainingJob& tj) {
   if (!queue_objects_) return;
-  if (!tj.queue_given) {
-    auto it = accepted_.namespace_default.find(tj.namespace_name);
-    tj.job.queue = it == accepted_.namespace_default.end() ? "default" : it->second;
-  }
+  if (!tj.queue_given) tj.job.queue = DefaultQueue(tj.namespace_name);
   if (tj.job.queue == "default") return;
   for (const core::QueueSpec& q : engine_queues_) {
     if (q.name == tj.job.queue) return;
@@ -281,8 +292,7 @@ void Operator::WriteQueueStatus() {
     }
   }
   const std::string now = NowRfc3339();
-  for (const json& object : queue_objects_->List()) {
-    const std::string name = Meta(object, "name");
+  for (const std::string& name : queue_objects_->Keys()) {
     const int q = book.Find(name);
     const bool in_effect = q >= 0 && !missing_queues_.contains(name);
     const auto problem = queue_problems_.find("Queue " + name);
@@ -310,7 +320,17 @@ void Operator::WriteQueueStatus() {
         problem == queue_problems_.end()
             ? "the queue admits jobs within its quota"
             : (active ? "the spec accepted before stays in effect: " : "") + problem->second;
-    const json old = object.value("status", json::object());
+    status["conditions"] = json::array({{{"type", "Active"},
+                                         {"status", active ? "True" : "False"},
+                                         {"reason", reason},
+                                         {"message", message}}});
+    // What was last written (or found written), without the time of the
+    // condition: when it is what the queue says now, nothing is read.
+    json& written = queue_status_[name];
+    if (written == status) continue;
+    const auto object = queue_objects_->Get(name);
+    if (!object) continue;  // deleted meanwhile
+    const json old = object->value("status", json::object());
     std::string since = now;
     if (old.is_object() && old.contains("conditions") && old["conditions"].is_array()) {
       for (const json& c : old["conditions"]) {
@@ -320,22 +340,26 @@ void Operator::WriteQueueStatus() {
         }
       }
     }
-    status["conditions"] = json::array({{{"type", "Active"},
-                                         {"status", active ? "True" : "False"},
-                                         {"reason", reason},
-                                         {"message", message},
-                                         {"lastTransitionTime", since}}});
-    json& written = queue_status_[name];
-    if (old == status || written == status) continue;
+    json full = status;
+    full["conditions"][0]["lastTransitionTime"] = since;
+    if (old == full) {
+      written = std::move(status);
+      continue;
+    }
     auto r = Call("PATCH", KindPath(kQueuePlural) + "/" + name + "/status",
-                  json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}}),
+                  json::array({{{"op", "add"}, {"path", "/status"}, {"value", full}}}),
                   "application/json-patch+json");
     if (r && (r->status < 300 || r->status == 404)) {
-      written = status;
+      written = std::move(status);
     } else {
       queues_changed_ = true;  // again at the next step
     }
   }
+  // Queues deleted: nothing more to remember.
+  const std::vector<std::string> keys = queue_objects_->Keys();
+  std::erase_if(queue_status_, [&](const auto& entry) {
+    return !std::binary_search(keys.begin(), keys.end(), entry.first);
+  });
 }
 
 }  // namespace dlsched::k8s

@@ -314,6 +314,7 @@ std::string Operator::ApplyBounds(JobIndex j, const json& object) {
   w.max_replicas = now.max_replicas;
   if (tj.elastic) tj.elastic = decoded->elastic;
   kept_[j].spec = object.value("spec", json::object());
+  scheduler_.MutableState().RangeChanged(j);
   scheduler_.MutableState().BumpReason(j);
   Event(j, "Normal", "RangeChanged",
         fmt::format("workers {}..{} from now on", w.min_replicas, w.max_replicas));

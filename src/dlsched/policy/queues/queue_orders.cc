@@ -34,55 +34,63 @@ double Tolerance(core::ResourceId id) {
 }
 
 // The resources the Volcano shares are worked out over: the cluster's, and
-// any a queue asks for or is guaranteed.
-std::vector<core::ResourceId> Dims(const ClusterState& st,
-                                   std::span<const core::Resources> requests) {
+// any a queue asks for (`asked`, the sum of what they ask) or is
+// guaranteed.
+std::vector<core::ResourceId> Dims(const ClusterState& st, core::Resources asked) {
+  asked += st.Capacity();
+  for (int q = 0; q < st.Quotas().NumQueues(); ++q) asked += st.Quotas().Spec(q).guarantee;
   std::vector<core::ResourceId> dims;
-  auto add = [&](const core::Resources& r) {
-    core::FirstId(r, [&](core::ResourceId id) {
-      if (r[id] > 0 && std::find(dims.begin(), dims.end(), id) == dims.end()) dims.push_back(id);
-      return false;
-    });
-  };
-  add(st.Capacity());
-  for (const core::Resources& r : requests) add(r);
-  for (int q = 0; q < st.Quotas().NumQueues(); ++q) add(st.Quotas().Spec(q).guarantee);
-  std::sort(dims.begin(), dims.end());
+  core::FirstId(asked, [&](core::ResourceId id) {
+    if (asked[id] > 0) dims.push_back(id);
+    return false;
+  });
   return dims;
 }
 
-// Volcano's realCapability of each queue over `dims`: what the cluster
-// has beyond every queue's guarantee, plus its own, at most its capability.
-std::vector<std::vector<double>> RealCapability(const ClusterState& st,
-                                                std::span<const core::ResourceId> dims) {
+// Volcano's realCapability of each queue over `dims`, queue q's amount of
+// dims[k] at [q * dims.size() + k]: what the cluster has beyond every
+// queue's guarantee, plus its own, at most its capability.
+std::vector<double> RealCapability(const ClusterState& st, std::span<const core::ResourceId> dims) {
   const engine::QuotaBook& book = st.Quotas();
-  std::vector<double> guaranteed(dims.size(), 0);
+  const size_t d = dims.size();
+  std::vector<double> guaranteed(d, 0);
   for (int q = 0; q < book.NumQueues(); ++q) {
-    for (size_t k = 0; k < dims.size(); ++k) {
+    for (size_t k = 0; k < d; ++k) {
       guaranteed[k] += static_cast<double>(book.Spec(q).guarantee[dims[k]]);
     }
   }
-  std::vector<std::vector<double>> rc(book.NumQueues(), std::vector<double>(dims.size()));
+  std::vector<double> rc(static_cast<size_t>(book.NumQueues()) * d);
   for (int q = 0; q < book.NumQueues(); ++q) {
     const core::QueueSpec& spec = book.Spec(q);
-    for (size_t k = 0; k < dims.size(); ++k) {
+    for (size_t k = 0; k < d; ++k) {
       double v = std::max(0.0, static_cast<double>(st.Capacity()[dims[k]]) - guaranteed[k]) +
                  static_cast<double>(spec.guarantee[dims[k]]);
       for (const auto& [id, limit] : spec.capability) {
         if (id == dims[k]) v = std::min(v, static_cast<double>(limit));
       }
-      rc[q][k] = v;
+      rc[static_cast<size_t>(q) * d + k] = v;
     }
   }
   return rc;
 }
 
-// Per queue, `shares` rounded down to whole units: the caps.
-std::vector<core::ResourceLimits> Floor(const Shares& shares) {
-  std::vector<core::ResourceLimits> caps(shares.size());
-  for (size_t q = 0; q < shares.size(); ++q) {
-    for (const auto& [id, amount] : shares[q]) {
-      caps[q].emplace_back(id, static_cast<int64_t>(std::floor(amount + kEps)));
+// Amounts per queue over `dims`, queue q's of dims[k] at
+// [q * dims.size() + k]; `has[q]` false for a queue that has none.
+struct Table {
+  std::vector<core::ResourceId> dims;
+  std::vector<double> amount;
+  std::vector<bool> has;
+};
+
+// Each row of `t` rounded down to whole units: the caps.
+std::vector<core::ResourceLimits> Floor(const Table& t) {
+  const size_t d = t.dims.size();
+  std::vector<core::ResourceLimits> caps(t.has.size());
+  for (size_t q = 0; q < t.has.size(); ++q) {
+    if (!t.has[q]) continue;
+    caps[q].reserve(d);
+    for (size_t k = 0; k < d; ++k) {
+      caps[q].emplace_back(t.dims[k], static_cast<int64_t>(std::floor(t.amount[q * d + k] + kEps)));
     }
   }
   return caps;
@@ -139,15 +147,24 @@ engine::QueueKey DrfQueueOrder::Key(const ClusterState& state, const QueueHead& 
   return {Weighted(dominant, book.Spec(h.queue).weight), -Priority(state, h), 0, 0};
 }
 
-Shares ProportionDeserved(const ClusterState& st) {
+namespace {
+
+// Volcano's deserved shares: each queue's by weight, capped at what it asks
+// for and its real capability, at least its guarantee.
+Table ProportionTable(const ClusterState& st) {
   const engine::QuotaBook& book = st.Quotas();
   const int n = book.NumQueues();
-  // What each queue asks for: what its jobs hold and its pending jobs ask.
+  // What each queue asks for: what its jobs hold, what its pending jobs
+  // ask, and what its running elastic jobs below their maximum would take
+  // (Volcano counts their pending pods, the replicas above minAvailable).
   std::vector<core::Resources> request(n);
-  std::vector<bool> has_jobs(n, false);
+  Table t;
+  t.has.assign(n, false);
+  core::Resources all;
   for (int q = 0; q < n; ++q) {
     request[q] = book.Usage(q);
-    has_jobs[q] = !request[q].IsZero();
+    t.has[q] = !request[q].IsZero();
+    request[q] += st.ElasticRest(q);
   }
   std::vector<engine::JobIndex> pending;
   st.PendingJobs(&pending);
@@ -155,50 +172,55 @@ Shares ProportionDeserved(const ClusterState& st) {
     const engine::JobState& js = st.Job(j);
     if (js.queue < 0) continue;
     request[js.queue] += js.spec->Demand(js.target_workers);
-    has_jobs[js.queue] = true;
+    t.has[js.queue] = true;
   }
-  // A running elastic job below its maximum asks for the rest, as
-  // Volcano counts its pending pods (replicas above minAvailable).
-  for (const engine::JobIndex j : st.JobsInPhase(core::JobPhase::kRunning)) {
-    const engine::JobState& js = st.Job(j);
-    if (js.queue < 0) continue;
-    const core::RoleSpec& w = js.spec->role(core::Role::kWorker);
-    const int more = w.max_replicas - js.placed_workers;
-    if (more > 0) request[js.queue] += w.resources * more;
+  for (int q = 0; q < n; ++q) all += request[q];
+  t.dims = Dims(st, std::move(all));
+  const size_t d = t.dims.size();
+  const std::vector<double> rc = RealCapability(st, t.dims);
+  const size_t cells = static_cast<size_t>(n) * d;
+  std::vector<double>& deserved = t.amount;
+  deserved.assign(cells, 0);
+  std::vector<double> asked(cells), least(cells);
+  for (int q = 0; q < n; ++q) {
+    for (size_t k = 0; k < d; ++k) {
+      asked[static_cast<size_t>(q) * d + k] = static_cast<double>(request[q][t.dims[k]]);
+      least[static_cast<size_t>(q) * d + k] =
+          static_cast<double>(book.Spec(q).guarantee[t.dims[k]]);
+    }
   }
-  const std::vector<core::ResourceId> dims = Dims(st, request);
-  const size_t d = dims.size();
-  const std::vector<std::vector<double>> rc = RealCapability(st, dims);
-  std::vector<std::vector<double>> deserved(n, std::vector<double>(d, 0));
   std::vector<bool> met(n, true);
-  for (int q = 0; q < n; ++q) met[q] = !has_jobs[q];
+  for (int q = 0; q < n; ++q) met[q] = !t.has[q];
   std::vector<double> tolerance(d);
-  for (size_t k = 0; k < d; ++k) tolerance[k] = Tolerance(dims[k]);
+  for (size_t k = 0; k < d; ++k) tolerance[k] = Tolerance(t.dims[k]);
   std::vector<double> remaining(d);
-  for (size_t k = 0; k < d; ++k) remaining[k] = static_cast<double>(st.Capacity()[dims[k]]);
+  for (size_t k = 0; k < d; ++k) remaining[k] = static_cast<double>(st.Capacity()[t.dims[k]]);
+  std::vector<double> increased(d), decreased(d);
   for (int round = 0; round < 1000; ++round) {
     double weights = 0;
     for (int q = 0; q < n; ++q) weights += met[q] ? 0 : book.Spec(q).weight;
     if (weights <= 0) break;
-    std::vector<double> increased(d, 0), decreased(d, 0);
+    std::fill(increased.begin(), increased.end(), 0);
+    std::fill(decreased.begin(), decreased.end(), 0);
     for (int q = 0; q < n; ++q) {
       if (met[q]) continue;
-      const core::QueueSpec& spec = book.Spec(q);
-      const std::vector<double> old = deserved[q];
+      const double share = book.Spec(q).weight / weights;
       bool asked_met = true;
       bool unchanged = true;
       for (size_t k = 0; k < d; ++k) {
-        double& v = deserved[q][k];
-        v += remaining[k] * spec.weight / weights;
-        v = std::min(v, rc[q][k]);
-        v = std::min(v, static_cast<double>(request[q][dims[k]]));
-        v = std::max(v, static_cast<double>(spec.guarantee[dims[k]]));
-        if (static_cast<double>(request[q][dims[k]]) > v + tolerance[k]) asked_met = false;
-        if (std::abs(v - old[k]) > tolerance[k]) unchanged = false;
-        if (v > old[k]) {
-          increased[k] += v - old[k];
+        const size_t i = static_cast<size_t>(q) * d + k;
+        const double old = deserved[i];
+        double v = old + remaining[k] * share;
+        v = std::min(v, rc[i]);
+        v = std::min(v, asked[i]);
+        v = std::max(v, least[i]);
+        deserved[i] = v;
+        if (asked[i] > v + tolerance[k]) asked_met = false;
+        if (std::abs(v - old) > tolerance[k]) unchanged = false;
+        if (v > old) {
+          increased[k] += v - old;
         } else {
-          decreased[k] += old[k] - v;
+          decreased[k] += old - v;
         }
       }
       met[q] = asked_met || unchanged;
@@ -213,16 +235,24 @@ Shares ProportionDeserved(const ClusterState& st) {
     }
     if (empty || same) break;
   }
-  Shares out(n);
-  for (int q = 0; q < n; ++q) {
-    if (!has_jobs[q]) continue;
-    for (size_t k = 0; k < d; ++k) out[q].emplace_back(dims[k], deserved[q][k]);
+  return t;
+}
+
+}  // namespace
+
+Shares ProportionDeserved(const ClusterState& st) {
+  const Table t = ProportionTable(st);
+  const size_t d = t.dims.size();
+  Shares out(t.has.size());
+  for (size_t q = 0; q < t.has.size(); ++q) {
+    if (!t.has[q]) continue;
+    for (size_t k = 0; k < d; ++k) out[q].emplace_back(t.dims[k], t.amount[q * d + k]);
   }
   return out;
 }
 
 std::vector<core::ResourceLimits> VolcanoProportionQueueOrder::Caps(const ClusterState& st) const {
-  return Floor(ProportionDeserved(st));
+  return Floor(ProportionTable(st));
 }
 
 engine::QueueKey VolcanoProportionQueueOrder::Key(const ClusterState& state,
@@ -234,13 +264,11 @@ engine::QueueKey VolcanoProportionQueueOrder::Key(const ClusterState& state,
 }
 
 std::vector<core::ResourceLimits> VolcanoCapacityQueueOrder::Caps(const ClusterState& st) const {
-  const std::vector<core::ResourceId> dims = Dims(st, {});
-  const std::vector<std::vector<double>> rc = RealCapability(st, dims);
-  Shares shares(rc.size());
-  for (size_t q = 0; q < rc.size(); ++q) {
-    for (size_t k = 0; k < dims.size(); ++k) shares[q].emplace_back(dims[k], rc[q][k]);
-  }
-  return Floor(shares);
+  Table t;
+  t.dims = Dims(st, {});
+  t.amount = RealCapability(st, t.dims);
+  t.has.assign(static_cast<size_t>(st.Quotas().NumQueues()), true);
+  return Floor(t);
 }
 
 engine::QueueKey VolcanoCapacityQueueOrder::Key(const ClusterState& state,
