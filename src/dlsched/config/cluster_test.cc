@@ -81,10 +81,31 @@ TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
   EXPECT_EQ(
       ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, lables: {zone: z}}\n"),
       "cluster.yaml: nodes[0].lables: unknown key (allowed: name, count, resources, reserved, "
-      "labels, taints, schedulable); did you mean 'labels'?");
+      "labels, gpuType, taints, schedulable); did you mean 'labels'?");
   EXPECT_EQ(ClusterError("node: []\n"),
             "cluster.yaml: node: unknown key (allowed: nodes, events, queues, cohorts); did you "
             "mean 'nodes'?");
+}
+
+// `gpuType` is the node's nvidia.com/gpu.product label, as a cluster's GPU
+// feature discovery sets it.
+TEST(ParseClusterTest, GpuTypeIsTheGpuProductLabel) {
+  auto c = ParseCluster(
+      "nodes:\n  - {name: a, count: 2, gpuType: v100, resources: {nvidia.com/gpu: 8}}\n"
+      "  - {name: b, gpuType: k80, labels: {nvidia.com/gpu.product: k80}, resources: {cpu: 1}}\n"
+      "  - {name: c, resources: {cpu: 1}}\n",
+      "cluster.yaml");
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c->nodes.size(), 4u);
+  EXPECT_EQ(c->nodes[0].labels.at("nvidia.com/gpu.product"), "v100");
+  EXPECT_EQ(c->nodes[1].labels.at("nvidia.com/gpu.product"), "v100");
+  EXPECT_EQ(c->nodes[2].labels.at("nvidia.com/gpu.product"), "k80");
+  EXPECT_FALSE(c->nodes[3].labels.contains("nvidia.com/gpu.product"));
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, gpuType: v100, labels: {nvidia.com/gpu.product: "
+                         "k80}, resources: {cpu: 1}}\n"),
+            "cluster.yaml: nodes[0].gpuType: v100 differs from labels.nvidia.com/gpu.product: k80");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, gpuType: [v100], resources: {cpu: 1}}\n"),
+            "cluster.yaml: nodes[0].gpuType: expected a non-empty string, got a list");
 }
 
 TEST(ParseClusterTest, StructuralErrors) {

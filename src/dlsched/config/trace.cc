@@ -803,10 +803,11 @@ std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_
     // zoo's table.
     const core::ThroughputProfile* zoo =
         tp.model.empty() || find_model == nullptr ? nullptr : find_model(tp.model);
-    const bool own = !tp.model.empty() && (tp.steps_per_s.empty() ||
-                                           (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
-                                            zoo->locality_sensitivity == tp.locality_sensitivity &&
-                                            zoo->placements == tp.placements));
+    const bool own = !tp.model.empty() &&
+                     (tp.steps_per_s.empty() ||
+                      (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
+                       zoo->locality_sensitivity == tp.locality_sensitivity &&
+                       zoo->placements == tp.placements && zoo->GpuTypes() == tp.GpuTypes()));
     if (!own) {
       return tp.model.empty()
                  ? std::string("its throughput is a table, not a model-zoo model")

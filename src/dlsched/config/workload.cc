@@ -215,10 +215,36 @@ core::Status ParsePlacementRates(const Reader& r, const YAML::Node& n, const std
   return {};
 }
 
+// `throughput.gpuTypes`: a rate table per GPU type (a node's
+// nvidia.com/gpu.product label), each shaped as `table`.
+core::Status ParseGpuTypeRates(const Reader& r, const YAML::Node& n, const std::string& path,
+                               core::ThroughputProfile& out) {
+  if (!Given(n)) return {};
+  constexpr std::string_view kExpected = "a map of GPU type to a table of worker count to steps/s";
+  if (auto st = r.CheckAnyMap(n, path, kExpected); !st) return st;
+  if (n.size() == 0) return r.Expected(path, kExpected, n);
+  core::GpuTypeRates rates;
+  for (const auto& kv : n) {
+    const std::string type = kv.first.Scalar();
+    const std::string type_path = Key(path, type);
+    if (auto problem = core::NameProblem(type)) return r.Fail(type_path, *problem);
+    constexpr std::string_view kTableExpected = "a non-empty map of worker count to steps/s";
+    if (auto st = r.CheckAnyMap(kv.second, type_path, kTableExpected); !st) return st;
+    if (kv.second.size() == 0) return r.Expected(type_path, kTableExpected, kv.second);
+    core::ThroughputProfile one;
+    DLSCHED_TRY(Decoder(r).RateTable(kv.second, type_path, one));
+    if (!rates.emplace(type, std::move(one.steps_per_s)).second) {
+      return r.Fail(type_path, "the same GPU type as another key");
+    }
+  }
+  out.SetGpuTypes(std::move(rates));
+  return {};
+}
+
 core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::string& path,
                              core::ThroughputProfile& out) {
-  if (auto st =
-          r.CheckMap(n, path, "a map", {"model", "table", "localitySensitivity", "placements"});
+  if (auto st = r.CheckMap(n, path, "a map",
+                           {"model", "table", "localitySensitivity", "placements", "gpuTypes"});
       !st) {
     return st;
   }
@@ -231,7 +257,7 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   if (has_model) {
     // The model zoo (sim/) brings the table and the locality sensitivity;
     // overriding one but not the other would be ambiguous.
-    for (const char* key : {"localitySensitivity", "placements"}) {
+    for (const char* key : {"localitySensitivity", "placements", "gpuTypes"}) {
       if (Given(n[key])) {
         return r.Fail(Key(path, key), "only allowed with 'table' (a model brings its own)");
       }
@@ -255,6 +281,7 @@ core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::st
   if (auto st = ParsePlacementRates(r, n["placements"], Key(path, "placements"), out); !st) {
     return st;
   }
+  DLSCHED_TRY(ParseGpuTypeRates(r, n["gpuTypes"], Key(path, "gpuTypes"), out));
   return Decoder(r).Locality(n, path, out);
 }
 

@@ -350,7 +350,7 @@ TEST(ParseWorkloadTest, ThroughputErrors) {
             "got '1.5'");
   EXPECT_EQ(tp("{modle: resnet50}"),
             "workload.yaml: jobs[0].throughput.modle: unknown key (allowed: model, table, "
-            "localitySensitivity, placements); did you mean 'model'?");
+            "localitySensitivity, placements, gpuTypes); did you mean 'model'?");
   EXPECT_EQ(tp("{model: resnet50, placements: {4: 1}}"),
             "workload.yaml: jobs[0].throughput.placements: only allowed with 'table' (a model "
             "brings its own)");
@@ -377,6 +377,54 @@ TEST(ParseWorkloadTest, ThroughputPlacements) {
   ASSERT_TRUE(w) << w.error().message;
   const auto& p = w->jobs[0].throughput.placements;
   EXPECT_EQ(p, (std::map<std::vector<int>, double>{{{4}, 2}, {{3, 1}, 0.5}, {{2, 2}, 1}}));
+}
+
+// A table per GPU type beside the job's own: `RateOn` reads the type's,
+// and a type not listed falls back to the table (interpolated between 1
+// and 4 workers: 1 + (3 - 1) / 3 * (4 - 1) = 3 at 3 workers).
+TEST(ParseWorkloadTest, ThroughputPerGpuType) {
+  auto w = ParseWorkload(
+      "jobs:\n  - {name: a, arrival: 0, totalSteps: 1, worker: {replicas: 4, resources: {cpu: "
+      "1}}, throughput: {table: {1: 1, 4: 4}, gpuTypes: {v100: {1: 4.4, 4: 9.5}, k80: {1: 0.6, "
+      "4: 2.4}}}}\n",
+      "workload.yaml");
+  ASSERT_TRUE(w) << w.error().message;
+  const core::ThroughputProfile& tp = w->jobs[0].throughput;
+  ASSERT_EQ(tp.GpuTypes().size(), 2u);
+  EXPECT_EQ(tp.RateOn("v100", 4), 9.5);
+  EXPECT_EQ(tp.RateOn("k80", 1), 0.6);
+  EXPECT_EQ(tp.RateOn("k80", 8), 2.4);  // flat above the largest size
+  EXPECT_EQ(tp.RateOn("p100", 3), 3.0);
+  EXPECT_EQ(tp.RateOn("", 4), 4.0);
+
+  auto tpe = [](const std::string& t) {
+    return WorkloadError(
+        "jobs:\n  - {name: a, arrival: 0, totalSteps: 1, worker: {replicas: 1, "
+        "resources: {cpu: 1}}, throughput: " +
+        t + "}\n");
+  };
+  EXPECT_EQ(tpe("{model: resnet50, gpuTypes: {v100: {1: 1}}}"),
+            "workload.yaml: jobs[0].throughput.gpuTypes: only allowed with 'table' (a model "
+            "brings its own)");
+  EXPECT_EQ(tpe("{table: {1: 1}, gpuTypes: {}}"),
+            "workload.yaml: jobs[0].throughput.gpuTypes: expected a map of GPU type to a table "
+            "of worker count to steps/s, got a map");
+  EXPECT_EQ(tpe("{table: {1: 1}, gpuTypes: {v100: {}}}"),
+            "workload.yaml: jobs[0].throughput.gpuTypes.v100: expected a non-empty map of worker "
+            "count to steps/s, got a map");
+  EXPECT_EQ(tpe("{table: {1: 1}, gpuTypes: {v100: {0: 1}}}"),
+            "workload.yaml: jobs[0].throughput.gpuTypes.v100.0: expected a worker count (an "
+            "integer between 1 and 100000) as key, got '0'");
+  EXPECT_EQ(tpe("{table: {1: 1}, gpuTypes: {v100: [1]}}"),
+            "workload.yaml: jobs[0].throughput.gpuTypes.v100: expected a non-empty map of worker "
+            "count to steps/s, got a sequence");
+  // A type where the job cannot run at all: every rate 0.
+  auto zero = ParseWorkload(
+      "jobs:\n  - {name: a, arrival: 0, totalSteps: 1, worker: {replicas: 1, resources: {cpu: "
+      "1}}, throughput: {table: {1: 1}, gpuTypes: {k80: {1: 0}}}}\n",
+      "workload.yaml");
+  ASSERT_TRUE(zero) << zero.error().message;
+  EXPECT_EQ(zero->jobs[0].throughput.RateOn("k80", 1), 0.0);
 }
 
 TEST(ParseWorkloadTest, SyntaxErrorHasLineAndColumn) {

@@ -68,6 +68,23 @@ bool FailureRestarts(RestartPolicy policy, const TaskFailure& failure) {
   return false;
 }
 
+namespace {
+
+// A table's rate at `workers`: interpolated between its points, flat above
+// the largest, 0 below the smallest.
+double TableRate(const std::map<int, double>& table, int workers) {
+  if (workers <= 0 || table.empty()) return 0;
+  auto hi = table.lower_bound(workers);
+  if (hi == table.end()) return std::prev(hi)->second;
+  if (hi->first == workers) return hi->second;
+  if (hi == table.begin()) return 0;
+  auto lo = std::prev(hi);
+  double f = double(workers - lo->first) / double(hi->first - lo->first);
+  return lo->second + f * (hi->second - lo->second);
+}
+
+}  // namespace
+
 double ThroughputProfile::Rate(int workers) const {
   if (curve) {
     // As the table DurationThroughput used to fill: 0 below lo, flat
@@ -76,14 +93,25 @@ double ThroughputProfile::Rate(int workers) const {
     const int m = std::min(workers, curve->hi);
     return m == curve->size ? 1.0 : curve->scaling.Speedup(m) / curve->at_size;
   }
-  if (workers <= 0 || steps_per_s.empty()) return 0;
-  auto hi = steps_per_s.lower_bound(workers);
-  if (hi == steps_per_s.end()) return std::prev(hi)->second;
-  if (hi->first == workers) return hi->second;
-  if (hi == steps_per_s.begin()) return 0;
-  auto lo = std::prev(hi);
-  double f = double(workers - lo->first) / double(hi->first - lo->first);
-  return lo->second + f * (hi->second - lo->second);
+  return TableRate(steps_per_s, workers);
+}
+
+const GpuTypeRates& ThroughputProfile::GpuTypes() const {
+  static const GpuTypeRates kNone;
+  return by_gpu_type ? *by_gpu_type : kNone;
+}
+
+void ThroughputProfile::SetGpuTypes(GpuTypeRates rates) {
+  by_gpu_type = rates.empty() ? nullptr : std::make_shared<const GpuTypeRates>(std::move(rates));
+}
+
+double ThroughputProfile::RateOn(std::string_view gpu_type, int workers) const {
+  if (by_gpu_type) {
+    if (auto it = by_gpu_type->find(gpu_type); it != by_gpu_type->end()) {
+      return TableRate(it->second, workers);
+    }
+  }
+  return Rate(workers);
 }
 
 double ScalingCurve::Speedup(int workers) const {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -124,10 +125,18 @@ struct ScalingCurve {
   friend bool operator==(const ScalingCurve&, const ScalingCurve&) = default;
 };
 
+// The node label naming a node's GPU type, as NVIDIA's GPU feature
+// discovery sets it on a cluster ("Tesla-V100-SXM2-16GB"; a cluster file's
+// `gpuType` sets it too).
+inline constexpr std::string_view kGpuTypeLabel = "nvidia.com/gpu.product";
+
 // Steps per second as a function of the number of workers: a table of
 // measured points. Between points the rate is interpolated linearly; above
 // the largest point it stays flat; below the smallest point (and at 0) it is
 // 0, meaning the job cannot run with so few workers.
+// Steps/s by workers on each GPU type.
+using GpuTypeRates = std::map<std::string, std::map<int, double>, std::less<>>;
+
 struct ThroughputProfile {
   std::string model;                  // e.g. "resnet50"; informational
   std::map<int, double> steps_per_s;  // workers -> steps/s, strictly positive keys
@@ -151,8 +160,19 @@ struct ThroughputProfile {
     friend bool operator==(const DurationCurve&, const DurationCurve&) = default;
   };
   std::optional<DurationCurve> curve;
+  // Steps/s by workers on each GPU type (a node's kGpuTypeLabel), a table
+  // like `steps_per_s`; a worker on a node of a type not listed (or of
+  // none) counts at Rate. A gang on nodes of several types runs at the
+  // slowest of their rates (RateOn).
+  // Shared: a model's tables are one copy, whatever the number of jobs.
+  std::shared_ptr<const GpuTypeRates> by_gpu_type;
+  const GpuTypeRates& GpuTypes() const;
+  void SetGpuTypes(GpuTypeRates rates);  // none when empty
 
   double Rate(int workers) const;
+  // Steps/s of `workers` workers on GPUs of `gpu_type`: its table when
+  // by_gpu_type has one, else Rate.
+  double RateOn(std::string_view gpu_type, int workers) const;
   // Whether there is a rate at all: a table or a curve (a model-zoo job
   // has neither until its model is resolved).
   bool HasRates() const { return curve.has_value() || !steps_per_s.empty(); }

@@ -110,9 +110,9 @@ LimitCheck RoleLimits(const JobSpec& job, core::Role role) {
   return std::nullopt;
 }
 
-LimitCheck Throughput(const ThroughputProfile& tp) {
-  for (const auto& [workers, rate] : tp.steps_per_s) {
-    const std::string field = fmt::format("throughput.table.{}", workers);
+LimitCheck RateTable(const std::map<int, double>& table, std::string_view path) {
+  for (const auto& [workers, rate] : table) {
+    const std::string field = fmt::format("{}.{}", path, workers);
     if (workers < 1 || workers > kMaxTasksPerJob) {
       return Problem(
           field, fmt::format("a worker count of {} is outside 1 to {}", workers, kMaxTasksPerJob));
@@ -124,6 +124,14 @@ LimitCheck Throughput(const ThroughputProfile& tp) {
         return p;
       }
     }
+  }
+  return std::nullopt;
+}
+
+LimitCheck Throughput(const ThroughputProfile& tp) {
+  if (auto p = RateTable(tp.steps_per_s, "throughput.table")) return p;
+  for (const auto& [type, table] : tp.GpuTypes()) {
+    if (auto p = RateTable(table, fmt::format("throughput.gpuTypes.{}", type))) return p;
   }
   for (const auto& [shape, rate] : tp.placements) {
     const std::string field = "throughput.placements";

@@ -64,6 +64,7 @@ NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
   ForgetTouched();
   const auto n = static_cast<NodeIndex>(names_.size());
   specs_.push_back(spec);
+  ReadGpuType(n);
   names_.push_back(spec.name);
   node_by_name_.emplace(spec.name, n);
   present_.push_back(1);
@@ -88,6 +89,7 @@ void ClusterState::UpdateNode(NodeIndex n, const core::NodeSpec& spec) {
   core::NodeSpec& cur = specs_[n];
   num_tainted_ += (spec.taints.empty() ? 0 : 1) - (cur.taints.empty() ? 0 : 1);
   cur.labels = spec.labels;
+  ReadGpuType(n);
   cur.taints = spec.taints;
   SetAllocatable(n, spec.allocatable);
   SetSchedulable(n, spec.schedulable);
@@ -277,15 +279,49 @@ void ClusterState::SetPhase(JobIndex j, core::JobPhase p, core::Time now) {
   }
 }
 
-double JobState::PlacedRate() const {
-  const auto& placements = spec->throughput.placements;
-  if (!placements.empty() && placed_workers > 0) {
+void ClusterState::ReadGpuType(NodeIndex n) {
+  const core::Labels& labels = specs_[n].labels;
+  auto it = labels.find(std::string(core::kGpuTypeLabel));
+  if (gpu_type_.size() <= static_cast<size_t>(n)) gpu_type_.resize(static_cast<size_t>(n) + 1);
+  gpu_type_[n] = it == labels.end() ? std::string() : it->second;
+  any_gpu_type_ = any_gpu_type_ || !gpu_type_[n].empty();
+}
+
+double ClusterState::PlacedRate(JobIndex j) const {
+  const JobState& js = jobs_[j];
+  const core::ThroughputProfile& tp = js.spec->throughput;
+  const int worker0 = js.SlotOf(core::Role::kWorker, 0);
+  if (js.placed_workers == 0) return 0;
+  NodeIndex first = kNoNode;
+  double locality = 1.0;
+  for (NodeIndex n : js.task_node) {
+    if (n == kNoNode) continue;
+    if (first == kNoNode) first = n;
+    if (n != first) {
+      locality = 1.0 - tp.locality_sensitivity;
+      break;
+    }
+  }
+  // On GPU types its tables list: the slowest of them.
+  if (any_gpu_type_ && tp.by_gpu_type) {
+    double rate = -1;
+    bool typed = false;
+    for (int slot = worker0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+      const NodeIndex n = js.task_node[slot];
+      if (n == kNoNode) continue;
+      typed = typed || tp.by_gpu_type->contains(gpu_type_[n]);
+      const double on = tp.RateOn(gpu_type_[n], js.placed_workers);
+      rate = rate < 0 ? on : std::min(rate, on);
+    }
+    if (typed) return rate * locality;
+  }
+  const auto& placements = tp.placements;
+  if (!placements.empty()) {
     // The workers on each node, most first.
     std::vector<NodeIndex> nodes;
-    nodes.reserve(static_cast<size_t>(placed_workers));
-    for (int slot = SlotOf(core::Role::kWorker, 0); slot < static_cast<int>(task_node.size());
-         ++slot) {
-      if (task_node[slot] != kNoNode) nodes.push_back(task_node[slot]);
+    nodes.reserve(static_cast<size_t>(js.placed_workers));
+    for (int slot = worker0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+      if (js.task_node[slot] != kNoNode) nodes.push_back(js.task_node[slot]);
     }
     std::sort(nodes.begin(), nodes.end());
     std::vector<int> shape;
@@ -296,17 +332,7 @@ double JobState::PlacedRate() const {
     std::sort(shape.begin(), shape.end(), std::greater<>());
     if (auto it = placements.find(shape); it != placements.end()) return it->second;
   }
-  NodeIndex first = kNoNode;
-  double locality = 1.0;
-  for (NodeIndex n : task_node) {
-    if (n == kNoNode) continue;
-    if (first == kNoNode) first = n;
-    if (n != first) {
-      locality = 1.0 - spec->throughput.locality_sensitivity;
-      break;
-    }
-  }
-  return spec->throughput.Rate(placed_workers) * locality;
+  return tp.Rate(js.placed_workers) * locality;
 }
 
 core::Resources ClusterState::Held(JobIndex j) const {

@@ -110,11 +110,6 @@ struct JobState {
             (placed_tasks == 0 || placed_tasks < spec->NumTasks(target_workers)));
   }
   bool IsActive() const { return !core::IsFinal(phase) && placed_tasks > 0 && !IsPending(); }
-  // Training speed of its placement (steps/s): the throughput table's rate
-  // for its placement if it lists one (ThroughputProfile::placements), else
-  // the table at its placed workers, times 1 - localitySensitivity when its
-  // tasks span nodes. Both backends estimate progress with it.
-  double PlacedRate() const;
   bool removed = false;  // ClusterState::RemoveJob: gone from every index
   // Bumped by the backend whenever it gives the job a reason other than a
   // wait verdict (started, resized, stopped, restarted, failed): a wait
@@ -152,6 +147,18 @@ class ClusterState {
   int NumTaintedNodes() const { return num_tainted_; }
   const std::string& NodeName(NodeIndex n) const { return names_[n]; }
   const core::NodeSpec& NodeSpecOf(NodeIndex n) const { return specs_[n]; }
+  // Node n's GPU type (its core::kGpuTypeLabel), empty when it has none.
+  std::string_view GpuType(NodeIndex n) const { return gpu_type_[n]; }
+  // Job j's training speed where it is placed (steps/s): the throughput
+  // table's rate for its placement if it lists one
+  // (ThroughputProfile::placements), else the table at its placed workers,
+  // times 1 - localitySensitivity when its tasks span nodes. A job with a
+  // table per GPU type, a worker of which is on a node of a type listed,
+  // runs at the slowest rate of its workers' types instead
+  // (ThroughputProfile::RateOn: a type not listed counts at the table),
+  // times the same locality factor. Both backends estimate progress with
+  // it.
+  double PlacedRate(JobIndex j) const;
   bool Present(NodeIndex n) const { return present_[n] != 0; }
   bool Schedulable(NodeIndex n) const { return schedulable_[n] != 0; }
   void SetSchedulable(NodeIndex n, bool on);
@@ -435,6 +442,8 @@ class ClusterState {
   }
 
   void Rebucket(NodeIndex n, int old_free_gpu);
+  // Node n's gpu_type_ from its labels.
+  void ReadGpuType(NodeIndex n);
   // Brings job `j`'s count in its queue's ElasticRest up to date.
   void RecountRest(JobIndex j);
   int FreeGpu(NodeIndex n) const {
@@ -446,6 +455,8 @@ class ClusterState {
   std::unordered_map<std::string, NodeIndex> node_by_name_;  // present nodes
   std::vector<uint8_t> present_;
   std::vector<uint8_t> schedulable_;
+  std::vector<std::string> gpu_type_;  // per node: GpuType
+  bool any_gpu_type_ = false;          // a node had a GPU type
   std::vector<core::Resources> allocatable_;
   std::vector<core::Resources> requested_;
   std::vector<core::Resources> nonzero_requested_;

@@ -291,5 +291,39 @@ TEST(ClusterStateTest, ElasticRestFollowsRunningJobsBelowTheirMaximum) {
   EXPECT_EQ(rest(), 0);
 }
 
+// A job with a table per GPU type runs at the slowest type its workers
+// are on. Worked by hand, 2 workers; node-0 is a v100, node-1 a k80,
+// node-2 has no type; tables: own {2: 2}, v100 {2: 10}, k80 {2: 4},
+// localitySensitivity 0.5:
+//   both on node-0                 10
+//   both on node-1                 4
+//   one on node-0, one on node-1   min(10, 4) * (1 - 0.5) = 2
+//   one on node-0, one on node-2   min(10, 2) * 0.5 = 1 (no type: own table)
+TEST(ClusterStateTest, AGangAcrossGpuTypesRunsAtTheSlowest) {
+  core::ClusterSpec cluster = Nodes(3, 32, 128, 8);
+  cluster.nodes[0].labels[std::string(core::kGpuTypeLabel)] = "v100";
+  cluster.nodes[1].labels[std::string(core::kGpuTypeLabel)] = "k80";
+  dlsched::testing::ClusterWithJobs w(cluster);
+  EXPECT_EQ(w.state.GpuType(0), "v100");
+  EXPECT_EQ(w.state.GpuType(2), "");
+  core::JobSpec e = Job("e", 0, 0, 2, 2, 2);
+  e.throughput.steps_per_s = {{2, 2.0}};
+  e.throughput.SetGpuTypes({{"v100", {{2, 10.0}}}, {"k80", {{2, 4.0}}}});
+  e.throughput.locality_sensitivity = 0.5;
+  const JobIndex j = w.Add(e, core::JobPhase::kWaiting);
+  auto rate_on = [&](NodeIndex a, NodeIndex b) {
+    w.state.PlaceTask({j, Role::kWorker, 0}, a);
+    w.state.PlaceTask({j, Role::kWorker, 1}, b);
+    const double r = w.state.PlacedRate(j);
+    w.state.RemoveTask({j, Role::kWorker, 0});
+    w.state.RemoveTask({j, Role::kWorker, 1});
+    return r;
+  };
+  EXPECT_EQ(rate_on(0, 0), 10.0);
+  EXPECT_EQ(rate_on(1, 1), 4.0);
+  EXPECT_EQ(rate_on(0, 1), 2.0);
+  EXPECT_EQ(rate_on(0, 2), 1.0);
+}
+
 }  // namespace
 }  // namespace dlsched::engine

@@ -135,7 +135,7 @@ double Scheduler::Reprice(JobIndex j, core::Time now) {
   Advance(j, now);
   const JobState& js = state_.Job(j);
   Progress& p = progress_[j];
-  const double rate = core::IsRunning(js.phase) ? js.PlacedRate() : 0;
+  const double rate = core::IsRunning(js.phase) ? state_.PlacedRate(j) : 0;
   training_ += (rate > 0) - (p.rate > 0);
   p.rate = rate;
   p.gpus = rate > 0 ? state_.Held(j)[core::kGpu] : 0;

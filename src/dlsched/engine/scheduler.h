@@ -43,7 +43,7 @@ struct SchedulerOptions {
 //   backoff expiry (PodsUntried, NextPodRetry); Due / NextWakeup combine them
 //
 // Progress is estimated the same way for both backends: a running job
-// trains at JobState::PlacedRate (its throughput table at the placed
+// trains at ClusterState::PlacedRate (its throughput table at the placed
 // workers, times the locality factor), so steps done and attained
 // GPU-seconds are exact at any time (Advance). The backend reprices a job
 // when the life cycle says its progress changed (Backend::OnProgressChange).

@@ -547,15 +547,33 @@ core::Status DecodeRunPolicy(const Errors& e, const json& spec, const std::strin
   return {};
 }
 
-// spec.throughput: the steps/s table by workers, the locality sensitivity.
+// spec.throughput: the steps/s table by workers, a table per GPU type (a
+// node's nvidia.com/gpu.product label), the locality sensitivity.
 core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job) {
-  DLSCHED_TRY(e.Object(t, "spec.throughput", {"table", "localitySensitivity"}));
+  DLSCHED_TRY(e.Object(t, "spec.throughput", {"table", "gpuTypes", "localitySensitivity"}));
   if (t.contains("table")) {
     const json& table = t["table"];
     if (!table.is_object() || table.empty()) {
       return e.Expected("spec.throughput.table", "a map of workers to steps/s", table);
     }
     DLSCHED_TRY(Decoder(e).RateTable(table, "spec.throughput.table", job.throughput));
+  }
+  if (t.contains("gpuTypes")) {
+    const json& types = t["gpuTypes"];
+    if (!types.is_object() || types.empty()) {
+      return e.Expected("spec.throughput.gpuTypes", "a map of GPU type to a table", types);
+    }
+    core::GpuTypeRates rates;
+    for (const auto& [type, table] : types.items()) {
+      const std::string path = "spec.throughput.gpuTypes." + type;
+      if (!table.is_object() || table.empty()) {
+        return e.Expected(path, "a map of workers to steps/s", table);
+      }
+      core::ThroughputProfile one;
+      DLSCHED_TRY(Decoder(e).RateTable(table, path, one));
+      rates.emplace(type, std::move(one.steps_per_s));
+    }
+    job.throughput.SetGpuTypes(std::move(rates));
   }
   return Decoder(e).Locality(t, "spec.throughput", job.throughput);
 }

@@ -40,7 +40,8 @@ TEST(TrainingJobTest, DecodesRolesSchedulingAndThroughput) {
       },
       "scheduling": {"priorityClass": "high", "maxWaitMinutes": 30, "queue": "research"},
       "totalSteps": 2000,
-      "throughput": {"table": {"1": 4.4, "2": 7.9}, "localitySensitivity": 0.2},
+      "throughput": {"table": {"1": 4.4, "2": 7.9}, "localitySensitivity": 0.2,
+                     "gpuTypes": {"Tesla-K80": {"1": 0.6, "2": 1.3}}},
       "launchDelay": 10, "checkpointDelay": 5
     }})"));
   ASSERT_TRUE(tj.has_value()) << tj.error().message;
@@ -68,6 +69,8 @@ TEST(TrainingJobTest, DecodesRolesSchedulingAndThroughput) {
   EXPECT_EQ(j.total_steps, 2000);
   EXPECT_DOUBLE_EQ(j.throughput.Rate(2), 7.9);
   EXPECT_DOUBLE_EQ(j.throughput.locality_sensitivity, 0.2);
+  EXPECT_DOUBLE_EQ(j.throughput.RateOn("Tesla-K80", 2), 1.3);
+  EXPECT_DOUBLE_EQ(j.throughput.RateOn("Tesla-V100", 2), 7.9);
   EXPECT_EQ(j.launch_delay, 10);
   EXPECT_EQ(j.checkpoint_delay, 5);
   EXPECT_EQ(tj->templates[2]["metadata"]["labels"]["app"], "x");  // kept to create pods from
@@ -329,6 +332,14 @@ TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
                   R"(}}, "throughput": {"table": {"zero": 1}}}})"),
             "TrainingJob ns/j: spec.throughput.table.zero: the key must be a worker count in "
             "1..100000");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {)" + worker_tmpl +
+                  R"(}}, "throughput": {"gpuTypes": {"k80": {"zero": 1}}}}})"),
+            "TrainingJob ns/j: spec.throughput.gpuTypes.k80.zero: the key must be a worker count "
+            "in 1..100000");
+  EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {)" + worker_tmpl +
+                  R"(}}, "throughput": {"gpuTypes": {"k80": []}}}})"),
+            "TrainingJob ns/j: spec.throughput.gpuTypes.k80: expected a map of workers to "
+            "steps/s, got []");
   // The job as a whole keeps the limits of a workload file's job: its
   // request at maxReplicas (4,097 workers of 1 PiB) overflowed the sums
   // the engine keeps of it.

@@ -262,18 +262,24 @@ void AppendRole(std::string& out, std::string_view key, const core::RoleSpec& ro
 std::string ThroughputYaml(const core::ThroughputProfile& tp) {
   const core::ThroughputProfile* zoo = tp.model.empty() ? nullptr : FindModel(tp.model);
   const bool unresolved = tp.steps_per_s.empty();
-  if (!tp.model.empty() && (unresolved || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
-                                           zoo->locality_sensitivity == tp.locality_sensitivity &&
-                                           zoo->placements == tp.placements))) {
+  if (!tp.model.empty() &&
+      (unresolved || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
+                      zoo->locality_sensitivity == tp.locality_sensitivity &&
+                      zoo->placements == tp.placements && zoo->GpuTypes() == tp.GpuTypes()))) {
     return fmt::format("{{model: {}}}", Str(tp.model));
   }
-  std::string out = "{table: {";
+  auto table = [](std::string& out, const std::map<int, double>& rates) {
+    out += '{';
+    bool first = true;
+    for (const auto& [workers, rate] : rates) {
+      fmt::format_to(std::back_inserter(out), "{}{}: {}", first ? "" : ", ", workers, Num(rate));
+      first = false;
+    }
+    out += '}';
+  };
+  std::string out = "{table: ";
+  table(out, tp.steps_per_s);
   bool first = true;
-  for (const auto& [workers, rate] : tp.steps_per_s) {
-    fmt::format_to(std::back_inserter(out), "{}{}: {}", first ? "" : ", ", workers, Num(rate));
-    first = false;
-  }
-  out += '}';
   if (tp.locality_sensitivity != 0) {
     out += ", localitySensitivity: " + Num(tp.locality_sensitivity);
   }
@@ -283,6 +289,16 @@ std::string ThroughputYaml(const core::ThroughputProfile& tp) {
     for (const auto& [shape, rate] : tp.placements) {
       fmt::format_to(std::back_inserter(out), "{}{}: {}", first ? "" : ", ", fmt::join(shape, "+"),
                      Num(rate));
+      first = false;
+    }
+    out += '}';
+  }
+  if (!tp.GpuTypes().empty()) {
+    out += ", gpuTypes: {";
+    first = true;
+    for (const auto& [type, rates] : tp.GpuTypes()) {
+      fmt::format_to(std::back_inserter(out), "{}{}: ", first ? "" : ", ", Str(type));
+      table(out, rates);
       first = false;
     }
     out += '}';

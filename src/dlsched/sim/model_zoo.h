@@ -17,7 +17,8 @@ namespace dlsched::sim {
 // stanford-futuredata/gavel commit c4fa400, MIT licence, file
 // simulation_throughputs.json (an unchanged copy is in data/gavel/):
 // the throughput of the job running alone ("null") on 1, 2, 4 or 8 GPUs of
-// one type, one GPU counted as one worker.
+// one type, one GPU counted as one worker: the table of the entry's `gpu`,
+// and one per GPU type Gavel measured (ThroughputProfile::by_gpu_type).
 struct ModelInfo {
   std::string_view name;      // zoo name, e.g. "resnet50"
   std::string_view source;    // human-readable citation

@@ -70,6 +70,19 @@ TEST(ModelZooTest, TablesArePositiveAndNonDecreasing) {
     }
     EXPECT_GE(m.profile->locality_sensitivity, 0);
     EXPECT_LE(m.profile->locality_sensitivity, 1);
+
+    ASSERT_FALSE(m.profile->GpuTypes().empty());
+    for (const auto& [type, by_type] : m.profile->GpuTypes()) {
+      ASSERT_FALSE(by_type.empty()) << type;
+      EXPECT_EQ(by_type.begin()->first, 1) << type;
+      double prev_on = 0;
+      for (auto [workers, rate] : by_type) {
+        EXPECT_GT(workers, 0) << type;
+        EXPECT_GT(rate, 0) << type << ", " << workers << " workers";
+        EXPECT_GE(rate, prev_on) << type << ", " << workers << " workers";
+        prev_on = rate;
+      }
+    }
   }
 }
 
@@ -87,6 +100,13 @@ TEST(ModelZooTest, RateUsesTheTable) {
   const core::ThroughputProfile* a3c = FindModel("a3c");
   ASSERT_NE(a3c, nullptr);
   EXPECT_DOUBLE_EQ(a3c->Rate(4), a3c->Rate(1));
+
+  // A GPU type's table on nodes of that type; the base table on any other.
+  EXPECT_DOUBLE_EQ(p->RateOn("k80", 1), 0.6190);
+  EXPECT_DOUBLE_EQ(p->RateOn("p100", 4), 10.36);
+  EXPECT_DOUBLE_EQ(p->RateOn("v100", 8), 17.30);
+  EXPECT_DOUBLE_EQ(p->RateOn("", 2), p->Rate(2));
+  EXPECT_DOUBLE_EQ(p->RateOn("Tesla-V100-SXM2-16GB", 4), p->Rate(4));
 }
 
 // Rounds to 4 significant digits the way the zoo's numbers were written.
@@ -127,6 +147,44 @@ TEST(ModelZooTest, MatchesGavelMeasurements) {
     const double mean = pairs > 0 ? sum / pairs : 0;
     const double expected = std::round(std::clamp(mean, 0.0, 1.0) * 100) / 100;
     EXPECT_NEAR(m.profile->locality_sensitivity, expected, 1e-12) << "pairs: " << pairs;
+
+    // by_gpu_type: a table for every GPU type Gavel has the job type on
+    // (consolidated keys only), with every size Gavel has there and its rate.
+    const auto& by_gpu_type = m.profile->GpuTypes();
+    const std::string prefix = fmt::format("('{}', ", m.job_type);
+    std::set<std::string> gavel_types;
+    for (std::string type : {"k80", "p100", "v100"}) {
+      ASSERT_TRUE(gavel.contains(type));
+      const nlohmann::json& on = gavel.at(type);
+      std::set<int> measured_on;
+      for (auto it = on.begin(); it != on.end(); ++it) {
+        const std::string& key = it.key();
+        if (!key.starts_with(prefix)) continue;
+        const int scale = std::stoi(key.substr(prefix.size()));
+        ASSERT_EQ(key, fmt::format("('{}', {})", m.job_type, scale));
+        measured_on.insert(scale);
+        auto table = by_gpu_type.find(type);
+        ASSERT_NE(table, by_gpu_type.end())
+            << type << ", " << key << " is in Gavel but not in the zoo";
+        auto rate = table->second.find(scale);
+        ASSERT_NE(rate, table->second.end())
+            << type << ", " << key << " is in Gavel but not in the zoo";
+        EXPECT_EQ(Sig4(rate->second), Sig4(it.value().at("null").get<double>()))
+            << type << ", " << key;
+      }
+      if (measured_on.empty()) continue;
+      gavel_types.insert(type);
+      std::set<int> zoo_on;
+      for (const auto& [workers, rate] : by_gpu_type.at(type)) zoo_on.insert(workers);
+      EXPECT_EQ(zoo_on, measured_on) << type;
+    }
+    std::set<std::string> zoo_types;
+    for (const auto& [type, table] : by_gpu_type) zoo_types.insert(type);
+    EXPECT_EQ(zoo_types, gavel_types);
+    // The entry's own GPU type has its own table.
+    if (auto own = by_gpu_type.find(m.gpu); own != by_gpu_type.end()) {
+      EXPECT_EQ(own->second, m.profile->steps_per_s) << gpu;
+    }
   }
 }
 

@@ -86,6 +86,11 @@ std::string Dump(const core::JobSpec& j) {
   for (const auto& [shape, rate] : tp.placements) {
     out += fmt::format(" {}:{}", fmt::join(shape, "+"), rate);
   }
+  for (const auto& [type, table] : tp.GpuTypes()) {
+    out += " " + type + "{";
+    for (const auto& [n, rate] : table) out += fmt::format(" {}:{}", n, rate);
+    out += " }";
+  }
   out += '\n';
   if (j.initial) {
     const core::InitialState& in = *j.initial;
@@ -235,11 +240,16 @@ TEST_F(RoundTripTest, SnapshotLikeWorkloads) {
       if (i % 3 == 1) j.deadline = pick(1, 1e9);
       if (i % 4 == 3) {
         // A table of its own (not the model's, so without its name: the
-        // YAML holds a model or a table), with placements.
+        // YAML holds a model or a table), with placements and a table
+        // per GPU type.
         j.throughput.model.clear();
         j.throughput.locality_sensitivity = pick(0, 1);
         j.throughput.steps_per_s[j.role(core::Role::kWorker).max_replicas + 1] = pick(1e-6, 1e3);
         j.throughput.placements[{2, 1}] = pick(1e-6, 1e12);
+        core::GpuTypeRates rates;
+        rates["v100"][1] = pick(1e-6, 1e3);
+        rates["Tesla-K80"][2] = pick(0, 1e3);
+        j.throughput.SetGpuTypes(std::move(rates));
       }
       core::RoleSpec& worker = j.role(core::Role::kWorker);
       if (i % 6 == 5) {

@@ -383,5 +383,38 @@ TEST(SimulatorTest, NodesListingManyResourceNamesServeJobsAskingForAnyOfThem) {
   EXPECT_EQ(Record(*r, "c").first_start, core::kNever);
 }
 
+// GPU types: node v is a v100, node k a k80 (2 GPUs each). Both jobs run
+// 2 one-GPU workers for 100 steps at {2: 1} steps/s, 2 on a v100 and 1 on
+// a k80. Worked by hand:
+//   t=0    a asks for a k80 (its nodeSelector): k; b takes v.
+//   t=50   b completes (100 steps at 2/s).
+//   t=100  a completes (100 steps at 1/s).
+TEST(SimulatorTest, JobsRunAtTheRateOfTheirGpuTypeAndMayRequireOne) {
+  auto cluster = config::ParseCluster(
+      "nodes:\n"
+      "  - {name: v, gpuType: v100, resources: {cpu: 8, memory: 32Gi, nvidia.com/gpu: 2}}\n"
+      "  - {name: k, gpuType: k80, resources: {cpu: 8, memory: 32Gi, nvidia.com/gpu: 2}}\n",
+      "c.yaml");
+  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
+  auto job = [](const std::string& name, const std::string& selector) {
+    return fmt::format(
+        "  - {{name: {}, arrival: 0, totalSteps: 100,\n"
+        "     throughput: {{table: {{2: 1}}, gpuTypes: {{v100: {{2: 2}}, k80: {{2: 1}}}}}},\n"
+        "     worker: {{replicas: 2, resources: {{cpu: 1, memory: 1Gi, nvidia.com/gpu: 1}}{}}}}}\n",
+        name, selector);
+  };
+  auto workload = config::ParseWorkload(
+      "jobs:\n" + job("a", ", nodeSelector: {nvidia.com/gpu.product: k80}") + job("b", ""),
+      "w.yaml");
+  ASSERT_TRUE(workload.has_value()) << workload.error().message;
+  ASSERT_TRUE(ResolveWorkload(*workload).has_value());
+  SimOptions options;
+  options.check_invariants = true;
+  auto r = Simulate(*cluster, *workload, MakeEngine("gang-binpack"), options);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_DOUBLE_EQ(Record(*r, "a").completion, 100);
+  EXPECT_DOUBLE_EQ(Record(*r, "b").completion, 50);
+}
+
 }  // namespace
 }  // namespace dlsched::sim

@@ -62,7 +62,7 @@ struct Entry {
   JobIndex job;
   Kind kind;
   int current;      // workers held now (after this cycle's admission)
-  double rate = 0;  // a running job's rate now (JobState::PlacedRate)
+  double rate = 0;  // a running job's rate now (ClusterState::PlacedRate)
 };
 
 // Distinct nodes holding tasks of a job, and how many of its tasks each holds.
@@ -83,7 +83,7 @@ std::vector<Entry> Collect(const engine::CycleContext& ctx) {
     // A job sized at this instant keeps its size for the rest of it.
     const bool resizable = WorkerGpus(js) > 0 && !js.SizedAt(ctx.now);
     entries.push_back(
-        {j, resizable ? Kind::kRunning : Kind::kFrozen, js.placed_workers, js.PlacedRate()});
+        {j, resizable ? Kind::kRunning : Kind::kFrozen, js.placed_workers, st.PlacedRate(j)});
   }
   for (core::JobPhase p : kFrozenPhases) {
     for (JobIndex j : st.JobsInPhase(p)) {
@@ -333,7 +333,7 @@ bool PaysBack(const engine::CycleContext& ctx, std::span<const Entry> entries,
     const JobState& js = st.Job(e.job);
     if (js.spec->total_steps <= 0) continue;  // its work is unknown (a TrainingJob may not say)
     const double left = std::max(0.0, js.spec->total_steps - js.steps_done);
-    const double rate = js.PlacedRate();  // its new placement, on the session
+    const double rate = st.PlacedRate(e.job);  // its new placement, on the session
     const double keep = e.rate > 0 ? left / e.rate : core::kNever;
     const double restart =
         js.spec->checkpoint_delay + js.spec->launch_delay + (rate > 0 ? left / rate : core::kNever);
