@@ -105,7 +105,7 @@ TEST(ParseClusterTest, GpuTypeIsTheGpuProductLabel) {
                          "k80}, resources: {cpu: 1}}\n"),
             "cluster.yaml: nodes[0].gpuType: v100 differs from labels.nvidia.com/gpu.product: k80");
   EXPECT_EQ(ClusterError("nodes:\n  - {name: a, gpuType: [v100], resources: {cpu: 1}}\n"),
-            "cluster.yaml: nodes[0].gpuType: expected a non-empty string, got a list");
+            "cluster.yaml: nodes[0].gpuType: expected a name, got a list");
 }
 
 TEST(ParseClusterTest, StructuralErrors) {

@@ -417,7 +417,7 @@ TEST(ParseWorkloadTest, ThroughputPerGpuType) {
             "integer between 1 and 100000) as key, got '0'");
   EXPECT_EQ(tpe("{table: {1: 1}, gpuTypes: {v100: [1]}}"),
             "workload.yaml: jobs[0].throughput.gpuTypes.v100: expected a non-empty map of worker "
-            "count to steps/s, got a sequence");
+            "count to steps/s, got a list");
   // A type where the job cannot run at all: every rate 0.
   auto zero = ParseWorkload(
       "jobs:\n  - {name: a, arrival: 0, totalSteps: 1, worker: {replicas: 1, resources: {cpu: "

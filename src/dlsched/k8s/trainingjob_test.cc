@@ -339,7 +339,7 @@ TEST(TrainingJobTest, ErrorsNameTheObjectAndTheField) {
   EXPECT_EQ(Error(head + R"({"replicaSpecs": {"Worker": {)" + worker_tmpl +
                   R"(}}, "throughput": {"gpuTypes": {"k80": []}}}})"),
             "TrainingJob ns/j: spec.throughput.gpuTypes.k80: expected a map of workers to "
-            "steps/s, got []");
+            "steps/s, got a list");
   // The job as a whole keeps the limits of a workload file's job: its
   // request at maxReplicas (4,097 workers of 1 PiB) overflowed the sums
   // the engine keeps of it.
