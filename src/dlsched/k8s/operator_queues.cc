@@ -292,7 +292,8 @@ void Operator::WriteQueueStatus() {
     }
   }
   const std::string now = NowRfc3339();
-  for (const std::string& name : queue_objects_->Keys()) {
+  const std::vector<std::string> keys = queue_objects_->Keys();
+  for (const std::string& name : keys) {
     const int q = book.Find(name);
     const bool in_effect = q >= 0 && !missing_queues_.contains(name);
     const auto problem = queue_problems_.find("Queue " + name);
@@ -356,7 +357,6 @@ void Operator::WriteQueueStatus() {
     }
   }
   // Queues deleted: nothing more to remember.
-  const std::vector<std::string> keys = queue_objects_->Keys();
   std::erase_if(queue_status_, [&](const auto& entry) {
     return !std::binary_search(keys.begin(), keys.end(), entry.first);
   });
