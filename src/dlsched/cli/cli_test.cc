@@ -185,6 +185,29 @@ TEST_F(CliTest, ExplainPrintsTheTimelineAndCollapsesRepeatedCycles) {
   EXPECT_TRUE(grouped) << json.out;
 }
 
+// `models`: each model's table, then its table on each GPU type, indented
+// (resnet50's rates from the model zoo: Gavel's measurements).
+TEST_F(CliTest, ModelsListsEachModelsTablePerGpuType) {
+  const CmdResult r = Dlsched("models");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t at = r.out.find("resnet50         locality 0.00  steps/s by workers: 1:4.395");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string after = r.out.substr(at);
+  std::vector<std::string> lines;
+  for (size_t pos = 0; lines.size() < 4 && pos < after.size();) {
+    const size_t nl = after.find('\n', pos);
+    lines.push_back(after.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_TRUE(lines[1].starts_with("  on k80 ")) << lines[1];
+  EXPECT_TRUE(lines[1].ends_with("steps/s by workers: 1:0.619 2:1.264 4:2.412 8:4.569"))
+      << lines[1];
+  EXPECT_TRUE(lines[2].starts_with("  on p100 ")) << lines[2];
+  EXPECT_TRUE(lines[3].starts_with("  on v100 ")) << lines[3];
+  EXPECT_TRUE(lines[3].ends_with("steps/s by workers: 1:4.395 2:7.922 4:9.452 8:17.3")) << lines[3];
+}
+
 TEST_F(CliTest, ProfilesListsBuiltins) {
   const CmdResult r = Dlsched("profiles");
   EXPECT_EQ(r.code, 0);

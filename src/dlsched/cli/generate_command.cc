@@ -46,7 +46,9 @@ CLI::App* AddGenerateCommand(CLI::App& app, GenerateArgs* args) {
       "  dlsched generate --jobs 10000 --seed 1 --mean-interarrival 2 --out w.yaml \\\n"
       "                   --nodes 1000 --gpus-per-node 8 --cluster-out c.yaml\n"
       "  dlsched generate --jobs 30000 --seed 1 --mean-interarrival 1 --out w.csv\n"
-      "  dlsched simulate -c c.yaml --trace native:w.csv");
+      "  dlsched simulate -c c.yaml --trace native:w.csv\n"
+      "  dlsched generate --jobs 1000 --out w.yaml --nodes 48 --cluster-out c.yaml \\\n"
+      "                   --gpu-types k80,p100,v100 --typed-fraction 0.3");
   generate->add_option("--jobs,-n", args->gen.jobs, "Number of jobs")->required();
   generate->add_option("--seed,-s", args->gen.seed, "Random seed")->capture_default_str();
   AddWorkloadShapeOptions(generate, &args->gen);
@@ -62,6 +64,18 @@ CLI::App* AddGenerateCommand(CLI::App& app, GenerateArgs* args) {
   generate->add_option("--gpus-per-node", args->cluster.gpus_per_node, "GPUs per node")
       ->capture_default_str()
       ->needs(cluster_out);
+  generate
+      ->add_option("--gpu-types", args->gen.gpu_types,
+                   "GPU types, comma-separated (k80,p100,v100): the cluster's nodes are split "
+                   "evenly among them (each node's gpuType), and the types --typed-fraction "
+                   "draws from. Jobs progress on each type at their model's rate there "
+                   "(dlsched models)")
+      ->delimiter(',');
+  generate
+      ->add_option("--typed-fraction", args->gen.typed_fraction,
+                   "Share of jobs whose workers require one of --gpu-types, drawn uniformly")
+      ->capture_default_str()
+      ->check(NumberIn(0, 1));
   return generate;
 }
 
@@ -74,7 +88,9 @@ int Generate(const GenerateArgs& a) {
   if (!workload) return BadInput(workload.error());
   std::string cluster_text;
   if (!a.cluster_out.empty()) {
-    auto c = sim::ClusterYaml(a.cluster);
+    sim::ClusterOptions cluster = a.cluster;
+    cluster.gpu_types = a.gen.gpu_types;
+    auto c = sim::ClusterYaml(cluster);
     if (!c) return BadInput(c.error());
     cluster_text = std::move(*c);
   }

@@ -23,6 +23,8 @@
 #include "dlsched/config/job_codec.h"
 #include "dlsched/config/pollux.h"
 #include "dlsched/config/yaml_util.h"
+#include "dlsched/core/affinity.h"
+#include "dlsched/core/job.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/quantity.h"
 #include "dlsched/core/resources.h"
@@ -380,8 +382,8 @@ RowResult<void> NativeQuantity(std::string_view s, std::string_view column, core
 constexpr std::string_view kNativeColumns[] = {"name",        "submit", "workers", "min_workers",
                                                "max_workers", "gpus",   "cpu",     "memory",
                                                "duration",    "scaling"};
-constexpr std::string_view kNativeOptional[] = {"ps",    "ps_cpu", "ps_memory",
-                                                "steps", "model",  "queue"};
+constexpr std::string_view kNativeOptional[] = {"ps",    "ps_cpu", "ps_memory", "steps",
+                                                "model", "queue",  "gpu_type"};
 enum NativeField : size_t {
   kName,
   kSubmit,
@@ -399,6 +401,7 @@ enum NativeField : size_t {
   kSteps,
   kModel,
   kQueue,
+  kGpuType,
 };
 // The fields of a job's limits by the native columns that give them.
 constexpr std::pair<std::string_view, std::string_view> kNativeFields[] = {
@@ -494,6 +497,29 @@ RowResult<void> NativeWork(const Importer& in, core::JobSpec& job) {
   return {};
 }
 
+// The GPU types a native row's workers require ("v100", or "v100|p100";
+// empty: any), as the YAML's required node affinity on the type label:
+// `nvidia.com/gpu.product In [v100, p100]`.
+RowResult<void> NativeGpuTypes(std::string_view field, core::RoleSpec& worker) {
+  if (field.empty()) return {};
+  core::NodeSelectorRequirement req{.key = std::string(core::kGpuTypeLabel)};
+  for (size_t start = 0;;) {
+    const size_t bar = field.find('|', start);
+    const std::string_view type = field.substr(start, bar - start);
+    if (auto problem = core::NameProblem(type)) {
+      return std::unexpected(RowError{fmt::format(
+          "gpu_type: {} (expected GPU types separated by '|', e.g. v100|p100)", *problem)});
+    }
+    if (std::find(req.values.begin(), req.values.end(), type) == req.values.end()) {
+      req.values.emplace_back(type);
+    }
+    if (bar == std::string_view::npos) break;
+    start = bar + 1;
+  }
+  worker.constraints.required_terms = {core::NodeSelectorTerm{.match_expressions = {req}}};
+  return {};
+}
+
 // One native row as a job.
 RowResult<void> NativeRow(const Importer& in, core::JobSpec& job) {
   if (auto problem = core::NameProblem(in.field(kName))) {
@@ -509,6 +535,7 @@ RowResult<void> NativeRow(const Importer& in, core::JobSpec& job) {
     job.queue = std::string(queue);
   }
   if (auto r = NativeRoles(in, job); !r) return r;
+  if (auto r = NativeGpuTypes(in.field(kGpuType), job.role(core::Role::kWorker)); !r) return r;
   return NativeWork(in, job);
 }
 
@@ -790,6 +817,34 @@ struct NativeJob : JobFieldSink {
   void Unwritten(std::string_view key) override { beyond.push_back(key); }
 };
 
+// The GPU types that constraints `c` require, when they require nothing
+// else (the `gpu_type` column): a nodeSelector of the type label alone, or
+// one required term of one `In` on it; else nullptr.
+std::optional<std::vector<std::string>> RequiredGpuTypes(const core::NodeConstraints& c) {
+  std::vector<std::string> types;
+  if (c.required_terms.empty()) {
+    if (c.node_selector.size() != 1 || c.node_selector.begin()->first != core::kGpuTypeLabel) {
+      return std::nullopt;
+    }
+    types.push_back(c.node_selector.begin()->second);
+  } else {
+    if (!c.node_selector.empty() || c.required_terms.size() != 1 ||
+        c.required_terms[0].match_expressions.size() != 1) {
+      return std::nullopt;
+    }
+    const core::NodeSelectorRequirement& r = c.required_terms[0].match_expressions[0];
+    if (r.key != core::kGpuTypeLabel || r.op != core::NodeSelectorRequirement::Op::kIn) {
+      return std::nullopt;
+    }
+    types = r.values;
+  }
+  const bool writable =
+      !types.empty() && std::none_of(types.begin(), types.end(), [](const std::string& v) {
+        return v.find_first_of("|,\"") != std::string::npos || core::NameProblem(v);
+      });
+  return writable ? std::optional(std::move(types)) : std::nullopt;
+}
+
 // Why the native format cannot hold `job` (in words), or nullopt.
 std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_model) {
   if (job.chief) return "it has Chief replicas";
@@ -821,8 +876,9 @@ std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_
   for (auto [role, what] : {std::pair{job.worker, "workers"}, std::pair{job.ps, "PS"}}) {
     if (role == nullptr) continue;
     const core::NodeConstraints& c = role->constraints;
-    if (!c.node_selector.empty() || !c.required_terms.empty() || !c.tolerations.empty() ||
-        !role->containers.empty() || !role->init_containers.empty()) {
+    const bool types_only = role == job.worker && RequiredGpuTypes(c).has_value();
+    if ((!types_only && c.HasLabelRules()) || !c.tolerations.empty() || !role->containers.empty() ||
+        !role->init_containers.empty()) {
       return fmt::format("its {} have node constraints or containers", what);
     }
     if (role->restart_policy != core::RestartPolicy::kNever) {
@@ -844,7 +900,8 @@ std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_
 }
 
 // The row of `job`, which the native format holds.
-void AppendNativeRow(std::string& out, const NativeJob& job, bool wide, bool queues) {
+void AppendNativeRow(std::string& out, const NativeJob& job, bool wide, bool queues,
+                     bool gpu_types) {
   auto emit = std::back_inserter(out);
   auto amount = [](const core::RoleSpec& role, core::ResourceId id) {
     return role.resources[id] == 0 ? std::string()
@@ -875,20 +932,32 @@ void AppendNativeRow(std::string& out, const NativeJob& job, bool wide, bool que
     }
   }
   if (queues) fmt::format_to(emit, ",{}", job.queue);
+  if (gpu_types) {
+    const auto types = RequiredGpuTypes(job.worker->constraints);
+    fmt::format_to(emit, ",{}", types ? fmt::format("{}", fmt::join(*types, "|")) : "");
+  }
   out += '\n';
 }
 
 }  // namespace
 
 core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup find_model) {
-  const bool queues = std::any_of(workload.jobs.begin(), workload.jobs.end(),
-                                  [](const core::JobSpec& job) { return job.queue != "default"; });
+  const bool gpu_types =
+      std::any_of(workload.jobs.begin(), workload.jobs.end(), [](const core::JobSpec& job) {
+        return job.role(core::Role::kWorker).constraints.HasLabelRules();
+      });
+  const bool queues =
+      gpu_types || std::any_of(workload.jobs.begin(), workload.jobs.end(),
+                               [](const core::JobSpec& job) { return job.queue != "default"; });
   const bool wide =
       queues ||
       std::any_of(workload.jobs.begin(), workload.jobs.end(), [](const core::JobSpec& job) {
         return job.role(core::Role::kPS).replicas > 0 || !job.duration;
       });
-  std::string out(queues ? kNativeQueueHeader : wide ? kNativeWideHeader : kNativeHeader);
+  std::string out(gpu_types ? kNativeGpuTypeHeader
+                  : queues  ? kNativeQueueHeader
+                  : wide    ? kNativeWideHeader
+                            : kNativeHeader);
   out += '\n';
   for (const auto& job : workload.jobs) {
     NativeJob native;
@@ -899,7 +968,7 @@ core::Result<std::string> ToNativeCsv(const WorkloadSpec& workload, ModelLookup 
           "and a duration or steps and a model-zoo model (write YAML instead)",
           workload.source, job.name, *problem);
     }
-    AppendNativeRow(out, native, wide, queues);
+    AppendNativeRow(out, native, wide, queues, gpu_types);
   }
   return out;
 }

@@ -109,12 +109,14 @@ std::string TiresiasClusterCsv(const TiresiasShape& shape);
 //   name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling
 // with gpus/cpu/memory per worker as quantities (cpu and memory may be
 // empty: unset), optionally followed by the columns
-//   ps,ps_cpu,ps_memory,steps,model,queue
+//   ps,ps_cpu,ps_memory,steps,model,queue,gpu_type
 // for parameter servers (count, cpu and memory per PS), for a job given
-// by its total steps and a model-zoo model instead of its duration, and
-// for its team's queue (empty: "default"). A row is as the YAML job with
-// the same fields: `ps: {replicas: N, resources: {cpu, memory}}`,
-// `totalSteps`, `throughput: {model: M}` and `queue`.
+// by its total steps and a model-zoo model instead of its duration, for
+// its team's queue (empty: "default") and for the GPU types its workers
+// require ("v100" or "v100|p100"; empty: any). A row is as the YAML job
+// with the same fields: `ps: {replicas: N, resources: {cpu, memory}}`,
+// `totalSteps`, `throughput: {model: M}`, `queue` and the workers'
+// required node affinity `nvidia.com/gpu.product In [v100, p100]`.
 inline constexpr std::string_view kNativeHeader =
     "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling";
 inline constexpr std::string_view kNativeWideHeader =
@@ -123,6 +125,9 @@ inline constexpr std::string_view kNativeWideHeader =
 inline constexpr std::string_view kNativeQueueHeader =
     "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling,ps,ps_cpu,"
     "ps_memory,steps,model,queue";
+inline constexpr std::string_view kNativeGpuTypeHeader =
+    "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling,ps,ps_cpu,"
+    "ps_memory,steps,model,queue,gpu_type";
 
 // The model zoo's profile of a model name, or nullptr (sim::FindModel; the
 // zoo is not config/'s).
@@ -130,8 +135,10 @@ using ModelLookup = const core::ThroughputProfile* (*)(std::string_view name);
 
 // The workload in the native format: kNativeHeader when every job is given
 // by its duration without PS (byte for byte what the format always wrote),
-// kNativeQueueHeader when a job names a queue, kNativeWideHeader otherwise. Only workers and PS
-// with gpus (workers only), cpu and memory, no Chief, no node constraints or containers, default
+// kNativeGpuTypeHeader when a job's workers require GPU types, kNativeQueueHeader when a job
+// names a queue, kNativeWideHeader otherwise. Only workers and PS with gpus (workers only), cpu
+// and memory, no Chief, no node constraints (but the workers' GPU types: a nodeSelector of the
+// type label alone, or one required term of one `In` on it) or containers, default
 // priority and namespace, no delays, deadline or progress; the work a duration (and scaling), or
 // steps and a model-zoo model: a throughput that is the model's own (a job read from YAML before
 // the model is resolved, or whose table `find_model` says is the model's). Any other job is an

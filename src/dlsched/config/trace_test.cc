@@ -22,8 +22,10 @@
 #include "dlsched/config/csv.h"
 #include "dlsched/config/pollux.h"
 #include "dlsched/config/specs.h"
+#include "dlsched/core/affinity.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/core/resources.h"
+#include "dlsched/core/text.h"
 
 namespace dlsched::config {
 namespace {
@@ -229,6 +231,71 @@ TEST(NativeTraceTest, QueueColumnRoundTrips) {
   auto b = Load(TraceFormat::kNative, bad);
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message.find("queue: "), std::string::npos) << b.error().message;
+}
+
+// The native `gpu_type` column: the GPU types a job's workers require,
+// read as the required node affinity `nvidia.com/gpu.product In [...]`
+// (one type or several joined by '|'; empty: any), written last when some
+// job requires types (a nodeSelector on the type label alone as well), and
+// read back the same.
+TEST(NativeTraceTest, GpuTypeColumnRequiresTypesAndRoundTrips) {
+  const std::string path = WriteTemp("g.csv", std::string(kNativeGpuTypeHeader) +
+                                                  "\n"
+                                                  "a,0,1,1,1,1,,,50,,,,,,,,v100\n"
+                                                  "b,1,1,1,1,1,,,50,,,,,,,team-b,k80|p100|k80\n"
+                                                  "c,2,1,1,1,1,,,50,,,,,,,,\n");
+  auto t = Load(TraceFormat::kNative, path);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->workload.jobs.size(), 3u);
+  auto required = [&](size_t i) {
+    const core::NodeConstraints& c = t->workload.jobs[i].role(core::Role::kWorker).constraints;
+    EXPECT_TRUE(c.node_selector.empty());
+    if (c.required_terms.size() != 1 || c.required_terms[0].match_expressions.size() != 1) {
+      return std::vector<std::string>{};
+    }
+    const core::NodeSelectorRequirement& r = c.required_terms[0].match_expressions[0];
+    EXPECT_EQ(r.key, "nvidia.com/gpu.product");
+    EXPECT_EQ(r.op, core::NodeSelectorRequirement::Op::kIn);
+    return r.values;
+  };
+  EXPECT_EQ(required(0), std::vector<std::string>{"v100"});
+  EXPECT_EQ(required(1), (std::vector<std::string>{"k80", "p100"}));  // the repeat once
+  EXPECT_FALSE(t->workload.jobs[2].role(core::Role::kWorker).constraints.HasLabelRules());
+  EXPECT_EQ(t->workload.jobs[1].queue, "team-b");
+  // The type matches a node labelled with it, and no other.
+  const core::NodeConstraints& b = t->workload.jobs[1].role(core::Role::kWorker).constraints;
+  EXPECT_TRUE(core::MatchesLabels(b, {{"nvidia.com/gpu.product", "p100"}}));
+  EXPECT_FALSE(core::MatchesLabels(b, {{"nvidia.com/gpu.product", "v100"}}));
+  EXPECT_FALSE(core::MatchesLabels(b, {}));
+
+  const std::string expected = std::string(kNativeGpuTypeHeader) +
+                               "\na,0,1,1,1,1,,,50,linear,,,,,,,v100"
+                               "\nb,1,1,1,1,1,,,50,linear,,,,,,team-b,k80|p100"
+                               "\nc,2,1,1,1,1,,,50,linear,,,,,,,\n";
+  auto csv = ToNativeCsv(t->workload, nullptr);
+  ASSERT_TRUE(csv) << csv.error().message;
+  EXPECT_EQ(*csv, expected);
+  // A nodeSelector on the type label alone is the same requirement.
+  core::NodeConstraints& a = t->workload.jobs[0].role(core::Role::kWorker).constraints;
+  a.required_terms.clear();
+  a.node_selector = {{"nvidia.com/gpu.product", "v100"}};
+  auto from_selector = ToNativeCsv(t->workload, nullptr);
+  ASSERT_TRUE(from_selector) << from_selector.error().message;
+  EXPECT_EQ(*from_selector, expected);
+  // Any other label rule is not a GPU type: refused, naming the job.
+  a.node_selector = {{"zone", "a"}};
+  auto refused = ToNativeCsv(t->workload, nullptr);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("job 'a': its workers have node constraints"),
+            std::string::npos)
+      << refused.error().message;
+  // A bad type is a bad row naming the column.
+  const std::string bad = WriteTemp(
+      "bad-g.csv", std::string(kNativeGpuTypeHeader) + "\na,0,1,1,1,1,,,50,,,,,,,,v100||k80\n");
+  auto e = Load(TraceFormat::kNative, bad);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message, bad + ":2: gpu_type: " + *core::NameProblem("") +
+                                   " (expected GPU types separated by '|', e.g. v100|p100)");
 }
 
 TEST(TraceTest, BadRowsFailWithFileAndLineOrAreSkippedAndCounted) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dlsched/config/specs.h"
 #include "dlsched/core/error.h"
@@ -34,6 +35,12 @@ struct GenerateOptions {
   double min_steps = 1000;
   double max_steps = 100000;
   std::string name_prefix = "job";
+  // The cluster's GPU types (ClusterOptions::gpu_types) and the share of
+  // jobs whose workers require one of them, drawn uniformly (a required
+  // node affinity on core::kGpuTypeLabel). 0 draws nothing more: a seed
+  // gives the workload it gave before.
+  std::vector<std::string> gpu_types;
+  double typed_fraction = 0;
 };
 
 // `options.jobs` jobs with 0-2 PS (cpu and memory only) and 1..max_workers
@@ -87,13 +94,18 @@ struct ClusterOptions {
   int nodes_per_rack = 32;
   int racks_per_zone = 8;
   std::string gpu_model = "v100";
+  // GPU types (a node's `gpuType`): the nodes are split into as many equal
+  // groups (the first ones one node more), each in racks of its own, and
+  // gpu-model is each group's type. Empty: no type, every rack gpu_model.
+  std::vector<std::string> gpu_types;
   // The command named in the file's first line.
   std::string generator = "dlsched generate";
 };
 
-// A homogeneous cluster in the YAML format config::ParseCluster reads: one
-// `count:` entry per rack, nodes named r<rack>-<i>, labelled with zone, rack
-// and gpu-model. Errors name the option.
+// A cluster in the YAML format config::ParseCluster reads: one `count:`
+// entry per rack, nodes named r<rack>-<i>, labelled with zone, rack and
+// gpu-model, with a `gpuType` per rack when `gpu_types` are given. Errors
+// name the option.
 core::Result<std::string> ClusterYaml(const ClusterOptions& options);
 
 }  // namespace dlsched::sim

@@ -4,14 +4,18 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "core/files.h"
 #include "dlsched/config/specs.h"
+#include "dlsched/config/trace.h"
 #include "dlsched/config/yaml_util.h"
+#include "dlsched/core/affinity.h"
 #include "dlsched/core/limits.h"
 #include "dlsched/sim/model_zoo.h"
 #include "dlsched/sim/simulator.h"
@@ -263,6 +267,97 @@ TEST(GenerateTest, ClusterYamlParses) {
   ASSERT_FALSE(ClusterYaml(o).has_value());
   EXPECT_EQ(ClusterYaml(o).error().message,
             "--nodes: expected an integer between 1 and 200000, got 0");
+}
+
+// --gpu-types: 7 nodes over k80, p100, v100 are 3, 2 and 2 (the first
+// groups one more), in racks of 2 of one type each: r000 (k80, 2 nodes),
+// r001 (k80, 1), r002 (p100, 2), r003 (v100, 2). Without types the file is
+// what it was.
+TEST(GenerateTest, GpuTypesSplitTheClusterByType) {
+  ClusterOptions o;
+  o.nodes = 7;
+  o.nodes_per_rack = 2;
+  const std::string plain = *ClusterYaml(o);
+  EXPECT_EQ(plain.find("gpuType"), std::string::npos);
+  o.gpu_types = {"k80", "p100", "v100"};
+  auto text = ClusterYaml(o);
+  ASSERT_TRUE(text.has_value()) << text.error().message;
+  auto cluster = config::ParseCluster(*text, "generated.yaml");
+  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
+  std::vector<std::string> got;
+  for (const core::NodeSpec& n : cluster->nodes) {
+    got.push_back(n.name + ":" + n.labels.at("nvidia.com/gpu.product") + ":" +
+                  n.labels.at("gpu-model"));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"r000-0:k80:k80", "r000-1:k80:k80", "r001:k80:k80",
+                                           "r002-0:p100:p100", "r002-1:p100:p100",
+                                           "r003-0:v100:v100", "r003-1:v100:v100"}));
+  o.nodes = 2;
+  ASSERT_FALSE(ClusterYaml(o).has_value());
+  EXPECT_EQ(ClusterYaml(o).error().message,
+            "--nodes: expected at least one node per GPU type (3), got 2");
+  o.nodes = 7;
+  o.gpu_types = {"k80", "k80"};
+  EXPECT_EQ(ClusterYaml(o).error().message, "--gpu-types: 'k80' is given twice");
+  o.gpu_types = {"a|b"};
+  EXPECT_EQ(ClusterYaml(o).error().message,
+            "--gpu-types: 'a|b': expected a name without '|', ',', '\"' or spaces");
+}
+
+// --typed-fraction: about that share of jobs require one type, each of the
+// types drawn; the requirement survives the YAML and the native format;
+// a fraction of 0 draws nothing, so the seed's workload is unchanged.
+TEST(GenerateTest, TypedFractionOfJobsRequireOneGpuType) {
+  GenerateOptions o;
+  o.jobs = 2000;
+  const std::string before = WorkloadToYaml(Generate(o));
+  o.gpu_types = {"k80", "p100", "v100"};
+  EXPECT_EQ(WorkloadToYaml(Generate(o)), before);
+  o.typed_fraction = 0.3;
+  const config::WorkloadSpec w = Generate(o);
+  std::map<std::string, int> by_type;
+  int typed = 0;
+  for (const core::JobSpec& job : w.jobs) {
+    const core::NodeConstraints& c = job.role(core::Role::kWorker).constraints;
+    if (!c.HasLabelRules()) continue;
+    ++typed;
+    ASSERT_EQ(c.required_terms.size(), 1u);
+    ASSERT_EQ(c.required_terms[0].match_expressions.size(), 1u);
+    const core::NodeSelectorRequirement& r = c.required_terms[0].match_expressions[0];
+    EXPECT_EQ(r.key, "nvidia.com/gpu.product");
+    ASSERT_EQ(r.values.size(), 1u);
+    ++by_type[r.values[0]];
+  }
+  EXPECT_GT(typed, 500);  // 600 expected; binomial sd 20
+  EXPECT_LT(typed, 700);
+  EXPECT_EQ(by_type.size(), 3u);
+  for (const auto& [type, n] : by_type) EXPECT_GT(n, 150) << type;
+  // Read back from YAML and from the native format: the same requirements.
+  auto yaml = LoadViaFile(WorkloadToYaml(w), "typed");
+  ASSERT_TRUE(yaml.has_value()) << yaml.error().message;
+  auto csv = config::ToNativeCsv(w, FindModel);
+  ASSERT_TRUE(csv.has_value()) << csv.error().message;
+  const std::string csv_path = dlsched::testing::WriteTemp("generate-typed.csv", *csv);
+  config::TraceOptions to;
+  to.format = config::TraceFormat::kNative;
+  to.path = csv_path;
+  auto native = config::LoadTrace(to);
+  std::filesystem::remove(csv_path);
+  ASSERT_TRUE(native.has_value()) << native.error().message;
+  for (const config::WorkloadSpec* back : {&*yaml, &native->workload}) {
+    ASSERT_EQ(back->jobs.size(), w.jobs.size());
+    for (size_t i = 0; i < w.jobs.size(); ++i) {
+      const auto& want = w.jobs[i].role(core::Role::kWorker).constraints.required_terms;
+      const auto& got = back->jobs[i].role(core::Role::kWorker).constraints.required_terms;
+      ASSERT_EQ(got.size(), want.size()) << w.jobs[i].name;
+      if (!want.empty()) {
+        EXPECT_EQ(got[0].match_expressions[0].values, want[0].match_expressions[0].values);
+      }
+    }
+  }
+  o.gpu_types.clear();
+  EXPECT_EQ(GenerateWorkload(o).error().message,
+            "--typed-fraction: needs --gpu-types (the types jobs may require)");
 }
 
 // The writers' own count of the YAML nodes they write is yaml-cpp's.
