@@ -189,7 +189,7 @@ TEST_F(CliTest, ExplainPrintsTheTimelineAndCollapsesRepeatedCycles) {
 // (resnet50's rates from the model zoo: Gavel's measurements).
 TEST_F(CliTest, ModelsListsEachModelsTablePerGpuType) {
   const CmdResult r = Dlsched("models");
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.code, 0) << r.out;
   const size_t at = r.out.find("resnet50         locality 0.00  steps/s by workers: 1:4.395");
   ASSERT_NE(at, std::string::npos) << r.out;
   const std::string after = r.out.substr(at);

@@ -502,7 +502,9 @@ RowResult<void> NativeWork(const Importer& in, core::JobSpec& job) {
 // `nvidia.com/gpu.product In [v100, p100]`.
 RowResult<void> NativeGpuTypes(std::string_view field, core::RoleSpec& worker) {
   if (field.empty()) return {};
-  core::NodeSelectorRequirement req{.key = std::string(core::kGpuTypeLabel)};
+  core::NodeSelectorRequirement req{.key = std::string(core::kGpuTypeLabel),
+                                    .op = core::NodeSelectorRequirement::Op::kIn,
+                                    .values = {}};
   for (size_t start = 0;;) {
     const size_t bar = field.find('|', start);
     const std::string_view type = field.substr(start, bar - start);
