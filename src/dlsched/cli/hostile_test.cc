@@ -1200,6 +1200,12 @@ std::vector<Case> Cases() {
       {"queue-duplicate", Node("{cpu: 1}") + "queues: [{name: a}, {name: a}]\n"},
       {"queue-weight-nan", Node("{cpu: 1}") + "queues: [{name: a, weight: .nan}]\n"},
       {"queue-quota-1e19", Node("{cpu: 1}") + "queues: [{name: a, quota: {memory: 1e19}}]\n"},
+      {"queue-quota-type-empty",
+       Node("{cpu: 1}") + "queues: [{name: a, quota: {nvidia.com/gpu@: 1}}]\n"},
+      {"queue-quota-type-twice",
+       Node("{cpu: 1}") + "queues: [{name: a, quota: {nvidia.com/gpu@a@b: 1}}]\n"},
+      {"queue-quota-type-control",
+       Node("{cpu: 1}") + "queues: [{name: a, quota: {\"nvidia.com/gpu@\\x01\": 1}}]\n"},
       {"queue-lending-above-nominal",
        Node("{cpu: 1}") +
            "queues: [{name: a, cohort: c, quota: {cpu: {nominal: 1, lendingLimit: 2}}}]\n"},

@@ -279,8 +279,24 @@ core::Result<std::vector<core::QuotaLine>> ParseQuota(const Reader& r, const YAM
   DLSCHED_TRY(r.CheckAnyMap(n, path, "a map of resource name to quota"));
   std::vector<core::QuotaLine> out;
   for (const auto& kv : n) {
-    const std::string line_path = Key(path, kv.first.Scalar());
-    auto id = core::InternResource(kv.first.Scalar());
+    const std::string& key = kv.first.Scalar();
+    const std::string line_path = Key(path, key);
+    // R@T: resource R on GPU type T (Kueue's resource flavor).
+    if (key.find('@') != std::string::npos) {
+      const std::optional<core::FlavorKey> flavor = core::SplitFlavor(key);
+      if (!flavor) {
+        return r.Fail(line_path,
+                      "expected a resource name, or RESOURCE@GPU_TYPE for one GPU type's quota "
+                      "(e.g. nvidia.com/gpu@v100)");
+      }
+      if (auto problem = core::NameProblem(flavor->gpu_type)) {
+        return r.Fail(line_path, fmt::format("GPU type: {}", *problem));
+      }
+      if (auto base = core::InternResource(flavor->resource); !base) {
+        return r.Fail(line_path, base.error().message);
+      }
+    }
+    auto id = core::InternResource(key);
     if (!id) return r.Fail(line_path, id.error().message);
     DLSCHED_TRY_LET(line, ParseQuotaLine(r, *id, kv.second, line_path, limits, who));
     out.push_back(*line);

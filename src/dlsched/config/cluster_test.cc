@@ -1,8 +1,10 @@
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/core/queue.h"
 #include "dlsched/core/resources.h"
 
 namespace dlsched::config {
@@ -292,6 +294,41 @@ TEST(ParseClusterTest, Queues) {
   EXPECT_EQ(c->queues[1].cohort, "");
   EXPECT_DOUBLE_EQ(c->queues[1].weight, 1);
   EXPECT_TRUE(c->queues[1].quota.empty());
+}
+
+// A quota line per GPU type (Kueue's resource flavors): the key R@T, a
+// resource of its own, with the GPU resource interned too.
+TEST(ParseClusterTest, QuotaPerGpuType) {
+  auto c = ParseCluster(
+      "nodes:\n  - {name: n, gpuType: v100, resources: {nvidia.com/gpu: 8}}\n"
+      "queues:\n"
+      "  - name: a\n"
+      "    cohort: c\n"
+      "    quota: {nvidia.com/gpu@v100: {nominal: 4, borrowingLimit: 2}, nvidia.com/gpu@k80: 8}\n",
+      "cluster.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  ASSERT_EQ(c->queues[0].quota.size(), 2u);
+  const core::QuotaLine* v100 = c->queues[0].Line(*core::InternResource("nvidia.com/gpu@v100"));
+  ASSERT_NE(v100, nullptr);
+  EXPECT_EQ(v100->nominal, 4);
+  EXPECT_EQ(v100->borrowing_limit, 2);
+  EXPECT_EQ(c->queues[0].Line(*core::InternResource("nvidia.com/gpu@k80"))->nominal, 8);
+  EXPECT_EQ(c->queues[0].Line(core::kGpu), nullptr);
+  const std::optional<core::FlavorKey> key = core::SplitFlavor("nvidia.com/gpu@v100");
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(key->resource, "nvidia.com/gpu");
+  EXPECT_EQ(key->gpu_type, "v100");
+
+  const std::string expected =
+      ": expected a resource name, or RESOURCE@GPU_TYPE for one GPU type's quota (e.g. "
+      "nvidia.com/gpu@v100)";
+  for (const char* bad : {"nvidia.com/gpu@", "\"@v100\"", "a@b@c"}) {
+    const std::string err = ClusterError(std::string("nodes:\n  - {name: n, resources: {cpu: 1}}\n"
+                                                     "queues: [{name: a, quota: {") +
+                                         bad + ": 1}}]\n");
+    EXPECT_TRUE(err.starts_with("cluster.yaml: queues[0].quota.")) << err;
+    EXPECT_TRUE(err.ends_with(expected)) << err;
+  }
 }
 
 TEST(ParseClusterTest, QueueErrors) {

@@ -5,6 +5,15 @@
 
 namespace dlsched::core {
 
+std::optional<FlavorKey> SplitFlavor(std::string_view name) {
+  const size_t at = name.find('@');
+  if (at == std::string_view::npos || at == 0 || at + 1 == name.size() ||
+      name.find('@', at + 1) != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return FlavorKey{name.substr(0, at), name.substr(at + 1)};
+}
+
 namespace {
 
 constexpr std::string_view kPolicyNames[] = {"Never", "LowerPriority", "LowerOrNewerEqualPriority",

@@ -26,6 +26,19 @@ struct QuotaLine {
   friend bool operator==(const QuotaLine&, const QuotaLine&) = default;
 };
 
+// A quota line for one GPU type, Kueue's resource flavor: the quota key
+// "R@T" (e.g. "nvidia.com/gpu@v100") limits resource R on the nodes whose
+// GPU type (kGpuTypeLabel) is T. A task of R on such a node counts against
+// both R's line and R@T's; a queue with a line R@T for some type takes R
+// only on nodes of the types it lists.
+struct FlavorKey {
+  std::string_view resource;  // R
+  std::string_view gpu_type;  // T
+};
+// The parts of `name` when it has the form R@T (one '@', both parts
+// non-empty), else nullopt.
+std::optional<FlavorKey> SplitFlavor(std::string_view name);
+
 // Amounts of some resources, ascending by id; a resource not listed is not
 // limited (unlike Resources, where a missing id means 0).
 using ResourceLimits = std::vector<std::pair<ResourceId, int64_t>>;

@@ -4,6 +4,12 @@
 #include <atomic>
 #include <cassert>
 #include <functional>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "dlsched/core/queue.h"
 
 namespace dlsched::engine {
 
@@ -25,7 +31,97 @@ ClusterState::ClusterState(const core::ClusterSpec& cluster) {
   by_phase_.resize(core::kNumJobPhases);
   for (const auto& node : cluster.nodes) AddNode(node);
   quotas_ = QuotaBook(cluster.queues, cluster.cohorts);
+  ReadFlavors();
   elastic_rest_.assign(static_cast<size_t>(quotas_.NumQueues()), core::Resources{});
+}
+
+void ClusterState::ReadFlavors() {
+  flavor_pairs_.clear();
+  flavor_type_.clear();
+  queue_flavored_.assign(static_cast<size_t>(quotas_.NumQueues()), {});
+  for (int n = 0; n < quotas_.NumNodes(); ++n) {
+    const bool queue = n < quotas_.NumQueues();
+    for (const core::ResourceId id : quotas_.LineIds(n)) {
+      const std::optional<core::FlavorKey> key = core::SplitFlavor(core::ResourceName(id));
+      if (!key) continue;
+      const int base = core::FindResource(key->resource);
+      if (base < 0) continue;  // the config interns it with the line
+      const auto [type, added] =
+          flavor_type_.emplace(std::string(key->gpu_type), static_cast<int>(flavor_pairs_.size()));
+      if (added) flavor_pairs_.emplace_back();
+      FlavorPairs& pairs = flavor_pairs_[static_cast<size_t>(type->second)];
+      const std::pair<core::ResourceId, core::ResourceId> pair{static_cast<core::ResourceId>(base),
+                                                               id};
+      if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end()) pairs.push_back(pair);
+      std::vector<core::ResourceId>& mine = queue_flavored_[static_cast<size_t>(n)];
+      if (queue && std::find(mine.begin(), mine.end(), pair.first) == mine.end()) {
+        mine.push_back(pair.first);
+      }
+    }
+  }
+  node_flavors_.assign(gpu_type_.size(), -1);
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(gpu_type_.size()); ++n) {
+    node_flavors_[n] = FlavorIndex(gpu_type_[n]);
+  }
+}
+
+const core::Resources& ClusterState::Charged(const core::Resources& req, NodeIndex n) const {
+  if (node_flavors_[n] < 0) return req;
+  thread_local core::Resources charged;
+  bool any = false;
+  for (const auto& [base, flavored] : flavor_pairs_[static_cast<size_t>(node_flavors_[n])]) {
+    if (req[base] <= 0) continue;
+    if (!any) charged = req;
+    any = true;
+    charged[flavored] += req[base];
+  }
+  return any ? charged : req;
+}
+
+std::optional<std::string> ClusterState::FlavorRefusal(JobIndex j, const core::Resources& req,
+                                                       NodeIndex n) const {
+  if (auto why = FlavorTypeRefusal(j, req, n)) return why;
+  const int q = jobs_[j].queue;
+  if (q < 0 || !HasFlavors()) return std::nullopt;
+  const core::Resources& charged = Charged(req, n);
+  if (&charged == &req || quotas_.Admits(q, charged, Capped(j))) return std::nullopt;
+  return quotas_.Refusal(q, charged, Capped(j));
+}
+
+std::optional<std::string> ClusterState::FlavorTypeRefusal(JobIndex j, const core::Resources& req,
+                                                           NodeIndex n) const {
+  const int q = jobs_[j].queue;
+  if (q < 0 || !HasFlavors()) return std::nullopt;
+  const core::QueueSpec& spec = quotas_.Spec(q);
+  for (const core::ResourceId base : queue_flavored_[static_cast<size_t>(q)]) {
+    if (req[base] <= 0) continue;
+    const core::QuotaLine* line = nullptr;
+    if (node_flavors_[n] >= 0) {
+      for (const auto& [b, flavored] : flavor_pairs_[static_cast<size_t>(node_flavors_[n])]) {
+        if (b == base) line = spec.Line(flavored);
+      }
+    }
+    if (line == nullptr) {
+      return gpu_type_[n].empty()
+                 ? fmt::format("queue {} has no quota of {} on nodes without a GPU type", spec.name,
+                               core::ResourceName(base))
+                 : fmt::format("queue {} has no quota of {} for GPU type {}", spec.name,
+                               core::ResourceName(base), gpu_type_[n]);
+    }
+  }
+  return std::nullopt;
+}
+
+void ClusterState::RecountQuotaUsage() {
+  quotas_.ClearUsage();
+  for (JobIndex j = 0; j < NumJobs(); ++j) {
+    const JobState& js = jobs_[j];
+    if (js.queue < 0 || js.placed_tasks == 0) continue;
+    for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+      const NodeIndex n = js.task_node[slot];
+      if (n != kNoNode) quotas_.Add(js.queue, Charged(Request(js.TaskAt(j, slot)), n));
+    }
+  }
 }
 
 void ClusterState::SetQueues(std::span<const core::QueueSpec> queues,
@@ -33,6 +129,7 @@ void ClusterState::SetQueues(std::span<const core::QueueSpec> queues,
   const uint64_t version = quotas_.TotalVersion();
   quotas_ = QuotaBook(queues, cohorts);
   quotas_.ContinueVersions(version);
+  ReadFlavors();
   elastic_rest_.assign(static_cast<size_t>(quotas_.NumQueues()), core::Resources{});
   for (JobIndex j = 0; j < NumJobs(); ++j) {
     JobState& js = jobs_[j];
@@ -41,7 +138,8 @@ void ClusterState::SetQueues(std::span<const core::QueueSpec> queues,
     RecountRest(j);
     if (js.queue < 0 || js.placed_tasks == 0) continue;
     for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
-      if (js.task_node[slot] != kNoNode) quotas_.Add(js.queue, Request(js.TaskAt(j, slot)));
+      const NodeIndex n = js.task_node[slot];
+      if (n != kNoNode) quotas_.Add(js.queue, Charged(Request(js.TaskAt(j, slot)), n));
     }
   }
   caps_owner_ = 0;
@@ -283,8 +381,19 @@ void ClusterState::ReadGpuType(NodeIndex n) {
   const core::Labels& labels = specs_[n].labels;
   auto it = labels.find(std::string(core::kGpuTypeLabel));
   if (gpu_type_.size() <= static_cast<size_t>(n)) gpu_type_.resize(static_cast<size_t>(n) + 1);
-  gpu_type_[n] = it == labels.end() ? std::string() : it->second;
+  const std::string type = it == labels.end() ? std::string() : it->second;
+  const bool changed = type != gpu_type_[n];
+  gpu_type_[n] = type;
   any_gpu_type_ = any_gpu_type_ || !gpu_type_[n].empty();
+  if (node_flavors_.size() <= static_cast<size_t>(n)) {
+    node_flavors_.resize(static_cast<size_t>(n) + 1, -1);
+  }
+  node_flavors_[n] = FlavorIndex(type);
+  // Tasks on a node whose type changed were charged to the old type's
+  // lines (a relabelled node; rare): count every queue's usage again.
+  if (changed && HasFlavors() && tasks_on_.size() > static_cast<size_t>(n) && tasks_on_[n] > 0) {
+    RecountQuotaUsage();
+  }
 }
 
 double ClusterState::PlacedRate(JobIndex j) const {
@@ -397,7 +506,7 @@ void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {
   const int old_gpu = FreeGpu(n);
   requested_[n] += req;
   total_requested_ += req;
-  if (js.queue >= 0) quotas_.Add(js.queue, req);
+  if (js.queue >= 0) quotas_.Add(js.queue, Charged(req, n));
   nonzero_requested_[n] += js.scoring_request[static_cast<int>(t.role)];
   ++tasks_on_[n];
   slot = n;
@@ -424,7 +533,7 @@ void ClusterState::UnplaceTentative(TaskRef t) {
   const int old_gpu = FreeGpu(n);
   requested_[n] -= req;
   total_requested_ -= req;
-  if (js.queue >= 0) quotas_.Sub(js.queue, req);
+  if (js.queue >= 0) quotas_.Sub(js.queue, Charged(req, n));
   nonzero_requested_[n] -= js.scoring_request[static_cast<int>(t.role)];
   --tasks_on_[n];
   slot = kNoNode;

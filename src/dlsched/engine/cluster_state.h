@@ -334,6 +334,30 @@ class ClusterState {
     const int q = jobs_[j].queue;
     return q < 0 || quotas_.Admits(q, more, Capped(j));
   }
+  // Per-GPU-type quotas (quota lines "R@T", core::SplitFlavor): whether
+  // any queue or cohort has one. Without, the three below are trivial.
+  bool HasFlavors() const { return !flavor_pairs_.empty(); }
+  // What a task requesting `req` on node `n` takes from its queue: `req`,
+  // and for each resource R that a per-type line keys, req[R] again under
+  // R@T for n's GPU type T. (A reference to a per-thread copy when it adds
+  // anything: valid until the next call on the thread.)
+  const core::Resources& Charged(const core::Resources& req, NodeIndex n) const;
+  // Whether job `j`'s queue lets a task requesting `req` run on node `n`
+  // by its per-type lines: a queue with an R@T line for some T takes R
+  // only on nodes of a type T it has a line for, within that line (and
+  // within R's line, QuotaAdmits, when it has one). Always true for a job
+  // without a queue.
+  bool FlavorAdmits(JobIndex j, const core::Resources& req, NodeIndex n) const {
+    return !HasFlavors() || !FlavorRefusal(j, req, n);
+  }
+  // Why not, worded ("queue team-a has no quota of nvidia.com/gpu for GPU
+  // type k80", or QuotaBook::Refusal's words), or nullopt.
+  std::optional<std::string> FlavorRefusal(JobIndex j, const core::Resources& req,
+                                           NodeIndex n) const;
+  // The first half of FlavorRefusal: whether the queue may take `req` on
+  // a node of n's type at all, whatever its lines hold now.
+  std::optional<std::string> FlavorTypeRefusal(JobIndex j, const core::Resources& req,
+                                               NodeIndex n) const;
   // Whether this cycle's queue caps bind job `j`: they do, except for a
   // pending job whose queue holds nothing but its own tasks (a gang larger
   // than its queue's share would otherwise wait for ever, and with it
@@ -442,8 +466,13 @@ class ClusterState {
   }
 
   void Rebucket(NodeIndex n, int old_free_gpu);
-  // Node n's gpu_type_ from its labels.
+  // Node n's gpu_type_ from its labels (and its node_flavors_).
   void ReadGpuType(NodeIndex n);
+  // flavor_pairs_ and queue_flavored_ from the quota book, node_flavors_
+  // from them.
+  void ReadFlavors();
+  // Every queue's usage counted again from the placed tasks.
+  void RecountQuotaUsage();
   // Brings job `j`'s count in its queue's ElasticRest up to date.
   void RecountRest(JobIndex j);
   int FreeGpu(NodeIndex n) const {
@@ -457,6 +486,20 @@ class ClusterState {
   std::vector<uint8_t> schedulable_;
   std::vector<std::string> gpu_type_;  // per node: GpuType
   bool any_gpu_type_ = false;          // a node had a GPU type
+  // Per-GPU-type quotas: by GPU type, (R, R@T) for each R some line R@T
+  // of any queue or cohort keys (any type); each node's entry (nullptr:
+  // none, or no type); each queue's resources R it has an R@T line for.
+  // (Indices, not pointers: a copied state keeps its own.)
+  using FlavorPairs = std::vector<std::pair<core::ResourceId, core::ResourceId>>;
+  std::vector<FlavorPairs> flavor_pairs_;
+  std::unordered_map<std::string, int> flavor_type_;  // GPU type -> flavor_pairs_ index
+  std::vector<int> node_flavors_;                     // per node: that index, or -1
+  std::vector<std::vector<core::ResourceId>> queue_flavored_;
+  // The flavor_pairs_ index of GPU type `type`, or -1.
+  int FlavorIndex(const std::string& type) const {
+    const auto it = flavor_type_.find(type);
+    return it == flavor_type_.end() ? -1 : it->second;
+  }
   std::vector<core::Resources> allocatable_;
   std::vector<core::Resources> requested_;
   std::vector<core::Resources> nonzero_requested_;

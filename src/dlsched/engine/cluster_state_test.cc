@@ -325,5 +325,71 @@ TEST(ClusterStateTest, AGangAcrossGpuTypesRunsAtTheSlowest) {
   EXPECT_EQ(rate_on(0, 2), 1.0);
 }
 
+// Per-GPU-type quota (Kueue's resource flavors: quota lines R@T). Node 0
+// is a v100, node 1 a k80, node 2 has no type, 8 GPUs each. Queue a has
+// nvidia.com/gpu@v100 2 and nvidia.com/gpu@k80 4 and no line for the GPU
+// itself; queue b has no quota. Job ja (queue a) asks 1 GPU a worker:
+//   node 2 (no type)            refused: a has no quota of the GPU there
+//   node 0, twice               admitted; a holds 2 v100 GPUs (and 2 GPUs)
+//   node 0 a third time         refused: needs 1 nvidia.com/gpu@v100, 0 left
+//   node 1                      admitted (its own line: 4)
+//   one off node 0              node 0 admits again (1 in use)
+// Job jb (queue b) is refused nowhere: b keys no type.
+TEST(ClusterStateTest, QuotaPerGpuTypeChargesTheNodesType) {
+  core::ClusterSpec cluster = Nodes(3, 32, 128, 8);
+  cluster.nodes[0].labels[std::string(core::kGpuTypeLabel)] = "v100";
+  cluster.nodes[1].labels[std::string(core::kGpuTypeLabel)] = "k80";
+  dlsched::testing::ClusterWithJobs w(cluster);
+  const core::ResourceId v100 = *core::InternResource("nvidia.com/gpu@v100");
+  const core::ResourceId k80 = *core::InternResource("nvidia.com/gpu@k80");
+  core::QueueSpec a;
+  a.name = "a";
+  a.quota = {core::QuotaLine{v100, 2, std::nullopt, std::nullopt},
+             core::QuotaLine{k80, 4, std::nullopt, std::nullopt}};
+  std::sort(a.quota.begin(), a.quota.end(),
+            [](const core::QuotaLine& x, const core::QuotaLine& y) { return x.id < y.id; });
+  core::QueueSpec b;
+  b.name = "b";
+  w.state.SetQueues(std::vector{a, b}, {});
+  ASSERT_TRUE(w.state.HasFlavors());
+  core::JobSpec ja_spec = Job("ja", 0, 0, 4, 4, 4);
+  ja_spec.queue = "a";
+  core::JobSpec jb_spec = Job("jb", 0, 0, 1, 1, 1);
+  jb_spec.queue = "b";
+  const JobIndex ja = w.Add(ja_spec, core::JobPhase::kWaiting);
+  const JobIndex jb = w.Add(jb_spec, core::JobPhase::kWaiting);
+  const core::Resources req = w.state.Request({ja, Role::kWorker, 0});
+  ASSERT_EQ(req[core::kGpu], 1);
+  EXPECT_EQ(w.state.FlavorRefusal(ja, req, 2),
+            "queue a has no quota of nvidia.com/gpu on nodes without a GPU type");
+  EXPECT_TRUE(w.state.FlavorAdmits(ja, req, 0));
+  w.state.PlaceTask({ja, Role::kWorker, 0}, 0);
+  w.state.PlaceTask({ja, Role::kWorker, 1}, 0);
+  EXPECT_EQ(w.state.Quotas().Usage(0)[v100], 2);
+  EXPECT_EQ(w.state.Quotas().Usage(0)[core::kGpu], 2);
+  const std::optional<std::string> full = w.state.FlavorRefusal(ja, req, 0);
+  ASSERT_TRUE(full.has_value());
+  EXPECT_TRUE(full->starts_with("queue a's quota: needs 1 nvidia.com/gpu@v100, 0 available"))
+      << *full;
+  EXPECT_TRUE(w.state.FlavorAdmits(ja, req, 1));
+  w.state.PlaceTask({ja, Role::kWorker, 2}, 1);
+  EXPECT_EQ(w.state.Quotas().Usage(0)[k80], 1);
+  w.state.RemoveTask({ja, Role::kWorker, 1});
+  EXPECT_EQ(w.state.Quotas().Usage(0)[v100], 1);
+  EXPECT_TRUE(w.state.FlavorAdmits(ja, req, 0));
+  const core::Resources jb_req = w.state.Request({jb, Role::kWorker, 0});
+  for (NodeIndex n = 0; n < 3; ++n) EXPECT_TRUE(w.state.FlavorAdmits(jb, jb_req, n)) << n;
+  // The queues set again: the usage counted again, by type.
+  w.state.SetQueues(std::vector{a, b}, {});
+  EXPECT_EQ(w.state.Quotas().Usage(0)[v100], 1);
+  EXPECT_EQ(w.state.Quotas().Usage(0)[k80], 1);
+  // Node 1 relabelled a v100 with its task on it: charged to v100 now.
+  core::NodeSpec relabelled = w.state.NodeSpecOf(1);
+  relabelled.labels[std::string(core::kGpuTypeLabel)] = "v100";
+  w.state.UpdateNode(1, relabelled);
+  EXPECT_EQ(w.state.Quotas().Usage(0)[v100], 2);
+  EXPECT_EQ(w.state.Quotas().Usage(0)[k80], 0);
+}
+
 }  // namespace
 }  // namespace dlsched::engine

@@ -33,6 +33,7 @@ inline bool FitsKnown(const CycleContext& ctx, TaskRef t, NodeIndex n, bool filt
   const ClusterState& st = ctx.state();
   // Cheapest first: the answer is all that is asked.
   if (!st.Schedulable(n) || !st.FreeHolds(st.Request(t), n)) return false;
+  if (st.HasFlavors() && !st.FlavorAdmits(t.job, st.Request(t), n)) return false;
   return !filtered || PassesFilters(ctx, t, n);
 }
 

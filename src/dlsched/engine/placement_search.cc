@@ -179,8 +179,11 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeF
   const int want = failures != nullptr ? st.NumPresentNodes()
                                        : NodesToScore(ctx.profile.percentage_of_nodes_to_score,
                                                       st.NumPresentNodes());
+  // Kept scores follow the nodes touched; per-type quota changes a node's
+  // answer without touching it (another node of its type filled the
+  // line), and differs by queue: every node is looked at then.
   if (want >= st.NumPresentNodes() && trace == nullptr && failures == nullptr &&
-      AllNodeLocal(ctx.profile)) {
+      AllNodeLocal(ctx.profile) && !st.HasFlavors()) {
     return SelectKept(ctx, t, filtered);
   }
   bool sampled = false;
@@ -206,6 +209,10 @@ NodeIndex SelectNode(const CycleContext& ctx, TaskRef t, TaskTrace* trace, NodeF
         if (const auto why = Insufficient(req, st.Free(n), Shortfall::kInsufficient);
             !why.empty()) {
           failures->Add(why);
+          continue;
+        }
+        if (auto why = st.FlavorRefusal(t.job, req, n)) {
+          failures->Add(*why);
           continue;
         }
       } else if (!FitsKnown(ctx, t, n, filtered)) {
@@ -245,7 +252,8 @@ namespace {
 // and the nodes' free room alone.
 const CycleState::FailureMemo* KnownFailure(CycleContext& ctx, TaskRef t) {
   const ClusterState& st = ctx.state();
-  if (!st.Job(t.job).spec->role(t.role).constraints.Empty()) return nullptr;
+  // Per-type quotas make a node's answer depend on the job's queue too.
+  if (!st.Job(t.job).spec->role(t.role).constraints.Empty() || st.HasFlavors()) return nullptr;
   for (const CycleState::FailureMemo& m : ctx.decisions.failures()) {
     if (m.generation == st.TouchedGeneration() && m.touched == st.TouchedNodes().size() &&
         m.role == t.role && m.request == st.Request(t)) {

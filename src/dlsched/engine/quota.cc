@@ -115,6 +115,18 @@ int QuotaBook::Find(std::string_view name) const {
   return it == by_name_.end() ? -1 : it->second;
 }
 
+void QuotaBook::ClearUsage() {
+  for (Queue& q : queues_) {
+    q.usage = {};
+    q.tasks = 0;
+    ++q.version;
+  }
+  for (Node& n : nodes_) {
+    for (Line& l : n.lines) l.usage = 0;
+  }
+  ++total_version_;
+}
+
 void QuotaBook::Change(int q, const core::Resources& r, int sign) {
   Queue& qu = queues_[q];
   qu.tasks += sign;

@@ -68,6 +68,16 @@ class QuotaBook {
     for (Queue& q : queues_) q.version = v + 1;
   }
 
+  // Every queue's and cohort's usage back to none (each version moves on).
+  void ClearUsage();
+  // The resources node `n` (a queue or a cohort) has a line for: a
+  // queue's own, a cohort's own and its members'.
+  std::vector<core::ResourceId> LineIds(int n) const {
+    std::vector<core::ResourceId> ids;
+    for (const Line& l : nodes_[n].lines) ids.push_back(l.id);
+    return ids;
+  }
+
   // Queue `q`'s tasks took `r` more / gave `r` back (one task each).
   void Add(int q, const core::Resources& r) { Change(q, r, 1); }
   void Sub(int q, const core::Resources& r) { Change(q, r, -1); }

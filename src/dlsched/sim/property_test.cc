@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dlsched/core/job.h"
+#include "dlsched/core/queue.h"
 #include "dlsched/policy/framework/registry.h"
 #include "dlsched/report/outputs.h"
 #include "dlsched/sim/simulator.h"
@@ -154,6 +156,37 @@ void AddRandomQueues(int seed, core::ClusterSpec& cluster, config::WorkloadSpec&
   }
 }
 
+// A quarter of the seeds with queues: the nodes get GPU types (v100, k80
+// or none) and some queues a per-type GPU line (nvidia.com/gpu@v100,
+// nvidia.com/gpu@k80) beside or instead of their GPU line. A generator of
+// its own again.
+void AddRandomGpuTypes(int seed, core::ClusterSpec& cluster) {
+  Rng rng(seed + 2'000'003);
+  if (cluster.queues.empty() || !rng.Chance(25)) return;
+  constexpr const char* kTypes[] = {"v100", "k80"};
+  for (core::NodeSpec& node : cluster.nodes) {
+    const int t = rng.In(0, 2);
+    if (t < 2) node.labels[std::string(core::kGpuTypeLabel)] = kTypes[t];
+  }
+  for (core::QueueSpec& q : cluster.queues) {
+    if (!rng.Chance(60)) continue;
+    if (rng.Chance(50)) {
+      std::erase_if(q.quota, [](const core::QuotaLine& l) { return l.id == core::kGpu; });
+    }
+    for (const char* type : kTypes) {
+      if (!rng.Chance(70)) continue;
+      core::QuotaLine l;
+      l.id = *core::InternResource(std::string("nvidia.com/gpu@") + type);
+      l.nominal = rng.In(0, 8);
+      if (!q.cohort.empty() && rng.Chance(50)) l.borrowing_limit = rng.In(0, 4);
+      if (!q.cohort.empty() && rng.Chance(50)) l.lending_limit = rng.In(0, 100) * l.nominal / 100;
+      q.quota.push_back(l);
+    }
+    std::sort(q.quota.begin(), q.quota.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+  }
+}
+
 class PropertyTest : public ::testing::TestWithParam<std::string> {};
 
 constexpr int kSeeds = 400;
@@ -176,6 +209,7 @@ TEST_P(PropertyTest, InvariantsHoldAndRunsAreDeterministic) {
     core::ClusterSpec cluster = RandomCluster(rng);
     config::WorkloadSpec workload = RandomWorkload(rng);
     AddRandomQueues(seed, cluster, workload);
+    AddRandomGpuTypes(seed, cluster);
     const engine::Engine& engine =
         cluster.queues.empty() ? base : with_order[seed % with_order.size()];
     auto r1 = Simulate(cluster, workload, engine, options);

@@ -115,6 +115,52 @@ TEST(QueuesTest, QuotaBorrowingAndLendingLimitDecideWhoStarts) {
   }
 }
 
+// Quota per GPU type (Kueue's resource flavors). A v100 node and a k80 node
+// of 4 GPUs each; team-a has 4 v100 GPUs (nvidia.com/gpu@v100), team-b 4
+// k80 GPUs, in one cohort; each job runs 100 s on 1-GPU workers.
+//   a1 (team-a, 2 workers): on the v100 node: 0 -> 100.
+//   a2 (team-a, 4): team-a's other 2 v100 GPUs are too few, and it has no
+//      k80 quota (the k80 node has 4 free GPUs): waits for a1: 100 -> 200.
+//   b1 (team-b, 3): on the k80 node: 0 -> 100.
+//   b2 (team-b, 2): 1 k80 left in b's quota and no v100 quota: waits for
+//      b1: 100 -> 200.
+TEST(QueuesTest, QuotaPerGpuTypeKeepsEachTeamOnItsTypes) {
+  auto cluster = config::ParseCluster(
+      "nodes:\n"
+      "  - {name: v, gpuType: v100, resources: {cpu: 64, memory: 256Gi, nvidia.com/gpu: 4}}\n"
+      "  - {name: k, gpuType: k80, resources: {cpu: 64, memory: 256Gi, nvidia.com/gpu: 4}}\n"
+      "queues:\n"
+      "  - {name: team-a, cohort: c, quota: {nvidia.com/gpu@v100: 4}}\n"
+      "  - {name: team-b, cohort: c, quota: {nvidia.com/gpu@k80: 4}}\n",
+      "c.yaml");
+  ASSERT_TRUE(cluster.has_value()) << cluster.error().message;
+  auto job = [](const std::string& name, const std::string& queue, int workers) {
+    return fmt::format(
+        "  - {{name: {}, arrival: 0, totalSteps: 100, throughput: {{table: {{{}: 1}}}}, queue: "
+        "{},\n"
+        "     worker: {{replicas: {}, resources: {{cpu: 1, memory: 1Gi, nvidia.com/gpu: 1}}}}}}\n",
+        name, workers, queue, workers);
+  };
+  auto workload =
+      config::ParseWorkload("jobs:\n" + job("a1", "team-a", 2) + job("a2", "team-a", 4) +
+                                job("b1", "team-b", 3) + job("b2", "team-b", 2),
+                            "w.yaml");
+  ASSERT_TRUE(workload.has_value()) << workload.error().message;
+  ASSERT_TRUE(ResolveWorkload(*workload).has_value());
+  SimOptions options;
+  options.check_invariants = true;
+  for (const char* profile : {"fifo", "gang-binpack", "kod2", "queue-reclaim"}) {
+    SCOPED_TRACE(profile);
+    auto r = Simulate(*cluster, *workload, MakeEngine(profile), options);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_DOUBLE_EQ(Record(*r, "a1").first_start, 0);
+    EXPECT_DOUBLE_EQ(Record(*r, "a2").first_start, 100);
+    EXPECT_DOUBLE_EQ(Record(*r, "b1").first_start, 0);
+    EXPECT_DOUBLE_EQ(Record(*r, "b2").first_start, 100);
+    EXPECT_DOUBLE_EQ(Record(*r, "b2").completion, 200);
+  }
+}
+
 // Without the lending limit team-b lends all 4: the cohort lends 8 and a1,
 // asking 6, leaves 2; b1 fits in them, and a2 still waits (0 left).
 TEST(QueuesTest, WithoutTheLendingLimitTheCohortLendsMore) {

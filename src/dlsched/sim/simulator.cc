@@ -251,7 +251,24 @@ core::Status Simulation::CheckQuotas() const {
   const engine::QuotaBook& book = state_.Quotas();
   std::vector<core::Resources> usage(book.NumQueues());
   for (JobIndex j = 0; j < state_.NumJobs(); ++j) {
-    if (state_.Job(j).queue >= 0) usage[state_.Job(j).queue] += state_.Held(j);
+    const engine::JobState& js = state_.Job(j);
+    if (js.queue < 0) continue;
+    if (!state_.HasFlavors()) {
+      usage[js.queue] += state_.Held(j);
+      continue;
+    }
+    // Each task also under its node's GPU type (ClusterState::Charged),
+    // and only on a type its queue may use.
+    for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
+      const engine::NodeIndex n = js.task_node[slot];
+      if (n == engine::kNoNode) continue;
+      const core::Resources& req = state_.Request(js.TaskAt(j, slot));
+      if (auto why = state_.FlavorTypeRefusal(j, req, n)) {
+        return core::Errorf("t={}: job {} holds a task on node {}, but {}", now_, js.spec->name,
+                            state_.NodeName(n), *why);
+      }
+      usage[js.queue] += state_.Charged(req, n);
+    }
   }
   for (int q = 0; q < book.NumQueues(); ++q) {
     const core::QueueSpec& spec = book.Spec(q);

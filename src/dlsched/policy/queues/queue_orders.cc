@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "dlsched/core/queue.h"
 #include "dlsched/engine/cluster_state.h"
 
 namespace dlsched::policy {
@@ -41,7 +42,8 @@ std::vector<core::ResourceId> Dims(const ClusterState& st, core::Resources asked
   for (int q = 0; q < st.Quotas().NumQueues(); ++q) asked += st.Quotas().Spec(q).guarantee;
   std::vector<core::ResourceId> dims;
   core::FirstId(asked, [&](core::ResourceId id) {
-    if (asked[id] > 0) dims.push_back(id);
+    // Per-GPU-type lines (R@T) are Kueue's; Volcano shares R itself.
+    if (asked[id] > 0 && !core::SplitFlavor(core::ResourceName(id))) dims.push_back(id);
     return false;
   });
   return dims;

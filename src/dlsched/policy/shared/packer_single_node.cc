@@ -29,7 +29,7 @@ bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, 
   }
   for (int g = need_gpu; g <= st.MaxGpuPerNode(); ++g) {
     for (engine::NodeIndex n : st.NodesWithFreeGpu(g)) {
-      if (!st.FreeHolds(need, n)) continue;
+      if (!st.FreeHolds(need, n) || !st.FlavorAdmits(j, need, n)) continue;
       if (std::any_of(roles.begin(), roles.end(), [&](const engine::TaskRef& t) {
             return !engine::StaticFailure(ctx, t, n).empty();
           })) {
