@@ -502,9 +502,7 @@ RowResult<void> NativeWork(const Importer& in, core::JobSpec& job) {
 // `nvidia.com/gpu.product In [v100, p100]`.
 RowResult<void> NativeGpuTypes(std::string_view field, core::RoleSpec& worker) {
   if (field.empty()) return {};
-  core::NodeSelectorRequirement req{.key = std::string(core::kGpuTypeLabel),
-                                    .op = core::NodeSelectorRequirement::Op::kIn,
-                                    .values = {}};
+  std::vector<std::string> types;
   for (size_t start = 0;;) {
     const size_t bar = field.find('|', start);
     const std::string_view type = field.substr(start, bar - start);
@@ -512,13 +510,11 @@ RowResult<void> NativeGpuTypes(std::string_view field, core::RoleSpec& worker) {
       return std::unexpected(RowError{fmt::format(
           "gpu_type: {} (expected GPU types separated by '|', e.g. v100|p100)", *problem)});
     }
-    if (std::find(req.values.begin(), req.values.end(), type) == req.values.end()) {
-      req.values.emplace_back(type);
-    }
+    if (std::find(types.begin(), types.end(), type) == types.end()) types.emplace_back(type);
     if (bar == std::string_view::npos) break;
     start = bar + 1;
   }
-  worker.constraints.required_terms = {core::NodeSelectorTerm{.match_expressions = {req}}};
+  worker.constraints.required_terms = {GpuTypeTerm(std::move(types))};
   return {};
 }
 
@@ -556,6 +552,12 @@ core::Result<TraceLoad> LoadNative(const TraceOptions& o) {
 }
 
 }  // namespace
+
+core::NodeSelectorTerm GpuTypeTerm(std::vector<std::string> types) {
+  return core::NodeSelectorTerm{.match_expressions = {{.key = std::string(core::kGpuTypeLabel),
+                                                       .op = core::NodeSelectorRequirement::Op::kIn,
+                                                       .values = std::move(types)}}};
+}
 
 std::string_view TraceFormatName(TraceFormat f) {
   switch (f) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dlsched/config/specs.h"
+#include "dlsched/core/affinity.h"
 #include "dlsched/core/error.h"
 #include "dlsched/core/job.h"
 #include "dlsched/core/node.h"
@@ -128,6 +129,10 @@ inline constexpr std::string_view kNativeQueueHeader =
 inline constexpr std::string_view kNativeGpuTypeHeader =
     "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling,ps,ps_cpu,"
     "ps_memory,steps,model,queue,gpu_type";
+
+// Required node affinity on the GPU type label: `nvidia.com/gpu.product In
+// [types]` (the native `gpu_type` column; generated jobs that require a type).
+core::NodeSelectorTerm GpuTypeTerm(std::vector<std::string> types);
 
 // The model zoo's profile of a model name, or nullptr (sim::FindModel; the
 // zoo is not config/'s).

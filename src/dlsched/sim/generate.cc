@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "dlsched/config/job_codec.h"
+#include "dlsched/config/trace.h"
 #include "dlsched/core/affinity.h"
 #include "dlsched/core/job.h"
 #include "dlsched/core/limits.h"
@@ -488,10 +489,8 @@ core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& optio
         std::max(1.0, std::round(rng.LogUniform(options.min_steps, options.max_steps)));
     if (options.typed_fraction > 0 && rng.Bernoulli(options.typed_fraction)) {
       const int64_t last = static_cast<int64_t>(options.gpu_types.size()) - 1;
-      worker.constraints.required_terms = {core::NodeSelectorTerm{
-          .match_expressions = {{.key = std::string(core::kGpuTypeLabel),
-                                 .op = core::NodeSelectorRequirement::Op::kIn,
-                                 .values = {options.gpu_types[rng.Int(0, last)]}}}}};
+      worker.constraints.required_terms = {
+          config::GpuTypeTerm({options.gpu_types[static_cast<size_t>(rng.Int(0, last))]})};
     }
     w.jobs.push_back(std::move(job));
   }
