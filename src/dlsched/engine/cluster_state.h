@@ -211,8 +211,9 @@ class ClusterState {
   // repeats included, since the journal's generation began: what was true
   // of the other nodes' free resources at TouchedNodes().size() still is.
   // A change to a node itself (added, removed, resized, relabelled,
-  // (un)schedulable) starts a new generation, as ForgetTouched does (each
-  // engine cycle begins with it, which keeps the journal short).
+  // (un)schedulable) starts a new generation, as ForgetTouched does (an
+  // engine cycle begins with it once the journal is long: it keeps the
+  // journal a few passes over the nodes long at most).
   const std::vector<NodeIndex>& TouchedNodes() const { return touched_; }
   uint64_t TouchedGeneration() const { return touched_generation_; }
   void ForgetTouched() {

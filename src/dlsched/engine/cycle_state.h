@@ -66,29 +66,6 @@ class CycleState {
   void SetPendingOrder(std::span<const Memos::OrderEntry> entries);
   std::optional<double> PendingKey(JobIndex j) const;
 
-  // SelectNode's scores of the feasible nodes for one kind of task, kept
-  // while every scorer is node-local (NodeScorer::NodeLocal): then only
-  // the nodes touched since (ClusterState::TouchedNodes) can have
-  // changed, so the next task of the same gang, or of any job asking the
-  // same resources without node constraints, rescores those alone. A few
-  // kinds are kept (a job's PS and workers, the shapes of a queue), the
-  // least recently used making way.
-  static constexpr size_t kKeptNodeScores = 64;
-  struct NodeScores {
-    uint64_t used = 0;  // when last used (a counter), for least recently used
-    JobIndex job = -1;  // -1: nothing kept
-    core::Role role = core::Role::kWorker;
-    bool unconstrained = false;    // the role has no node constraints
-    core::Resources request;       // ClusterState::Request of the task
-    core::Resources scoring;       // ClusterState::ScoringRequest of the task
-    uint64_t generation = 0;       // ClusterState::TouchedGeneration() of `touched`
-    size_t touched = 0;            // TouchedNodes().size() when last brought up to date
-    std::vector<NodeIndex> nodes;  // the feasible nodes, any order
-    std::vector<double> totals;    // their weighted totals
-    std::vector<int32_t> slot;     // node -> position in `nodes`, or -1
-  };
-  std::vector<NodeScores>& node_scores() { return node_scores_; }
-
   // Why a task without node constraints found no node (the per-node
   // count of PlaceTaskByScore), kept while no node is touched: every such
   // task of the same role asking the same resources fails the same way,
@@ -104,7 +81,6 @@ class CycleState {
   };
   std::vector<FailureMemo>& failures() { return failures_; }
   size_t NextFailureSlot() { return next_failure_++ % kKeptFailures; }
-  uint64_t NextNodeScoresUse() { return ++node_scores_uses_; }
 
  private:
   // JobIndex -> position in actions_: open addressing with linear probing
@@ -126,8 +102,6 @@ class CycleState {
   size_t Put(JobSlots& index, Action action);
 
   std::vector<Action> actions_;
-  std::vector<NodeScores> node_scores_;
-  uint64_t node_scores_uses_ = 0;
   std::vector<FailureMemo> failures_;
   size_t next_failure_ = 0;
   core::Time revisit_at_ = core::kNever;

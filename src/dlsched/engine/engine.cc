@@ -23,8 +23,12 @@ Plan Engine::Cycle(ClusterState& state, const PodQueue& pods, Memos& memos, core
     state.NoteRoomChanged();
   }
   plan.room_epoch = state.RoomEpoch();
-  // The journal of touched nodes serves this cycle's kept scores only.
-  state.ForgetTouched();
+  // The journal of touched nodes brings the kept node scores
+  // (Memos::NodeScores) up to date from one cycle to the next; once it is
+  // longer than a few passes over the nodes, rebuilding them costs less.
+  if (state.TouchedNodes().size() > 4 * static_cast<size_t>(state.NumNodes()) + 1024) {
+    state.ForgetTouched();
+  }
   Session session(state);
   CycleState decisions;
   CycleContext ctx{session,       decisions,         pods,          memos, profile_, now,

@@ -29,6 +29,7 @@ void Memos::Drop() {
   pending_order_.valid = false;
   fits_empty_.clear();
   fits_empty_node_epoch_ = 0;  // epochs begin at 1: no state's
+  node_scores_.clear();
 }
 
 size_t Memos::GangShapeHash::operator()(const GangShape& s) const {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "dlsched/engine/cluster_state.h"
@@ -30,6 +31,9 @@ namespace dlsched::engine {
 //   fits-empty shapes             foreign or releasing pod came or went
 //                                 (HoldEpoch), unless there was no hold then
 //                                 and is none now
+//   node_scores (SelectNode)    nothing: brought up to date from the nodes
+//                                 touched since; a node changed (a new
+//                                 journal generation) rebuilds them
 //   JobMemos::standing_wait     the job given another reason (reason_seq)
 //   JobMemos::pod_wait_text     its reason, pods bound, phase start, or the
 //                                 named pod's attempts or status changed
@@ -161,6 +165,46 @@ class Memos {
   bool FitsEmpty(const ClusterState& state, const GangShape& shape);
   void NoteFitsEmpty(const ClusterState& state, const GangShape& shape);
 
+  // SelectNode's scores of the feasible nodes for one kind of task, kept
+  // from cycle to cycle while every scorer is node-local
+  // (NodeScorer::NodeLocal): then only the nodes touched since
+  // (ClusterState::TouchedNodes) can have changed, so the next task of the
+  // same gang, or of any job asking the same resources without node
+  // constraints, in this cycle or a later one, rescores those alone; a
+  // new generation of the journal (a node itself changed) rebuilds them.
+  // A few kinds are kept (a job's PS and workers, the shapes of a queue),
+  // the least recently used making way. Like every memo, they change no
+  // placement: the node chosen is the one a full scan chooses.
+  static constexpr size_t kKeptNodeScores = 64;
+  struct NodeScores {
+    uint64_t used = 0;  // when last used (a counter), for least recently used
+    JobIndex job = -1;  // -1: nothing kept
+    core::Role role = core::Role::kWorker;
+    bool unconstrained = false;  // the role has no node constraints
+    core::Resources request;     // ClusterState::Request of the task
+    core::Resources scoring;     // ClusterState::ScoringRequest of the task
+    uint64_t generation = 0;     // ClusterState::TouchedGeneration() of `touched`
+    size_t touched = 0;          // TouchedNodes().size() when last brought up to date
+    // The weighted total of each node (read where it is feasible), and a
+    // tournament over them: `best[leaves + n]` is n when node n is
+    // feasible (else kNoNode), every other entry the better of its two
+    // children (the higher total, the lower index on a tie), so best[1]
+    // is the node a full scan picks; a rescored node updates its path.
+    std::vector<double> totals;
+    std::vector<NodeIndex> best;
+    size_t leaves = 0;  // a power of two, at least the nodes
+  };
+  std::vector<NodeScores>& node_scores() { return node_scores_; }
+  uint64_t NextNodeScoresUse() { return ++node_scores_uses_; }
+  // A mark per node for one pass that visits each node once (a journal
+  // names a node again at every change): Seen(n) is true from the second
+  // time n is asked in the pass begun by NewPass.
+  void NewPass(int nodes) {
+    if (seen_.size() < static_cast<size_t>(nodes)) seen_.resize(static_cast<size_t>(nodes), 0);
+    ++pass_;
+  }
+  bool Seen(NodeIndex n) { return std::exchange(seen_[static_cast<size_t>(n)], pass_) == pass_; }
+
   // Where the next sampled node search begins (kube-scheduler's
   // nextStartNodeIndex, see SelectNode). Not a memo: kept across claims.
   int next_start_node = 0;
@@ -180,6 +224,10 @@ class Memos {
   uint64_t fits_empty_node_epoch_ = 0;
   uint64_t fits_empty_hold_epoch_ = 0;
   bool fits_empty_no_holds_ = false;
+  std::vector<NodeScores> node_scores_;
+  uint64_t node_scores_uses_ = 0;
+  std::vector<uint64_t> seen_;
+  uint64_t pass_ = 0;
 };
 
 }  // namespace dlsched::engine

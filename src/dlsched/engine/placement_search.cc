@@ -1,6 +1,7 @@
 #include "dlsched/engine/placement.h"
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include <fmt/format.h>
@@ -87,7 +88,7 @@ void SelectSampled(const CycleContext& ctx, TaskRef t, TaskTrace* trace, int wan
 }
 
 // SelectNode for a task whose every feasible node is scored by node-local
-// scorers: the scores kept for its kind of task (CycleState::NodeScores)
+// scorers: the scores kept for its kind of task (Memos::NodeScores)
 // are brought up to date by rescoring the nodes touched since
 // (ClusterState::TouchedNodes), or built afresh from the free-GPU index.
 // The same node wins as a full scan.
@@ -95,9 +96,9 @@ NodeIndex SelectKept(const CycleContext& ctx, TaskRef t, bool filtered) {
   const ClusterState& st = ctx.state();
   const std::vector<NodeIndex>& touched = st.TouchedNodes();
   const bool unconstrained = st.Job(t.job).spec->role(t.role).constraints.Empty();
-  std::vector<CycleState::NodeScores>& kept = ctx.decisions.node_scores();
-  CycleState::NodeScores* found = nullptr;
-  for (CycleState::NodeScores& k : kept) {
+  std::vector<Memos::NodeScores>& kept = ctx.memos.node_scores();
+  Memos::NodeScores* found = nullptr;
+  for (Memos::NodeScores& k : kept) {
     if ((k.job == t.job && k.role == t.role) ||
         (unconstrained && k.unconstrained && k.request == st.Request(t) &&
          k.scoring == st.ScoringRequest(t))) {
@@ -106,36 +107,39 @@ NodeIndex SelectKept(const CycleContext& ctx, TaskRef t, bool filtered) {
     }
   }
   const bool fresh = found == nullptr;
-  if (fresh && kept.size() < CycleState::kKeptNodeScores) {
+  if (fresh && kept.size() < Memos::kKeptNodeScores) {
     found = &kept.emplace_back();
   } else if (fresh) {
     found = &*std::min_element(kept.begin(), kept.end(),
                                [](const auto& a, const auto& b) { return a.used < b.used; });
   }
-  CycleState::NodeScores& c = *found;
-  c.used = ctx.decisions.NextNodeScoresUse();
+  Memos::NodeScores& c = *found;
+  c.used = ctx.memos.NextNodeScoresUse();
+  // The better of two entries of the tournament (Better's order).
+  auto pick = [&c](NodeIndex a, NodeIndex b) {
+    if (a == kNoNode) return b;
+    if (b == kNoNode) return a;
+    return c.totals[b] > c.totals[a] || (c.totals[b] == c.totals[a] && b < a) ? b : a;
+  };
   auto rescore = [&](NodeIndex n) {
     const bool feasible = FitsKnown(ctx, t, n, filtered);
-    const double total = feasible ? TotalScore(ctx, t, n, nullptr) : 0;
-    int32_t& at = c.slot[n];
-    if (feasible && at >= 0) {
-      c.totals[at] = total;
-    } else if (feasible) {
-      at = static_cast<int32_t>(c.nodes.size());
-      c.nodes.push_back(n);
-      c.totals.push_back(total);
-    } else if (at >= 0) {
-      const NodeIndex last = c.nodes.back();
-      c.nodes[at] = last;
-      c.totals[at] = c.totals.back();
-      c.slot[last] = at;
-      c.nodes.pop_back();
-      c.totals.pop_back();
-      at = -1;
+    if (feasible) c.totals[n] = TotalScore(ctx, t, n, nullptr);
+    size_t i = c.leaves + static_cast<size_t>(n);
+    c.best[i] = feasible ? n : kNoNode;
+    // Up to the first entry whose winner was another node and still is:
+    // nothing above it changes.
+    for (i /= 2; i >= 1; i /= 2) {
+      const NodeIndex was = c.best[i];
+      c.best[i] = pick(c.best[2 * i], c.best[2 * i + 1]);
+      if (c.best[i] == was && was != n) break;
     }
   };
   if (!fresh && c.generation == st.TouchedGeneration()) {
-    for (size_t i = c.touched; i < touched.size(); ++i) rescore(touched[i]);
+    // Each node touched since once, however often it was.
+    ctx.memos.NewPass(st.NumNodes());
+    for (size_t i = c.touched; i < touched.size(); ++i) {
+      if (!ctx.memos.Seen(touched[i])) rescore(touched[i]);
+    }
   } else {
     c.generation = st.TouchedGeneration();
     c.job = t.job;
@@ -143,19 +147,22 @@ NodeIndex SelectKept(const CycleContext& ctx, TaskRef t, bool filtered) {
     c.unconstrained = unconstrained;
     c.request = st.Request(t);
     c.scoring = st.ScoringRequest(t);
-    c.nodes.clear();
-    c.totals.clear();
-    c.slot.assign(st.NumNodes(), -1);
+    const auto nodes = static_cast<size_t>(st.NumNodes());
+    c.leaves = std::bit_ceil(std::max<size_t>(nodes, 1));
+    c.totals.assign(nodes, 0);
+    c.best.assign(2 * c.leaves, kNoNode);
     const int need_gpu = static_cast<int>(st.Request(t)[core::kGpu]);
     for (int g = std::max(need_gpu, 0); g <= st.MaxGpuPerNode(); ++g) {
-      for (NodeIndex n : st.NodesWithFreeGpu(g)) rescore(n);
+      for (NodeIndex n : st.NodesWithFreeGpu(g)) {
+        if (!FitsKnown(ctx, t, n, filtered)) continue;
+        c.totals[n] = TotalScore(ctx, t, n, nullptr);
+        c.best[c.leaves + static_cast<size_t>(n)] = n;
+      }
     }
+    for (size_t i = c.leaves - 1; i >= 1; --i) c.best[i] = pick(c.best[2 * i], c.best[2 * i + 1]);
   }
   c.touched = touched.size();
-  NodeIndex best = kNoNode;
-  double best_total = 0;
-  for (size_t i = 0; i < c.nodes.size(); ++i) Better(c.nodes[i], c.totals[i], &best, &best_total);
-  return best;
+  return c.best[1];
 }
 
 bool AllNodeLocal(const Profile& p) {

@@ -3,9 +3,13 @@
 // scores kept for the next task of the same gang (which must pick exactly
 // the node a full scan picks), and NeverFits remembered until a node
 // changes.
+#include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -224,6 +228,89 @@ TEST(NodeSearchTest, KeptScoresPickWhatAFullScanPicks) {
     mark = session.GetMark();
   }
   EXPECT_GT(evicted, 0);
+}
+
+// The kept scores carry from one engine cycle to the next (the journal of
+// touched nodes brings them up to date; a node change rebuilds them), so
+// every plan must equal the plan a store of memos made afresh gives: 1000
+// cycles of gangs of 1-4 one-GPU workers in three cpu shapes arriving and
+// finishing on 12 identical nodes (totals tie, the lowest index must
+// win), the journal outgrowing its bound several times, a node cordoned
+// and uncordoned now and then; under both built-in profiles whose
+// scorers are node-local.
+TEST(NodeSearchTest, KeptScoresCarryOverCyclesAndPickWhatAFreshStorePicks) {
+  for (const char* name : {"fifo", "gang-binpack"}) {
+    const core::ClusterSpec cluster = dlsched::testing::Nodes(12, 16, 64, 8);
+    ClusterState kept(cluster);
+    ClusterState fresh(cluster);
+    std::deque<core::JobSpec> specs;
+    const engine::Engine engine = dlsched::testing::MakeEngine(name);
+    engine::PodQueue kept_pods;
+    engine::PodQueue fresh_pods;
+    engine::Memos memos;
+    std::mt19937 rng(11);
+    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+    std::vector<JobIndex> running;
+    int started = 0;
+    int trims = 0;  // cycles that began by cutting the journal
+    auto binds = [](const engine::Plan& plan) {
+      std::vector<std::pair<int64_t, NodeIndex>> out;
+      for (const engine::Action& a : plan.actions) {
+        if (a.kind != engine::ActionKind::kBind) continue;
+        out.emplace_back(
+            int64_t{a.task.job} * 100 + static_cast<int>(a.task.role) * 10 + a.task.index, a.node);
+      }
+      return out;
+    };
+    for (int cycle = 0; cycle < 1000; ++cycle) {
+      for (int k = pick(3); k > 0; --k) {
+        const int workers = 1 + pick(4);
+        specs.push_back(dlsched::testing::GpuJob("j" + std::to_string(specs.size()), cycle, workers,
+                                                 workers, 1000 * (1 + pick(3)), 4, 100));
+        for (ClusterState* s : {&kept, &fresh}) {
+          const JobIndex j = s->AddJob(&specs.back(), cycle);
+          s->SetPhase(j, core::JobPhase::kWaiting, cycle);
+        }
+      }
+      for (int k = pick(3); k > 0 && !running.empty(); --k) {
+        const size_t i = static_cast<size_t>(pick(static_cast<int>(running.size())));
+        const JobIndex j = running[i];
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+        for (ClusterState* s : {&kept, &fresh}) {
+          for (int w = 0; w < s->Job(j).spec->role(Role::kWorker).max_replicas; ++w) {
+            if (s->Job(j).NodeOf(Role::kWorker, w) != engine::kNoNode) {
+              s->RemoveTask(TaskRef{j, Role::kWorker, w});
+            }
+          }
+          s->SetPhase(j, core::JobPhase::kCompleted, cycle);
+        }
+      }
+      if (cycle % 250 == 125) {
+        const NodeIndex n = pick(12);
+        const bool on = !kept.Schedulable(n);
+        kept.SetSchedulable(n, on);
+        fresh.SetSchedulable(n, on);
+      }
+      engine::Memos once;
+      const uint64_t generation = kept.TouchedGeneration();
+      const engine::Plan a = engine.Cycle(kept, kept_pods, memos, cycle);
+      if (kept.TouchedGeneration() != generation) ++trims;
+      const engine::Plan b = engine.Cycle(fresh, fresh_pods, once, cycle);
+      ASSERT_EQ(binds(a), binds(b)) << name << ", cycle " << cycle;
+      engine::ApplyPlacements(kept, a);
+      engine::ApplyPlacements(fresh, b);
+      for (const engine::Action& act : a.actions) {
+        if (act.kind != engine::ActionKind::kStart) continue;
+        for (ClusterState* s : {&kept, &fresh}) {
+          s->SetPhase(act.task.job, core::JobPhase::kLaunching, cycle);
+        }
+        running.push_back(act.task.job);
+        ++started;
+      }
+    }
+    EXPECT_GT(started, 300) << name;
+    EXPECT_GE(trims, 3) << name << " " << trims;
+  }
 }
 
 // Whether a gang could ever fit does not change as tasks come and go; it
