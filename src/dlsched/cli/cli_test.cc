@@ -93,6 +93,38 @@ TEST_F(CliTest, ValidateReportsTheBrokenFieldAndExitsTwo) {
             "than maxReplicas 2\n");
 }
 
+// Traces: a CSV is told by its header's columns (a native trace is read
+// as one, not parsed as YAML), FORMAT:FILE names the format, and
+// tiresias: a cluster shape too. A bad row is one line naming it.
+TEST_F(CliTest, ValidateChecksTraces) {
+  const CmdResult ok = Dlsched(
+      "validate data/tiresias/60_job.csv tiresias:data/tiresias/n32g4.csv "
+      "data/tiresias/n256g8.csv pollux:data/pollux/workloads/workload-1.csv");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(ok.out,
+            "data/tiresias/60_job.csv: ok (tiresias trace with 60 jobs)\n"
+            "tiresias:data/tiresias/n32g4.csv: ok (Tiresias cluster shape with 32 nodes)\n"
+            "data/tiresias/n256g8.csv: ok (Tiresias cluster shape with 256 nodes)\n"
+            "pollux:data/pollux/workloads/workload-1.csv: ok (pollux trace with 160 jobs)\n");
+  const std::filesystem::path native = out_ / "w.csv";
+  std::filesystem::create_directories(out_);
+  {
+    std::ofstream f(native);
+    f << "name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling\n"
+         "a,0,2,2,2,1,,,100,linear\n";
+  }
+  const CmdResult native_ok = Dlsched("validate " + native.string());
+  EXPECT_EQ(native_ok.out, native.string() + ": ok (native trace with 1 job)\n");
+  {
+    std::ofstream f(native, std::ios::app);
+    f << "b,0,2,3,2,1,,,100,linear\n";
+  }
+  const CmdResult bad = Dlsched("validate " + native.string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1) << bad.out;
+  EXPECT_NE(bad.out.find(native.string() + ":3: "), std::string::npos) << bad.out;
+}
+
 TEST_F(CliTest, BadInputsExitTwoWithOneLine) {
   const CmdResult unknown_profile =
       Dlsched("simulate -c examples/cluster-3node.yaml -w examples/workload-small.yaml -p nope");
@@ -589,7 +621,8 @@ TEST_F(CliTest, DelayFlagsReplaceEveryJobsDelays) {
   const std::string jobs = ReadFile(out_ / "jobs.csv");
   EXPECT_NE(jobs.find("\nsweep,default,research,0,0,573.333333,573.333333,0,"), std::string::npos)
       << jobs;
-  EXPECT_NE(jobs.find(",6,150,"), std::string::npos) << jobs;  // gpus, lost_gpu_seconds
+  // gpus, max_nodes, max_switches (no switch labels), lost_gpu_seconds
+  EXPECT_NE(jobs.find(",6,1,0,150,"), std::string::npos) << jobs;
   EXPECT_NE(jobs.find("\ntrain,default,prod,100,100,215,115,0,15,100,"), std::string::npos) << jobs;
   const std::string queues = ReadFile(out_ / "queues.csv");
   EXPECT_NE(queues.find("\nprod,lab,4,1,1,115,115,0,"), std::string::npos) << queues;

@@ -56,9 +56,9 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
                             std::vector<core::NodeSpec>& out,
                             std::map<std::string, std::string>& owner, core::ClusterLimits& limits,
                             std::map<std::string, core::Resources>* reserved_out = nullptr) {
-  if (auto st = r.CheckMap(
-          n, path, "a map",
-          {"name", "count", "resources", "reserved", "labels", "gpuType", "taints", "schedulable"});
+  if (auto st = r.CheckMap(n, path, "a map",
+                           {"name", "count", "resources", "reserved", "labels", "gpuType", "switch",
+                            "rack", "taints", "schedulable"});
       !st) {
     return st;
   }
@@ -95,16 +95,20 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
   if (Given(n["labels"])) {
     if (auto st = ParseLabels(r, n["labels"], Key(path, "labels"), node.labels); !st) return st;
   }
-  // The GPU type: the label a cluster's GPU feature discovery sets.
-  if (Given(n["gpuType"])) {
-    const std::string type_path = Key(path, "gpuType");
-    DLSCHED_TRY_LET(type, r.Name(n["gpuType"], type_path));
-    const std::string label(core::kGpuTypeLabel);
-    if (auto it = node.labels.find(label); it != node.labels.end() && it->second != *type) {
-      return r.Fail(type_path,
-                    fmt::format("{} differs from labels.{}: {}", *type, label, it->second));
+  // The GPU type (the label a cluster's GPU feature discovery sets), the
+  // network switch and the rack: each a label of its own.
+  for (const auto& [field, key] :
+       {std::pair{"gpuType", core::kGpuTypeLabel}, std::pair{"switch", core::kSwitchLabel},
+        std::pair{"rack", core::kRackLabel}}) {
+    if (!Given(n[field])) continue;
+    const std::string field_path = Key(path, field);
+    DLSCHED_TRY_LET(value, r.Name(n[field], field_path));
+    const std::string label(key);
+    if (auto it = node.labels.find(label); it != node.labels.end() && it->second != *value) {
+      return r.Fail(field_path,
+                    fmt::format("{} differs from labels.{}: {}", *value, label, it->second));
     }
-    node.labels[label] = *type;
+    node.labels[label] = *value;
   }
 
   if (Given(n["taints"])) {

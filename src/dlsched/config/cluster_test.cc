@@ -83,7 +83,7 @@ TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
   EXPECT_EQ(
       ClusterError("nodes:\n  - {name: a, resources: {cpu: 1}, lables: {zone: z}}\n"),
       "cluster.yaml: nodes[0].lables: unknown key (allowed: name, count, resources, reserved, "
-      "labels, gpuType, taints, schedulable); did you mean 'labels'?");
+      "labels, gpuType, switch, rack, taints, schedulable); did you mean 'labels'?");
   EXPECT_EQ(ClusterError("node: []\n"),
             "cluster.yaml: node: unknown key (allowed: nodes, events, queues, cohorts); did you "
             "mean 'nodes'?");
@@ -108,6 +108,28 @@ TEST(ParseClusterTest, GpuTypeIsTheGpuProductLabel) {
             "cluster.yaml: nodes[0].gpuType: v100 differs from labels.nvidia.com/gpu.product: k80");
   EXPECT_EQ(ClusterError("nodes:\n  - {name: a, gpuType: [v100], resources: {cpu: 1}}\n"),
             "cluster.yaml: nodes[0].gpuType: expected a name, got a list");
+}
+
+// `switch` and `rack` are the node's dlsched.io/switch and dlsched.io/rack
+// labels (a YAML number kept as its text).
+TEST(ParseClusterTest, SwitchAndRackAreLabels) {
+  auto c = ParseCluster(
+      "nodes:\n  - {name: a, count: 2, switch: s0, rack: 7, resources: {cpu: 1}}\n"
+      "  - {name: b, switch: s1, labels: {dlsched.io/switch: s1}, resources: {cpu: 1}}\n"
+      "  - {name: c, resources: {cpu: 1}}\n",
+      "cluster.yaml");
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_EQ(c->nodes.size(), 4u);
+  EXPECT_EQ(c->nodes[1].labels.at("dlsched.io/switch"), "s0");
+  EXPECT_EQ(c->nodes[1].labels.at("dlsched.io/rack"), "7");
+  EXPECT_EQ(c->nodes[2].labels.at("dlsched.io/switch"), "s1");
+  EXPECT_FALSE(c->nodes[2].labels.contains("dlsched.io/rack"));
+  EXPECT_TRUE(c->nodes[3].labels.empty());
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, switch: s0, labels: {dlsched.io/switch: s1}, "
+                         "resources: {cpu: 1}}\n"),
+            "cluster.yaml: nodes[0].switch: s0 differs from labels.dlsched.io/switch: s1");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, rack: {x: 1}, resources: {cpu: 1}}\n"),
+            "cluster.yaml: nodes[0].rack: expected a name, got a map");
 }
 
 TEST(ParseClusterTest, StructuralErrors) {

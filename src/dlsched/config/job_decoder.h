@@ -186,6 +186,13 @@ class JobDecoder {
     return OptionalNumber(r_, map, "localitySensitivity", path, kLocalityRange,
                           out.locality_sensitivity);
   }
+  // switchSensitivity of a throughput map at `path` (with a table or a
+  // model: the model zoo has no measurement across switches).
+  core::Status SwitchSensitivity(const Value& map, std::string_view path,
+                                 core::ThroughputProfile& out) const {
+    return OptionalNumber(r_, map, "switchSensitivity", path, kLocalityRange,
+                          out.switch_sensitivity);
+  }
 
  private:
   const FieldReader<Format>& r_;

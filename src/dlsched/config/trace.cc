@@ -716,7 +716,7 @@ core::Result<core::ClusterSpec> TiresiasCluster(const TiresiasShape& shape) {
     for (int64_t n = 0; n < v[1]; ++n) {
       core::NodeSpec node;
       node.name = fmt::format("s{}-n{}", s, n);
-      node.labels["dlsched.io/switch"] = fmt::format("s{}", s);
+      node.labels[std::string(core::kSwitchLabel)] = fmt::format("s{}", s);
       node.allocatable[core::kGpu] = v[2];
       node.allocatable[core::kCpu] = v[3] * 1000;
       node.allocatable[core::kMemory] = v[4] << 30;
@@ -858,6 +858,7 @@ std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_
   }
   if (job.throughput != nullptr) {
     const core::ThroughputProfile& tp = *job.throughput;
+    if (tp.switch_sensitivity != 0) return "its throughput has a switchSensitivity";
     // The model's own throughput: unresolved (as read from YAML), or the
     // zoo's table.
     const core::ThroughputProfile* zoo =

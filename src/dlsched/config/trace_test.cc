@@ -891,7 +891,7 @@ TEST(NativeTraceTest, WideHeaderHoldsPsStepsAndModels) {
 }
 
 const core::ThroughputProfile& Resnet50() {
-  static const core::ThroughputProfile p{"resnet50", {{1, 2.5}, {2, 4.5}}, 0.2, {}, {}, {}};
+  static const core::ThroughputProfile p{"resnet50", {{1, 2.5}, {2, 4.5}}, 0.2, 0, {}, {}, {}};
   return p;
 }
 const core::ThroughputProfile* FakeZoo(std::string_view name) {

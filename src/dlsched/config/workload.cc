@@ -243,11 +243,13 @@ core::Status ParseGpuTypeRates(const Reader& r, const YAML::Node& n, const std::
 
 core::Status ParseThroughput(const Reader& r, const YAML::Node& n, const std::string& path,
                              core::ThroughputProfile& out) {
-  if (auto st = r.CheckMap(n, path, "a map",
-                           {"model", "table", "localitySensitivity", "placements", "gpuTypes"});
+  if (auto st = r.CheckMap(
+          n, path, "a map",
+          {"model", "table", "localitySensitivity", "switchSensitivity", "placements", "gpuTypes"});
       !st) {
     return st;
   }
+  DLSCHED_TRY(Decoder(r).SwitchSensitivity(n, path, out));
   const bool has_model = Given(n["model"]);
   const bool has_table = Given(n["table"]);
   if (has_model == has_table) {

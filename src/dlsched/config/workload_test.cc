@@ -53,7 +53,7 @@ jobs:
     worker: {replicas: 2, minReplicas: 1, maxReplicas: 4, resources: {cpu: 4, memory: 8Gi, nvidia.com/gpu: 1}}
     chief:  {replicas: 1, resources: {cpu: 1}}
     totalSteps: 2000
-    throughput: {table: {1: 4.4, 2: 7.9, 4: 9.45}, localitySensitivity: 0.3}
+    throughput: {table: {1: 4.4, 2: 7.9, 4: 9.45}, localitySensitivity: 0.3, switchSensitivity: 0.4}
     launchDelay: 10
     checkpointDelay: 5
     deadline: 3600
@@ -95,6 +95,7 @@ jobs:
   ASSERT_EQ(j.throughput.steps_per_s.size(), 3u);
   EXPECT_DOUBLE_EQ(j.throughput.steps_per_s.at(4), 9.45);
   EXPECT_DOUBLE_EQ(j.throughput.locality_sensitivity, 0.3);
+  EXPECT_DOUBLE_EQ(j.throughput.switch_sensitivity, 0.4);
   EXPECT_DOUBLE_EQ(j.launch_delay, 10);
   EXPECT_DOUBLE_EQ(j.checkpoint_delay, 5);
   ASSERT_TRUE(j.deadline.has_value());
@@ -350,7 +351,11 @@ TEST(ParseWorkloadTest, ThroughputErrors) {
             "got '1.5'");
   EXPECT_EQ(tp("{modle: resnet50}"),
             "workload.yaml: jobs[0].throughput.modle: unknown key (allowed: model, table, "
-            "localitySensitivity, placements, gpuTypes); did you mean 'model'?");
+            "localitySensitivity, switchSensitivity, placements, gpuTypes); did you mean "
+            "'model'?");
+  EXPECT_EQ(tp("{model: resnet50, switchSensitivity: -0.5}"),
+            "workload.yaml: jobs[0].throughput.switchSensitivity: expected a number in [0, 1], "
+            "got '-0.5'");
   EXPECT_EQ(tp("{model: resnet50, placements: {4: 1}}"),
             "workload.yaml: jobs[0].throughput.placements: only allowed with 'table' (a model "
             "brings its own)");

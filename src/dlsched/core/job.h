@@ -130,6 +130,15 @@ struct ScalingCurve {
 // `gpuType` sets it too).
 inline constexpr std::string_view kGpuTypeLabel = "nvidia.com/gpu.product";
 
+// The node labels naming a node's network switch and its rack (a cluster
+// file's `switch` and `rack` set them; Tiresias' cluster shapes label the
+// switch). Nodes under one switch talk at full bandwidth; a job whose tasks
+// span switches trains at 1 - switchSensitivity of its speed
+// (ThroughputProfile::switch_sensitivity). The rack is a failure domain:
+// nothing but placement (TopologySpread) and the run's records reads it.
+inline constexpr std::string_view kSwitchLabel = "dlsched.io/switch";
+inline constexpr std::string_view kRackLabel = "dlsched.io/rack";
+
 // Steps per second as a function of the number of workers: a table of
 // measured points. Between points the rate is interpolated linearly; above
 // the largest point it stays flat; below the smallest point (and at 0) it is
@@ -141,6 +150,10 @@ struct ThroughputProfile {
   std::string model;                  // e.g. "resnet50"; informational
   std::map<int, double> steps_per_s;  // workers -> steps/s, strictly positive keys
   double locality_sensitivity = 0;    // locality factor is 1 - this when spread over nodes
+  // Further factor 1 - this when spread over network switches (nodes'
+  // kSwitchLabel): the rate across switches is the table's times
+  // (1 - locality_sensitivity) x (1 - switch_sensitivity).
+  double switch_sensitivity = 0;
   // Steps/s at a placement, where the speed depends on how the workers sit
   // on nodes (Pollux's measurements: a step's time per placement), keyed by
   // the workers on each node, most first ({4, 2}: 4 workers on one node, 2

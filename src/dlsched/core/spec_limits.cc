@@ -146,7 +146,10 @@ LimitCheck Throughput(const ThroughputProfile& tp) {
     }
     if (auto p = Range(field, rate, kMinRate, false, kMaxRate)) return p;
   }
-  return Range("throughput.localitySensitivity", tp.locality_sensitivity, 0, false, 1);
+  if (auto p = Range("throughput.localitySensitivity", tp.locality_sensitivity, 0, false, 1)) {
+    return p;
+  }
+  return Range("throughput.switchSensitivity", tp.switch_sensitivity, 0, false, 1);
 }
 
 }  // namespace

@@ -163,6 +163,7 @@ NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
   const auto n = static_cast<NodeIndex>(names_.size());
   specs_.push_back(spec);
   ReadGpuType(n);
+  ReadSwitch(n);
   names_.push_back(spec.name);
   node_by_name_.emplace(spec.name, n);
   present_.push_back(1);
@@ -188,6 +189,7 @@ void ClusterState::UpdateNode(NodeIndex n, const core::NodeSpec& spec) {
   num_tainted_ += (spec.taints.empty() ? 0 : 1) - (cur.taints.empty() ? 0 : 1);
   cur.labels = spec.labels;
   ReadGpuType(n);
+  ReadSwitch(n);
   cur.taints = spec.taints;
   SetAllocatable(n, spec.allocatable);
   SetSchedulable(n, spec.schedulable);
@@ -396,6 +398,47 @@ void ClusterState::ReadGpuType(NodeIndex n) {
   }
 }
 
+void ClusterState::ReadSwitch(NodeIndex n) {
+  const core::Labels& labels = specs_[n].labels;
+  auto it = labels.find(std::string(core::kSwitchLabel));
+  if (switch_.size() <= static_cast<size_t>(n)) switch_.resize(static_cast<size_t>(n) + 1, -1);
+  if (it == labels.end()) {
+    switch_[n] = -1;
+    return;
+  }
+  auto [at, fresh] = switch_ids_.emplace(it->second, static_cast<int>(switch_ids_.size()));
+  switch_[n] = at->second;
+}
+
+ClusterState::Span ClusterState::SpanOf(JobIndex j) const {
+  const JobState& js = jobs_[j];
+  Span span;
+  if (js.placed_tasks == 0) return span;
+  // Most jobs sit on one node: no vector, no sort.
+  NodeIndex first = kNoNode;
+  bool one = true;
+  for (NodeIndex n : js.task_node) {
+    if (n == kNoNode) continue;
+    if (first == kNoNode) first = n;
+    one = one && n == first;
+  }
+  if (one) return Span{.nodes = 1, .switches = SwitchOf(first) >= 0 ? 1 : 0};
+  std::vector<NodeIndex> nodes;
+  std::vector<int> switches;
+  for (NodeIndex n : js.task_node) {
+    if (n == kNoNode) continue;
+    nodes.push_back(n);
+    if (SwitchOf(n) >= 0) switches.push_back(SwitchOf(n));
+  }
+  auto distinct = [](auto& v) {
+    std::sort(v.begin(), v.end());
+    return static_cast<int>(std::unique(v.begin(), v.end()) - v.begin());
+  };
+  span.nodes = distinct(nodes);
+  span.switches = distinct(switches);
+  return span;
+}
+
 double ClusterState::PlacedRate(JobIndex j) const {
   const JobState& js = jobs_[j];
   const core::ThroughputProfile& tp = js.spec->throughput;
@@ -411,6 +454,21 @@ double ClusterState::PlacedRate(JobIndex j) const {
       break;
     }
   }
+  // Across switches (two of its nodes labelled with different ones): a
+  // further factor, on every rate below.
+  double across = 1.0;
+  if (tp.switch_sensitivity > 0 && !switch_ids_.empty()) {
+    int seen = -1;
+    for (NodeIndex n : js.task_node) {
+      const int s = n == kNoNode ? -1 : SwitchOf(n);
+      if (s < 0) continue;
+      if (seen < 0) seen = s;
+      if (s != seen) {
+        across = 1.0 - tp.switch_sensitivity;
+        break;
+      }
+    }
+  }
   // On GPU types its tables list: the slowest of them.
   if (any_gpu_type_ && tp.by_gpu_type) {
     double rate = -1;
@@ -422,7 +480,7 @@ double ClusterState::PlacedRate(JobIndex j) const {
       const double on = tp.RateOn(gpu_type_[n], js.placed_workers);
       rate = rate < 0 ? on : std::min(rate, on);
     }
-    if (typed) return rate * locality;
+    if (typed) return rate * locality * across;
   }
   const auto& placements = tp.placements;
   if (!placements.empty()) {
@@ -439,9 +497,9 @@ double ClusterState::PlacedRate(JobIndex j) const {
       ++shape.back();
     }
     std::sort(shape.begin(), shape.end(), std::greater<>());
-    if (auto it = placements.find(shape); it != placements.end()) return it->second;
+    if (auto it = placements.find(shape); it != placements.end()) return it->second * across;
   }
-  return tp.Rate(js.placed_workers) * locality;
+  return tp.Rate(js.placed_workers) * locality * across;
 }
 
 core::Resources ClusterState::Held(JobIndex j) const {

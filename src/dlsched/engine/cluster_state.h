@@ -156,9 +156,20 @@ class ClusterState {
   // table per GPU type, a worker of which is on a node of a type listed,
   // runs at the slowest rate of its workers' types instead
   // (ThroughputProfile::RateOn: a type not listed counts at the table),
-  // times the same locality factor. Both backends estimate progress with
-  // it.
+  // times the same locality factor. Each of these rates is times
+  // 1 - switchSensitivity (ThroughputProfile::switch_sensitivity) when two
+  // of its nodes are under different switches (core::kSwitchLabel; a node
+  // without one crosses none). Both backends estimate progress with it.
   double PlacedRate(JobIndex j) const;
+  // Node n's switch (its core::kSwitchLabel), numbered in order of first
+  // sight; -1 when it has none.
+  int SwitchOf(NodeIndex n) const { return switch_[n]; }
+  // How many nodes, and switches (SwitchOf >= 0), job j's placed tasks are on.
+  struct Span {
+    int nodes = 0;
+    int switches = 0;
+  };
+  Span SpanOf(JobIndex j) const;
   bool Present(NodeIndex n) const { return present_[n] != 0; }
   bool Schedulable(NodeIndex n) const { return schedulable_[n] != 0; }
   void SetSchedulable(NodeIndex n, bool on);
@@ -469,6 +480,8 @@ class ClusterState {
   void Rebucket(NodeIndex n, int old_free_gpu);
   // Node n's gpu_type_ from its labels (and its node_flavors_).
   void ReadGpuType(NodeIndex n);
+  // Node n's switch_ from its labels.
+  void ReadSwitch(NodeIndex n);
   // flavor_pairs_ and queue_flavored_ from the quota book, node_flavors_
   // from them.
   void ReadFlavors();
@@ -485,8 +498,10 @@ class ClusterState {
   std::unordered_map<std::string, NodeIndex> node_by_name_;  // present nodes
   std::vector<uint8_t> present_;
   std::vector<uint8_t> schedulable_;
-  std::vector<std::string> gpu_type_;  // per node: GpuType
-  bool any_gpu_type_ = false;          // a node had a GPU type
+  std::vector<std::string> gpu_type_;                // per node: GpuType
+  bool any_gpu_type_ = false;                        // a node had a GPU type
+  std::vector<int> switch_;                          // per node: SwitchOf
+  std::unordered_map<std::string, int> switch_ids_;  // switch label -> number
   // Per-GPU-type quotas: by GPU type, (R, R@T) for each R some line R@T
   // of any queue or cohort keys (any type); each node's entry (nullptr:
   // none, or no type); each queue's resources R it has an R@T line for.

@@ -325,6 +325,57 @@ TEST(ClusterStateTest, AGangAcrossGpuTypesRunsAtTheSlowest) {
   EXPECT_EQ(rate_on(0, 2), 1.0);
 }
 
+// The speed model across nodes and switches, worked by hand. Four
+// one-GPU workers, table {4: 8} steps/s, localitySensitivity 0.25,
+// switchSensitivity 0.5; nodes 0-3 under switch s0, 4-5 under s1, node 6
+// under none:
+//   1 node  (all on node 0)            8
+//   2 nodes (0, 0, 1, 1), one switch   8 x (1 - 0.25)           = 6
+//   4 nodes (0, 1, 2, 3), one switch   8 x 0.75                 = 6
+//   4 nodes (0, 1, 4, 5), two switches 8 x 0.75 x (1 - 0.5)     = 3
+//   4 nodes (0, 1, 2, 6), one switch   6 (a node without a switch crosses none)
+TEST(ClusterStateTest, SpeedAcrossNodesAndSwitches) {
+  core::ClusterSpec cluster = Nodes(7, 32, 128, 8);
+  for (int n = 0; n < 6; ++n) {
+    cluster.nodes[n].labels[std::string(core::kSwitchLabel)] = n < 4 ? "s0" : "s1";
+  }
+  dlsched::testing::ClusterWithJobs w(cluster);
+  EXPECT_EQ(w.state.SwitchOf(0), w.state.SwitchOf(3));
+  EXPECT_NE(w.state.SwitchOf(0), w.state.SwitchOf(4));
+  EXPECT_EQ(w.state.SwitchOf(6), -1);
+  core::JobSpec e = Job("e", 0, 0, 4, 4, 4);
+  e.throughput.steps_per_s = {{4, 8.0}};
+  e.throughput.locality_sensitivity = 0.25;
+  e.throughput.switch_sensitivity = 0.5;
+  const JobIndex j = w.Add(e, core::JobPhase::kWaiting);
+  ClusterState::Span span;
+  auto rate_on = [&](std::vector<NodeIndex> nodes) {
+    for (int i = 0; i < 4; ++i) w.state.PlaceTask({j, Role::kWorker, i}, nodes[i]);
+    const double r = w.state.PlacedRate(j);
+    span = w.state.SpanOf(j);
+    for (int i = 0; i < 4; ++i) w.state.RemoveTask({j, Role::kWorker, i});
+    return r;
+  };
+  EXPECT_EQ(rate_on({0, 0, 0, 0}), 8.0);
+  EXPECT_EQ(span.nodes, 1);
+  EXPECT_EQ(span.switches, 1);
+  EXPECT_EQ(rate_on({0, 0, 1, 1}), 6.0);
+  EXPECT_EQ(span.nodes, 2);
+  EXPECT_EQ(rate_on({0, 1, 2, 3}), 6.0);
+  EXPECT_EQ(span.nodes, 4);
+  EXPECT_EQ(span.switches, 1);
+  EXPECT_EQ(rate_on({0, 1, 4, 5}), 3.0);
+  EXPECT_EQ(span.switches, 2);
+  EXPECT_EQ(rate_on({0, 1, 2, 6}), 6.0);
+  EXPECT_EQ(span.nodes, 4);
+  EXPECT_EQ(span.switches, 1);
+  // Relabelled: node 3 moves to s1.
+  core::NodeSpec moved = w.state.NodeSpecOf(3);
+  moved.labels[std::string(core::kSwitchLabel)] = "s1";
+  w.state.UpdateNode(3, moved);
+  EXPECT_EQ(rate_on({0, 1, 2, 3}), 3.0);
+}
+
 // Per-GPU-type quota (Kueue's resource flavors: quota lines R@T). Node 0
 // is a v100, node 1 a k80, node 2 has no type, 8 GPUs each. Queue a has
 // nvidia.com/gpu@v100 2 and nvidia.com/gpu@k80 4 and no line for the GPU

@@ -227,6 +227,7 @@ void JobLifecycle::StartLaunch(JobIndex j, std::string_view reason) {
                          : fmt::format("{} on {}", reason, Placement(j));
        });
   h.hand_over_from.clear();
+  NoteSpan(j);
   h.launch_started = now;
   h.relaunch = !first;
   StampLaunch(j, h.launch_started);
@@ -259,6 +260,12 @@ void JobLifecycle::FinishLaunch(JobIndex j) {
     Enter(j, JobPhase::kRunning);
   }
   backend_.OnProgressChange(j);
+}
+
+void JobLifecycle::NoteSpan(JobIndex j) {
+  const ClusterState::Span span = state_.SpanOf(j);
+  jobs_[j].max_nodes = std::max(jobs_[j].max_nodes, span.nodes);
+  jobs_[j].max_switches = std::max(jobs_[j].max_switches, span.switches);
 }
 
 int64_t JobLifecycle::HeldGpus(JobIndex j) const {
@@ -465,6 +472,7 @@ void JobLifecycle::ApplyJobAction(const Action& a, core::Time now, uint64_t room
         ++h.reallocations;
         Checkpoint(j);
       } else {
+        NoteSpan(j);
         backend_.OnProgressChange(j);
       }
       break;

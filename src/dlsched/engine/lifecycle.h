@@ -141,6 +141,10 @@ struct JobHistory {
   int preemptions = 0;         // stopped or shrunk for another job
   int scale_events = 0;        // resizes
   int task_losses = 0;         // times it lost tasks to a node or an eviction
+  // The most nodes, and network switches (ClusterState::SpanOf), its tasks
+  // spanned at any launch or in-place resize.
+  int max_nodes = 0;
+  int max_switches = 0;
   // Failures of its tasks counted against its backoff limit: those that
   // restarted it, disruptions excepted (JobLifecycle::TaskFailed).
   int failures = 0;
@@ -302,6 +306,8 @@ class JobLifecycle {
   // GPUs job `j`'s pods hold: its placed tasks and those it holds until
   // its checkpoint is done.
   int64_t HeldGpus(JobIndex j) const;
+  // Brings jobs_[j].max_nodes and max_switches up to date with where it is.
+  void NoteSpan(JobIndex j);
   // Before the plan's placements: what each job it stops or restarts holds,
   // and (hand_over_after_checkpoint) whose checkpoints each job given room
   // waits for.

@@ -550,7 +550,8 @@ core::Status DecodeRunPolicy(const Errors& e, const json& spec, const std::strin
 // spec.throughput: the steps/s table by workers, a table per GPU type (a
 // node's nvidia.com/gpu.product label), the locality sensitivity.
 core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job) {
-  DLSCHED_TRY(e.Object(t, "spec.throughput", {"table", "gpuTypes", "localitySensitivity"}));
+  DLSCHED_TRY(e.Object(t, "spec.throughput",
+                       {"table", "gpuTypes", "localitySensitivity", "switchSensitivity"}));
   if (t.contains("table")) {
     const json& table = t["table"];
     if (!table.is_object() || table.empty()) {
@@ -575,6 +576,7 @@ core::Status DecodeThroughput(const Errors& e, const json& t, core::JobSpec& job
     }
     job.throughput.SetGpuTypes(std::move(rates));
   }
+  DLSCHED_TRY(Decoder(e).SwitchSensitivity(t, "spec.throughput", job.throughput));
   return Decoder(e).Locality(t, "spec.throughput", job.throughput);
 }
 

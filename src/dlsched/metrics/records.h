@@ -37,6 +37,10 @@ struct JobRecord {
   // GPUs the job asks for at its requested size (every PS and Chief
   // replica and `replicas` workers), whatever it ran with.
   int64_t gpus = 0;
+  // The most nodes, and network switches (nodes' dlsched.io/switch
+  // labels), its tasks spanned at once; 0 if it never started.
+  int max_nodes = 0;
+  int max_switches = 0;
   // GPU-seconds of training it lost to stops and restarts: each checkpoint
   // it stopped for (GPUs held x checkpointDelay), each relaunch (GPUs x
   // launchDelay), and what it ran since its last checkpoint when it lost a

@@ -146,6 +146,8 @@ JobTotals CountJobs(const RunInput& input, RunSummary& s) {
     s.scale_events += job.scale_events;
     s.reallocations += job.reallocations;
     s.lost_gpu_hours += job.lost_gpu_seconds / 3600;
+    s.jobs_across_nodes += job.max_nodes > 1;
+    s.jobs_across_switches += job.max_switches > 1;
 
     switch (Outcome(job)) {
       case JobOutcome::kCompleted:

@@ -147,6 +147,10 @@ struct RunSummary {
   int64_t reallocations = 0;
   // Jobs' lost_gpu_seconds, in GPU-hours.
   double lost_gpu_hours = 0;
+  // Jobs whose tasks were ever on more than one node, and under more than
+  // one switch (JobRecord::max_nodes, max_switches).
+  int64_t jobs_across_nodes = 0;
+  int64_t jobs_across_switches = 0;
 
   bool deadlocked = false;
   bool partial = false;  // RunInput::partial

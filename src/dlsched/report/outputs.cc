@@ -130,7 +130,9 @@ void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
            {col::kPreemptions, job.preemptions},
            {col::kScaleEvents, job.scale_events},
            {col::kFinalWorkers, job.final_workers},
-           {col::kGpus, job.gpus}});
+           {col::kGpus, job.gpus},
+           {col::kMaxNodes, job.max_nodes},
+           {col::kMaxSwitches, job.max_switches}});
   Numbers(w, {{col::kLostGpuSeconds, job.lost_gpu_seconds}});
   w.Key(col::kStuck);
   w.Bool(job.stuck);
@@ -192,7 +194,8 @@ void WriteJobsCsv(TextOut& out, const metrics::RunInput& input) {
     o += ',';
     o += core::PhaseName(job.final_phase);
     for (int64_t n : {job.admission_seq, int64_t{job.reallocations}, int64_t{job.preemptions},
-                      int64_t{job.scale_events}, int64_t{job.final_workers}, job.gpus}) {
+                      int64_t{job.scale_events}, int64_t{job.final_workers}, job.gpus,
+                      int64_t{job.max_nodes}, int64_t{job.max_switches}}) {
       o += ',';
       AppendInt(o, n);
     }
@@ -405,6 +408,9 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
            {key::kReallocations, s.reallocations}});
   Numbers(w, {{key::kLostGpuHours, s.lost_gpu_hours}});
   w.EndObject();
+  w.Key(key::kPlacement);
+  IntObject(w, {{key::kJobsAcrossNodes, s.jobs_across_nodes},
+                {key::kJobsAcrossSwitches, s.jobs_across_switches}});
   w.Key(key::kJobs);
   w.BeginArray();
   for (const auto& job : input.jobs) {

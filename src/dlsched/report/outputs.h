@@ -67,7 +67,8 @@ std::vector<CompareField> QueueCompareFields(std::span<const std::string> queues
 // jobs.csv: the header
 //   name,namespace,queue,submit,first_start,completion,jct,queueing,launching,
 //   running,final_state,admission_seq,reallocations,preemptions,scale_events,
-//   final_workers,gpus,lost_gpu_seconds,ideal_runtime,alone_jct,ftf,stuck,reason
+//   final_workers,gpus,max_nodes,max_switches,lost_gpu_seconds,ideal_runtime,
+//   alone_jct,ftf,stuck,reason
 // then one row per job in input order. A time that never happened (and the
 // JCT of a job that did not complete) is an empty cell; stuck is true/false;
 // final_state is the phase name. Lines end with "\n".

@@ -26,10 +26,10 @@ TEST(JobsCsvTest, HandWorkedRows) {
   const std::string expected =
       "name,namespace,queue,submit,first_start,completion,jct,queueing,launching,running,"
       "final_state,"
-      "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,lost_gpu_seconds,"
-      "ideal_runtime,alone_jct,ftf,stuck,reason\n"
-      "resnet-a,team-1,,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,10,50,80,1.25,false,\n"
-      "\"vgg,b\",team-2,research,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,0,,,true,"
+      "admission_seq,reallocations,preemptions,scale_events,final_workers,gpus,max_nodes,"
+      "max_switches,lost_gpu_seconds,ideal_runtime,alone_jct,ftf,stuck,reason\n"
+      "resnet-a,team-1,,0,12.5,100,100,12.5,2.5,85,Completed,0,1,0,2,4,4,2,1,10,50,80,1.25,false,\n"
+      "\"vgg,b\",team-2,research,30,,,,70,0,0,Waiting,-1,0,0,0,0,2,0,0,0,0,,,true,"
       "\"waiting: needs \"\"4 gpu\"\" on one node, largest free is 2\"\n";
   EXPECT_EQ(JobsCsv(testing::SampleRun()), expected);
 }
@@ -67,10 +67,10 @@ TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
 
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"profile", "counts", "deadlocked", "partial", "cycles",
-                                            "end_time", "window", "jct", "makespan",
-                                            "mean_phase_time", "utilization", "slowdown",
-                                            "finish_time_fairness", "events", "jobs"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "profile", "counts", "deadlocked", "partial", "cycles", "end_time", "window",
+                      "jct", "makespan", "mean_phase_time", "utilization", "slowdown",
+                      "finish_time_fairness", "events", "placement", "jobs"}));
   EXPECT_EQ(j["profile"], "kod2");
   EXPECT_TRUE(j["window"].is_null());  // the whole run
   EXPECT_EQ(j["counts"]["completed"], 1);
@@ -89,6 +89,9 @@ TEST(SummaryJsonTest, HandWorkedValuesAndKeyOrder) {
   EXPECT_EQ(j["slowdown"]["jain_index"], 1.0);
   EXPECT_EQ(j["events"]["scale_events"], 2);
   EXPECT_EQ(j["events"]["lost_gpu_hours"], 0.002778);
+  // resnet-a spanned 2 nodes under 1 switch; vgg,b never started.
+  EXPECT_EQ(j["placement"]["jobs_across_nodes"], 1);
+  EXPECT_EQ(j["placement"]["jobs_across_switches"], 0);
   EXPECT_EQ(j["finish_time_fairness"]["jobs"], 1);
   EXPECT_EQ(j["finish_time_fairness"]["mean"], 1.25);
   EXPECT_EQ(j["finish_time_fairness"]["max"], 1.25);

@@ -470,6 +470,8 @@ core::Result<SummaryData> ParseSummary(const std::string& path, const std::strin
   s.scale_events = r.Count({key::kEvents, key::kScaleEvents});
   s.reallocations = r.Count({key::kEvents, key::kReallocations});
   s.lost_gpu_hours = r.Number({key::kEvents, key::kLostGpuHours}).value_or(0);
+  s.jobs_across_nodes = r.Count({key::kPlacement, key::kJobsAcrossNodes});
+  s.jobs_across_switches = r.Count({key::kPlacement, key::kJobsAcrossSwitches});
   if (const nlohmann::json* res = r.Object({key::kUtilization, key::kResources})) {
     for (const auto& [name, value] : res->items()) {
       metrics::ResourceUtilization u;

@@ -47,6 +47,8 @@ inline constexpr std::string_view kPreemptions = "preemptions";
 inline constexpr std::string_view kScaleEvents = "scale_events";
 inline constexpr std::string_view kFinalWorkers = "final_workers";
 inline constexpr std::string_view kGpus = "gpus";
+inline constexpr std::string_view kMaxNodes = "max_nodes";
+inline constexpr std::string_view kMaxSwitches = "max_switches";
 inline constexpr std::string_view kLostGpuSeconds = "lost_gpu_seconds";
 inline constexpr std::string_view kIdealRuntime = "ideal_runtime";
 inline constexpr std::string_view kAloneJct = "alone_jct";
@@ -54,10 +56,11 @@ inline constexpr std::string_view kFtf = "ftf";
 inline constexpr std::string_view kStuck = "stuck";
 inline constexpr std::string_view kReason = "reason";
 inline constexpr std::string_view kColumns[] = {
-    kName,          kNamespace,   kQueue,       kSubmit,       kFirstStart, kCompletion,
-    kJct,           kQueueing,    kLaunching,   kRunning,      kFinalState, kAdmissionSeq,
-    kReallocations, kPreemptions, kScaleEvents, kFinalWorkers, kGpus,       kLostGpuSeconds,
-    kIdealRuntime,  kAloneJct,    kFtf,         kStuck,        kReason};
+    kName,         kNamespace,    kQueue,         kSubmit,      kFirstStart,
+    kCompletion,   kJct,          kQueueing,      kLaunching,   kRunning,
+    kFinalState,   kAdmissionSeq, kReallocations, kPreemptions, kScaleEvents,
+    kFinalWorkers, kGpus,         kMaxNodes,      kMaxSwitches, kLostGpuSeconds,
+    kIdealRuntime, kAloneJct,     kFtf,           kStuck,       kReason};
 }  // namespace jobs
 
 // utilization.csv: time, then <resource>_allocated and <resource>_effective
@@ -87,6 +90,8 @@ inline constexpr std::string_view kStart = "start";
 inline constexpr std::string_view kEnd = "end";
 inline constexpr std::string_view kTasks = "tasks";
 inline constexpr std::string_view kGpus = "gpus";
+inline constexpr std::string_view kMaxNodes = "max_nodes";
+inline constexpr std::string_view kMaxSwitches = "max_switches";
 inline constexpr std::string_view kColumns[] = {kNode, kJob, kStart, kEnd, kTasks, kGpus};
 }  // namespace allocations
 
@@ -179,6 +184,9 @@ inline constexpr char kPreemptions[] = "preemptions";
 inline constexpr char kScaleEvents[] = "scale_events";
 inline constexpr char kReallocations[] = "reallocations";
 inline constexpr char kLostGpuHours[] = "lost_gpu_hours";
+inline constexpr char kPlacement[] = "placement";  // an object of:
+inline constexpr char kJobsAcrossNodes[] = "jobs_across_nodes";
+inline constexpr char kJobsAcrossSwitches[] = "jobs_across_switches";
 // kJobs: one object a job, its keys those of jobs.csv's columns (jobs::,
 // ideal_runtime and slowdown included) in their order.
 inline constexpr char kProvenance[] = "provenance";  // provenance.h

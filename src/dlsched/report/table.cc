@@ -103,6 +103,9 @@ std::string SummaryRows(const metrics::RunSummary& s) {
   add("scale events", std::to_string(s.scale_events));
   add("reallocations", std::to_string(s.reallocations));
   add("work lost", fmt::format("{:.3f} GPU-hours (checkpoints and relaunches)", s.lost_gpu_hours));
+  add("spread",
+      fmt::format("{} job{} over several nodes, {} over several switches", s.jobs_across_nodes,
+                  s.jobs_across_nodes == 1 ? "" : "s", s.jobs_across_switches));
   add("cycles", std::to_string(s.cycles));
   add("end time", Seconds(s.end_time));
   return RenderColumns(rows, {Align::kLeft, Align::kLeft}, /*header_rule=*/false);

@@ -64,6 +64,8 @@ inline metrics::RunInput SampleRun() {
   a.scale_events = 2;
   a.final_workers = 4;
   a.gpus = 4;
+  a.max_nodes = 2;
+  a.max_switches = 1;
   a.lost_gpu_seconds = 10;
   a.ideal_runtime = 50;
   a.alone_jct = 80;

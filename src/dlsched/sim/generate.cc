@@ -297,6 +297,11 @@ std::string ThroughputYaml(const core::ThroughputProfile& tp) {
       (unresolved || (zoo != nullptr && zoo->steps_per_s == tp.steps_per_s &&
                       zoo->locality_sensitivity == tp.locality_sensitivity &&
                       zoo->placements == tp.placements && zoo->GpuTypes() == tp.GpuTypes()))) {
+    // The zoo has no rate across switches: a job's own is written beside.
+    if (tp.switch_sensitivity != 0) {
+      return fmt::format("{{model: {}, switchSensitivity: {}}}", Str(tp.model),
+                         Num(tp.switch_sensitivity));
+    }
     return fmt::format("{{model: {}}}", Str(tp.model));
   }
   auto table = [](std::string& out, const std::map<int, double>& rates) {
@@ -313,6 +318,9 @@ std::string ThroughputYaml(const core::ThroughputProfile& tp) {
   bool first = true;
   if (tp.locality_sensitivity != 0) {
     out += ", localitySensitivity: " + Num(tp.locality_sensitivity);
+  }
+  if (tp.switch_sensitivity != 0) {
+    out += ", switchSensitivity: " + Num(tp.switch_sensitivity);
   }
   if (!tp.placements.empty()) {
     out += ", placements: {";

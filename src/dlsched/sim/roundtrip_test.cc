@@ -81,7 +81,8 @@ std::string Dump(const core::JobSpec& j) {
   // (the YAML holds a model or a table: pollux's "pollux:cifar10" is not
   // kept); a model-zoo model is the job's table.
   const bool zoo = FindModel(tp.model) != nullptr;
-  out += fmt::format("  throughput {} locality={}", zoo ? tp.model : "", tp.locality_sensitivity);
+  out += fmt::format("  throughput {} locality={} switch={}", zoo ? tp.model : "",
+                     tp.locality_sensitivity, tp.switch_sensitivity);
   for (const auto& [n, rate] : tp.steps_per_s) out += fmt::format(" {}:{}", n, rate);
   for (const auto& [shape, rate] : tp.placements) {
     out += fmt::format(" {}:{}", fmt::join(shape, "+"), rate);
@@ -238,6 +239,8 @@ TEST_F(RoundTripTest, SnapshotLikeWorkloads) {
       j.launch_delay = pick(0, 100);
       j.checkpoint_delay = pick(0, 100);
       if (i % 3 == 1) j.deadline = pick(1, 1e9);
+      // Across switches: with a model's table or a job's own.
+      if (i % 7 == 3) j.throughput.switch_sensitivity = pick(0, 1);
       if (i % 4 == 3) {
         // A table of its own (not the model's, so without its name: the
         // YAML holds a model or a table), with placements and a table

@@ -711,6 +711,8 @@ void Simulation::Records(const LoopEnd& loop) {
     r.preemptions = sj.preemptions;
     r.scale_events = sj.scale_events;
     r.lost_gpu_seconds = sj.lost_gpu_seconds;
+    r.max_nodes = sj.max_nodes;
+    r.max_switches = sj.max_switches;
     r.final_workers = js.placed_workers > 0 ? js.placed_workers : js.target_workers;
     r.ideal_runtime = IdealRuntime(*js.spec);
     r.gpus = js.spec->Demand(js.spec->role(core::Role::kWorker).replicas)[core::kGpu];

@@ -244,6 +244,32 @@ std::vector<Scenario> SimulatorScenarios() {
       .expected = {"spread 0..510 Completed workers=2 scales=0 preempted=0 reallocated=0",
                    "spread queued=0 launching=10 running=500"},
   });
+  // Switches: four 1-GPU nodes, 0 and 1 under switch s0, 2 and 3 under
+  // s1; a job of 4 workers, f(4) = 8 steps/s, localitySensitivity 0.25,
+  // switchSensitivity 0.5, spans all four: 8 x 0.75 x 0.5 = 3 steps/s, so
+  // 600 steps take 200 s. Its record: 4 nodes, 2 switches.
+  core::ClusterSpec switched = GpuNodes(4, 1);
+  for (int n = 0; n < 4; ++n) {
+    switched.nodes[n].labels[std::string(core::kSwitchLabel)] = n < 2 ? "s0" : "s1";
+  }
+  core::JobSpec wide = WorkerJob("wide", 0, 4, 4, 4, {{4, 8.0}}, 600);
+  wide.throughput.locality_sensitivity = 0.25;
+  wide.throughput.switch_sensitivity = 0.5;
+  table.push_back({
+      .name = "SpeedAcrossSwitchesAndTheRecordOfTheSpan",
+      .cluster = switched,
+      .jobs = {wide, WorkerJob("one", 300, 1, 1, 1, {{1, 1.0}}, 10)},
+      .profile = "gang-binpack",
+      .expected = {"wide 0..200 Completed workers=4 scales=0 preempted=0 reallocated=0",
+                   "one 300..310 Completed workers=1 scales=0 preempted=0 reallocated=0"},
+      .checks =
+          [](const SimResult& r) {
+            EXPECT_EQ(Record(r, "wide").max_nodes, 4);
+            EXPECT_EQ(Record(r, "wide").max_switches, 2);
+            EXPECT_EQ(Record(r, "one").max_nodes, 1);
+            EXPECT_EQ(Record(r, "one").max_switches, 1);
+          },
+  });
   // A deadline fails a job that cannot finish in time and frees its GPUs:
   // "slow" needs 1000 s but has a 100 s deadline; "next" (2 GPUs) waits
   // for them and starts at 100.

@@ -18,8 +18,10 @@ core::Status ResolveWorkload(config::WorkloadSpec& workload) {
                           workload.source, job.name, tp.model, fmt::join(ModelNames(), ", "));
     }
     const std::string name = tp.model;
+    const double across_switches = tp.switch_sensitivity;  // the zoo has none
     tp = *model;
     tp.model = name;
+    tp.switch_sensitivity = across_switches;
   }
   return CheckRunnable(workload);
 }

@@ -111,6 +111,12 @@ std::unique_ptr<World> MakeWorld(uint64_t seed, bool queues = false) {
   auto w = std::make_unique<World>();
   w->cluster = engine::testing::Nodes(rng.In(1, 6), rng.In(4, 32), rng.In(16, 128), rng.In(0, 8));
   if (queues) AddQueues(seed, w->cluster);
+  // Switches of two nodes each, the last node of an odd count under none
+  // (no draw: the other draws stay).
+  for (size_t n = 0; n < w->cluster.nodes.size(); ++n) {
+    if ((n | 1) >= w->cluster.nodes.size()) continue;
+    w->cluster.nodes[n].labels[std::string(core::kSwitchLabel)] = "s" + std::to_string(n / 2);
+  }
   w->state = std::make_unique<ClusterState>(w->cluster);
   const int jobs = rng.In(2, 14);
   const char* ns[] = {"a", "b"};

@@ -9,23 +9,6 @@
 #include "dlsched/policy/shared/packer_task_by_task.h"
 
 namespace dlsched::policy {
-namespace {
-
-// Records where each task placed since `mark` went, for `dlsched explain`.
-void TraceSince(engine::CycleContext& ctx, engine::JobIndex j, engine::Session::Mark mark,
-                const char* note) {
-  engine::JobTrace* trace = ctx.TraceOf(j);
-  if (trace == nullptr) return;
-  const auto& steps = ctx.session.Steps();
-  for (size_t i = mark; i < steps.size(); ++i) {
-    if (steps[i].assigned && steps[i].task.job == j) {
-      trace->tasks.push_back(engine::TaskTrace{steps[i].task, {}, steps[i].node, note, {}});
-    }
-  }
-}
-
-}  // namespace
-
 bool FewestNodesPacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
                                   std::string* reason) const {
   const engine::ClusterState& st = ctx.state();
@@ -34,7 +17,7 @@ bool FewestNodesPacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j,
   //    free-total check).
   std::string single_reason;
   if (single_.PlaceGang(ctx, j, workers, &single_reason)) {
-    TraceSince(ctx, j, mark, "whole job on one node");
+    TracePlacedSince(ctx, j, mark, "whole job on one node");
     return true;
   }
   if (!GangFitsInFreeTotal(st, j, workers, reason)) return false;
@@ -65,7 +48,7 @@ bool FewestNodesPacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j,
     return placed < slots.size();
   });
   if (placed == slots.size()) {
-    TraceSince(ctx, j, mark, "fewest nodes, most idle first");
+    TracePlacedSince(ctx, j, mark, "fewest nodes, most idle first");
     return true;
   }
   engine::TaskRef left = slots.back();

@@ -81,6 +81,18 @@ bool GangFitsInNodes(const engine::ClusterState& state, std::span<const engine::
   return true;
 }
 
+void TracePlacedSince(engine::CycleContext& ctx, engine::JobIndex j, engine::Session::Mark mark,
+                      const char* note) {
+  engine::JobTrace* trace = ctx.TraceOf(j);
+  if (trace == nullptr) return;
+  const auto& steps = ctx.session.Steps();
+  for (size_t i = mark; i < steps.size(); ++i) {
+    if (steps[i].assigned && steps[i].task.job == j) {
+      trace->tasks.push_back(engine::TaskTrace{steps[i].task, {}, steps[i].node, note, {}});
+    }
+  }
+}
+
 bool TaskByTaskPacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, int workers,
                                  std::string* reason) const {
   if (!GangFitsInFreeTotal(ctx.state(), j, workers, reason)) return false;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dlsched/engine/extension_points.h"
+#include "dlsched/engine/session.h"
 
 namespace dlsched::policy {
 
@@ -37,5 +38,10 @@ bool GangFitsInFreeTotal(const engine::ClusterState& state, engine::JobIndex j, 
 // of that task would).
 bool GangFitsInNodes(const engine::ClusterState& state, std::span<const engine::TaskRef> slots,
                      std::string* reason, bool* first_fits_nowhere = nullptr);
+
+// Records where each task of job `j` placed since `mark` went, with `note`,
+// for `dlsched explain` (a packer that places without PlaceTaskByScore).
+void TracePlacedSince(engine::CycleContext& ctx, engine::JobIndex j, engine::Session::Mark mark,
+                      const char* note);
 
 }  // namespace dlsched::policy
