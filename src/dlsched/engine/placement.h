@@ -25,6 +25,11 @@ std::string StaticFailure(const CycleContext& ctx, TaskRef t, NodeIndex n);
 // request. Every placement goes through this.
 bool Fits(const CycleContext& ctx, TaskRef t, NodeIndex n);
 
+// The profile's weighted total score of node `n` for task `t` (sum of
+// weight x score over its scorers); each scorer's score goes into `trace`
+// when given.
+double TotalScore(const CycleContext& ctx, TaskRef t, NodeIndex n, TaskTrace* trace = nullptr);
+
 // Counts, per reason, the nodes that could not take a task, for a message
 // like kube-scheduler's "0/64 nodes are available: ...".
 class NodeFailures {

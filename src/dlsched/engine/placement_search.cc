@@ -30,10 +30,6 @@ int NodesToScore(int percentage, int nodes) {
   return std::max(static_cast<int>(static_cast<int64_t>(nodes) * percentage / 100), kMinNodes);
 }
 
-namespace {
-
-// The profile's weighted total score of node `n` for task `t`; each
-// scorer's score goes into `trace` when given.
 double TotalScore(const CycleContext& ctx, TaskRef t, NodeIndex n, TaskTrace* trace) {
   const Profile& p = ctx.profile;
   const ClusterState& st = ctx.state();
@@ -51,6 +47,8 @@ double TotalScore(const CycleContext& ctx, TaskRef t, NodeIndex n, TaskTrace* tr
   }
   return total;
 }
+
+namespace {
 
 // Keeps the highest total (ties: the lowest node index).
 void Better(NodeIndex n, double total, NodeIndex* best, double* best_total) {

@@ -8,7 +8,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dlsched/engine/placement.h"
-#include "dlsched/engine/profile.h"
 #include "dlsched/policy/framework/args.h"
 #include "dlsched/policy/shared/topology_scorers.h"
 
@@ -21,16 +20,6 @@ struct Domain {
   std::vector<engine::NodeIndex> nodes;  // in index order
 };
 
-// The profile's weighted score of node n for task t.
-double Total(const engine::CycleContext& ctx, engine::TaskRef t, engine::NodeIndex n) {
-  double total = 0;
-  for (size_t i = 0; i < ctx.profile.scorers.size(); ++i) {
-    total += ctx.profile.scorer_weights[i] *
-             static_cast<double>(ctx.profile.scorers[i]->Score(ctx.state(), t, n));
-  }
-  return total;
-}
-
 // Places every slot on the domain's best-scored node that fits it; false
 // (and nothing placed) when one does not fit.
 bool PlaceIn(engine::CycleContext& ctx, const Domain& d, std::span<const engine::TaskRef> slots) {
@@ -40,7 +29,7 @@ bool PlaceIn(engine::CycleContext& ctx, const Domain& d, std::span<const engine:
     double best_total = 0;
     for (engine::NodeIndex n : d.nodes) {
       if (!engine::Fits(ctx, t, n)) continue;
-      const double total = Total(ctx, t, n);
+      const double total = engine::TotalScore(ctx, t, n);
       if (best == engine::kNoNode || total > best_total) {
         best = n;
         best_total = total;

@@ -35,11 +35,7 @@ bool SingleNodePacker::PlaceGang(engine::CycleContext& ctx, engine::JobIndex j, 
           })) {
         continue;
       }
-      double total = 0;
-      for (size_t i = 0; i < ctx.profile.scorers.size(); ++i) {
-        total += ctx.profile.scorer_weights[i] *
-                 static_cast<double>(ctx.profile.scorers[i]->Score(st, slots.front(), n));
-      }
+      const double total = engine::TotalScore(ctx, slots.front(), n);
       if (total > best_total || (total == best_total && n < best)) {
         best = n;
         best_total = total;
