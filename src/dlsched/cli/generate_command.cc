@@ -48,7 +48,10 @@ CLI::App* AddGenerateCommand(CLI::App& app, GenerateArgs* args) {
       "  dlsched generate --jobs 30000 --seed 1 --mean-interarrival 1 --out w.csv\n"
       "  dlsched simulate -c c.yaml --trace native:w.csv\n"
       "  dlsched generate --jobs 1000 --out w.yaml --nodes 48 --cluster-out c.yaml \\\n"
-      "                   --gpu-types k80,p100,v100 --typed-fraction 0.3");
+      "                   --gpu-types k80,p100,v100 --typed-fraction 0.3\n"
+      "  dlsched generate --jobs 3000 --shape gavel --mean-interarrival 1800 --out w.csv \\\n"
+      "                   --nodes 27 --gpus-per-node 4 --gpu-types k80,p100,v100 --cluster-out "
+      "c.yaml");
   generate->add_option("--jobs,-n", args->gen.jobs, "Number of jobs")->required();
   generate->add_option("--seed,-s", args->gen.seed, "Random seed")->capture_default_str();
   AddWorkloadShapeOptions(generate, &args->gen);

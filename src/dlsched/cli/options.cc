@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <type_traits>
 
@@ -226,6 +227,16 @@ std::vector<CLI::Option*> AddWorkloadShapeOptions(CLI::App* cmd, sim::GenerateOp
       cmd->add_option("--max-steps", gen->max_steps, "Largest totalSteps")
           ->capture_default_str()
           ->check(NumberIn(1, core::kMaxSteps)),
+      cmd->add_option("--shape", gen->shape,
+                      "default, or gavel: the jobs of Gavel's continuous traces (OSDI'20): no PS, "
+                      "1/2/4/8 one-GPU workers (70/10/15/5 %, at most --max-workers), its job "
+                      "types, 10^x minutes on v100s (x in [1.5, 3] or, one in five, [3, 4]); "
+                      "--elastic-fraction and --min/--max-steps do not apply (default: default)")
+          ->transform(CLI::CheckedTransformer(
+              std::map<std::string, sim::GenerateOptions::Shape>{
+                  {"default", sim::GenerateOptions::Shape::kDefault},
+                  {"gavel", sim::GenerateOptions::Shape::kGavel}},
+              CLI::ignore_case)),
   };
 }
 

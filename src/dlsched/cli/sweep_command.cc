@@ -210,6 +210,7 @@ std::vector<std::string> CellCommand(const SweepArgs& a, const SweepGrid& grid) 
     add("--elastic-fraction", Exact(a.gen.elastic_fraction));
     add("--min-steps", Exact(a.gen.min_steps));
     add("--max-steps", Exact(a.gen.max_steps));
+    if (a.gen.shape == sim::GenerateOptions::Shape::kGavel) add("--shape", "gavel");
   }
   add("--profiles", fmt::format("{}", fmt::join(a.profiles, ",")));
   std::vector<std::string> loads;

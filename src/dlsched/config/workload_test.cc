@@ -291,7 +291,9 @@ TEST(ParseWorkloadTest, UnknownKeyListsAllowedKeys) {
             "workload.yaml: jobs[0].totalStep: unknown key (allowed: name, namespace, arrival, "
             "priority, maxWaitMinutes, queue, ps, worker, chief, totalSteps, stepsDone, "
             "attainedGpuSeconds, "
-            "level, levelSince, levelPlace, levelBaseGpuSeconds, ranSince, "
+            "level, levelSince, levelPlace, levelBaseGpuSeconds, ranSince, gavelWindow, "
+            "gavelCounted, gavelSeconds0, gavelSeconds1, gavelSeconds2, gavelSeconds3, "
+            "gavelSeconds4, gavelSeconds5, gavelSeconds6, gavelSeconds7, "
             "throughput, duration, scaling, launchDelay, checkpointDelay, deadline, running, "
             "launchGpuSeconds, backoffLimit, failures); did you mean 'totalSteps'?");
 }

@@ -36,6 +36,18 @@ inline constexpr StateField kStateFields[] = {
     {"levelBaseGpuSeconds", StateKind::kGpuSeconds},
     {"ranSince", StateKind::kTime},
     {"levelPlace", StateKind::kPlace},
+    // Gavel's round-based mechanism (policy/gavel/gavel.h): the window of
+    // time received, up to when it is counted, seconds run per GPU type.
+    {"gavelWindow", StateKind::kTime},
+    {"gavelCounted", StateKind::kTime},
+    {"gavelSeconds0", StateKind::kTime},
+    {"gavelSeconds1", StateKind::kTime},
+    {"gavelSeconds2", StateKind::kTime},
+    {"gavelSeconds3", StateKind::kTime},
+    {"gavelSeconds4", StateKind::kTime},
+    {"gavelSeconds5", StateKind::kTime},
+    {"gavelSeconds6", StateKind::kTime},
+    {"gavelSeconds7", StateKind::kTime},
 };
 
 // The field of kStateFields named `name` (a name not there fails the build).

@@ -142,6 +142,10 @@ core::Status CheckOptionsOf(const GenerateOptions& o) {
   if (!(o.typed_fraction >= 0 && o.typed_fraction <= 1)) {
     return core::Errorf("--typed-fraction: expected a number in [0, 1], got {}", o.typed_fraction);
   }
+  if (o.shape == GenerateOptions::Shape::kGavel && o.typed_fraction > 0) {
+    return core::Errorf(
+        "--typed-fraction: not with --shape gavel (its jobs run on every type, at its rates)");
+  }
   if (o.typed_fraction > 0 && o.gpu_types.empty()) {
     return core::Errorf("--typed-fraction: needs --gpu-types (the types jobs may require)");
   }
@@ -438,6 +442,34 @@ core::Status CheckGenerateOptions(const GenerateOptions& options) {
   return CheckOptionsOf(options);
 }
 
+namespace {
+
+// A job of Gavel's continuous traces (GenerateOptions::Shape::kGavel).
+core::Status GavelJob(Rng& rng, const GenerateOptions& options, core::JobSpec& job) {
+  constexpr int kSizes[] = {1, 2, 4, 8};
+  const int size =
+      std::min(options.max_workers, kSizes[rng.Weighted(std::array<int, 4>{70, 10, 15, 5})]);
+  // Gavel's job templates per family (batch sizes), the distributed first.
+  constexpr std::string_view kFamilies[] = {"resnet18",       "resnet50", "transformer", "lm",
+                                            "recommendation", "a3c",      "cyclegan"};
+  const size_t family = size == 1 ? rng.Weighted(std::array<int, 7>{5, 4, 5, 5, 5, 1, 1})
+                                  : rng.Weighted(std::array<int, 4>{5, 4, 5, 5});
+  const core::ThroughputProfile* model = FindModel(kFamilies[family]);
+  if (model == nullptr) return core::Errorf("the model zoo has no {}", kFamilies[family]);
+  const double exponent = rng.Bernoulli(0.8) ? 1.5 + 1.5 * rng.Unit() : 3 + rng.Unit();
+  const double seconds = 60 * std::pow(10.0, exponent);
+  job.throughput = *model;
+  job.throughput.model = std::string(kFamilies[family]);
+  core::RoleSpec& worker = job.role(core::Role::kWorker);
+  worker.replicas = worker.min_replicas = worker.max_replicas = size;
+  worker.resources = CpuMemory(2, 8);
+  worker.resources[core::kGpu] = 1;
+  job.total_steps = std::max(1.0, std::round(seconds * model->RateOn("v100", size)));
+  return {};
+}
+
+}  // namespace
+
 core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& options) {
   DLSCHED_TRY(CheckOptionsOf(options));
   const std::vector<std::string_view> models = ModelNames();
@@ -466,6 +498,11 @@ core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& optio
       }
     }
     job.submit_time = static_cast<double>(arrival_ms) / 1000.0;
+    if (options.shape == GenerateOptions::Shape::kGavel) {
+      DLSCHED_TRY(GavelJob(rng, options, job));
+      w.jobs.push_back(std::move(job));
+      continue;
+    }
 
     // 0-2 parameter servers: cpu and memory only.
     core::RoleSpec& ps = job.role(core::Role::kPS);

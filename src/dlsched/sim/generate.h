@@ -41,6 +41,18 @@ struct GenerateOptions {
   // gives the workload it gave before.
   std::vector<std::string> gpu_types;
   double typed_fraction = 0;
+  // kGavel: the jobs of Gavel's continuous traces (its scheduler/utils.py,
+  // generate_job; docs/policies/gavel.md): no PS, a scale factor of 1, 2,
+  // 4 or 8 one-GPU workers (70/10/15/5 %; capped at max_workers, so 1
+  // gives its single-GPU trace), a model of its job types (the zoo's
+  // entries in the proportion of Gavel's job templates: ResNet-18 5,
+  // ResNet-50 4, Transformer 5, LM 5, Recommendation 5, A3C 1, CycleGAN 1;
+  // at more than one GPU only the first four), and a duration of 10^x
+  // minutes on v100s at its size, x uniform in [1.5, 3] (80 %) or [3, 4]
+  // (20 %), as totalSteps. elastic_fraction, min_steps, max_steps and
+  // typed_fraction do not apply.
+  enum class Shape { kDefault, kGavel };
+  Shape shape = Shape::kDefault;
 };
 
 // `options.jobs` jobs with 0-2 PS (cpu and memory only) and 1..max_workers

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -361,6 +362,58 @@ TEST(GenerateTest, TypedFractionOfJobsRequireOneGpuType) {
 }
 
 // The writers' own count of the YAML nodes they write is yaml-cpp's.
+// Gavel's continuous traces (scheduler/utils.py, generate_job): over
+// 20,000 jobs the sizes come out near 70/10/15/5 % of 1/2/4/8 GPUs, jobs
+// of more than one GPU are ResNet-18/50, Transformer or LM only, every
+// duration on v100s (totalSteps over the v100 rate at the job's size) is
+// 10^x minutes with x in [1.5, 4], one in five at least 1,000 minutes
+// (x in [3, 4]); no PS, no elasticity. --max-workers 1 makes every job one
+// GPU (Gavel's single-GPU trace), and a typed fraction is refused.
+TEST(GenerateTest, GavelShapeDrawsGavelsJobs) {
+  GenerateOptions o;
+  o.jobs = 20000;
+  o.seed = 3;
+  o.shape = GenerateOptions::Shape::kGavel;
+  const config::WorkloadSpec w = Generate(o);
+  ASSERT_EQ(w.jobs.size(), 20000u);
+  std::map<int, int> sizes;
+  int long_jobs = 0;
+  const std::set<std::string> distributed = {"resnet18", "resnet50", "transformer", "lm"};
+  for (const core::JobSpec& j : w.jobs) {
+    const core::RoleSpec& worker = j.role(core::Role::kWorker);
+    ++sizes[worker.replicas];
+    EXPECT_EQ(worker.min_replicas, worker.replicas);
+    EXPECT_EQ(worker.max_replicas, worker.replicas);
+    EXPECT_EQ(j.role(core::Role::kPS).replicas, 0);
+    EXPECT_EQ(worker.resources[core::kGpu], 1);
+    if (worker.replicas > 1) {
+      EXPECT_TRUE(distributed.contains(j.throughput.model)) << j.name;
+    }
+    const double minutes = j.total_steps / j.throughput.RateOn("v100", worker.replicas) / 60;
+    EXPECT_GE(minutes, std::pow(10.0, 1.5) * 0.999) << j.name;
+    EXPECT_LE(minutes, 1e4 * 1.001) << j.name;
+    long_jobs += minutes >= 1000;
+  }
+  EXPECT_NEAR(sizes[1] / 20000.0, 0.70, 0.015);
+  EXPECT_NEAR(sizes[2] / 20000.0, 0.10, 0.01);
+  EXPECT_NEAR(sizes[4] / 20000.0, 0.15, 0.01);
+  EXPECT_NEAR(sizes[8] / 20000.0, 0.05, 0.01);
+  EXPECT_EQ(sizes.size(), 4u);
+  EXPECT_NEAR(long_jobs / 20000.0, 0.20, 0.015);
+
+  o.jobs = 500;
+  o.max_workers = 1;
+  for (const core::JobSpec& j : Generate(o).jobs) {
+    EXPECT_EQ(j.role(core::Role::kWorker).replicas, 1) << j.name;
+  }
+  o.gpu_types = {"k80", "v100"};
+  o.typed_fraction = 0.5;
+  auto refused = GenerateWorkload(o);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message,
+            "--typed-fraction: not with --shape gavel (its jobs run on every type, at its rates)");
+}
+
 TEST(WrittenYamlTest, CountsAsYamlCpp) {
   GenerateOptions o;
   o.jobs = 300;

@@ -23,7 +23,7 @@ consteval std::string_view Yaml(std::string_view name) {
   throw "no examples/profiles/<name>.yaml for a built-in profile";
 }
 
-constexpr std::array<BuiltinProfile, 13> kBuiltins = {{
+constexpr std::array<BuiltinProfile, 15> kBuiltins = {{
     {"k8s-default", "Kubernetes default: pods one at a time, LeastAllocated spread, no gang",
      Yaml("k8s-default")},
     {"gang-binpack", "Gang scheduling, FIFO with backfill, GPUs binpacked", Yaml("gang-binpack")},
@@ -45,6 +45,12 @@ constexpr std::array<BuiltinProfile, 13> kBuiltins = {{
     {"pollux-tiresias",
      "Tiresias as Pollux's simulator ports it: 2 queues, entry order, 60 s rounds",
      Yaml("pollux-tiresias")},
+    {"gavel-las",
+     "Gavel's heterogeneity-aware LAS: max-min fair shares of each GPU type (an LP), 360 s rounds",
+     Yaml("gavel-las")},
+    {"gavel-fifo",
+     "Gavel's heterogeneity-aware FIFO: arrival order, each job on its fastest type with room",
+     Yaml("gavel-fifo")},
     {"queue-reclaim",
      "Teams' queues: Kueue's order and preemption, elastic borrowers shrunk before jobs stop",
      Yaml("queue-reclaim")},

@@ -149,7 +149,7 @@ TEST(RegistryTest, UnknownProfileNameListsBuiltins) {
   EXPECT_EQ(spec.error().message,
             "--profile: 'fastest' is neither a built-in profile (k8s-default, gang-binpack, "
             "static-n, cps, volcano-priority, fsched, kod2, fifo, sjf, srtf, las, "
-            "pollux-tiresias, queue-reclaim) nor a .yaml file");
+            "pollux-tiresias, gavel-las, gavel-fifo, queue-reclaim) nor a .yaml file");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/profile.h"
 #include "dlsched/policy/framework/plugins.h"
+#include "dlsched/policy/shared/rounds.h"
 
 namespace dlsched::policy {
 
@@ -34,21 +35,10 @@ bool ReplanAdmission::AtRound(core::Time now) const {
 }
 
 void ReplanAdmission::WaitForRound(engine::CycleContext& ctx) const {
-  const engine::ClusterState& st = ctx.state();
   const core::Time next = NextRound(ctx.now);
-  ctx.decisions.RevisitAt(next);
-  // Jobs that became pending in this instant learn when they will be
-  // considered; the others keep the verdict of the last round.
-  std::vector<JobIndex> pending;
-  st.PendingJobs(&pending);
-  int position = 0;
-  for (JobIndex j : pending) {
-    if (st.Job(j).phase_since < ctx.now) continue;
-    std::string reason =
-        fmt::format("waiting: decisions are made every {:g}s, next at {:g}s", interval_, next);
-    if (engine::JobTrace* trace = ctx.BeginTrace(j, position++)) trace->outcome = reason;
-    ctx.decisions.Wait(j, std::move(reason), engine::WaitStatus::kUnschedulable);
-  }
+  policy::WaitForRound(
+      ctx, next,
+      fmt::format("waiting: decisions are made every {:g}s, next at {:g}s", interval_, next));
 }
 
 namespace {
