@@ -104,8 +104,10 @@ std::vector<Scenario> GavelScenarios() {
                    "even 0..720 Completed workers=1 scales=0 preempted=0 reallocated=0"},
       .checks =
           [](const SimResult& r) {
-            EXPECT_EQ(testing::Record(r, "fast").reason, "started with 1 worker on v100");
-            EXPECT_EQ(testing::Record(r, "even").reason, "started with 1 worker on k80");
+            EXPECT_EQ(testing::Record(r, "fast").reason,
+                      "started with 1 worker (this round's pick on v100)");
+            EXPECT_EQ(testing::Record(r, "even").reason,
+                      "started with 1 worker (this round's pick on k80)");
           },
   });
   // FIFO, aware: "first" (3 steps/s on v100, 1 on k80) takes v100,

@@ -462,7 +462,9 @@ core::Status GavelJob(Rng& rng, const GenerateOptions& options, core::JobSpec& j
   job.throughput.model = std::string(kFamilies[family]);
   core::RoleSpec& worker = job.role(core::Role::kWorker);
   worker.replicas = worker.min_replicas = worker.max_replicas = size;
-  worker.resources = CpuMemory(2, 8);
+  // 1 core and 4 GiB a GPU: generate's nodes (64 cores, 512 GiB) hold a
+  // worker on each of up to 64 GPUs.
+  worker.resources = CpuMemory(1, 4);
   worker.resources[core::kGpu] = 1;
   job.total_steps = std::max(1.0, std::round(seconds * model->RateOn("v100", size)));
   return {};

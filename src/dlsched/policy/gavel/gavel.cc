@@ -412,8 +412,9 @@ class GavelRound {
       if (!job.pending) continue;
       engine::JobTrace* trace = ctx_.BeginTrace(job.j, position++);
       if (job.started) {
-        std::string outcome = fmt::format("started with {} worker{} on {}", job.workers,
-                                          job.workers == 1 ? "" : "s", TypeName(job.picked));
+        std::string outcome =
+            fmt::format("started with {} worker{} (this round's pick on {})", job.workers,
+                        job.workers == 1 ? "" : "s", TypeName(job.picked));
         if (trace != nullptr) trace->outcome = outcome;
         ctx_.decisions.Start(job.j, job.workers, std::move(outcome));
         continue;
