@@ -184,14 +184,18 @@ class GavelRound {
         continue;
       }
       job.rec = GavelRecord::Of(st_, j);
-      if (!job.pending) job.on_type = TypeOf(js);
+      if (!job.pending) job.on_type = TypeOf(j);
       jobs_.push_back(std::move(job));
     }
   }
 
-  int TypeOf(const JobState& js) const {
-    for (NodeIndex n : js.task_node) {
-      if (n != engine::kNoNode && st_.Allocatable(n)[core::kGpu] > 0) {
+  // The type of the node of job `j`'s first placed task with GPUs.
+  int TypeOf(JobIndex j) const {
+    const JobState& js = st_.Job(j);
+    for (size_t slot = 0; slot < js.task_node.size(); ++slot) {
+      const NodeIndex n = js.task_node[slot];
+      if (n == engine::kNoNode) continue;
+      if (st_.Request(js.TaskAt(j, static_cast<int>(slot)))[core::kGpu] > 0) {
         return types_.IndexOf(st_.GpuType(n));
       }
     }
@@ -215,8 +219,9 @@ class GavelRound {
           js.phase == core::JobPhase::kRunning || js.phase == core::JobPhase::kRunningProtected;
       if (runs && job.on_type >= 0) {
         const double from = std::max({rec.counted, window_, js.phase_since});
-        if (ctx_.now > from)
+        if (ctx_.now > from) {
           rec.seconds[static_cast<size_t>(Types::Slot(job.on_type))] += ctx_.now - from;
+        }
       }
       if (runs) rec.counted = std::max(rec.counted, ctx_.now);
       job.rec_changed =
