@@ -33,14 +33,11 @@ GavelRecord GavelRecord::Of(const engine::ClusterState& state, JobIndex j) {
 }
 
 core::Time GavelAdmission::NextRound(core::Time t) const {
-  if (t == core::kNever) return t;
-  // (A time computed to fall on a round may come out a hair after it.)
-  return std::max(0.0, std::ceil((t - 1e-6) / options_.round)) * options_.round;
+  return Rounds{.interval = options_.round, .first = 0}.Next(t);
 }
 
 bool GavelAdmission::AtRound(core::Time t) const {
-  const double k = std::floor((t + 1e-6) / options_.round);
-  return k >= 0 && t - k * options_.round <= kRoundSlack;
+  return Rounds{.interval = options_.round, .first = 0}.At(t);
 }
 
 namespace {
@@ -147,10 +144,10 @@ class GavelRound {
     double gpus = 0;
     bool pending = false;
     int on_type = -1;  // the type a placed job's first GPU task is on
-    GavelRecord rec;
-    bool rec_changed = false;
-    int picked = -1;  // the type it is picked on this round, or -1
-    std::string why;  // a picked pending job that could not be placed
+    GavelRecord was;   // its record as the cycle found it
+    GavelRecord rec;   // ... and as this round leaves it
+    int picked = -1;   // the type it is picked on this round, or -1
+    std::string why;   // a picked pending job that could not be placed
     bool started = false;
     bool evicted = false;  // a running job not picked where it runs: stopped
   };
@@ -183,7 +180,7 @@ class GavelRound {
         if (job.pending) no_gpus_.push_back(job);
         continue;
       }
-      job.rec = GavelRecord::Of(st_, j);
+      job.was = job.rec = GavelRecord::Of(st_, j);
       if (!job.pending) job.on_type = TypeOf(j);
       jobs_.push_back(std::move(job));
     }
@@ -208,7 +205,6 @@ class GavelRound {
   void Count() {
     for (Job& job : jobs_) {
       GavelRecord& rec = job.rec;
-      const GavelRecord was = rec;
       if (rec.window != window_) {
         rec.window = window_;
         rec.counted = window_;
@@ -224,8 +220,6 @@ class GavelRound {
         }
       }
       if (runs) rec.counted = std::max(rec.counted, ctx_.now);
-      job.rec_changed =
-          rec.window != was.window || rec.counted != was.counted || rec.seconds != was.seconds;
     }
   }
 
@@ -558,12 +552,12 @@ class GavelRound {
 
   void WriteRecords() {
     for (const Job& job : jobs_) {
-      if (!job.rec_changed) continue;
-      const GavelRecord was = GavelRecord::Of(st_, job.j);
+      const GavelRecord& was = job.was;
       engine::CycleState& d = ctx_.decisions;
       if (job.rec.window != was.window) d.SetRecord(job.j, GavelRecord::kWindow, job.rec.window);
-      if (job.rec.counted != was.counted)
+      if (job.rec.counted != was.counted) {
         d.SetRecord(job.j, GavelRecord::kCounted, job.rec.counted);
+      }
       for (int w = 0; w < GavelRecord::kTypeSlots; ++w) {
         const size_t k = static_cast<size_t>(w);
         if (job.rec.seconds[k] != was.seconds[k]) {

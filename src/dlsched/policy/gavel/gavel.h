@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dlsched/engine/extension_points.h"
+#include "dlsched/policy/shared/rounds.h"
 
 namespace dlsched::policy {
 
@@ -94,7 +95,7 @@ class GavelAdmission final : public engine::Admission {
   // after) one.
   core::Time NextRound(core::Time t) const;
   bool AtRound(core::Time t) const;
-  static constexpr double kRoundSlack = 0.5;
+  static constexpr double kRoundSlack = Rounds::kSlack;
 
  private:
   Options options_;

@@ -24,14 +24,11 @@ using engine::JobIndex;
 using engine::JobState;
 
 core::Time ReplanAdmission::NextRound(core::Time t) const {
-  if (interval_ <= 0 || t == core::kNever) return t;
-  // (A time computed to fall on a round may come out a hair after it.)
-  return std::max(interval_, std::ceil((t - 1e-6) / interval_) * interval_);
+  return interval_ <= 0 ? t : Rounds{.interval = interval_, .first = 1}.Next(t);
 }
 
 bool ReplanAdmission::AtRound(core::Time now) const {
-  const double k = std::floor((now + 1e-6) / interval_);
-  return k >= 1 && now - k * interval_ <= kRoundSlack;
+  return Rounds{.interval = interval_, .first = 1}.At(now);
 }
 
 void ReplanAdmission::WaitForRound(engine::CycleContext& ctx) const {

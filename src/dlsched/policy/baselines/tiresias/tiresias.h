@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dlsched/engine/extension_points.h"
+#include "dlsched/policy/shared/rounds.h"
 
 namespace dlsched::policy {
 
@@ -108,10 +109,9 @@ class ReplanAdmission final : public engine::Admission {
   explicit ReplanAdmission(double interval = 0) : interval_(interval) {}
   void Admit(engine::CycleContext& ctx, const engine::Profile& profile) const override;
 
-  // A cycle this long after a round's time still holds the round: Pollux
-  // counts whole seconds (a job ending within half a second after a round
-  // ended at it), and an operator wakes up for a round a little late.
-  static constexpr double kRoundSlack = 0.5;
+  // A cycle this long after a round's time still holds the round
+  // (policy::Rounds::kSlack).
+  static constexpr double kRoundSlack = Rounds::kSlack;
 
   // The first round at or after `t` (t itself without rounds).
   core::Time NextRound(core::Time t) const;
