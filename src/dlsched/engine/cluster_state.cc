@@ -670,6 +670,14 @@ int64_t ClusterState::ReleasingGpus() const {
   return gpus;
 }
 
+int64_t ClusterState::ReleasingGpusOn(NodeIndex n) const {
+  int64_t gpus = 0;
+  for (const Releasing& r : releasing_) {
+    if (r.hold.node == n) gpus += r.hold.request[core::kGpu];
+  }
+  return gpus;
+}
+
 std::vector<JobIndex> ClusterState::ReleasingJobs() const {
   std::vector<JobIndex> jobs;
   for (const Releasing& r : releasing_) {

@@ -444,6 +444,8 @@ class ClusterState {
   // GPUs (whole units) of the releasing tasks: room that comes free when
   // their pods are gone (or their jobs' checkpoints are done).
   int64_t ReleasingGpus() const;
+  // ... of those on node n.
+  int64_t ReleasingGpusOn(NodeIndex n) const;
   // The jobs whose released tasks still hold room, each once, in the
   // order they were released.
   std::vector<JobIndex> ReleasingJobs() const;

@@ -48,6 +48,16 @@ core::Result<bool> ArgReader::Bool(std::string_view key, bool fallback) {
   return fields_.Bool(n, Path(key));
 }
 
+core::Result<bool> ArgReader::Either(std::string_view key, std::string_view first,
+                                     std::string_view second, bool fallback) {
+  const YAML::Node n = Node(key);
+  if (!n.IsDefined() || n.IsNull()) return fallback;
+  const std::string s = n.IsScalar() ? n.Scalar() : "";
+  if (s == first) return true;
+  if (s == second) return false;
+  return Expected(key, fmt::format("{} or {}", first, second), n);
+}
+
 core::Result<int64_t> ArgReader::Int(std::string_view key, int64_t fallback, int64_t min,
                                      int64_t max) {
   const YAML::Node n = Node(key);

@@ -39,6 +39,10 @@ class ArgReader {
   core::Result<bool> Bool(std::string_view key, bool fallback);
   core::Result<int64_t> Int(std::string_view key, int64_t fallback, int64_t min, int64_t max);
   core::Result<double> Double(std::string_view key, double fallback, double min, double max);
+  // A word that must be `first` or `second`: true for `first`; `fallback`
+  // when absent.
+  core::Result<bool> Either(std::string_view key, std::string_view first, std::string_view second,
+                            bool fallback);
   bool Has(std::string_view key) const;
   const YAML::Node Node(std::string_view key);
   std::string Path(std::string_view key) const { return where_ + "." + std::string(key); }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "dlsched/core/job.h"
@@ -29,6 +30,10 @@ struct FschedJob {
   // are not part of FschedInput::free_gpus, and its slowdown still counts in
   // the variance when it holds workers.
   bool frozen = false;
+  // Heterogeneity-aware (FschedInput::types not empty): the GPU type (an
+  // index into types) the job holds its GPUs on; -1 for a job that waits
+  // (the allocation picks its type) or holds GPUs on none of them.
+  int type = -1;
 };
 
 struct FschedInput {
@@ -40,6 +45,17 @@ struct FschedInput {
   // it could use if it had the whole cluster.
   int cluster_gpus = 0;
   double v_bound = 0.5;
+  // Heterogeneity-aware allocation (empty: every GPU alike). A worker on a
+  // GPU of type A is worth its throughput on A: f(n) of a job is its
+  // ThroughputProfile::RateOn(types[type], n), f_best the best over the
+  // types (each up to its own GPUs), and each type is a pool of its own:
+  // `type_free` GPUs per type (as free_gpus, which is then unused),
+  // `type_gpus` the type's GPUs (as cluster_gpus). A job grows on the type
+  // it holds; a waiting job gets its minimum on the type where its minimum
+  // runs fastest among those with room for it (ties: the lower index).
+  std::span<const std::string> types;
+  std::span<const int> type_free;
+  std::span<const int> type_gpus;
 };
 
 // One candidate plan of a greedy step: job `job` with one more worker.
@@ -65,10 +81,14 @@ struct FschedAllocation {
   std::vector<double> slowdown;  // f(workers) / f_best per job (0 if it holds nothing)
   double throughput = 0;         // sum of f(workers) over all jobs, frozen included
   double variance = 0;           // population variance of the slowdowns of jobs holding workers
-  int gpus_left = 0;             // GPUs of free_gpus nobody took
+  int gpus_left = 0;             // GPUs of free_gpus (aware: of every type) nobody took
   // For a job that waits (not frozen, held nothing, got nothing): the GPUs
-  // left when its turn came in step 1; -1 for every other job.
+  // left when its turn came in step 1 (aware: the most left on one type);
+  // -1 for every other job.
   std::vector<int> left_at_turn;
+  // Aware: the type of each job (FschedJob::type, or the one picked for a
+  // waiting job that got its minimum); empty otherwise.
+  std::vector<int> type;
 };
 
 // Step 1: every job that is not frozen and already holds workers keeps at

@@ -245,6 +245,75 @@ TEST(FschedAllocationTest, TiesGoToTheEarlierJobAndIdleGpusStayWhenNobodyCanGrow
   EXPECT_EQ(idle.gpus_left, 3);
 }
 
+// Heterogeneity-aware (FschedInput::types): each GPU type is a pool. Types
+// k80 (2 GPUs) and v100 (1 GPU); one GPU per worker.
+//   a: runs 1 worker on k80, elastic [1, 2]; k80 {1: 1, 2: 1.8}, no v100
+//      table (its table {1: 1, 2: 1.8} there): f_best = max(k80 1.8 on 2,
+//      v100 1 on 1) = 1.8. Its GPU is in k80's pool: k80 2 free, v100 1.
+//   b: waits, [1, 1]; k80 1, v100 3: f_best 3.
+//   c: waits, [1, 1]; k80 2, v100 2.5: f_best 2.5.
+//   d: waits, [1, 1]; 1 everywhere.
+// Step 1: a keeps 1 on k80 (k80 1 left). b: k80 (1) and v100 (3) have room:
+// v100 (left 0). c: only k80 has room: k80 (left 0). d: no type has room:
+// waits, left_at_turn 0. Step 2: a's next worker needs a k80 GPU: none;
+// the allocation ends. Throughput 1 + 3 + 2 = 6; slowdowns a 1/1.8, b 1,
+// c 2/2.5 = 0.8.
+// Then a alone, waiting, [1, 4], on 2 k80 and 2 v100 GPUs (k80 1 per
+// worker, v100 4 per worker): it starts on v100 and grows there to 2;
+// the k80 GPUs stay idle (a job holds one type). Agnostic: 4 workers.
+TEST(FschedAllocationTest, AwareEachGpuTypeIsAPool) {
+  std::deque<core::ThroughputProfile> tables;
+  auto add = [&](std::map<int, double> base, core::GpuTypeRates by_type) {
+    core::ThroughputProfile p;
+    p.steps_per_s = std::move(base);
+    p.SetGpuTypes(std::move(by_type));
+    tables.push_back(std::move(p));
+    return &tables.back();
+  };
+  const std::vector<std::string> types = {"k80", "v100"};
+  std::vector<FschedJob> jobs = {
+      Elastic(add({{1, 1}, {2, 1.8}}, {{"k80", {{1, 1}, {2, 1.8}}}}), 1, 2, 1),
+      Elastic(add({{1, 1}}, {{"k80", {{1, 1}}}, {"v100", {{1, 3}}}}), 1, 1, 0),
+      Elastic(add({{1, 2}}, {{"k80", {{1, 2}}}, {"v100", {{1, 2.5}}}}), 1, 1, 0),
+      Elastic(add({{1, 1}}, {}), 1, 1, 0)};
+  jobs[0].type = 0;
+  std::vector<int> type_free = {2, 1};
+  std::vector<int> type_gpus = {2, 1};
+  FschedInput in;
+  in.jobs = jobs;
+  in.cluster_gpus = 3;
+  in.types = types;
+  in.type_free = type_free;
+  in.type_gpus = type_gpus;
+  FschedAllocation out = AllocateFsched(in);
+  EXPECT_EQ(out.workers, (std::vector<int>{1, 1, 1, 0}));
+  EXPECT_EQ(out.type, (std::vector<int>{0, 1, 0, -1}));
+  EXPECT_EQ(out.left_at_turn, (std::vector<int>{-1, -1, -1, 0}));
+  EXPECT_DOUBLE_EQ(out.throughput, 6);
+  EXPECT_DOUBLE_EQ(out.best[0], 1.8);
+  EXPECT_DOUBLE_EQ(out.best[2], 2.5);
+  EXPECT_DOUBLE_EQ(out.slowdown[0], 1 / 1.8);
+  EXPECT_DOUBLE_EQ(out.slowdown[1], 1);
+  EXPECT_DOUBLE_EQ(out.slowdown[2], 0.8);
+  EXPECT_EQ(out.gpus_left, 0);
+
+  const std::vector<FschedJob> alone = {
+      Elastic(add({{1, 1}}, {{"k80", {{1, 1}, {4, 4}}}, {"v100", {{1, 4}, {4, 16}}}}), 1, 4, 0)};
+  type_free = {2, 2};
+  type_gpus = {2, 2};
+  in.jobs = alone;
+  in.cluster_gpus = 4;
+  out = AllocateFsched(in);
+  EXPECT_EQ(out.workers, (std::vector<int>{2}));
+  EXPECT_EQ(out.type, (std::vector<int>{1}));
+  EXPECT_DOUBLE_EQ(out.throughput, 8);
+  EXPECT_DOUBLE_EQ(out.best[0], 8);  // 2 workers on v100's 2 GPUs
+  EXPECT_EQ(out.gpus_left, 2);
+  in.types = {};
+  in.free_gpus = 4;
+  EXPECT_EQ(AllocateFsched(in).workers, (std::vector<int>{4}));
+}
+
 TEST(FschedAllocationTest, PopulationVariance) {
   EXPECT_DOUBLE_EQ(PopulationVariance(std::vector<double>{}), 0);
   EXPECT_DOUBLE_EQ(PopulationVariance(std::vector<double>{0.5}), 0);
@@ -490,6 +559,57 @@ TEST_F(FschedSizerTest, ProtectedJobIsNotShrunk) {
                  "of running and earlier jobs (4 held by launching or protected jobs)");
 }
 
+// Heterogeneity-aware sizer. Two nodes of 4 GPUs: node-0 k80, node-1
+// v100; one GPU per worker, every rate the same on every type unless said.
+//   c: runs 4 workers on node-0, [4, 4], f = {4: 4}: f_best 4.
+//   a: runs 4 workers on node-1, [1, 4], f(n) = n: f_best 4.
+//   b: arrives at 10, [2, 4], k80 f(n) = n, v100 f(n) = 3n: f_best 12.
+// Admission cannot start b (no GPU is free). The allocation, with the
+// pools k80 4 (c's) and v100 4 (a's): c keeps 4 on k80 (0 left), a its
+// minimum 1 on v100 (3 left); b's minimum runs fastest on v100 (6 > 2),
+// which has room: v100 1 left. The last GPU: b+1 adds 9 - 6 = 3 steps/s,
+// a+1 adds 1 (vBound 0.5 never binds): b 3. Total 4 + 1 + 9 = 14 (was 8);
+// slowdowns 1, 1/4, 9/12: variance ((1/3)^2 + (5/12)^2 + (1/12)^2) / 3 =
+// 0.0972. a shrinks 4 -> 1 (workers 3, 2, 1 first) and, with no hand-over
+// at checkpoints, b goes on node-1 at once: 3 workers on v100.
+TEST_F(FschedSizerTest, AwareStartsAWaitingJobOnItsFastestTypeWithRoom) {
+  MakeCluster(2, 4);
+  cluster_.nodes[0].labels[std::string(core::kGpuTypeLabel)] = "k80";
+  cluster_.nodes[1].labels[std::string(core::kGpuTypeLabel)] = "v100";
+  state_ = std::make_unique<engine::ClusterState>(cluster_);
+  const JobIndex c = Add(engine::testing::Job("c", 0, 0, 4, 4, 4), {{4, 4}});
+  const JobIndex a = Add(engine::testing::Job("a", 0, 0, 4, 1, 4), {{1, 1}, {4, 4}});
+  core::JobSpec jb = engine::testing::Job("b", 10, 0, 2, 2, 4);
+  jb.throughput.SetGpuTypes({{"k80", {{2, 2}, {4, 4}}}, {"v100", {{2, 6}, {4, 12}}}});
+  const JobIndex b = Add(jb, {{2, 2}, {4, 4}});
+  StartRunning(c, 0, {0, 0, 0, 0});
+  StartRunning(a, 0, {1, 1, 1, 1});
+  const engine::Engine engine(
+      dlsched::testing::BuiltinProfile("fsched", [&](config::ProfileSpec& spec) {
+        spec.sizer.args["heterogeneity"] = "aware";
+        spec.sizer.args["holdUntilCheckpoint"] = false;
+      }));
+  engine::PodQueue pods;
+  engine::Memos memos;
+  const engine::Plan plan = engine.Cycle(*state_, pods, memos, 10);
+  const auto starts = Actions(plan, ActionKind::kStart);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0]->task.job, b);
+  EXPECT_EQ(starts[0]->workers, 3);
+  EXPECT_EQ(starts[0]->reason,
+            "started with 3 workers on v100 by reallocation (total throughput 8.0 -> 14.0 "
+            "steps/s, variance 0.0972)");
+  const auto resizes = Actions(plan, ActionKind::kResize);
+  ASSERT_EQ(resizes.size(), 1u);
+  EXPECT_EQ(resizes[0]->task.job, a);
+  EXPECT_EQ(resizes[0]->workers, 1);
+  std::vector<engine::NodeIndex> b_nodes;
+  for (const auto* bind : Actions(plan, ActionKind::kBind)) {
+    if (bind->task.job == b) b_nodes.push_back(bind->node);
+  }
+  EXPECT_EQ(b_nodes, (std::vector<engine::NodeIndex>{1, 1, 1}));
+}
+
 TEST(FschedRegistryTest, ArgumentsAreValidated) {
   auto spec = ResolveProfile("fsched");
   ASSERT_TRUE(spec.has_value());
@@ -515,11 +635,19 @@ TEST(FschedRegistryTest, ArgumentsAreValidated) {
   EXPECT_TRUE(sizer->options().restart);
   EXPECT_TRUE(sizer->options().hold_until_checkpoint);
   EXPECT_TRUE(sizer->options().pay_back);
-  EXPECT_TRUE(sizer->ReadsProgress());  // the pay-back rule reads the work left
+  EXPECT_FALSE(sizer->options().aware);  // heterogeneity: agnostic
+  EXPECT_TRUE(sizer->ReadsProgress());   // the pay-back rule reads the work left
   spec->sizer.args["payBack"] = "sometimes";
   bad = BuildProfile(*spec);
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message.find("payBack"), std::string::npos) << bad.error().message;
+  spec = ResolveProfile("fsched");
+  spec->sizer.args["heterogeneity"] = "clever";
+  bad = BuildProfile(*spec);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("heterogeneity: expected aware or agnostic, got 'clever'"),
+            std::string::npos)
+      << bad.error().message;
 }
 
 // `protect` in a profile file: EveryLaunch (the default) or RelaunchOnly.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "dlsched/engine/placement.h"
+#include "dlsched/policy/shared/gpu_types.h"
 
 namespace dlsched::policy {
 
@@ -58,12 +59,32 @@ engine::TaskRef FreeWorkerSlot(const JobState& js, JobIndex j) {
 }
 
 enum class Kind : uint8_t { kRunning, kStarted, kWaiting, kFrozen };
+
+// What the allocation must do with an entry, beyond its own rules
+// (`keep` of Allocate): nothing, keep a running job at its size (its
+// restart would not pay back, or the fallback), or leave a waiting job out
+// (aware: it could not be placed on the type it was given).
+constexpr char kFree = 0;
+constexpr char kKeep = 1;
+constexpr char kLeaveOut = 2;
+
 struct Entry {
   JobIndex job;
   Kind kind;
   int current;      // workers held now (after this cycle's admission)
   double rate = 0;  // a running job's rate now (ClusterState::PlacedRate)
+  int type = -1;    // aware: the GPU type it holds its GPUs on (GpuTypes index)
 };
+
+// Aware: the cluster's GPU types (none when the sizer is agnostic).
+bool Aware(const GpuTypes& types) { return !types.names.empty(); }
+
+// f(workers) of a job that holds `type` (aware), else its table.
+double RateAt(const GpuTypes& types, const JobState& js, int type, int workers) {
+  return Aware(types) && type >= 0
+             ? js.spec->throughput.RateOn(types.names[static_cast<size_t>(type)], workers)
+             : js.spec->throughput.Rate(workers);
+}
 
 // Distinct nodes holding tasks of a job, and how many of its tasks each holds.
 struct NodeCount {
@@ -73,8 +94,10 @@ struct NodeCount {
 };
 
 // The jobs the allocation covers, in arrival order, from the cluster and
-// admission's verdicts in this cycle.
-std::vector<Entry> Collect(const engine::CycleContext& ctx) {
+// admission's verdicts in this cycle. Aware: each placed job's type (that of
+// its first task with GPUs); a job whose GPUs are on several types is kept
+// as it is (frozen).
+std::vector<Entry> Collect(const engine::CycleContext& ctx, const GpuTypes& types) {
   const ClusterState& st = ctx.state();
   std::vector<Entry> entries;
   for (JobIndex j : st.JobsInPhase(core::JobPhase::kRunning)) {
@@ -109,6 +132,12 @@ std::vector<Entry> Collect(const engine::CycleContext& ctx) {
     const core::Time sb = st.Job(b.job).spec->submit_time;
     return sa != sb ? sa < sb : a.job < b.job;
   });
+  if (!Aware(types)) return entries;
+  for (Entry& e : entries) {
+    if (e.kind == Kind::kWaiting) continue;
+    e.type = JobGpuType(st, types, e.job);
+    if (e.type < 0 || !OnOneGpuType(st, e.job)) e.kind = Kind::kFrozen;
+  }
   return entries;
 }
 
@@ -119,15 +148,28 @@ bool Holds(const FSchedulingSizer::Options& options) {
 // The allocation over `entries`; running jobs whose `keep` is set are
 // frozen. GPUs held until a checkpoint ends are in the pool when the sizer
 // hands GPUs over at checkpoints: they are coming to whoever gets them.
-FschedAllocation Allocate(const ClusterState& st, std::span<const Entry> entries,
-                          const FSchedulingSizer::Options& options, std::span<const char> keep) {
+// Aware: each type is a pool of its own, its free GPUs (and held ones)
+// counted on its nodes.
+FschedAllocation Allocate(const ClusterState& st, const GpuTypes& types,
+                          std::span<const Entry> entries, const FSchedulingSizer::Options& options,
+                          std::span<const char> keep) {
   std::vector<FschedJob> fjobs;
   fjobs.reserve(entries.size());
   int64_t free = std::max<int64_t>(0, st.TotalFree()[core::kGpu]);
   if (Holds(options)) free += st.ReleasingGpus();
+  const size_t num_types = types.names.size();
+  std::vector<int> type_free(num_types, 0);
+  std::vector<int> type_gpus(num_types, 0);
+  for (size_t t = 0; t < num_types; ++t) {
+    type_gpus[t] = static_cast<int>(types.capacity[t]);
+    for (NodeIndex n : types.nodes[t]) {
+      type_free[t] += static_cast<int>(std::max<int64_t>(0, st.FreeOf(n, core::kGpu)));
+      if (Holds(options)) type_free[t] += static_cast<int>(st.ReleasingGpusOn(n));
+    }
+  }
   for (size_t k = 0; k < entries.size(); ++k) {
     const Entry& e = entries[k];
-    const bool keep_running = keep[k] != 0;
+    const bool keep_running = keep[k] == kKeep;
     const JobState& js = st.Job(e.job);
     const core::RoleSpec& w = js.spec->role(core::Role::kWorker);
     FschedJob f;
@@ -137,9 +179,13 @@ FschedAllocation Allocate(const ClusterState& st, std::span<const Entry> entries
     f.gpus_per_worker = WorkerGpus(js);
     f.fixed_gpus = FixedGpus(js);
     f.current_workers = e.current;
-    f.frozen = e.kind == Kind::kFrozen || (keep_running && e.kind == Kind::kRunning);
+    f.frozen = e.kind == Kind::kFrozen || (keep_running && e.kind == Kind::kRunning) ||
+               (keep[k] == kLeaveOut && e.kind == Kind::kWaiting);
+    f.type = e.type;
     if (!f.frozen && e.kind != Kind::kWaiting) {
-      free += f.fixed_gpus + int64_t{e.current} * f.gpus_per_worker;
+      const int held = f.fixed_gpus + e.current * f.gpus_per_worker;
+      free += held;
+      if (e.type >= 0) type_free[static_cast<size_t>(e.type)] += held;
     }
     fjobs.push_back(f);
   }
@@ -148,6 +194,9 @@ FschedAllocation Allocate(const ClusterState& st, std::span<const Entry> entries
   in.free_gpus = static_cast<int>(free);
   in.cluster_gpus = static_cast<int>(st.Capacity()[core::kGpu]);
   in.v_bound = options.v_bound;
+  in.types = types.names;
+  in.type_free = type_free;
+  in.type_gpus = type_gpus;
   return AllocateFsched(in);
 }
 
@@ -197,8 +246,12 @@ void Shrink(engine::CycleContext& ctx, JobIndex j, int target) {
   }
 }
 
-bool Grow(engine::CycleContext& ctx, JobIndex j, int target) {
+// Aware (`type` >= 0): only on nodes of GPU type `type`.
+bool Grow(engine::CycleContext& ctx, JobIndex j, int target, const GpuTypes& types, int type) {
   const ClusterState& st = ctx.state();
+  const auto on_type = [&](NodeIndex n) {
+    return type < 0 || st.GpuType(n) == types.names[static_cast<size_t>(type)];
+  };
   while (st.Job(j).placed_workers < target) {
     const JobState& js = st.Job(j);
     const engine::TaskRef t = FreeWorkerSlot(js, j);
@@ -207,7 +260,7 @@ bool Grow(engine::CycleContext& ctx, JobIndex j, int target) {
     // Next to the job first: the node holding most of its tasks.
     int best_tasks = -1;
     for (const NodeCount& c : CountNodes(st, j)) {
-      if (!engine::Fits(ctx, t, c.node)) continue;
+      if (!on_type(c.node) || !engine::Fits(ctx, t, c.node)) continue;
       if (c.tasks > best_tasks || (c.tasks == best_tasks && c.node < best)) {
         best = c.node;
         best_tasks = c.tasks;
@@ -224,7 +277,7 @@ bool Grow(engine::CycleContext& ctx, JobIndex j, int target) {
       const int gpu = static_cast<int>(st.Request(t)[core::kGpu]);
       for (int g = std::max(gpu, 0); g <= st.MaxGpuPerNode(); ++g) {
         for (NodeIndex n : st.NodesWithFreeGpu(g)) {
-          if (!engine::Fits(ctx, t, n)) continue;
+          if (!on_type(n) || !engine::Fits(ctx, t, n)) continue;
           const int64_t room = Room(st, t, n);
           if (room >= need && (room < fit_room || (room == fit_room && n < fit))) {
             fit = n;
@@ -272,41 +325,75 @@ std::string HeldBy(const engine::CycleContext& ctx, std::span<const JobIndex> sh
 
 enum class Outcome : uint8_t { kApplied, kUnplaceable, kNotPaidBack };
 
+// Aware: `alloc`'s throughput, slowdowns and variance again after Place
+// lowered some sizes.
+void Settle(const ClusterState& st, const GpuTypes& types, std::span<const Entry> entries,
+            FschedAllocation* alloc) {
+  alloc->throughput = 0;
+  std::vector<double> held;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const int workers = alloc->workers[k];
+    const double rate = RateAt(types, st.Job(entries[k].job), alloc->type[k], workers);
+    alloc->throughput += rate;
+    alloc->slowdown[k] = alloc->best[k] > 0 && workers > 0 ? rate / alloc->best[k] : 0;
+    if (workers > 0) held.push_back(alloc->slowdown[k]);
+  }
+  alloc->variance = PopulationVariance(held);
+}
+
 // Places every growth and start of `alloc` on the session, the shrinks
 // first when `shrink_first` (growing jobs may take the room they free),
 // else after. Without `defer`, a job that cannot be placed makes the whole
 // placement kUnplaceable (rolled back to `mark`); with it, that job is
 // rolled back alone, a job started by admission in this cycle loses its
-// start, and it is set in `deferred` (it waits for held room).
-Outcome Place(engine::CycleContext& ctx, const engine::Packer& packer,
-              std::span<const Entry> entries, const FschedAllocation& alloc, bool shrink_first,
-              bool defer, engine::Session::Mark mark, std::vector<char>* deferred) {
+// start, and it is set in `deferred` (it waits for held room). `failed`
+// gets the entry that could not be placed (kUnplaceable), else -1.
+//
+// Aware: a waiting job is placed on the nodes of the type the allocation
+// picked for it (PlaceGangOnNodes), and every job grows on its type, by as
+// many workers as fit there (`alloc`'s sizes are lowered to what was
+// placed; Settle recomputes its totals).
+Outcome Place(engine::CycleContext& ctx, const engine::Packer& packer, const GpuTypes& types,
+              std::span<const Entry> entries, FschedAllocation* alloc, bool shrink_first,
+              bool defer, engine::Session::Mark mark, std::vector<char>* deferred, int* failed) {
   const ClusterState& st = ctx.state();
   const int n = static_cast<int>(entries.size());
+  *failed = -1;
   const auto shrink = [&] {
     for (int k = 0; k < n; ++k) {
       const Entry& e = entries[k];
-      if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) {
-        Shrink(ctx, e.job, alloc.workers[k]);
+      if (e.kind != Kind::kFrozen && alloc->workers[k] < e.current) {
+        Shrink(ctx, e.job, alloc->workers[k]);
       }
     }
   };
   if (shrink_first) shrink();
   for (int k = 0; k < n; ++k) {
     const Entry& e = entries[k];
-    const int target = alloc.workers[k];
+    const int target = alloc->workers[k];
     if (e.kind == Kind::kFrozen || target <= e.current) continue;
     const engine::Session::Mark job_mark = ctx.session.GetMark();
     bool ok = true;
+    const int type = Aware(types) ? alloc->type[k] : -1;
     if (e.kind == Kind::kWaiting) {
       std::string why;
-      ok = packer.PlaceGang(ctx, e.job, st.Job(e.job).spec->role(core::Role::kWorker).min_replicas,
-                            &why);
+      const int min_workers = st.Job(e.job).spec->role(core::Role::kWorker).min_replicas;
+      ok = type >= 0 ? PlaceGangOnNodes(ctx, e.job, min_workers,
+                                        types.nodes[static_cast<size_t>(type)], "", &why)
+                     : packer.PlaceGang(ctx, e.job, min_workers, &why);
     }
-    if (ok) ok = Grow(ctx, e.job, target);
+    if (ok) ok = Grow(ctx, e.job, target, types, type);
+    if (!ok && type >= 0 && st.Job(e.job).placed_workers > 0) {
+      // Aware: the allocation counts GPUs only; a job grows by as many
+      // workers as its type's nodes take (CPU, memory), the rest of its
+      // GPUs wait for the next cycle.
+      alloc->workers[k] = st.Job(e.job).placed_workers;
+      ok = true;
+    }
     if (ok) continue;
     if (!defer) {
       ctx.session.RollbackTo(mark);
+      *failed = k;
       return Outcome::kUnplaceable;
     }
     ctx.session.RollbackTo(job_mark);
@@ -338,7 +425,7 @@ bool PaysBack(const engine::CycleContext& ctx, std::span<const Entry> entries,
     const double restart =
         js.spec->checkpoint_delay + js.spec->launch_delay + (rate > 0 ? left / rate : core::kNever);
     if (!(restart < keep)) {
-      (*refused)[k] = 1;
+      (*refused)[k] = kKeep;
       paid = false;
     }
   }
@@ -348,15 +435,18 @@ bool PaysBack(const engine::CycleContext& ctx, std::span<const Entry> entries,
 // Places `alloc` on the session and records the decisions. kUnplaceable
 // (nothing changed) if some worker cannot be placed; kNotPaidBack (nothing
 // changed) if a running job's restart to grow would not finish it sooner:
-// those jobs are set in `refused`. Jobs it leaves waiting for held room are
-// added to `waits_for_held`.
-Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
-              std::span<const Entry> entries, const FschedAllocation& alloc, double current_total,
+// those jobs are set in `refused` (kKeep). Aware, a waiting job that could
+// not be placed on the type it was given makes the placement kUnplaceable
+// and is set in `refused` (kLeaveOut). Jobs it leaves waiting for held
+// room are added to `waits_for_held`.
+Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer, const GpuTypes& types,
+              std::span<const Entry> entries, const FschedAllocation& planned, double current_total,
               const FSchedulingSizer::Options& options, std::vector<char>* refused,
               std::vector<JobIndex>* waits_for_held) {
   const ClusterState& st = ctx.state();
   const engine::Session::Mark mark = ctx.session.GetMark();
   const int n = static_cast<int>(entries.size());
+  FschedAllocation alloc = planned;  // aware: sizes lowered to what was placed
   const bool hold = Holds(options);
   const bool pay_back = options.restart && options.pay_back;
   std::vector<JobIndex> shrinking;
@@ -365,6 +455,13 @@ Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
     if (e.kind != Kind::kFrozen && alloc.workers[k] < e.current) shrinking.push_back(e.job);
   }
   std::vector<char> deferred(n, 0);
+  int failed = -1;
+  const auto unplaceable = [&] {
+    if (Aware(types) && failed >= 0 && entries[failed].kind == Kind::kWaiting) {
+      (*refused)[failed] = kLeaveOut;
+    }
+    return Outcome::kUnplaceable;
+  };
   // With a hand-over at checkpoints the room a shrink frees is held until
   // the shrinking job's checkpoint ends, and the jobs that need it wait for
   // it (below). A shrink is committed only for a plan that holds once that
@@ -375,12 +472,13 @@ Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
   // the room back to the shrunk job, and with no delays the two undo each
   // other at one instant for ever (the livelock of issue 22).
   if (hold && !shrinking.empty()) {
-    const Outcome trial =
-        Place(ctx, packer, entries, alloc, /*shrink_first=*/true, /*defer=*/false, mark, nullptr);
-    const bool paid =
-        trial != Outcome::kApplied || !pay_back || PaysBack(ctx, entries, alloc, deferred, refused);
+    FschedAllocation trial_alloc = planned;
+    const Outcome trial = Place(ctx, packer, types, entries, &trial_alloc, /*shrink_first=*/true,
+                                /*defer=*/false, mark, nullptr, &failed);
+    const bool paid = trial != Outcome::kApplied || !pay_back ||
+                      PaysBack(ctx, entries, trial_alloc, deferred, refused);
     ctx.session.RollbackTo(mark);
-    if (trial != Outcome::kApplied) return trial;
+    if (trial != Outcome::kApplied) return unplaceable();
     if (!paid) return Outcome::kNotPaidBack;
   }
   // Without a hand-over at checkpoints, shrink first: growing jobs may take
@@ -388,9 +486,10 @@ Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
   // shrinking jobs' checkpoints end: jobs grow into the room free now, and
   // a job that needs more waits for the held room (`deferred`), whole.
   const bool room_coming = hold && (!shrinking.empty() || st.ReleasingGpus() > 0);
-  const Outcome placed =
-      Place(ctx, packer, entries, alloc, /*shrink_first=*/!hold, room_coming, mark, &deferred);
-  if (placed != Outcome::kApplied) return placed;
+  const Outcome placed = Place(ctx, packer, types, entries, &alloc, /*shrink_first=*/!hold,
+                               room_coming, mark, &deferred, &failed);
+  if (placed != Outcome::kApplied) return unplaceable();
+  if (alloc.workers != planned.workers) Settle(st, types, entries, &alloc);
   if (pay_back && !PaysBack(ctx, entries, alloc, deferred, refused)) {
     ctx.session.RollbackTo(mark);
     return Outcome::kNotPaidBack;
@@ -432,7 +531,8 @@ Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
       reason = fmt::format("started with {} (F-scheduling: {})", Workers(target), summary);
       ctx.decisions.ResizeStart(e.job, target, reason);
     } else {  // kWaiting: its wait becomes a start (or a start is added)
-      reason = fmt::format("started with {} by reallocation ({})", Workers(target), summary);
+      reason = fmt::format("started with {}{} by reallocation ({})", Workers(target),
+                           Aware(types) ? " on " + types.Name(alloc.type[k]) : "", summary);
       ctx.decisions.Start(e.job, target, reason);
     }
     if (engine::JobTrace* trace = ctx.TraceOf(e.job)) trace->outcome = reason;
@@ -442,8 +542,11 @@ Outcome Apply(engine::CycleContext& ctx, const engine::Packer& packer,
 
 // Says why the reallocation did not start a job the admission left waiting.
 // `held`: the jobs Apply left waiting for held room (their reason says so).
-void ExplainWaiting(engine::CycleContext& ctx, std::span<const Entry> entries,
-                    const FschedAllocation& full, std::span<const JobIndex> held) {
+// `refused`: aware, the jobs left out because they could not be placed on
+// the type they were given (kLeaveOut).
+void ExplainWaiting(engine::CycleContext& ctx, const GpuTypes& types,
+                    std::span<const Entry> entries, const FschedAllocation& full,
+                    std::span<const char> refused, std::span<const JobIndex> held) {
   const ClusterState& st = ctx.state();
   int frozen_gpus = 0;
   for (const Entry& e : entries) {
@@ -461,13 +564,15 @@ void ExplainWaiting(engine::CycleContext& ctx, std::span<const Entry> entries,
     std::string reason = wait->reason;
     if (full.left_at_turn[k] >= 0) {
       reason += fmt::format(
-          "; reallocation: its minimum needs {} nvidia.com/gpu, {} left after the minimums of "
+          "; reallocation: its minimum needs {} nvidia.com/gpu, {} left{} after the minimums of "
           "running and earlier jobs",
           FixedGpus(js) + js.spec->role(core::Role::kWorker).min_replicas * WorkerGpus(js),
-          full.left_at_turn[k]);
+          full.left_at_turn[k], Aware(types) ? " on any one GPU type" : "");
       if (frozen_gpus > 0) {
         reason += fmt::format(" ({} held by launching or protected jobs)", frozen_gpus);
       }
+    } else if (refused[k] == kLeaveOut) {
+      reason += "; reallocation: it could not be placed on the nodes of the GPU type it was given";
     } else {
       reason += "; reallocation: the new allocation could not be placed";
     }
@@ -479,10 +584,11 @@ void ExplainWaiting(engine::CycleContext& ctx, std::span<const Entry> entries,
 }  // namespace
 
 void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& packer) const {
-  const std::vector<Entry> entries = Collect(ctx);
+  const GpuTypes types = options_.aware ? GpuTypes::Of(ctx.state()) : GpuTypes{};
+  const std::vector<Entry> entries = Collect(ctx, types);
   const ClusterState& st = ctx.state();
   double current_total = 0;
-  for (const Entry& e : entries) current_total += st.Job(e.job).spec->throughput.Rate(e.current);
+  for (const Entry& e : entries) current_total += RateAt(types, st.Job(e.job), e.type, e.current);
 
   // What a plan does relative to now.
   struct Effect {
@@ -516,33 +622,50 @@ void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& p
   // the total throughput by min_gain or give resources to a job that had none.
   // A plan that only sizes jobs starting in this cycle restarts nobody. A
   // running job whose restart would not pay back is kept at its size and the
-  // allocation made again (at most once per job).
-  std::vector<char> refused(entries.size(), 0);
+  // allocation made again (at most once per job). Aware, a waiting job that
+  // cannot be placed on the type it was given is left out of this cycle and
+  // the allocation made again (at most once per job), so one job that fits
+  // no type's nodes does not hold back every other.
+  std::vector<char> refused(entries.size(), kFree);
   std::vector<JobIndex> waits_for_held;
   FschedAllocation full;
   bool applied = false;
-  for (size_t round = 0; round <= entries.size(); ++round) {
-    full = Allocate(st, entries, options_, refused);
+  for (size_t round = 0; round <= 2 * entries.size(); ++round) {
+    full = Allocate(st, types, entries, options_, refused);
     const Effect ef = effect(full);
+    const auto left_out_before = std::count(refused.begin(), refused.end(), kLeaveOut);
     const bool worth = !ef.changes_running || ef.admits_waiting ||
                        full.throughput - current_total >= options_.min_gain - 1e-9;
     if (!(ef.valid && ef.changes && worth)) break;
-    const Outcome out =
-        Apply(ctx, packer, entries, full, current_total, options_, &refused, &waits_for_held);
+    const Outcome out = Apply(ctx, packer, types, entries, full, current_total, options_, &refused,
+                              &waits_for_held);
     applied = out == Outcome::kApplied;
-    if (out != Outcome::kNotPaidBack) break;
+    const bool left_out = out == Outcome::kUnplaceable &&
+                          std::count(refused.begin(), refused.end(), kLeaveOut) > left_out_before;
+    if (out != Outcome::kNotPaidBack && !left_out) break;
   }
   if (!applied && has_new) {
     // Fallback: keep every running job as it is; size only this cycle's
-    // starts.
-    const std::vector<char> all(entries.size(), 1);
-    const FschedAllocation kept = Allocate(st, entries, options_, all);
-    const Effect ek = effect(kept);
-    if (ek.valid && ek.changes) {
-      Apply(ctx, packer, entries, kept, current_total, options_, &refused, &waits_for_held);
+    // starts (aware: again without a waiting job that cannot be placed).
+    for (size_t round = 0; round <= entries.size(); ++round) {
+      std::vector<char> all(entries.size(), kKeep);
+      for (size_t k = 0; k < entries.size(); ++k) {
+        if (refused[k] == kLeaveOut) all[k] = kLeaveOut;
+      }
+      const FschedAllocation kept = Allocate(st, types, entries, options_, all);
+      const Effect ek = effect(kept);
+      if (!ek.valid || !ek.changes) break;
+      if (Apply(ctx, packer, types, entries, kept, current_total, options_, &all,
+                &waits_for_held) != Outcome::kUnplaceable ||
+          all == refused || !Aware(types)) {
+        break;
+      }
+      for (size_t k = 0; k < entries.size(); ++k) {
+        if (all[k] == kLeaveOut) refused[k] = kLeaveOut;
+      }
     }
   }
-  ExplainWaiting(ctx, entries, full, waits_for_held);
+  ExplainWaiting(ctx, types, entries, full, refused, waits_for_held);
 }
 
 }  // namespace dlsched::policy

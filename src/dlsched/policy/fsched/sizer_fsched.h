@@ -49,6 +49,17 @@ namespace dlsched::policy {
 //
 // Workers that request no GPU are outside the allocation: such a job keeps
 // the size it started with.
+//
+// Heterogeneity-aware (`aware`): a worker on a GPU of type A is worth its
+// throughput on A (FschedInput::types): each GPU type (GpuTypes) is a pool
+// of its own; a job grows on the type of its GPUs (that of its first task
+// with GPUs: where admission started it, or where it runs), by as many
+// workers as that type's nodes take; a waiting job the allocation admits
+// starts on the type where its minimum runs fastest among those with room,
+// placed on that type's nodes (PlaceGangOnNodes), and one that cannot be
+// placed there is left out of this cycle's allocation, which is made again
+// without it; a job whose GPUs are on several types is kept as it is. A
+// job is never moved between types.
 class FSchedulingSizer final : public engine::Sizer {
  public:
   struct Options {
@@ -60,6 +71,8 @@ class FSchedulingSizer final : public engine::Sizer {
     bool hold_until_checkpoint = true;
     // With restart: a running job grows only if it then finishes sooner.
     bool pay_back = true;
+    // Heterogeneity-aware allocation (see above).
+    bool aware = false;
   };
 
   explicit FSchedulingSizer(Options options) : options_(options) {}

@@ -13,6 +13,7 @@
 #include "dlsched/engine/placement.h"
 #include "dlsched/engine/profile.h"
 #include "dlsched/policy/gavel/gavel_allocation.h"
+#include "dlsched/policy/shared/gpu_types.h"
 #include "dlsched/policy/shared/rounds.h"
 
 namespace dlsched::policy {
@@ -70,38 +71,9 @@ std::vector<int> Permutation(int n, uint64_t seed) {
   return p;
 }
 
-// The cluster's GPU types: each schedulable node with GPUs, by its
-// kGpuTypeLabel ("" for none), types in name order.
-struct Types {
-  std::vector<std::string> names;
-  std::vector<double> capacity;
-  std::vector<std::vector<NodeIndex>> nodes;
-
-  int IndexOf(std::string_view name) const {
-    const auto it = std::lower_bound(names.begin(), names.end(), name);
-    return it != names.end() && *it == name ? static_cast<int>(it - names.begin()) : -1;
-  }
-  static int Slot(int w) { return std::min(w, GavelRecord::kTypeSlots - 1); }
-};
-
-Types ClusterTypes(const engine::ClusterState& st) {
-  std::map<std::string, std::pair<double, std::vector<NodeIndex>>, std::less<>> by_name;
-  for (NodeIndex n = 0; n < st.NumNodes(); ++n) {
-    if (!st.Present(n) || !st.Schedulable(n)) continue;
-    const int64_t gpus = st.Allocatable(n)[core::kGpu];
-    if (gpus <= 0) continue;
-    auto& [capacity, nodes] = by_name[std::string(st.GpuType(n))];
-    capacity += static_cast<double>(gpus);
-    nodes.push_back(n);
-  }
-  Types t;
-  for (auto& [name, entry] : by_name) {
-    t.names.push_back(name);
-    t.capacity.push_back(entry.first);
-    t.nodes.push_back(std::move(entry.second));
-  }
-  return t;
-}
+// The slot of type w's seconds in a job's record: a ninth type and beyond
+// share the last.
+int SecondsSlot(int w) { return std::min(w, GavelRecord::kTypeSlots - 1); }
 
 // One round of GavelAdmission (its comment says the steps).
 class GavelRound {
@@ -112,7 +84,7 @@ class GavelRound {
         profile_(profile),
         opt_(admission.options()),
         st_(ctx.state()),
-        types_(ClusterTypes(st_)),
+        types_(GpuTypes::Of(st_)),
         round_index_(static_cast<int64_t>(std::floor((ctx.now + 1e-6) / opt_.round))),
         window_(static_cast<double>(round_index_ - round_index_ % opt_.reset_rounds) * opt_.round) {
   }
@@ -181,22 +153,9 @@ class GavelRound {
         continue;
       }
       job.was = job.rec = GavelRecord::Of(st_, j);
-      if (!job.pending) job.on_type = TypeOf(j);
+      if (!job.pending) job.on_type = JobGpuType(st_, types_, j);
       jobs_.push_back(std::move(job));
     }
-  }
-
-  // The type of the node of job `j`'s first placed task with GPUs.
-  int TypeOf(JobIndex j) const {
-    const JobState& js = st_.Job(j);
-    for (size_t slot = 0; slot < js.task_node.size(); ++slot) {
-      const NodeIndex n = js.task_node[slot];
-      if (n == engine::kNoNode) continue;
-      if (st_.Request(js.TaskAt(j, static_cast<int>(slot)))[core::kGpu] > 0) {
-        return types_.IndexOf(st_.GpuType(n));
-      }
-    }
-    return -1;
   }
 
   // Each job's counts brought to this round's window and to now: a running
@@ -216,7 +175,7 @@ class GavelRound {
       if (runs && job.on_type >= 0) {
         const double from = std::max({rec.counted, window_, js.phase_since});
         if (ctx_.now > from) {
-          rec.seconds[static_cast<size_t>(Types::Slot(job.on_type))] += ctx_.now - from;
+          rec.seconds[static_cast<size_t>(SecondsSlot(job.on_type))] += ctx_.now - from;
         }
       }
       if (runs) rec.counted = std::max(rec.counted, ctx_.now);
@@ -282,7 +241,7 @@ class GavelRound {
   }
 
   double Seconds(const Job& job, int w) const {
-    return job.rec.seconds[static_cast<size_t>(Types::Slot(w))];
+    return job.rec.seconds[static_cast<size_t>(SecondsSlot(w))];
   }
 
   // The types in the order their jobs are picked: aware, those the jobs
@@ -447,92 +406,11 @@ class GavelRound {
     ctx_.decisions.Wait(job.j, std::move(reason), status);
   }
 
-  std::string TypeName(int w) const {
-    if (w < 0) return "no GPU type";
-    const std::string& name = types_.names[static_cast<size_t>(w)];
-    return name.empty() ? std::string("untyped GPUs") : name;
-  }
+  std::string TypeName(int w) const { return types_.Name(w); }
 
-  // The tasks with GPUs on nodes of the picked type: all on one node if
-  // one takes them (the one with the fewest free GPUs that does); else
-  // each on the node of the type with the most free GPUs that takes it.
-  // Then the tasks without GPUs (parameter servers): on a node the job
-  // already uses if one takes them, else where the profile's scorers put
-  // them. All or nothing.
   bool PlaceOnType(const Job& job, std::string* why) {
-    slots_.clear();
-    engine::GangSlots(st_, job.j, job.workers, &slots_);
-    gpu_slots_.clear();
-    other_slots_.clear();
-    for (const engine::TaskRef& t : slots_) {
-      (st_.Request(t)[core::kGpu] > 0 ? gpu_slots_ : other_slots_).push_back(t);
-    }
-    engine::Session& session = ctx_.session;
-    const engine::Session::Mark mark = session.GetMark();
-    auto fail = [&](const engine::TaskRef& t, std::string where) {
-      session.RollbackTo(mark);
-      *why = !st_.QuotaAdmits(t.job, st_.Request(t))
-                 ? std::string("its queue has no quota left for it")
-                 : fmt::format("its {} does not fit the free room of {}", core::RoleName(t.role),
-                               where);
-      return false;
-    };
-    if (!PlaceGpuTasks(job)) {
-      return fail(gpu_slots_.front(), fmt::format("the {} nodes", TypeName(job.picked)));
-    }
-    for (const engine::TaskRef& t : other_slots_) {
-      NodeIndex at = engine::kNoNode;
-      for (NodeIndex n : st_.Job(job.j).task_node) {
-        if (n != engine::kNoNode && engine::Fits(ctx_, t, n)) {
-          at = n;
-          break;
-        }
-      }
-      if (at != engine::kNoNode) {
-        session.Assign(t, at);
-      } else if (std::string reason; !engine::PlaceTaskByScore(ctx_, t, &reason)) {
-        return fail(t, "any node");
-      }
-    }
-    return true;
-  }
-
-  bool PlaceGpuTasks(const Job& job) {
-    const std::vector<NodeIndex>& nodes = types_.nodes[static_cast<size_t>(job.picked)];
-    engine::Session& session = ctx_.session;
-    const engine::Session::Mark mark = session.GetMark();
-    std::vector<NodeIndex> by_free(nodes);
-    std::stable_sort(by_free.begin(), by_free.end(), [&](NodeIndex a, NodeIndex b) {
-      return st_.FreeOf(a, core::kGpu) < st_.FreeOf(b, core::kGpu);
-    });
-    for (NodeIndex n : by_free) {
-      if (static_cast<double>(st_.FreeOf(n, core::kGpu)) < job.gpus) continue;
-      bool all = true;
-      for (const engine::TaskRef& t : gpu_slots_) {
-        if (!engine::Fits(ctx_, t, n)) {
-          all = false;
-          break;
-        }
-        session.Assign(t, n);
-      }
-      if (all) return true;
-      session.RollbackTo(mark);
-    }
-    for (const engine::TaskRef& t : gpu_slots_) {
-      NodeIndex best = engine::kNoNode;
-      for (NodeIndex n : nodes) {
-        if (!engine::Fits(ctx_, t, n)) continue;
-        if (best == engine::kNoNode || st_.FreeOf(n, core::kGpu) > st_.FreeOf(best, core::kGpu)) {
-          best = n;
-        }
-      }
-      if (best == engine::kNoNode) {
-        session.RollbackTo(mark);
-        return false;
-      }
-      session.Assign(t, best);
-    }
-    return true;
+    return PlaceGangOnNodes(ctx_, job.j, job.workers, types_.nodes[static_cast<size_t>(job.picked)],
+                            fmt::format("the {} nodes", TypeName(job.picked)), why);
   }
 
   // Jobs that need no GPU are not Gavel's: placed by the profile's packer
@@ -571,7 +449,7 @@ class GavelRound {
   const engine::Profile& profile_;
   const GavelAdmission::Options& opt_;
   const engine::ClusterState& st_;
-  const Types types_;
+  const GpuTypes types_;
   const int64_t round_index_;
   const core::Time window_;
   std::vector<Job> jobs_;
@@ -579,9 +457,6 @@ class GavelRound {
   GavelProblem problem_;
   GavelAllocation alloc_;
   std::vector<double> priority_;
-  std::vector<engine::TaskRef> slots_;
-  std::vector<engine::TaskRef> gpu_slots_;
-  std::vector<engine::TaskRef> other_slots_;
 };
 
 // True when some job holds GPUs (placed, not finished).

@@ -13,17 +13,6 @@
 namespace dlsched::policy {
 namespace {
 
-// A string argument that must be one of two words: true for the first.
-core::Result<bool> Either(ArgReader& reader, std::string_view key, std::string_view first,
-                          std::string_view second) {
-  const YAML::Node n = reader.Node(key);
-  if (!n.IsDefined() || n.IsNull()) return true;
-  const std::string s = n.IsScalar() ? n.Scalar() : "";
-  if (s == first) return true;
-  if (s == second) return false;
-  return reader.Expected(key, fmt::format("{} or {}", first, second), n);
-}
-
 // Gavel's policies (docs/policies/gavel.md).
 void RegisterGavel(PluginTable& t) {
   t.admissions.emplace(
@@ -32,10 +21,10 @@ void RegisterGavel(PluginTable& t) {
          const std::string& where) -> core::Result<std::unique_ptr<engine::Admission>> {
         ArgReader reader(args, where);
         GavelAdmission::Options o;
-        DLSCHED_TRY_LET(max_min, Either(reader, "policy", "maxMinFairness", "fifo"));
+        DLSCHED_TRY_LET(max_min, reader.Either("policy", "maxMinFairness", "fifo", true));
         o.policy =
             *max_min ? GavelAdmission::Policy::kMaxMinFairness : GavelAdmission::Policy::kFifo;
-        DLSCHED_TRY_LET(aware, Either(reader, "heterogeneity", "aware", "agnostic"));
+        DLSCHED_TRY_LET(aware, reader.Either("heterogeneity", "aware", "agnostic", true));
         o.aware = *aware;
         DLSCHED_TRY_LET(round, reader.Double("round", 360, 1, core::kMaxTime));
         o.round = *round;

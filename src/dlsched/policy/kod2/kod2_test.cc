@@ -623,6 +623,56 @@ TEST_F(Kod2Test, ScaleOutLeavesAJobSizedAtThisInstant) {
   }
 }
 
+// Heterogeneity-aware scale-out (heterogeneity: aware). Two nodes of 8 cpu,
+// 32 GiB, 4 GPUs: node-0 of type k80, node-1 of type v100. Running:
+//   x: 1 worker of 1 cpu / 2 GiB / 1 GPU on node-1, min 1, max 4; steps/s
+//      on v100 4 per worker (4, 8, 12, 16), on k80 1 per worker (1 .. 4).
+//   z: 2 workers of the same on node-1, min = max 2.
+// Free GPUs: node-0 4, node-1 1. x's rate now: 4 (1 worker, v100).
+// Agnostic: x's own node-1 takes w1, then the most idle node-0 w2, w3: x
+// reaches 4 workers across both types and runs at the slowest, k80's
+// 4 steps/s - no faster than with 1 worker.
+// Aware: w1 on node-1 raises x to 8 (2 workers on v100). Idle nodes by x's
+// rate there with 3 workers: only node-0 (k80, 3). w2 on node-0 would run x
+// at min(v100 12, k80 3) = 3 < 8: rolled back, k80 is not tried again. x
+// reaches 2 workers, node-0 stays idle.
+TEST_F(Kod2Test, ScaleOutAwareAddsOnlyWorkersThatRaiseTheJobsSpeed) {
+  Cluster(2, 8, 32, 4);
+  cluster_.nodes[0].labels[std::string(core::kGpuTypeLabel)] = "k80";
+  cluster_.nodes[1].labels[std::string(core::kGpuTypeLabel)] = "v100";
+  state_.emplace(cluster_);
+  core::JobSpec spec = Spec("x", 0, 0, 1, 4, 1000, 2, 1);
+  spec.throughput.SetGpuTypes({{"v100", {{1, 4.0}, {2, 8.0}, {3, 12.0}, {4, 16.0}}},
+                               {"k80", {{1, 1.0}, {2, 2.0}, {3, 3.0}, {4, 4.0}}}});
+  const JobIndex x = AddRunning(std::move(spec), {}, {1});
+  AddRunning(Spec("z", 0, 0, 2, 2, 1000, 2, 1), {}, {1, 1});
+  for (const bool aware : {false, true}) {
+    const engine::Profile profile =
+        dlsched::testing::BuiltinProfile("kod2", [&](config::ProfileSpec& p) {
+          p.sizer.args = YAML::Load(aware ? "{heterogeneity: aware}" : "{}");
+        });
+    engine::CycleState plan;
+    engine::Session session(*state_);
+    engine::PodQueue pods_ctx;
+    engine::Memos memos_ctx;
+    engine::CycleContext ctx{session, plan, pods_ctx, memos_ctx, profile, 10};
+    profile.sizer->Resize(ctx, *profile.packer);
+    if (aware) {
+      EXPECT_EQ(JobActions(plan), (std::vector<std::string>{"resize x 2"}));
+      EXPECT_EQ(Find(plan, ActionKind::kResize, x)->reason, "scaled out 1 worker into idle room");
+      EXPECT_EQ(NodeOf(x, Role::kWorker, 1), 1);
+      EXPECT_EQ(state_->PlacedRate(x), 8);
+      EXPECT_EQ(state_->FreeOf(0, core::kGpu), 4);
+    } else {
+      EXPECT_EQ(JobActions(plan), (std::vector<std::string>{"resize x 4"}));
+      EXPECT_EQ(NodeOf(x, Role::kWorker, 1), 1);
+      EXPECT_EQ(NodeOf(x, Role::kWorker, 2), 0);
+      EXPECT_EQ(state_->PlacedRate(x), 4);
+    }
+    session.RollbackTo(0);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // FewestNodes
 

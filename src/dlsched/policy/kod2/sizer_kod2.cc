@@ -1,6 +1,8 @@
 #include "dlsched/policy/kod2/sizer_kod2.h"
 
 #include <algorithm>
+#include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -41,6 +43,8 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
 
   std::vector<core::Resources> no_room;  // worker requests no node could take
   std::vector<NodeIndex> own;
+  std::vector<std::tuple<double, NodeIndex, NodeIndex>> by_speed;  // aware: -rate, order, node
+  std::vector<std::string_view> dead;  // aware: types where a worker added nothing
   for (const JobIndex x : jobs) {
     const JobState& xs = st.Job(x);
     const core::RoleSpec& w = xs.spec->role(core::Role::kWorker);
@@ -53,15 +57,26 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
       continue;
     }
     const int before = xs.placed_workers;
-    int slot = 0;  // lowest free worker slot is at or after this
-    // Puts as many workers on `n` as fit; false once the job needs no more
-    // or no worker fits anywhere any more.
+    int slot = 0;             // lowest free worker slot is at or after this
+    bool no_gain = false;     // aware: a worker that fit added nothing on some node
+    bool no_gain_on = false;  // ... on the node `fill` was last called for
+    // Puts as many workers on `n` as fit (aware: and raise the job's
+    // speed); false once the job needs no more or no worker fits anywhere
+    // any more.
     auto fill = [&](NodeIndex n) {
+      no_gain_on = false;
       while (xs.placed_workers < w.max_replicas) {
         while (xs.NodeOf(core::Role::kWorker, slot) != engine::kNoNode) ++slot;
         const engine::TaskRef t{x, core::Role::kWorker, slot};
         if (!engine::Fits(ctx, t, n)) break;
+        const engine::Session::Mark mark = ctx.session.GetMark();
+        const double rate = aware_ ? st.PlacedRate(x) : 0;
         ctx.session.Assign(t, n);
+        if (aware_ && !(st.PlacedRate(x) > rate * (1 + 1e-9))) {
+          ctx.session.RollbackTo(mark);
+          no_gain = no_gain_on = true;
+          break;
+        }
       }
       return xs.placed_workers < w.max_replicas && st.TotalFreeHolds(req);
     };
@@ -89,15 +104,33 @@ void Kod2ScaleOut::Resize(engine::CycleContext& ctx, const engine::Packer& /*pac
     for (const NodeIndex n : own) {
       if (!(more = fill(n))) break;
     }
-    if (more) {
+    if (more && !aware_) {
       idle_.ForEach(st, static_cast<int>(req[core::kGpu]), [&](NodeIndex n) {
         more = fill(n);
         return more;
       });
-      // Every node was visited and the job still wants a worker that the
-      // cluster's free total could hold: no single node has room for one.
-      if (more) no_room.push_back(req);
+    } else if (more) {
+      // The job's fastest types first (its rate there with one more
+      // worker), most idle first within a type; a type where a worker
+      // added nothing is not tried again.
+      by_speed.clear();
+      idle_.ForEach(st, static_cast<int>(req[core::kGpu]), [&](NodeIndex n) {
+        by_speed.emplace_back(-xs.spec->throughput.RateOn(st.GpuType(n), xs.placed_workers + 1),
+                              static_cast<NodeIndex>(by_speed.size()), n);
+        return true;
+      });
+      std::sort(by_speed.begin(), by_speed.end());
+      dead.clear();
+      for (const auto& [speed, order, n] : by_speed) {
+        if (std::find(dead.begin(), dead.end(), st.GpuType(n)) != dead.end()) continue;
+        if (!(more = fill(n))) break;
+        if (no_gain_on) dead.push_back(st.GpuType(n));
+      }
     }
+    // Every node was visited and the job still wants a worker that the
+    // cluster's free total could hold: no single node has room for one
+    // (unless one was passed over because a worker there added nothing).
+    if (more && !no_gain) no_room.push_back(req);
     const int added = xs.placed_workers - before;
     if (added == 0) continue;
     const engine::Action* start = ctx.decisions.VerdictOf(x);
@@ -118,8 +151,9 @@ core::Result<std::unique_ptr<engine::Sizer>> MakeKod2ScaleOut(const YAML::Node& 
                                                               const std::string& where) {
   ArgReader reader(args, where);
   DLSCHED_TRY_LET(restart, reader.Bool("restartOnResize", false));
+  DLSCHED_TRY_LET(aware, reader.Either("heterogeneity", "aware", "agnostic", false));
   DLSCHED_TRY(reader.Finish());
-  return std::make_unique<Kod2ScaleOut>(*restart);
+  return std::make_unique<Kod2ScaleOut>(*restart, *aware);
 }
 
 }  // namespace dlsched::policy

@@ -32,22 +32,35 @@ namespace dlsched::policy {
 // index). A node takes as many workers as fit before the next one is tried.
 // A job that gained workers gets one kResize ("scaled out 2 workers into
 // idle room"), relaunching when `restart_on_resize`.
+//
+// Heterogeneity-aware (`aware`): a worker on a GPU of type A is worth its
+// throughput on A. A worker is added only where it raises the job's speed
+// (ClusterState::PlacedRate with the worker, against without: a gang runs
+// at its slowest type's rate, so a worker on a slower type than the job's
+// can slow it down, and a worker beyond the job's table adds nothing); the
+// idle nodes are tried the job's fastest types first (RateOn at one more
+// worker), most idle first within a type. A node where a worker adds
+// nothing is passed over, and so are the other idle nodes of its type.
 class Kod2ScaleOut final : public engine::Sizer {
  public:
-  explicit Kod2ScaleOut(bool restart_on_resize) : restart_on_resize_(restart_on_resize) {}
+  explicit Kod2ScaleOut(bool restart_on_resize, bool aware = false)
+      : restart_on_resize_(restart_on_resize), aware_(aware) {}
   int StartWorkers(const engine::ClusterState& state, engine::JobIndex j) const override {
     return state.Job(j).spec->role(core::Role::kWorker).min_replicas;
   }
   bool ReadsVerdicts() const override { return true; }
   void Resize(engine::CycleContext& ctx, const engine::Packer& packer) const override;
   bool restart_on_resize() const { return restart_on_resize_; }
+  bool aware() const { return aware_; }
 
  private:
   bool restart_on_resize_;
+  bool aware_;
   MostIdleNodes idle_;
 };
 
-// Args: restartOnResize (bool, default false).
+// Args: restartOnResize (bool, default false), heterogeneity (aware or
+// agnostic, default agnostic).
 core::Result<std::unique_ptr<engine::Sizer>> MakeKod2ScaleOut(const YAML::Node& args,
                                                               const std::string& where);
 
