@@ -33,6 +33,7 @@
 #include "dlsched/cli/provenance.h"
 #include "dlsched/cli/report_command.h"
 #include "dlsched/cli/rerun_command.h"
+#include "dlsched/cli/sharing_command.h"
 #include "dlsched/cli/simulate_command.h"
 #include "dlsched/cli/size_command.h"
 #include "dlsched/cli/snapshot_command.h"
@@ -138,6 +139,8 @@ int Run(int argc, char** argv) {
   CLI::App* report = AddReportCommand(app, &report_args);
   RerunArgs rerun_args;
   CLI::App* rerun = AddRerunCommand(app, &rerun_args);
+  SharingArgs sharing_args;
+  CLI::App* sharing = AddSharingCommand(app, &sharing_args);
 
   if (RefuseUnknownCommand(app, argc, argv) || RefuseSimulateJobs(argc, argv)) return kBadInput;
   if (const std::optional<int> code = Parse(app, argc, argv)) return *code;
@@ -158,6 +161,7 @@ int Run(int argc, char** argv) {
   if (snapshot->parsed()) return TakeSnapshot(snapshot_args, argc, argv);
   if (report->parsed()) return RunReport(report_args);
   if (rerun->parsed()) return Rerun(rerun_args, RunWords);
+  if (sharing->parsed()) return Sharing(sharing_args);
   return kBadInput;
 }
 

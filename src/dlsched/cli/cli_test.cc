@@ -731,4 +731,39 @@ TEST_F(CliTest, InterruptedCompareWritesPartialResults) {
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / "compare.csv"));
 }
 
+// `dlsched sharing` on the small slice of the openb trace in examples/:
+// one line per policy with its seeds, the CSV of every run's curve, and
+// bad flags and files refused in one line with exit 2.
+TEST_F(CliTest, SharingReplaysAnOpenbSliceAndRefusesBadInput) {
+  const std::string base =
+      "sharing --nodes examples/openb-nodes-small.csv --pods examples/openb-pods-small.csv ";
+  const std::string csv = (out_ / "curves.csv").string();
+  std::filesystem::create_directories(out_);
+  const CmdResult r = Dlsched(base + "--policies bestfit,fgd --seeds 1-2 --csv " + csv);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("openb-pods-small                 bestfit          2"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("openb-pods-small                 fgd              2"), std::string::npos)
+      << r.out;
+  const std::string curves = ReadFile(csv);
+  EXPECT_EQ(curves.substr(0, curves.find('\n')), "trace,policy,seed,arrived,allocated,fragmented");
+  // 2 policies x 2 seeds x arrived 0..131 (tune 1.3), plus the header.
+  EXPECT_EQ(std::count(curves.begin(), curves.end(), '\n'), 2 * 2 * 132 + 1);
+  CmdResult bad = Dlsched(base + "--policies tetris");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.out,
+            "dlsched: --policies: expected random, dotprod, clustering, packing, bestfit or fgd, "
+            "got 'tetris'\n");
+  bad = Dlsched(base + "--seeds 5-2");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.out,
+            "dlsched: --seeds: expected N, A-B or a comma-separated list of seeds, got '5-2'\n");
+  bad =
+      Dlsched("sharing --nodes examples/openb-pods-small.csv --pods examples/openb-pods-small.csv");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("examples/openb-pods-small.csv:1: header: no column 'sn'"),
+            std::string::npos)
+      << bad.out;
+}
+
 }  // namespace
