@@ -55,8 +55,8 @@ TEST_F(FlagsTest, SimulateJobsPointsToJobTable) {
 // Every command's --help: -q appears only as --quiet, with one meaning.
 TEST_F(FlagsTest, QuietIsTheSameOnEveryCommand) {
   const std::vector<std::string> commands = {
-      "simulate", "compare", "sweep",  "validate", "explain",  "profiles", "models",
-      "generate", "convert", "report", "rerun",    "operator", "snapshot", "size"};
+      "simulate", "compare", "sweep", "validate", "explain",  "profiles", "models", "generate",
+      "convert",  "report",  "rerun", "operator", "snapshot", "size",     "sharing"};
   std::vector<std::string> with_quiet;
   for (const auto& c : commands) {
     const Ran help = Dlsched(c + " --help");
@@ -185,8 +185,8 @@ TEST_F(FlagsTest, CsvGivenAsWorkloadPointsToTrace) {
 // command's --help, where CLI11 names a double's type FLOAT.
 TEST_F(FlagsTest, EveryFloatingFlagRefusesNan) {
   const std::vector<std::string> commands = {
-      "simulate", "compare", "sweep",  "validate", "explain",  "profiles", "models",
-      "generate", "convert", "report", "rerun",    "operator", "snapshot", "size"};
+      "simulate", "compare", "sweep", "validate", "explain",  "profiles", "models", "generate",
+      "convert",  "report",  "rerun", "operator", "snapshot", "size",     "sharing"};
   const std::regex floating(R"((--[a-z0-9-]+) FLOAT)");
   std::vector<std::string> seen;
   for (const auto& c : commands) {
@@ -208,8 +208,8 @@ TEST_F(FlagsTest, EveryFloatingFlagRefusesNan) {
   // generate and sweep share the shape's 4, generate has --typed-fraction,
   // operator 5, snapshot 1 (sweep --load is a list flag, below); simulate,
   // compare, sweep, explain, convert and size take --launch-delay and
-  // --checkpoint-delay.
-  EXPECT_EQ(seen.size(), 27u) << fmt::format("{}", fmt::join(seen, "; "));
+  // --checkpoint-delay; sharing has --tune.
+  EXPECT_EQ(seen.size(), 28u) << fmt::format("{}", fmt::join(seen, "; "));
   // Numbers inside a text flag are parsed by their command, with the same
   // refusal.
   const std::string trace = "-t tiresias:data/tiresias/60_job.csv";

@@ -10,6 +10,7 @@
 
 #include "dlsched/cli/errors.h"
 #include "dlsched/cli/inputs.h"
+#include "dlsched/cli/options.h"
 #include "dlsched/config/openb.h"
 #include "dlsched/core/text.h"
 #include "dlsched/report/output_dir.h"
@@ -23,7 +24,7 @@ CLI::App* AddSharingCommand(CLI::App& app, SharingArgs* args) {
   CLI::App* cmd = app.add_subcommand(
       "sharing",
       "Shared GPUs: replay a pod list of Alibaba's cluster-trace-gpu-v2023 (openb) onto its "
-      "nodes, pods arriving one at a time until 1.3 x the GPU capacity has arrived, none "
+      "nodes, pods arriving one at a time until --tune x the GPU capacity has arrived, none "
       "leaving; each pod placed at once by the policy (its node and GPU) or dropped. Prints "
       "the GPU capacity left unallocated and fragmented when --at % has arrived (mean and "
       "sample sd over the seeds), the FGD paper's measure (docs/sharing.md)");
@@ -44,7 +45,7 @@ CLI::App* AddSharingCommand(CLI::App& app, SharingArgs* args) {
   cmd->add_option("--tune", args->tune,
                   "Pods arrive until their GPU request is this multiple of the GPU capacity")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 10.0));
+      ->check(NumberIn(0.01, 10));
   cmd->add_option("--at", args->at, "The arrived workload (% of the GPU capacity) to report at")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
