@@ -68,6 +68,11 @@ constexpr char kFree = 0;
 constexpr char kKeep = 1;
 constexpr char kLeaveOut = 2;
 
+// How many entries are left out (kLeaveOut).
+int64_t LeftOut(std::span<const char> keep) {
+  return std::count(keep.begin(), keep.end(), kLeaveOut);
+}
+
 struct Entry {
   JobIndex job;
   Kind kind;
@@ -633,35 +638,33 @@ void FSchedulingSizer::Resize(engine::CycleContext& ctx, const engine::Packer& p
   for (size_t round = 0; round <= 2 * entries.size(); ++round) {
     full = Allocate(st, types, entries, options_, refused);
     const Effect ef = effect(full);
-    const auto left_out_before = std::count(refused.begin(), refused.end(), kLeaveOut);
+    const int64_t left_out_before = LeftOut(refused);
     const bool worth = !ef.changes_running || ef.admits_waiting ||
                        full.throughput - current_total >= options_.min_gain - 1e-9;
     if (!(ef.valid && ef.changes && worth)) break;
     const Outcome out = Apply(ctx, packer, types, entries, full, current_total, options_, &refused,
                               &waits_for_held);
     applied = out == Outcome::kApplied;
-    const bool left_out = out == Outcome::kUnplaceable &&
-                          std::count(refused.begin(), refused.end(), kLeaveOut) > left_out_before;
+    const bool left_out = out == Outcome::kUnplaceable && LeftOut(refused) > left_out_before;
     if (out != Outcome::kNotPaidBack && !left_out) break;
   }
   if (!applied && has_new) {
     // Fallback: keep every running job as it is; size only this cycle's
     // starts (aware: again without a waiting job that cannot be placed).
     for (size_t round = 0; round <= entries.size(); ++round) {
-      std::vector<char> all(entries.size(), kKeep);
+      std::vector<char> keep(entries.size(), kKeep);
       for (size_t k = 0; k < entries.size(); ++k) {
-        if (refused[k] == kLeaveOut) all[k] = kLeaveOut;
+        if (refused[k] == kLeaveOut) keep[k] = kLeaveOut;
       }
-      const FschedAllocation kept = Allocate(st, types, entries, options_, all);
+      const FschedAllocation kept = Allocate(st, types, entries, options_, keep);
       const Effect ek = effect(kept);
       if (!ek.valid || !ek.changes) break;
-      if (Apply(ctx, packer, types, entries, kept, current_total, options_, &all,
-                &waits_for_held) != Outcome::kUnplaceable ||
-          all == refused || !Aware(types)) {
-        break;
-      }
+      const int64_t before = LeftOut(keep);
+      const Outcome out =
+          Apply(ctx, packer, types, entries, kept, current_total, options_, &keep, &waits_for_held);
+      if (out != Outcome::kUnplaceable || LeftOut(keep) == before) break;
       for (size_t k = 0; k < entries.size(); ++k) {
-        if (all[k] == kLeaveOut) refused[k] = kLeaveOut;
+        if (keep[k] == kLeaveOut) refused[k] = kLeaveOut;
       }
     }
   }
