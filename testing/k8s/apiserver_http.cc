@@ -213,6 +213,12 @@ TestApiServer::Reply TestApiServer::BindLocked(const Call& c) {
   }
   if (node.empty()) return {422, Status(422, "Invalid", "target.name: Required value")};
   it->second["spec"]["nodeName"] = node;
+  // As the API server's setPodHostAndAnnotations: the Binding's annotations
+  // are copied onto the pod.
+  if (const json& ann = binding.value("metadata", json::object()).value("annotations", json());
+      ann.is_object()) {
+    for (const auto& [k, v] : ann.items()) it->second["metadata"]["annotations"][k] = v;
+  }
   json& conds = it->second["status"]["conditions"];
   if (!conds.is_array()) conds = json::array();
   conds.push_back({{"type", "PodScheduled"}, {"status", "True"}});

@@ -32,8 +32,10 @@ class Draw {
 }  // namespace
 
 std::string LivenessCase::Describe() const {
-  return fmt::format("seed {} ({} jobs, load {:.2f}, {} nodes x {} GPUs, elastic {:g}, {}delays)",
-                     seed, jobs, load, nodes, gpus_per_node, elastic_fraction, delays ? "" : "no ");
+  return fmt::format(
+      "seed {} ({} jobs, load {:.2f}, {} nodes x {} GPUs, elastic {:g}, {}delays, shared {:g})",
+      seed, jobs, load, nodes, gpus_per_node, elastic_fraction, delays ? "" : "no ",
+      shared_fraction);
 }
 
 LivenessCase DrawCase(uint64_t seed, int min_jobs, int max_jobs) {
@@ -47,6 +49,8 @@ LivenessCase DrawCase(uint64_t seed, int min_jobs, int max_jobs) {
   const double fractions[] = {0.2, 0.5, 1};
   c.elastic_fraction = fractions[d.In(0, 2)];
   c.delays = d.In(0, 1) == 1;
+  // Drawn last: the draws above stay what they were before shares.
+  c.shared_fraction = d.In(0, 3) == 0 ? 0.5 : 0;
   return c;
 }
 
@@ -55,6 +59,7 @@ core::Result<CaseInput> BuildCase(const LivenessCase& c) {
   sim::ClusterOptions co;
   co.nodes = c.nodes;
   co.gpus_per_node = c.gpus_per_node;
+  co.shared_gpus = c.shared_fraction > 0;
   DLSCHED_TRY_LET(yaml, sim::ClusterYaml(co));
   DLSCHED_TRY_LET(cluster, config::ParseCluster(*yaml, "generated"));
   in.cluster = std::move(*cluster);
@@ -64,6 +69,7 @@ core::Result<CaseInput> BuildCase(const LivenessCase& c) {
   go.seed = c.seed;
   go.max_workers = c.gpus_per_node;
   go.elastic_fraction = c.elastic_fraction;
+  go.shared_fraction = c.shared_fraction;
   DLSCHED_TRY_LET(workload, sim::GenerateWorkload(go));
   in.workload = sim::WithLoad(*workload, c.load, int64_t{c.nodes} * c.gpus_per_node);
   if (c.delays) {

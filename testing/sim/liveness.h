@@ -26,6 +26,9 @@ struct LivenessCase {
   int gpus_per_node = 8;
   double elastic_fraction = 0.2;
   bool delays = false;  // launch and checkpoint delays drawn per job
+  // Jobs whose workers ask for a GPU share (sim::GenerateOptions), on
+  // nodes that take shares when above 0.
+  double shared_fraction = 0;
   std::string Describe() const;
 };
 

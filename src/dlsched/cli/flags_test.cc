@@ -205,11 +205,11 @@ TEST_F(FlagsTest, EveryFloatingFlagRefusesNan) {
       }
     }
   }
-  // generate and sweep share the shape's 4, generate has --typed-fraction,
-  // operator 5, snapshot 1 (sweep --load is a list flag, below); simulate,
+  // generate and sweep share the shape's 4, generate has --typed-fraction
+  // and --shared-fraction, operator 5, snapshot 1 (sweep --load is a list flag, below); simulate,
   // compare, sweep, explain, convert and size take --launch-delay and
   // --checkpoint-delay; sharing has --tune.
-  EXPECT_EQ(seen.size(), 28u) << fmt::format("{}", fmt::join(seen, "; "));
+  EXPECT_EQ(seen.size(), 29u) << fmt::format("{}", fmt::join(seen, "; "));
   // Numbers inside a text flag are parsed by their command, with the same
   // refusal.
   const std::string trace = "-t tiresias:data/tiresias/60_job.csv";

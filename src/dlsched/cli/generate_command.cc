@@ -49,6 +49,8 @@ CLI::App* AddGenerateCommand(CLI::App& app, GenerateArgs* args) {
       "  dlsched simulate -c c.yaml --trace native:w.csv\n"
       "  dlsched generate --jobs 1000 --out w.yaml --nodes 48 --cluster-out c.yaml \\\n"
       "                   --gpu-types k80,p100,v100 --typed-fraction 0.3\n"
+      "  dlsched generate --jobs 1000 --out w.yaml --nodes 16 --cluster-out c.yaml \\\n"
+      "                   --shared-fraction 0.5\n"
       "  dlsched generate --jobs 3000 --shape gavel --mean-interarrival 1800 --out w.csv \\\n"
       "                   --nodes 27 --gpus-per-node 4 --gpu-types k80,p100,v100 --cluster-out "
       "c.yaml");
@@ -79,6 +81,13 @@ CLI::App* AddGenerateCommand(CLI::App& app, GenerateArgs* args) {
                    "Share of jobs whose workers require one of --gpu-types, drawn uniformly")
       ->capture_default_str()
       ->check(NumberIn(0, 1));
+  generate
+      ->add_option("--shared-fraction", args->gen.shared_fraction,
+                   "Share of jobs whose workers each ask for a share of one GPU "
+                   "(dlsched.io/gpu-milli 100, 250, 500 or 750, drawn uniformly) instead of a "
+                   "whole one; the --cluster-out nodes then take shares (docs/sharing.md)")
+      ->capture_default_str()
+      ->check(NumberIn(0, 1));
   return generate;
 }
 
@@ -93,6 +102,7 @@ int Generate(const GenerateArgs& a) {
   if (!a.cluster_out.empty()) {
     sim::ClusterOptions cluster = a.cluster;
     cluster.gpu_types = a.gen.gpu_types;
+    cluster.shared_gpus = a.gen.shared_fraction > 0;
     auto c = sim::ClusterYaml(cluster);
     if (!c) return BadInput(c.error());
     cluster_text = std::move(*c);

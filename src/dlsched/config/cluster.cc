@@ -82,6 +82,9 @@ core::Status ParseNodeEntry(const Reader& r, const YAML::Node& n, const std::str
   if (!Given(n["resources"])) return r.Missing(res_path, "a map of resource name to quantity");
   DLSCHED_TRY_LET(res, r.Resources(n["resources"], res_path));
   node.allocatable = *res;
+  if (std::string why = core::NodeShareProblem(*res); !why.empty()) {
+    return r.Fail(Key(res_path, core::ResourceName(core::kGpuMilli)), why);
+  }
 
   core::Resources reserved;
   if (Given(n["reserved"])) {
@@ -203,6 +206,9 @@ core::Status ParseEvent(const Reader& r, const YAML::Node& n, const std::string&
     if (Given(v["resources"])) {
       DLSCHED_TRY_LET(res, r.Resources(v["resources"], Key(key_path, "resources")));
       e.allocatable = *res;
+      if (std::string why = core::NodeShareProblem(*res); !why.empty()) {
+        return r.Fail(Key(Key(key_path, "resources"), core::ResourceName(core::kGpuMilli)), why);
+      }
     }
     if (Given(v["labels"])) {
       e.labels.emplace();

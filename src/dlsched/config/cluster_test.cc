@@ -91,6 +91,24 @@ TEST(ParseClusterTest, UnknownKeyListsAllowedKeys) {
 
 // `gpuType` is the node's nvidia.com/gpu.product label, as a cluster's GPU
 // feature discovery sets it.
+// Shared GPUs: a node lists dlsched.io/gpu-milli as 1000 per GPU (or 0);
+// anything else names the field, in the nodes and in a node event.
+TEST(ParseClusterTest, GpuSharesAreAThousandPerGpu) {
+  auto c = ParseCluster(
+      "nodes:\n  - {name: a, resources: {nvidia.com/gpu: 2, dlsched.io/gpu-milli: 2000}}\n",
+      "c.yaml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->nodes[0].allocatable[core::kGpuMilli], 2000);
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: {nvidia.com/gpu: 2, "
+                         "dlsched.io/gpu-milli: 1500}}\n"),
+            "cluster.yaml: nodes[0].resources.dlsched.io/gpu-milli: expected 0 or 1000 per "
+            "nvidia.com/gpu (2000), got 1500");
+  EXPECT_EQ(ClusterError("nodes:\n  - {name: a, resources: {nvidia.com/gpu: 2}}\nevents:\n  - "
+                         "{time: 5, update: {name: a, resources: {dlsched.io/gpu-milli: 8}}}\n"),
+            "cluster.yaml: events[0].update.resources.dlsched.io/gpu-milli: expected 0 or 1000 per "
+            "nvidia.com/gpu (0), got 8");
+}
+
 TEST(ParseClusterTest, GpuTypeIsTheGpuProductLabel) {
   auto c = ParseCluster(
       "nodes:\n  - {name: a, count: 2, gpuType: v100, resources: {nvidia.com/gpu: 8}}\n"

@@ -435,6 +435,13 @@ RowResult<void> NativeRoles(const Importer& in, core::JobSpec& job) {
         std::tuple{kMemory, "memory", core::kMemory}}) {
     if (auto r = NativeQuantity(in.field(f), column, id, w.resources[id]); !r) return r;
   }
+  // Below one GPU ("0.5", "500m"): a share of one device, in thousandths.
+  if (auto q = core::Quantity::Parse(in.field(kGpus)); q && !q->IsNegative()) {
+    if (auto milli = q->MilliValue(); milli && *milli > 0 && *milli < core::kMilliPerGpu) {
+      w.resources[core::kGpu] = 0;
+      w.resources[core::kGpuMilli] = *milli;
+    }
+  }
 
   // PS as the YAML's `ps: {replicas: N, resources: {cpu, memory}}`:
   // replicas = minReplicas = maxReplicas = N.
@@ -891,8 +898,8 @@ std::optional<std::string> NativeProblem(const NativeJob& job, ModelLookup find_
                          core::RestartPolicyName(role->restart_policy));
     }
     const int other = core::FirstId(role->resources, [&](core::ResourceId id) {
-      const bool held =
-          id == core::kCpu || id == core::kMemory || (role == job.worker && id == core::kGpu);
+      const bool held = id == core::kCpu || id == core::kMemory ||
+                        (role == job.worker && (id == core::kGpu || id == core::kGpuMilli));
       return !held && role->resources[id] != 0;
     });
     if (other >= 0) {
@@ -913,8 +920,12 @@ void AppendNativeRow(std::string& out, const NativeJob& job, bool wide, bool que
                                    : core::FormatResourceAmount(id, role.resources[id]);
   };
   const core::RoleSpec& w = *job.worker;
+  // A share of one GPU as a quantity below 1 ("500m").
+  const std::string gpus = w.resources[core::kGpuMilli] > 0
+                               ? fmt::format("{}m", w.resources[core::kGpuMilli])
+                               : amount(w, core::kGpu);
   fmt::format_to(emit, "{},{},{},{},{},{},{},{},", job.name, job.arrival, w.replicas,
-                 w.min_replicas, w.max_replicas, amount(w, core::kGpu), amount(w, core::kCpu),
+                 w.min_replicas, w.max_replicas, gpus, amount(w, core::kCpu),
                  amount(w, core::kMemory));
   const bool by_duration = job.throughput == nullptr;
   if (by_duration) {

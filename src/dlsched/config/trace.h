@@ -109,7 +109,8 @@ std::string TiresiasClusterCsv(const TiresiasShape& shape);
 // The native format (docs/traces.md): one job a line,
 //   name,submit,workers,min_workers,max_workers,gpus,cpu,memory,duration,scaling
 // with gpus/cpu/memory per worker as quantities (cpu and memory may be
-// empty: unset), optionally followed by the columns
+// empty: unset; gpus below 1, as 0.5 or 500m, is a share of one GPU,
+// dlsched.io/gpu-milli), optionally followed by the columns
 //   ps,ps_cpu,ps_memory,steps,model,queue,gpu_type
 // for parameter servers (count, cpu and memory per PS), for a job given
 // by its total steps and a model-zoo model instead of its duration, for

@@ -233,6 +233,31 @@ TEST(NativeTraceTest, QueueColumnRoundTrips) {
   EXPECT_NE(b.error().message.find("queue: "), std::string::npos) << b.error().message;
 }
 
+// The native `gpus` column below 1 is a share of one GPU
+// (dlsched.io/gpu-milli), written back as thousandths; 1 and above stay
+// whole GPUs.
+TEST(NativeTraceTest, GpusBelowOneAreAShareAndRoundTrip) {
+  const std::string path = WriteTemp("s.csv", std::string(kNativeHeader) +
+                                                  "\n"
+                                                  "a,0,2,2,2,0.5,,,50,\n"
+                                                  "b,1,1,1,1,250m,,,50,\n"
+                                                  "c,2,1,1,1,2,,,50,\n");
+  auto t = Load(TraceFormat::kNative, path);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->workload.jobs.size(), 3u);
+  const auto& a = t->workload.jobs[0].role(core::Role::kWorker).resources;
+  EXPECT_EQ(a[core::kGpuMilli], 500);
+  EXPECT_EQ(a[core::kGpu], 0);
+  EXPECT_EQ(t->workload.jobs[1].role(core::Role::kWorker).resources[core::kGpuMilli], 250);
+  EXPECT_EQ(t->workload.jobs[2].role(core::Role::kWorker).resources[core::kGpu], 2);
+  EXPECT_EQ(t->workload.jobs[2].role(core::Role::kWorker).resources[core::kGpuMilli], 0);
+  auto csv = ToNativeCsv(t->workload, nullptr);
+  ASSERT_TRUE(csv) << csv.error().message;
+  EXPECT_EQ(*csv, std::string(kNativeHeader) +
+                      "\na,0,2,2,2,500m,,,50,linear\nb,1,1,1,1,250m,,,50,linear\n"
+                      "c,2,1,1,1,2,,,50,linear\n");
+}
+
 // The native `gpu_type` column: the GPU types a job's workers require,
 // read as the required node affinity `nvidia.com/gpu.product In [...]`
 // (one type or several joined by '|'; empty: any), written last when some

@@ -162,14 +162,18 @@ core::Status ParseRole(const Reader& r, const YAML::Node& n, const std::string& 
     if (auto st = ParseContainers(r, n["containers"], Key(path, "containers"), false, out); !st) {
       return st;
     }
-    if (!Given(n["initContainers"])) return {};
-    return ParseContainers(r, n["initContainers"], Key(path, "initContainers"), true, out);
-  }
-  if (Given(n["resources"])) {
+    if (Given(n["initContainers"])) {
+      DLSCHED_TRY(ParseContainers(r, n["initContainers"], Key(path, "initContainers"), true, out));
+    }
+    res_path = Key(path, "containers");
+  } else if (Given(n["resources"])) {
     DLSCHED_TRY_LET(res, r.Resources(n["resources"], res_path));
     out.resources = *res;
   } else if (out.replicas > 0) {
     return r.Missing(res_path, kResourcesExpected);
+  }
+  if (std::string why = core::GpuShareProblem(out.resources); !why.empty()) {
+    return r.Fail(res_path, why);
   }
   return {};
 }

@@ -321,6 +321,31 @@ TEST(ParseWorkloadTest, BadQuantityNamesTheField) {
             "workload.yaml: jobs[0].worker.resources.cpu: expected a quantity, got nothing");
 }
 
+// A share of one GPU: 1..999 thousandths, without whole GPUs; the role's
+// field named (its containers' sum for a role given by containers).
+TEST(ParseWorkloadTest, GpuShares) {
+  auto w = ParseWorkload(
+      "jobs:\n" + Job("", "{replicas: 2, resources: {cpu: \"1\", dlsched.io/gpu-milli: 250}}"),
+      "workload.yaml");
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  EXPECT_EQ(w->jobs[0].role(Role::kWorker).resources[core::kGpuMilli], 250);
+  EXPECT_EQ(w->jobs[0].role(Role::kWorker).resources[core::kGpu], 0);
+  EXPECT_EQ(WorkerError("{replicas: 1, resources: {dlsched.io/gpu-milli: 1000}}"),
+            "workload.yaml: jobs[0].worker.resources: dlsched.io/gpu-milli 1000 is a whole GPU "
+            "or more; a share is 1..999 thousandths of one device (ask for whole GPUs as "
+            "nvidia.com/gpu)");
+  EXPECT_EQ(
+      WorkerError("{replicas: 1, resources: {nvidia.com/gpu: 1, dlsched.io/gpu-milli: 500}}"),
+      "workload.yaml: jobs[0].worker.resources: dlsched.io/gpu-milli 500 with nvidia.com/gpu 1: "
+      "a task asks for whole GPUs or a share of one, not both");
+  // Two containers of 600 each ask for 1200 of one device.
+  EXPECT_EQ(WorkerError("{replicas: 1, containers: [{name: a, resources: {dlsched.io/gpu-milli: "
+                        "600}}, {name: b, resources: {dlsched.io/gpu-milli: 600}}]}"),
+            "workload.yaml: jobs[0].worker.containers: dlsched.io/gpu-milli 1200 is a whole GPU "
+            "or more; a share is 1..999 thousandths of one device (ask for whole GPUs as "
+            "nvidia.com/gpu)");
+}
+
 TEST(ParseWorkloadTest, ThroughputErrors) {
   auto tp = [](const std::string& t) {
     return WorkloadError(

@@ -23,7 +23,8 @@ namespace {
 class Interner {
  public:
   Interner() {
-    for (std::string_view name : {"cpu", "memory", "nvidia.com/gpu"}) Append(name, Count());
+    for (std::string_view name : {"cpu", "memory", "nvidia.com/gpu", "dlsched.io/gpu-milli"})
+      Append(name, Count());
   }
 
   int Find(std::string_view name) const {
@@ -129,6 +130,31 @@ Result<int64_t> ParseResourceAmount(ResourceId id, std::string_view text) {
   auto amount = id == kCpu ? q->MilliValue() : q->Value();
   if (!amount) return Errorf("{} is too large", internal::QuoteInput(text));
   return *amount;
+}
+
+std::string GpuShareProblem(const Resources& r) {
+  const int64_t milli = r[kGpuMilli];
+  if (milli == 0) return {};
+  if (milli >= kMilliPerGpu) {
+    return fmt::format(
+        "{} {} is a whole GPU or more; a share is 1..999 thousandths of one device (ask "
+        "for whole GPUs as nvidia.com/gpu)",
+        ResourceName(kGpuMilli), milli);
+  }
+  if (r[kGpu] > 0) {
+    return fmt::format(
+        "{} {} with nvidia.com/gpu {}: a task asks for whole GPUs or a share of "
+        "one, not both",
+        ResourceName(kGpuMilli), milli, r[kGpu]);
+  }
+  return {};
+}
+
+std::string NodeShareProblem(const Resources& allocatable) {
+  const int64_t milli = allocatable[kGpuMilli];
+  if (milli == 0 || milli == allocatable[kGpu] * kMilliPerGpu) return {};
+  return fmt::format("expected 0 or 1000 per nvidia.com/gpu ({}), got {}",
+                     allocatable[kGpu] * kMilliPerGpu, milli);
 }
 
 std::string FormatResourceAmount(ResourceId id, int64_t amount) {

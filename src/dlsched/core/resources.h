@@ -23,6 +23,11 @@ using ResourceId = uint16_t;
 inline constexpr ResourceId kCpu = 0;     // millicores
 inline constexpr ResourceId kMemory = 1;  // bytes
 inline constexpr ResourceId kGpu = 2;     // whole devices ("nvidia.com/gpu")
+// A share of one GPU device in thousandths ("dlsched.io/gpu-milli"): a task
+// asking for 1..999 of it runs on one device beside other shares (see
+// ClusterState). A node takes shares when its allocatable lists it.
+inline constexpr ResourceId kGpuMilli = 3;
+inline constexpr int64_t kMilliPerGpu = 1000;
 // Ids below this are stored inline in every Resources; the rest, only where
 // they are used (see Resources::more).
 inline constexpr int kInlineResources = 8;
@@ -169,6 +174,15 @@ template <typename Fn>
 int FirstId(const Resources& r, Fn fn) {
   return FirstId(r, r, fn);
 }
+
+// Why a task's request `r` is not a valid GPU share, or "" when it is one
+// or asks for no share: a share is 1..999 thousandths of one device
+// (kGpuMilli), and a task asking for one asks for no whole GPU.
+std::string GpuShareProblem(const Resources& r);
+// Why a cluster file's node `allocatable` does not state shares as
+// dlsched's model has them, or "": dlsched.io/gpu-milli absent, 0, or 1000
+// per nvidia.com/gpu.
+std::string NodeShareProblem(const Resources& allocatable);
 
 // "cpu=2, memory=4Gi, nvidia.com/gpu=1" (non-zero entries only).
 std::string FormatResources(const Resources& r);

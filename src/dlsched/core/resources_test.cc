@@ -322,26 +322,28 @@ std::string Check(bool ok, std::string_view what) {
 TEST(ResourcesDeathTest, InternsExtendedNamesInOrderOfFirstUse) {
   ExpectInFreshProcess([] {
     std::string f;
-    f += Check(NumResources() == 3, "fresh table has 3 names");
-    // ids 3, 4, ... in order of first use; a repeat returns the same id.
-    f += Check(InternResource("example.com/fpga").value_or(99) == 3, "fpga -> 3");
-    f += Check(InternResource("rdma/hca").value_or(99) == 4, "hca -> 4");
-    f += Check(InternResource("example.com/fpga").value_or(99) == 3, "fpga again -> 3");
-    f += Check(NumResources() == 5, "5 names");
-    f += Check(FindResource("rdma/hca") == 4, "find hca");
-    f += Check(ResourceName(3) == "example.com/fpga", "name of 3");
-    f += Check(ResourceName(5).empty(), "name of an id not yet interned is empty");
+    // cpu, memory, nvidia.com/gpu and dlsched.io/gpu-milli.
+    f += Check(NumResources() == 4, "fresh table has 4 names");
+    f += Check(ResourceName(kGpuMilli) == "dlsched.io/gpu-milli", "the share's name");
+    // ids 4, 5, ... in order of first use; a repeat returns the same id.
+    f += Check(InternResource("example.com/fpga").value_or(99) == 4, "fpga -> 4");
+    f += Check(InternResource("rdma/hca").value_or(99) == 5, "hca -> 5");
+    f += Check(InternResource("example.com/fpga").value_or(99) == 4, "fpga again -> 4");
+    f += Check(NumResources() == 6, "6 names");
+    f += Check(FindResource("rdma/hca") == 5, "find hca");
+    f += Check(ResourceName(4) == "example.com/fpga", "name of 4");
+    f += Check(ResourceName(6).empty(), "name of an id not yet interned is empty");
 
     Resources r;
     r[kGpu] = 8;
-    r[3] = 2;
-    r[4] = 1;
+    r[4] = 2;
+    r[5] = 1;
     r[7] = 5;  // never interned: labelled by id
     f += Check(
         FormatResources(r) == "nvidia.com/gpu=8, example.com/fpga=2, rdma/hca=1, resource-7=5",
         "FormatResources: " + FormatResources(r));
     // Extended resources are whole units, like gpus.
-    f += Check(ParseResourceAmount(3, "1.5").value_or(-1) == 2, "1.5 fpga -> 2");
+    f += Check(ParseResourceAmount(4, "1.5").value_or(-1) == 2, "1.5 fpga -> 2");
     return f;
   });
 }
@@ -354,12 +356,12 @@ TEST(ResourcesDeathTest, InternsAnyNumberOfNames) {
   ExpectInFreshProcess([] {
     std::string f;
     constexpr int kNames = 600;
-    for (int i = 3; i < kNames; ++i) {
+    for (int i = 4; i < kNames; ++i) {
       std::string name = "example.com/r" + std::to_string(i);
       f += Check(InternResource(name).value_or(0) == i, name + " gets the next id");
     }
     f += Check(NumResources() == kNames, "600 names");
-    for (int i = 3; i < kNames; ++i) {
+    for (int i = 4; i < kNames; ++i) {
       std::string name = "example.com/r" + std::to_string(i);
       f += Check(FindResource(name) == i && ResourceName(static_cast<ResourceId>(i)) == name,
                  name + " round-trips");
@@ -388,7 +390,7 @@ TEST(ResourcesDeathTest, InternsAnyNumberOfNames) {
 TEST(ResourcesDeathTest, RefusesNamesBeyondTheIdType) {
   ExpectInFreshProcess([] {
     std::string f;
-    for (int i = 3; i < kMaxResourceNames; ++i) {
+    for (int i = 4; i < kMaxResourceNames; ++i) {
       if (!InternResource("r" + std::to_string(i))) return std::string("refused before the end");
     }
     f += Check(NumResources() == kMaxResourceNames, "every id used");
@@ -428,11 +430,11 @@ TEST(ResourcesDeathTest, ConcurrentInterningAgreesOnIds) {
     for (auto& th : threads) th.join();
 
     std::string f;
-    f += Check(NumResources() == 3 + static_cast<int>(names.size()), "each name interned once");
+    f += Check(NumResources() == 4 + static_cast<int>(names.size()), "each name interned once");
     std::vector<bool> seen(kInlineResources, false);
     for (size_t n = 0; n < names.size(); ++n) {
       int id = got[0][n];
-      f += Check(id >= 3 && id < kInlineResources && !seen[id], names[n] + " has its own new id");
+      f += Check(id >= 4 && id < kInlineResources && !seen[id], names[n] + " has its own new id");
       if (id >= 0 && id < kInlineResources) seen[id] = true;
       for (int t = 1; t < kThreads; ++t) {
         f += Check(got[t][n] == id, names[n] + " has the same id in every thread");

@@ -174,6 +174,7 @@ NodeIndex ClusterState::AddNode(const core::NodeSpec& spec) {
   requested_.emplace_back();
   nonzero_requested_.emplace_back();
   tasks_on_.push_back(0);
+  share_used_.emplace_back();
   bucket_pos_.push_back(-1);
   const int gpu = static_cast<int>(spec.allocatable[core::kGpu]);
   if (gpu > MaxGpuPerNode()) gpu_buckets_.resize(gpu + 1);
@@ -232,6 +233,7 @@ void ClusterState::RemoveNode(NodeIndex n) {
     return true;
   });
   assert(tasks_on_[n] == 0);
+  share_used_[n].clear();
   node_by_name_.erase(names_[n]);
   if (!specs_[n].taints.empty()) --num_tainted_;
   specs_[n].taints.clear();
@@ -556,14 +558,19 @@ void ClusterState::RemoveJob(JobIndex j) {
   if (it != job_by_name_.end() && it->second == j) job_by_name_.erase(it);
 }
 
-void ClusterState::PlaceTask(TaskRef t, NodeIndex n) {
+void ClusterState::PlaceTask(TaskRef t, NodeIndex n, int device) {
   JobState& js = jobs_[t.job];
-  NodeIndex& slot = js.task_node[js.SlotOf(t.role, t.index)];
+  const int s = js.SlotOf(t.role, t.index);
+  NodeIndex& slot = js.task_node[s];
   assert(slot == kNoNode);
   const core::Resources& req = Request(t);
   const int old_gpu = FreeGpu(n);
   requested_[n] += req;
   total_requested_ += req;
+  if (const int64_t milli = req.v[core::kGpuMilli]; milli > 0) {
+    if (js.task_device.empty()) js.task_device.assign(js.task_node.size(), -1);
+    js.task_device[s] = static_cast<int16_t>(TakeShare(n, milli, device));
+  }
   if (js.queue >= 0) quotas_.Add(js.queue, Charged(req, n));
   nonzero_requested_[n] += js.scoring_request[static_cast<int>(t.role)];
   ++tasks_on_[n];
@@ -584,13 +591,18 @@ void ClusterState::RemoveTask(TaskRef t) {
 
 void ClusterState::UnplaceTentative(TaskRef t) {
   JobState& js = jobs_[t.job];
-  NodeIndex& slot = js.task_node[js.SlotOf(t.role, t.index)];
+  const int s = js.SlotOf(t.role, t.index);
+  NodeIndex& slot = js.task_node[s];
   assert(slot != kNoNode);
   const NodeIndex n = slot;
   const core::Resources& req = Request(t);
   const int old_gpu = FreeGpu(n);
   requested_[n] -= req;
   total_requested_ -= req;
+  if (const int64_t milli = req.v[core::kGpuMilli]; milli > 0) {
+    GiveShare(n, milli, js.task_device[s]);
+    js.task_device[s] = -1;
+  }
   if (js.queue >= 0) quotas_.Sub(js.queue, Charged(req, n));
   nonzero_requested_[n] -= js.scoring_request[static_cast<int>(t.role)];
   --tasks_on_[n];
@@ -608,11 +620,14 @@ void ClusterState::UnplaceTentative(TaskRef t) {
 
 namespace dlsched::engine {
 
-void ClusterState::AddHold(const Hold& h) {
+void ClusterState::AddHold(Hold& h) {
   ++hold_epoch_;
   const int old_gpu = FreeGpu(h.node);
   requested_[h.node] += h.request;
   total_requested_ += h.request;
+  if (const int64_t milli = h.request.v[core::kGpuMilli]; milli > 0) {
+    h.device = TakeShare(h.node, milli, h.device);
+  }
   nonzero_requested_[h.node] += h.scoring;
   ++tasks_on_[h.node];
   Rebucket(h.node, old_gpu);
@@ -625,14 +640,17 @@ void ClusterState::DropHold(const Hold& h) {
   const int old_gpu = FreeGpu(h.node);
   requested_[h.node] -= h.request;
   total_requested_ -= h.request;
+  if (const int64_t milli = h.request.v[core::kGpuMilli]; milli > 0) {
+    GiveShare(h.node, milli, h.device);
+  }
   nonzero_requested_[h.node] -= h.scoring;
   --tasks_on_[h.node];
   Rebucket(h.node, old_gpu);
   touched_.push_back(h.node);
 }
 
-void ClusterState::AssumeTask(TaskRef t, NodeIndex n) {
-  PlaceTask(t, n);
+void ClusterState::AssumeTask(TaskRef t, NodeIndex n, int device) {
+  PlaceTask(t, n, device);
   assumed_.insert(Key(t));
 }
 
@@ -647,7 +665,7 @@ bool ClusterState::IsAssumed(TaskRef t) const { return assumed_.contains(Key(t))
 
 void ClusterState::ReleaseTask(TaskRef t) {
   const JobState& js = jobs_[t.job];
-  Hold h{js.NodeOf(t.role, t.index), Request(t), ScoringRequest(t)};
+  Hold h{js.NodeOf(t.role, t.index), Request(t), ScoringRequest(t), DeviceOf(t)};
   assumed_.erase(Key(t));
   RemoveTask(t);
   AddHold(h);
@@ -687,9 +705,9 @@ std::vector<JobIndex> ClusterState::ReleasingJobs() const {
 }
 
 void ClusterState::AddForeignTask(std::string_view key, NodeIndex n, const core::Resources& request,
-                                  const core::Resources& scoring_request) {
+                                  const core::Resources& scoring_request, int device) {
   RemoveForeignTask(key);
-  Hold h{n, request, scoring_request};
+  Hold h{n, request, scoring_request, device};
   AddHold(h);
   foreign_.emplace(std::string(key), h);
 }
@@ -699,6 +717,116 @@ void ClusterState::RemoveForeignTask(std::string_view key) {
   if (it == foreign_.end()) return;
   DropHold(it->second);
   foreign_.erase(it);
+}
+
+int64_t ClusterState::ShareRoom(NodeIndex n) const {
+  if (allocatable_[n][core::kGpuMilli] <= 0) return 0;
+  int64_t room = FreeGpu(n) > 0 ? core::kMilliPerGpu : 0;
+  for (const int16_t used : share_used_[n]) {
+    if (used > 0) room = std::max<int64_t>(room, core::kMilliPerGpu - used);
+  }
+  return room;
+}
+
+int64_t ClusterState::FreeCount(NodeIndex n, core::ResourceId id, int64_t each) const {
+  if (id != core::kGpuMilli) return FreeOf(n, id) / each;
+  if (allocatable_[n][core::kGpuMilli] <= 0) return 0;
+  int64_t count = std::max(0, FreeGpu(n)) * (core::kMilliPerGpu / each);
+  for (const int16_t used : share_used_[n]) {
+    if (used > 0) count += (core::kMilliPerGpu - used) / each;
+  }
+  return count;
+}
+
+bool ClusterState::ShareFits(const core::Resources& req, NodeIndex n) const {
+  if (req.v[core::kGpuMilli] > ShareRoom(n)) return false;
+  core::Resources rest = req;
+  rest.v[core::kGpuMilli] = 0;
+  return rest.FitsInDifference(allocatable_[n], requested_[n]);
+}
+
+int ClusterState::TightestDevice(NodeIndex n, int64_t milli) const {
+  if (allocatable_[n][core::kGpuMilli] <= 0 || milli <= 0) return -1;
+  const std::vector<int16_t>& used = share_used_[n];
+  int best = -1;
+  for (int d = 0; d < static_cast<int>(used.size()); ++d) {
+    if (used[d] > 0 && used[d] + milli <= core::kMilliPerGpu &&
+        (best < 0 || used[d] > used[best])) {
+      best = d;
+    }
+  }
+  if (best >= 0 || FreeGpu(n) <= 0) return best;
+  // A fully free device: the lowest index holding no share (whole-GPU
+  // tasks take devices without an index, so one is below the node's GPUs).
+  for (int d = 0;; ++d) {
+    if (d >= static_cast<int>(used.size()) || used[d] == 0) return d;
+  }
+}
+
+int ClusterState::TakeShare(NodeIndex n, int64_t milli, int device) {
+  std::vector<int16_t>& used = share_used_[n];
+  const auto gpus = static_cast<int>(allocatable_[n][core::kGpu]);
+  const auto at = [&](int d) { return d < static_cast<int>(used.size()) ? used[d] : 0; };
+  const bool takes = device >= 0 && device < std::max(gpus, static_cast<int>(used.size())) &&
+                     at(device) + milli <= core::kMilliPerGpu && (at(device) > 0 || FreeGpu(n) > 0);
+  if (!takes) device = TightestDevice(n, milli);
+  if (device < 0) {
+    // Over-committed (a pod already running where it does not fit: a node
+    // shrunk, or pods bound by someone else): the least held device keeps
+    // the count.
+    device = 0;
+    for (int d = 1; d < std::max(gpus, 1); ++d) {
+      if (at(d) < at(device)) device = d;
+    }
+  }
+  if (device >= static_cast<int>(used.size())) used.resize(device + 1, 0);
+  if (used[device] == 0) {
+    ++requested_[n][core::kGpu];
+    ++total_requested_[core::kGpu];
+    ++nonzero_requested_[n][core::kGpu];
+  }
+  used[device] = static_cast<int16_t>(used[device] + milli);
+  return device;
+}
+
+void ClusterState::GiveShare(NodeIndex n, int64_t milli, int device) {
+  std::vector<int16_t>& used = share_used_[n];
+  assert(device >= 0 && device < static_cast<int>(used.size()) && used[device] >= milli);
+  used[device] = static_cast<int16_t>(used[device] - milli);
+  if (used[device] == 0) {
+    --requested_[n][core::kGpu];
+    --total_requested_[core::kGpu];
+    --nonzero_requested_[n][core::kGpu];
+  }
+}
+
+const std::vector<std::pair<ClusterState::TaskShape, int64_t>>& ClusterState::TaskCensus() const {
+  for (; census_upto_ < NumJobs(); ++census_upto_) {
+    const core::JobSpec& spec = *jobs_[census_upto_].spec;
+    for (int r = 0; r < core::kNumRoles; ++r) {
+      const core::RoleSpec& role = spec.roles[r];
+      const int64_t count =
+          static_cast<core::Role>(r) == core::Role::kWorker ? role.min_replicas : role.replicas;
+      if (count <= 0) continue;
+      const core::Resources& req = role.resources;
+      TaskShape shape{req[core::kCpu], 0, 0};
+      if (req[core::kGpuMilli] > 0) {
+        shape.gpu_milli = req[core::kGpuMilli];
+        shape.gpus = 1;
+      } else if (req[core::kGpu] > 0) {
+        shape.gpu_milli = core::kMilliPerGpu;
+        shape.gpus = req[core::kGpu];
+      }
+      auto it = std::find_if(census_.begin(), census_.end(),
+                             [&](const auto& e) { return e.first == shape; });
+      if (it == census_.end()) {
+        census_.emplace_back(shape, count);
+      } else {
+        it->second += count;
+      }
+    }
+  }
+  return census_;
 }
 
 }  // namespace dlsched::engine

@@ -68,6 +68,9 @@ struct JobState {
   // Node of each task slot, kNoNode when unplaced. Slots are laid out PS
   // replicas, then Chief replicas, then Worker slots 0..maxReplicas-1.
   std::vector<NodeIndex> task_node;
+  // The GPU device of each placed slot asking for a share of one
+  // (core::kGpuMilli), -1 otherwise; empty until the job places a share.
+  std::vector<int16_t> task_device;
   // Per replica of each role, what kube-scheduler's scoring counts
   // (RoleSpec::ScoringRequest), computed once.
   core::Resources scoring_request[core::kNumRoles];
@@ -192,15 +195,66 @@ class ClusterState {
   // Requested resources as kube-scheduler's scoring counts them (each
   // task's ScoringRequest); used by the resource scorers.
   const core::Resources& NonZeroRequested(NodeIndex n) const { return nonzero_requested_[n]; }
-  core::Resources Free(NodeIndex n) const { return allocatable_[n] - requested_[n]; }
+  // What node n has free. Its shares (core::kGpuMilli) are the largest
+  // share one task can get there: ShareRoom(n).
+  core::Resources Free(NodeIndex n) const {
+    core::Resources free = allocatable_[n] - requested_[n];
+    free[core::kGpuMilli] = ShareRoom(n);
+    return free;
+  }
   // Free(n)[id], without building Free(n).
   int64_t FreeOf(NodeIndex n, core::ResourceId id) const {
+    if (id == core::kGpuMilli) return ShareRoom(n);
     return allocatable_[n][id] - requested_[n][id];
   }
   // req.FitsIn(Free(n)), without building Free(n).
   bool FreeHolds(const core::Resources& req, NodeIndex n) const {
+    if (req.v[core::kGpuMilli] > 0) return ShareFits(req, n);
     return req.FitsInDifference(allocatable_[n], requested_[n]);
   }
+
+  // Shared GPUs. A node whose allocatable lists core::kGpuMilli (any
+  // amount > 0) lets tasks share its GPU devices: a task asking for m
+  // thousandths of a GPU (0 < m < 1000, core::GpuShareProblem) runs on one
+  // device whose shares stay within 1000. A device holding any share is
+  // taken from the node's whole GPUs (Requested(n)[kGpu] counts it, and
+  // NodesWithFreeGpu sees only fully free devices); the last share gone
+  // gives it back. Requested(n)[kGpuMilli] is the shares' sum.
+  // The largest share one more task can get on node n: 1000 with a fully
+  // free device, else the most any device holding shares has left; 0 on a
+  // node that does not take shares.
+  int64_t ShareRoom(NodeIndex n) const;
+  // How many requests of `each` of resource `id` node n has room for, one
+  // beside the other: FreeOf(n, id) / each (below 0 on an over-committed
+  // node), but for shares the sum over its devices (each >= 1).
+  int64_t FreeCount(NodeIndex n, core::ResourceId id, int64_t each) const;
+  // Thousandths held on each device of node n (index = device; a device
+  // with none holds no share, or a whole-GPU task, or nothing). Empty when
+  // the node never held a share.
+  std::span<const int16_t> SharesOn(NodeIndex n) const { return share_used_[n]; }
+  // The device a placed task's share is on, or -1 (no share, or unplaced).
+  int DeviceOf(TaskRef t) const {
+    const JobState& js = jobs_[t.job];
+    if (js.task_device.empty()) return -1;
+    return js.task_device[js.SlotOf(t.role, t.index)];
+  }
+  // The device a share of `milli` would take on node n: the one with the
+  // least room that takes it (ties: the lowest index), a device already
+  // holding shares before a fully free one; -1 when none can.
+  int TightestDevice(NodeIndex n, int64_t milli) const;
+
+  // The tasks of every job ever added, counted by shape (CPU millicores,
+  // share thousandths, whole GPUs; each PS and Chief replica and a job's
+  // minimum workers): the target workload a fragmentation-aware placement
+  // (the fgd scorer) measures against. Counted as asked, from the jobs
+  // added since the last call.
+  struct TaskShape {
+    int64_t cpu = 0;
+    int64_t gpu_milli = 0;  // a share, or 1000 per whole GPU
+    int64_t gpus = 0;       // devices: 1 for a share, else whole GPUs
+    friend bool operator==(const TaskShape&, const TaskShape&) = default;
+  };
+  const std::vector<std::pair<TaskShape, int64_t>>& TaskCensus() const;
   int NumTasksOn(NodeIndex n) const { return tasks_on_[n]; }
   const core::Resources& Capacity() const { return capacity_; }
   // Sum of requests over all nodes.
@@ -390,7 +444,9 @@ class ClusterState {
   }
 
   // Low-level placement. Callers go through Session, which logs undo steps.
-  void PlaceTask(TaskRef t, NodeIndex n);
+  // A task asking for a GPU share goes on `device` (which must take it) or,
+  // with -1, on TightestDevice.
+  void PlaceTask(TaskRef t, NodeIndex n, int device = -1);
   void RemoveTask(TaskRef t);
   // RemoveTask for a Session undoing its own tentative placement: the room
   // it gives back was free when the session began, so it does not count as
@@ -427,7 +483,7 @@ class ClusterState {
   }
 
   // A backend's placements: assumed until confirmed or forgotten.
-  void AssumeTask(TaskRef t, NodeIndex n);
+  void AssumeTask(TaskRef t, NodeIndex n, int device = -1);
   void ConfirmTask(TaskRef t);
   // Takes an assumed task off its node (its bind failed).
   void ForgetTask(TaskRef t);
@@ -453,9 +509,10 @@ class ClusterState {
   bool HasHolds() const { return !foreign_.empty() || !releasing_.empty(); }
 
   // A pod dlsched does not own, named `key` (namespace/name), on node `n`:
-  // counts against the node like a task. Adding a key again moves it.
+  // counts against the node like a task (a share on `device`, or the
+  // tightest when -1 or out of range). Adding a key again moves it.
   void AddForeignTask(std::string_view key, NodeIndex n, const core::Resources& request,
-                      const core::Resources& scoring_request);
+                      const core::Resources& scoring_request, int device = -1);
   void RemoveForeignTask(std::string_view key);
   int NumForeignTasks() const { return static_cast<int>(foreign_.size()); }
 
@@ -464,12 +521,13 @@ class ClusterState {
     NodeIndex node = kNoNode;
     core::Resources request;
     core::Resources scoring;
+    int device = -1;  // its share's device, or -1
   };
   struct Releasing {
     TaskRef task;
     Hold hold;
   };
-  void AddHold(const Hold& h);
+  void AddHold(Hold& h);
   void DropHold(const Hold& h);
   void SetAllocatable(NodeIndex n, const core::Resources& a);
   void Unbucket(NodeIndex n);
@@ -491,6 +549,12 @@ class ClusterState {
   void RecountQuotaUsage();
   // Brings job `j`'s count in its queue's ElasticRest up to date.
   void RecountRest(JobIndex j);
+  // FreeHolds for a request with a share.
+  bool ShareFits(const core::Resources& req, NodeIndex n) const;
+  // Puts `milli` on device `device` of node n (TightestDevice when -1 or
+  // not one that takes it) and returns the device; takes it off again.
+  int TakeShare(NodeIndex n, int64_t milli, int device);
+  void GiveShare(NodeIndex n, int64_t milli, int device);
   int FreeGpu(NodeIndex n) const {
     return static_cast<int>(allocatable_[n][core::kGpu] - requested_[n][core::kGpu]);
   }
@@ -522,6 +586,9 @@ class ClusterState {
   std::vector<core::Resources> requested_;
   std::vector<core::Resources> nonzero_requested_;
   std::vector<int32_t> tasks_on_;
+  std::vector<std::vector<int16_t>> share_used_;               // per node, per device: SharesOn
+  mutable std::vector<std::pair<TaskShape, int64_t>> census_;  // TaskCensus
+  mutable JobIndex census_upto_ = 0;                           // jobs counted in census_
   int num_schedulable_ = 0;
   int num_present_ = 0;
   int num_tainted_ = 0;

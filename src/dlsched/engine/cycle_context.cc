@@ -39,7 +39,8 @@ void EmitPlan(const Session& session, CycleState& decisions, Plan* plan) {
     if (steps[i].assigned) continue;
     for (size_t k = i; k-- > 0;) {
       if (!(steps[k].task == steps[i].task)) continue;
-      if (steps[k].assigned && steps[k].node == steps[i].node) {
+      if (steps[k].assigned && steps[k].node == steps[i].node &&
+          steps[k].device == steps[i].device) {
         drop.resize(steps.size(), 0);
         drop[k] = drop[i] = 1;
       }
@@ -49,8 +50,9 @@ void EmitPlan(const Session& session, CycleState& decisions, Plan* plan) {
   for (size_t i = 0; i < steps.size(); ++i) {
     if (!drop.empty() && drop[i]) continue;
     const auto& s = steps[i];
-    plan->actions.push_back(
-        Action{s.assigned ? ActionKind::kBind : ActionKind::kUnbind, s.task, s.node, 0, {}});
+    Action a{s.assigned ? ActionKind::kBind : ActionKind::kUnbind, s.task, s.node, 0, {}};
+    a.device = s.device;
+    plan->actions.push_back(std::move(a));
   }
   for (auto& a : jobs) plan->actions.push_back(std::move(a));
 }

@@ -51,7 +51,7 @@ Plan Engine::Cycle(ClusterState& state, const PodQueue& pods, Memos& memos, core
 void ApplyPlacements(ClusterState& state, const Plan& plan) {
   for (const auto& a : plan.actions) {
     if (a.kind == ActionKind::kBind) {
-      state.PlaceTask(a.task, a.node);
+      state.PlaceTask(a.task, a.node, a.device);
     } else if (a.kind == ActionKind::kUnbind) {
       state.RemoveTask(a.task);
     }

@@ -423,7 +423,7 @@ void JobLifecycle::ApplyPlacements(const Plan& plan) {
   }
   for (const Action& a : plan.actions) {
     if (a.kind == ActionKind::kBind) {
-      state_.AssumeTask(a.task, a.node);
+      state_.AssumeTask(a.task, a.node, a.device);
       backend_.Bind(a.task, a.node);
     } else if (a.kind == ActionKind::kUnbind) {
       if (std::find(holding.begin(), holding.end(), a.task.job) == holding.end()) {

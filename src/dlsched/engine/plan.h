@@ -56,6 +56,9 @@ struct Action {
   const RecordField* field = nullptr;
   double value = 0;
   WaitStatus status = WaitStatus::kUnschedulable;  // kWait, kBackoff
+  // kBind, kUnbind of a task asking for a GPU share: the device on `node`
+  // (ClusterState::DeviceOf); -1 otherwise.
+  int device = -1;
 };
 
 struct Plan {

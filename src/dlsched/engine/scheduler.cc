@@ -50,8 +50,8 @@ void Scheduler::UpdateNode(NodeIndex n, const core::NodeSpec& spec) {
 void Scheduler::RemoveNode(NodeIndex n, std::string_view why) { lifecycle_.NodeRemoved(n, why); }
 
 void Scheduler::ForeignPodBound(std::string_view key, NodeIndex n, const core::Resources& request,
-                                const core::Resources& scoring) {
-  state_.AddForeignTask(key, n, request, scoring);
+                                const core::Resources& scoring, int device) {
+  state_.AddForeignTask(key, n, request, scoring, device);
 }
 
 void Scheduler::ForeignPodGone(std::string_view key) {
@@ -110,8 +110,8 @@ void Scheduler::RemoveJob(JobIndex j, std::string reason) {
   state_.RemoveJob(j);
 }
 
-void Scheduler::Place(TaskRef t, NodeIndex n, bool held) {
-  state_.PlaceTask(t, n);
+void Scheduler::Place(TaskRef t, NodeIndex n, bool held, int device) {
+  state_.PlaceTask(t, n, device);
   if (held) lifecycle_.Hold(t);
 }
 

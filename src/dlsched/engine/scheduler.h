@@ -73,9 +73,9 @@ class Scheduler {
   // deserves another try.
   void ClusterChanged();
   // A pod dlsched does not own holds `request` on node `n` (`scoring`: its
-  // requests as scorers count them).
+  // requests as scorers count them; `device`: its GPU share's device, or -1).
   void ForeignPodBound(std::string_view key, NodeIndex n, const core::Resources& request,
-                       const core::Resources& scoring);
+                       const core::Resources& scoring, int device = -1);
   // ... and it is gone.
   void ForeignPodGone(std::string_view key);
   // The pod of a released task is gone: its room is free, news that
@@ -125,7 +125,7 @@ class Scheduler {
   // A job found running (an operator restarted, a snapshot replayed): its
   // task `t` is on node `n` (`held`: given up and kept until the job's
   // checkpoint is done) ...
-  void Place(TaskRef t, NodeIndex n, bool held = false);
+  void Place(TaskRef t, NodeIndex n, bool held = false, int device = -1);
   // ... and the job enters `phase` (JobLifecycle::Adopt); a running one
   // trains from now on at its placement's rate (Backend::OnProgressChange).
   void Adopt(JobIndex j, core::JobPhase phase, int64_t admission_seq, const AdoptTimes& times = {});

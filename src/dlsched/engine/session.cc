@@ -2,16 +2,17 @@
 
 namespace dlsched::engine {
 
-void Session::Assign(TaskRef t, NodeIndex n) {
-  state_.PlaceTask(t, n);
-  log_.push_back({t, n, true});
+void Session::Assign(TaskRef t, NodeIndex n, int device) {
+  state_.PlaceTask(t, n, device);
+  log_.push_back({t, n, true, state_.DeviceOf(t)});
 }
 
 void Session::Evict(TaskRef t) {
   const JobState& js = state_.Job(t.job);
   const NodeIndex n = js.NodeOf(t.role, t.index);
+  const int device = state_.DeviceOf(t);
   state_.RemoveTask(t);
-  log_.push_back({t, n, false});
+  log_.push_back({t, n, false, device});
 }
 
 void Session::EvictJob(JobIndex j) {
@@ -28,7 +29,7 @@ void Session::RollbackTo(Mark m) {
     if (s.assigned) {
       state_.UnplaceTentative(s.task);
     } else {
-      state_.PlaceTask(s.task, s.node);
+      state_.PlaceTask(s.task, s.node, s.device);
     }
   }
 }

@@ -21,8 +21,9 @@ class Session {
   // The cache, read-only: placements go through Assign and Evict.
   const ClusterState& state() const { return state_; }
 
-  // Puts an unplaced task on node `n`. The caller checks that it fits.
-  void Assign(TaskRef t, NodeIndex n);
+  // Puts an unplaced task on node `n` (a GPU share on `device`, or with -1
+  // on ClusterState::TightestDevice). The caller checks that it fits.
+  void Assign(TaskRef t, NodeIndex n, int device = -1);
   // Takes a placed task off its node.
   void Evict(TaskRef t);
   // Takes every placed task of job `j` off its node.
@@ -35,7 +36,8 @@ class Session {
   struct Step {
     TaskRef task;
     NodeIndex node;
-    bool assigned;  // true: Assign (undo = remove); false: Evict (undo = place back)
+    bool assigned;    // true: Assign (undo = remove); false: Evict (undo = place back)
+    int device = -1;  // the GPU device of its share (ClusterState::DeviceOf), or -1
   };
   // Steps taken and not rolled back, oldest first.
   const std::vector<Step>& Steps() const { return log_; }

@@ -170,6 +170,20 @@ std::optional<PodTask> PodTaskOf(const json& pod) {
   return t;
 }
 
+int GpuDeviceOf(const json& pod) {
+  const auto* meta = pod.is_object() && pod.contains("metadata") ? &pod["metadata"] : nullptr;
+  if (meta == nullptr || !meta->is_object() || !meta->contains("annotations")) return -1;
+  const json& ann = (*meta)["annotations"];
+  if (!ann.is_object() || !ann.contains(kGpuDeviceAnnotation)) return -1;
+  const json& v = ann[std::string(kGpuDeviceAnnotation)];
+  if (!v.is_string()) return -1;
+  const std::string& text = v.get_ref<const std::string&>();
+  int d = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (ec != std::errc() || end != text.data() + text.size() || d < 0 || d > 4095) return -1;
+  return d;
+}
+
 namespace {
 
 // TF_CONFIG of task (`type`, `index`): the cluster is the gang's (an

@@ -22,6 +22,12 @@ namespace dlsched::k8s {
 inline constexpr std::string_view kJobLabel = "dlsched.io/job-name";
 inline constexpr std::string_view kRoleLabel = "dlsched.io/role";    // ps, chief, worker
 inline constexpr std::string_view kIndexLabel = "dlsched.io/index";  // replica index
+// On a pod asking for a GPU share (dlsched.io/gpu-milli): the index of the
+// node's GPU device its share is on, in decimal. Set on the Binding (the API
+// server copies a Binding's annotations to the pod) or, binding by
+// nodeName, on the pod; a device plugin advertising dlsched.io/gpu-milli
+// reads it when it allocates the pod's share (docs/sharing.md).
+inline constexpr std::string_view kGpuDeviceAnnotation = "dlsched.io/gpu-device";
 inline constexpr int kTfPort = 2222;
 // The role key of TFJob's Evaluator (outside the engine's roles).
 inline constexpr std::string_view kEvaluatorKey = "evaluator";
@@ -66,6 +72,9 @@ struct PodTask {
   int index = 0;
 };
 std::optional<PodTask> PodTaskOf(const nlohmann::json& pod);
+// A pod's kGpuDeviceAnnotation: a device index 0..4095, or -1 when absent
+// or not one.
+int GpuDeviceOf(const nlohmann::json& pod);
 
 // TF_CONFIG of one task of a job running `workers` workers: the cluster
 // (PS, Chief, Worker addresses through the job's headless Service) and the

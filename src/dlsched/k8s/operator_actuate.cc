@@ -144,10 +144,13 @@ void Operator::BindOne(TaskRef t, NodeIndex n) {
   // The pod as it is: from the cache, created now, or read after a 409.
   std::optional<json> pod = pods_->Get(PodKey(t));
   if (pod && Terminating(*pod)) return fail(fmt::format("pod {} is still terminating", name));
+  const int device = state_.DeviceOf(t);
   if (!pod) {
-    const json body =
-        MakePod(tj, t.role, t.index, state_.Job(t.job).target_workers, options_.scheduler_name,
-                options_.bind_with_node_name ? node : "", name);
+    json body = MakePod(tj, t.role, t.index, state_.Job(t.job).target_workers,
+                        options_.scheduler_name, options_.bind_with_node_name ? node : "", name);
+    if (device >= 0 && options_.bind_with_node_name) {
+      body["metadata"]["annotations"][std::string(kGpuDeviceAnnotation)] = std::to_string(device);
+    }
     auto r = Call("POST", PodsPath(tj.namespace_name), body);
     if (!r) return fail(r.error().message);
     if (r->status == 201) {
@@ -182,10 +185,14 @@ void Operator::BindOne(TaskRef t, NodeIndex n) {
   }
   const std::string bound_to = NodeNameOf(*pod);
   if (bound_to.empty()) {
-    const json binding = {{"apiVersion", "v1"},
-                          {"kind", "Binding"},
-                          {"metadata", {{"name", name}, {"namespace", tj.namespace_name}}},
-                          {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+    json binding = {{"apiVersion", "v1"},
+                    {"kind", "Binding"},
+                    {"metadata", {{"name", name}, {"namespace", tj.namespace_name}}},
+                    {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+    if (device >= 0) {
+      binding["metadata"]["annotations"][std::string(kGpuDeviceAnnotation)] =
+          std::to_string(device);
+    }
     auto r = Call("POST", PodsPath(tj.namespace_name) + "/" + name + "/binding", binding);
     if (!r) return fail(r.error().message);
     if (r->status == 409) {

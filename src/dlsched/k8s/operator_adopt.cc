@@ -146,6 +146,9 @@ bool Operator::ReportInvalid(const json& object, const std::string& error) {
 // The pods of job `j` found when the operator starts.
 struct Operator::FoundPods {
   std::vector<std::pair<TaskRef, NodeIndex>> bound;  // bound and live
+  // The GPU device of each bound pod's share (kGpuDeviceAnnotation), -1
+  // when it names none.
+  std::map<std::pair<int, int>, int> devices;
   // PodName -> the name and uid of the task's pod, of those.
   std::map<std::string, std::pair<std::string, std::string>> pods;
   std::set<int> succeeded_workers;
@@ -169,6 +172,9 @@ Operator::FoundPods Operator::FindPods(JobIndex j) const {
     const NodeIndex n = state_.FindNode(NodeNameOf(pod));
     if (n == engine::kNoNode) continue;
     found.bound.push_back({TaskRef{j, task->role, task->index}, n});
+    if (const int d = GpuDeviceOf(pod); d >= 0) {
+      found.devices[{static_cast<int>(task->role), task->index}] = d;
+    }
     found.pods[PodName(tj.name, task->role, task->index)] = {Meta(pod, "name"), Meta(pod, "uid")};
   }
   return found;
@@ -281,7 +287,12 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
   }
   scheduler_.JobsAdded();
   for (const auto& [t, n] : found.bound) {
-    scheduler_.Place(t, n);
+    // Held as another owner's pod until now (the pods were synced before
+    // their job): the hold goes first, so a GPU share finds its device
+    // free to take again.
+    if (foreign_.erase(PodKey(t)) > 0) scheduler_.ForeignPodGone(PodKey(t));
+    const auto d = found.devices.find({static_cast<int>(t.role), t.index});
+    scheduler_.Place(t, n, false, d == found.devices.end() ? -1 : d->second);
     owned_[PodKey(t)] = Owned{t, found.pods.at(PodName(tj.name, t.role, t.index)).second, true};
   }
   // Progress as restored above; from here at the placement's rate.

@@ -122,7 +122,7 @@ void Operator::SyncPod(const std::string& key) {
         Log("error", "pod ignored", {{"pod", key}, {"error", request.error().message}});
         return;
       }
-      scheduler_.ForeignPodBound(key, n, request->request, request->scoring);
+      scheduler_.ForeignPodBound(key, n, request->request, request->scoring, GpuDeviceOf(*pod));
       foreign_[key] = NodeNameOf(*pod);
       dirty_ = true;
     }

@@ -1799,5 +1799,67 @@ TEST_F(OperatorTest, AQueueThatDoesNotParseIsNotInEffectAndSaysWhy) {
   EXPECT_TRUE(PodsOf("j").empty());
 }
 
+// Shared GPUs on a cluster: node-a (2 GPUs) advertises dlsched.io/gpu-milli
+// and holds another owner's pod of 700 on device 0 (its annotation says
+// so). A job of 2 workers of 500 each: device 0 has 300 left, so worker 0
+// opens device 1 and worker 1 joins it (500 + 500). Each pod carries the
+// device as the dlsched.io/gpu-device annotation, set on the Binding; a
+// restarted operator reads the devices back: the shares are where they
+// were, device 0 at 700 and device 1 full.
+TEST_F(OperatorTest, SharedGpuPodsCarryTheirDeviceAcrossARestart) {
+  json node = Node("node-a", 2);
+  node["status"]["allocatable"]["dlsched.io/gpu-milli"] = "2000";
+  ASSERT_TRUE(server_.Create("nodes", "", node).has_value());
+  const json other = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", "notebook"},
+        {"namespace", "default"},
+        {"annotations", {{"dlsched.io/gpu-device", "0"}}}}},
+      {"spec",
+       {{"nodeName", "node-a"},
+        {"containers",
+         json::array({{{"name", "nb"},
+                       {"image", "nb:1"},
+                       {"resources", {{"limits", {{"dlsched.io/gpu-milli", "700"}}}}}}})}}}};
+  ASSERT_TRUE(server_.Create("pods", "default", other).has_value());
+  json job = Job("halves", 0, 2, 1e9);
+  auto& limits = job["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+                    ["resources"]["limits"];
+  limits = {{"dlsched.io/gpu-milli", "500"}};
+  ASSERT_TRUE(server_.Create("trainingjobs.dlsched.io", "default", job).has_value());
+  StartOperator("gang-binpack");
+  ASSERT_TRUE(RunUntil([&] { return Phase("halves") == "Running"; })) << Phase("halves");
+  ASSERT_EQ(PodsOf("halves").size(), 2u);
+  for (const json& pod : PodsOf("halves")) {
+    EXPECT_EQ(pod["spec"]["nodeName"], "node-a");
+    EXPECT_EQ(pod["metadata"]["annotations"].value("dlsched.io/gpu-device", ""), "1")
+        << pod["metadata"].dump();
+  }
+  auto shares = [&] {
+    const engine::ClusterState& st = op_->State();
+    const auto s = st.SharesOn(st.FindNode("node-a"));
+    return std::vector<int>(s.begin(), s.end());
+  };
+  EXPECT_EQ(shares(), (std::vector<int>{700, 1000}));
+  op_->Stop();
+  op_.reset();
+  kubelet_->Stop();
+  kubelet_.reset();
+  StartOperator("gang-binpack");
+  for (int i = 0; i < 20; ++i) op_->Step(0.01);
+  EXPECT_EQ(Phase("halves"), "Running");
+  EXPECT_EQ(shares(), (std::vector<int>{700, 1000}));
+  const engine::ClusterState& st = op_->State();
+  engine::JobIndex j = -1;
+  for (engine::JobIndex k = 0; k < st.NumJobs(); ++k) {
+    if (!st.Job(k).removed && op_->Job(k).name == "halves") j = k;
+  }
+  ASSERT_GE(j, 0);
+  EXPECT_EQ(st.DeviceOf(engine::TaskRef{j, core::Role::kWorker, 0}), 1);
+  EXPECT_EQ(st.DeviceOf(engine::TaskRef{j, core::Role::kWorker, 1}), 1);
+}
+
 }  // namespace
 }  // namespace dlsched::k8s

@@ -207,6 +207,9 @@ core::Status DecodePodTemplate(const json& tmpl, const std::string& source, cons
   if (core::FirstId(sum, [&](core::ResourceId id) { return sum[id] > core::kMaxAmount; }) >= 0) {
     return e.Fail(Key(spec_path, "containers"), "the containers' total request is too large");
   }
+  if (std::string why = core::GpuShareProblem(sum); !why.empty()) {
+    return e.Fail(Key(spec_path, "containers"), why);
+  }
   role.resources = sum;
 
   // Placement rules. Only what dlsched enforces is passed on: the required

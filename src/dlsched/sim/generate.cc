@@ -149,6 +149,13 @@ core::Status CheckOptionsOf(const GenerateOptions& o) {
   if (o.typed_fraction > 0 && o.gpu_types.empty()) {
     return core::Errorf("--typed-fraction: needs --gpu-types (the types jobs may require)");
   }
+  if (!(o.shared_fraction >= 0 && o.shared_fraction <= 1)) {
+    return core::Errorf("--shared-fraction: expected a number in [0, 1], got {}",
+                        o.shared_fraction);
+  }
+  if (o.shape == GenerateOptions::Shape::kGavel && o.shared_fraction > 0) {
+    return core::Errorf("--shared-fraction: not with --shape gavel (its jobs take whole GPUs)");
+  }
   return {};
 }
 
@@ -420,8 +427,12 @@ double OfferedLoad(const config::WorkloadSpec& workload, int64_t gpus) {
     last = std::max(last, j.submit_time);
     const int n = j.role(core::Role::kWorker).replicas;
     const double rate = j.throughput.Rate(n);
-    if (rate > 0)
-      gpu_seconds += static_cast<double>(j.Demand(n)[core::kGpu]) * j.total_steps / rate;
+    if (rate > 0) {
+      const core::Resources demand = j.Demand(n);
+      const double gpu = static_cast<double>(demand[core::kGpu]) +
+                         static_cast<double>(demand[core::kGpuMilli]) / core::kMilliPerGpu;
+      gpu_seconds += gpu * j.total_steps / rate;
+    }
   }
   if (gpu_seconds == 0) return 0;
   if (last <= first) return std::numeric_limits<double>::infinity();
@@ -538,6 +549,11 @@ core::Result<config::WorkloadSpec> GenerateWorkload(const GenerateOptions& optio
       const int64_t last = static_cast<int64_t>(options.gpu_types.size()) - 1;
       worker.constraints.required_terms = {
           config::GpuTypeTerm({options.gpu_types[static_cast<size_t>(rng.Int(0, last))]})};
+    }
+    if (options.shared_fraction > 0 && rng.Bernoulli(options.shared_fraction)) {
+      constexpr std::array<int64_t, 4> kShares = {100, 250, 500, 750};
+      worker.resources[core::kGpu] = 0;
+      worker.resources[core::kGpuMilli] = kShares[static_cast<size_t>(rng.Int(0, 3))];
     }
     w.jobs.push_back(std::move(job));
   }
@@ -772,8 +788,11 @@ core::Result<std::string> ClusterYaml(const ClusterOptions& o) {
     fmt::format_to(emit, "  - name: {}\n", rack);
     fmt::format_to(emit, "    count: {}\n", count);
     fmt::format_to(emit,
-                   "    resources: {{cpu: \"{}\", memory: \"{}Gi\", nvidia.com/gpu: \"{}\"}}\n",
-                   o.cpus_per_node, o.memory_gi_per_node, o.gpus_per_node);
+                   "    resources: {{cpu: \"{}\", memory: \"{}Gi\", nvidia.com/gpu: \"{}\"{}}}\n",
+                   o.cpus_per_node, o.memory_gi_per_node, o.gpus_per_node,
+                   o.shared_gpus ? fmt::format(", dlsched.io/gpu-milli: \"{}\"",
+                                               int64_t{o.gpus_per_node} * core::kMilliPerGpu)
+                                 : "");
     if (!o.gpu_types.empty()) fmt::format_to(emit, "    gpuType: {}\n", Str(model));
     fmt::format_to(emit, "    labels: {{zone: z{}, rack: {}, gpu-model: {}}}\n",
                    static_cast<int>(r) / o.racks_per_zone, rack, Str(model));

@@ -41,6 +41,11 @@ struct GenerateOptions {
   // gives the workload it gave before.
   std::vector<std::string> gpu_types;
   double typed_fraction = 0;
+  // The share of jobs whose workers each ask for a share of one GPU
+  // (dlsched.io/gpu-milli: 100, 250, 500 or 750, drawn uniformly) instead
+  // of a whole one; the cluster's nodes then take shares
+  // (ClusterOptions::shared_gpus). 0 draws nothing more.
+  double shared_fraction = 0;
   // kGavel: the jobs of Gavel's continuous traces (its scheduler/utils.py,
   // generate_job; docs/policies/gavel.md): no PS, a scale factor of 1, 2,
   // 4 or 8 one-GPU workers (70/10/15/5 %; capped at max_workers, so 1
@@ -110,6 +115,8 @@ struct ClusterOptions {
   // groups (the first ones one node more), each in racks of its own, and
   // gpu-model is each group's type. Empty: no type, every rack gpu_model.
   std::vector<std::string> gpu_types;
+  // Nodes take GPU shares: each lists dlsched.io/gpu-milli, 1000 per GPU.
+  bool shared_gpus = false;
   // The command named in the file's first line.
   std::string generator = "dlsched generate";
 };

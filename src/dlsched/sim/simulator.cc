@@ -207,6 +207,25 @@ core::Status Simulation::CheckInvariants() const {
                         core::FormatResources(effective_), core::FormatResources(effective));
   }
   for (engine::NodeIndex n = 0; n < state_.NumNodes(); ++n) {
+    // GPU shares: no device above one GPU, their sum the node's, and every
+    // device holding one counted out of its whole GPUs.
+    int64_t shares = 0;
+    int64_t shared_devices = 0;
+    for (const int16_t used : state_.SharesOn(n)) {
+      if (used > core::kMilliPerGpu) {
+        return core::Errorf("t={}: node {}: a GPU device holds {} thousandths", now_,
+                            state_.NodeName(n), used);
+      }
+      shares += used;
+      shared_devices += used > 0 ? 1 : 0;
+    }
+    if (shares != state_.Requested(n)[core::kGpuMilli] ||
+        shared_devices > state_.Requested(n)[core::kGpu]) {
+      return core::Errorf(
+          "t={}: node {}: devices hold {} thousandths on {} devices, requested {} on {} GPUs", now_,
+          state_.NodeName(n), shares, shared_devices, state_.Requested(n)[core::kGpuMilli],
+          state_.Requested(n)[core::kGpu]);
+    }
     if (!state_.Requested(n).FitsIn(state_.Allocatable(n))) {
       return core::Errorf("t={}: node {} over-committed: requested {} of {}", now_,
                           state_.NodeName(n), core::FormatResources(state_.Requested(n)),

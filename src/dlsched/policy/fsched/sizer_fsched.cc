@@ -41,7 +41,7 @@ int64_t Room(const ClusterState& st, engine::TaskRef t, NodeIndex n) {
   const core::Resources& req = st.Request(t);
   int64_t room = INT64_MAX;
   core::FirstId(req, [&](core::ResourceId id) {
-    if (req[id] > 0) room = std::min(room, st.FreeOf(n, id) / req[id]);
+    if (req[id] > 0) room = std::min(room, st.FreeCount(n, id, req[id]));
     return false;
   });
   return room;

@@ -41,7 +41,7 @@ namespace {
 int64_t Holds(const engine::ClusterState& state, engine::NodeIndex n, const core::Resources& req) {
   int64_t k = INT64_MAX;
   core::FirstId(req, [&](core::ResourceId id) {
-    if (req[id] > 0) k = std::min(k, std::max<int64_t>(0, state.FreeOf(n, id) / req[id]));
+    if (req[id] > 0) k = std::min(k, std::max<int64_t>(0, state.FreeCount(n, id, req[id])));
     return k == 0;
   });
   return k;

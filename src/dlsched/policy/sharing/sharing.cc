@@ -24,32 +24,35 @@ auto KeyOf(const Task& t) { return std::make_tuple(t.cpu, t.gpu_milli, t.num_gpu
 }  // namespace
 
 std::vector<TaskClass> TargetWorkload(std::span<const Task> tasks, double threshold) {
-  struct Count {
-    Task task;
-    int64_t n = 0;
-  };
-  std::map<std::tuple<int64_t, int, int, std::string>, Count> counts;
+  std::map<std::tuple<int64_t, int, int, std::string>, TaskCount> counts;
   for (const Task& t : tasks) {
     Task c = t;
     c.memory = 0;
-    Count& e = counts[KeyOf(c)];
+    TaskCount& e = counts[KeyOf(c)];
     e.task = std::move(c);
-    ++e.n;
+    ++e.count;
   }
-  std::vector<Count> sorted;
+  std::vector<TaskCount> sorted;
   for (auto& [key, c] : counts) sorted.push_back(std::move(c));
+  return TargetWorkload(sorted, threshold);
+}
+
+std::vector<TaskClass> TargetWorkload(std::vector<TaskCount> counts, double threshold) {
   // Most frequent first; ties: the larger key first.
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Count& a, const Count& b) {
-    if (a.n != b.n) return a.n > b.n;
+  std::stable_sort(counts.begin(), counts.end(), [](const TaskCount& a, const TaskCount& b) {
+    if (a.count != b.count) return a.count > b.count;
     return KeyOf(a.task) > KeyOf(b.task);
   });
-  const double need = threshold * static_cast<double>(tasks.size());
+  int64_t total = 0;
+  for (const TaskCount& c : counts) total += c.count;
+  const double need = threshold * static_cast<double>(total);
   int64_t kept = 0;
   size_t k = 0;
-  while (k < sorted.size() && static_cast<double>(kept) < need) kept += sorted[k++].n;
+  while (k < counts.size() && static_cast<double>(kept) < need) kept += counts[k++].count;
   std::vector<TaskClass> out;
   for (size_t i = 0; i < k; ++i) {
-    out.push_back({sorted[i].task, static_cast<double>(sorted[i].n) / static_cast<double>(kept)});
+    out.push_back(
+        {counts[i].task, static_cast<double>(counts[i].count) / static_cast<double>(kept)});
   }
   return out;
 }
@@ -150,6 +153,8 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 }  // namespace
 
+double FgdQuantise(double increase) { return std::floor(100 * Sigmoid(-increase / kMilli)); }
+
 std::string_view PolicyName(Policy p) { return kNames[static_cast<size_t>(p)]; }
 
 std::span<const Policy> AllPolicies() { return kPolicies; }
@@ -248,7 +253,7 @@ Score FgdScore(const Node& node, const Task& task, FragmentationMemo& memo, bool
   std::vector<int> left = node.gpu_left;
   const auto score = [&](double after) {
     const double increase = after - before;
-    return exact ? -increase : std::floor(100 * Sigmoid(-increase / kMilli));
+    return exact ? -increase : FgdQuantise(increase);
   };
   if (!task.Shared()) {
     Score s{0, UnusedDevices(node, task.UsesGpu() ? task.num_gpu : 0)};

@@ -70,6 +70,12 @@ struct TaskClass {
 // cover `threshold` of the tasks; each class's popularity is its count over
 // the count kept. Memory is not part of a class.
 std::vector<TaskClass> TargetWorkload(std::span<const Task> tasks, double threshold = 0.95);
+// The same from tasks already counted by class (each task's memory 0).
+struct TaskCount {
+  Task task;
+  int64_t count = 0;
+};
+std::vector<TaskClass> TargetWorkload(std::vector<TaskCount> counts, double threshold = 0.95);
 
 // Whether a node of `gpu_type` may run `task` (its types, if any, name it).
 bool Accessible(std::string_view gpu_type, const Task& task);
@@ -132,6 +138,9 @@ Score DotProductScore(const Node& node, const Task& task);
 // floor(100 sigmoid(-d / 1000)) as the authors' simulator quantises it,
 // or -d when `exact`.
 Score FgdScore(const Node& node, const Task& task, FragmentationMemo& memo, bool exact = false);
+// FGD's quantised score of a fragmentation increase d (milli-GPU):
+// floor(100 sigmoid(-d / 1000)), 0..100.
+double FgdQuantise(double increase);
 
 // Where `task` goes: the feasible node with the highest score, ties to the
 // lowest `rank` (a permutation of the nodes, as the simulator's random
