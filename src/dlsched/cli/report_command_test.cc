@@ -471,6 +471,52 @@ TEST_F(BrowserTest, CompareReportInChromium) {
   ExpectScreenshot(png);
 }
 
+// `dlsched sharing --html`: per pod list, the GPUs unallocated and
+// fragmented against the workload arrived, a series per policy with a
+// point per integer % arrived (its --csv rows for one seed), and the
+// figures it prints at 100% in the points' titles.
+TEST_F(BrowserTest, SharingCurvesInChromium) {
+  const fs::path page = tmp_ / "sharing.html";
+  const fs::path csv = tmp_ / "sharing.csv";
+  const Ran run = Dlsched(fmt::format(
+      "sharing --nodes examples/openb-nodes-small.csv --pods examples/openb-pods-small.csv "
+      "--policies bestfit,fgd --seeds 42 --csv {} --html {}",
+      csv.string(), page.string()));
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string dom_text = Dom(page);
+  const auto dom = ScanCharts(dom_text);
+  std::map<std::string, int> rows;  // per policy
+  std::string fgd_at_100;           // fgd's allocated % at 100% arrived
+  for (const auto& row : Rows(csv)) {
+    if (row.size() < 6 || row[0] == "trace") continue;
+    ++rows[row[1]];
+    if (row[1] == "fgd" && row[3] == "100") fgd_at_100 = row[4];
+  }
+  ASSERT_EQ(rows.size(), 2u);
+  for (const char* id : {"unallocated-1", "fragmented-1"}) {
+    const auto c = ChartsNamed(dom, id);
+    ASSERT_EQ(c.size(), 1u) << id;
+    std::vector<std::string> names;
+    for (const auto& [n, points] : c[0].series) names.push_back(n);
+    EXPECT_EQ(names, (std::vector<std::string>{"bestfit", "fgd"})) << id;
+    for (const auto& [policy, n] : rows) EXPECT_EQ(c[0].PointsOf(policy), n) << id << policy;
+  }
+  // The printed line's unallocated share at 100% is the point's.
+  ASSERT_FALSE(fgd_at_100.empty());
+  const double unalloc = 100 - std::stod(fgd_at_100);
+  const std::string printed = fmt::format("{:.2f}", unalloc);
+  EXPECT_NE(run.out.find(printed), std::string::npos) << run.out;
+  EXPECT_NE(dom_text.find(fmt::format("fgd at 100% arrived: {:.1f}%", unalloc)), std::string::npos)
+      << printed;
+
+  const fs::path png = tmp_ / "sharing.png";
+  const Ran shot =
+      Chromium(fmt::format("--screenshot='{}' --window-size=1400,4000", png.string()), page);
+  EXPECT_EQ(shot.code, 0) << shot.err;
+  ExpectNoConsoleMessages(shot.err);
+  ExpectScreenshot(png);
+}
+
 // Every chart at once, from hand-made files in the formats the other
 // subcommands write (events.csv, allocations.csv, sweep.csv), with names
 // that are markup: the browser must build them as text.

@@ -13,6 +13,7 @@
 #include "dlsched/cli/options.h"
 #include "dlsched/config/openb.h"
 #include "dlsched/core/text.h"
+#include "dlsched/report/html.h"
 #include "dlsched/report/output_dir.h"
 #include "dlsched/sim/sharing.h"
 
@@ -55,6 +56,10 @@ CLI::App* AddSharingCommand(CLI::App& app, SharingArgs* args) {
   cmd->add_option("--csv", args->csv,
                   "Also write every run's curve: trace,policy,seed,arrived,allocated,fragmented "
                   "(% of the GPU capacity, per integer % arrived)");
+  cmd->add_option("--html", args->html,
+                  "Also write a page charting, per pod list, the GPUs unallocated and "
+                  "fragmented as the workload arrives, a line per policy (means over the seeds; "
+                  "open it in a browser)");
   return cmd;
 }
 
@@ -108,6 +113,7 @@ int Sharing(const SharingArgs& args) {
   auto seeds = ParseSeeds(args.seeds);
   if (!seeds) return BadInput(seeds.error());
   if (auto st = CheckOutFile("--csv", args.csv); !st) return BadInput(st.error());
+  if (auto st = CheckOutFile("--html", args.html); !st) return BadInput(st.error());
   auto nodes = config::LoadOpenbNodes(args.nodes);
   if (!nodes) return BadInput(nodes.error());
   std::vector<std::pair<std::string, std::vector<config::OpenbPod>>> traces;
@@ -117,6 +123,7 @@ int Sharing(const SharingArgs& args) {
     traces.emplace_back(std::filesystem::path(path).stem().string(), std::move(*pods));
   }
   std::string csv = "trace,policy,seed,arrived,allocated,fragmented\n";
+  std::vector<report::SharingCurve> curves;  // --html: each policy's mean curve
   std::printf("%-32s %-10s %7s %16s %16s %8s\n", "trace", "policy", "seeds",
               fmt::format("unalloc@{}%", args.at).c_str(), fmt::format("frag@{}%", args.at).c_str(),
               "failed");
@@ -126,6 +133,7 @@ int Sharing(const SharingArgs& args) {
       std::vector<double> unalloc;
       std::vector<double> frag;
       double failed = 0;
+      report::SharingCurve mean{.trace = trace, .policy = std::string(sh::PolicyName(policy))};
       for (uint64_t seed : *seeds) {
         sim::SharingOptions o;
         o.policy = policy;
@@ -139,6 +147,16 @@ int Sharing(const SharingArgs& args) {
           frag.push_back(c.fragmented[at]);
         }
         failed += static_cast<double>(c.failed);
+        // Each seed's share of the mean, per integer % arrived.
+        const double w = 1.0 / static_cast<double>(seeds->size());
+        mean.arrived.resize(std::max(mean.arrived.size(), c.allocated.size()));
+        mean.allocated.resize(mean.arrived.size());
+        mean.fragmented.resize(mean.arrived.size());
+        for (size_t x = 0; x < c.allocated.size(); ++x) {
+          mean.arrived[x] = static_cast<double>(x);
+          mean.allocated[x] += w * c.allocated[x];
+          mean.fragmented[x] += w * c.fragmented[x];
+        }
         if (args.csv.empty()) continue;
         for (size_t x = 0; x < c.allocated.size(); ++x) {
           csv += fmt::format("{},{},{},{},{:.4f},{:.4f}\n", trace, sh::PolicyName(policy), seed, x,
@@ -159,11 +177,20 @@ int Sharing(const SharingArgs& args) {
                   std::string(sh::PolicyName(policy)).c_str(), seeds->size(), stat(unalloc).c_str(),
                   stat(frag).c_str(), failed / static_cast<double>(seeds->size()));
       std::fflush(stdout);
+      curves.push_back(std::move(mean));
     }
   }
-  if (!args.csv.empty()) {
-    const report::FileContent file{args.csv, csv};
-    if (auto st = report::ReplaceFiles({&file, 1}); !st) return RunFailed(st.error());
+  // FileContent views the text: the page lives here until it is written.
+  const std::string page =
+      args.html.empty()
+          ? std::string()
+          : report::RenderSharingHtml(
+                fmt::format("{} policies, seeds {}", policies.size(), args.seeds), curves);
+  std::vector<report::FileContent> files;
+  if (!args.csv.empty()) files.push_back({args.csv, csv});
+  if (!args.html.empty()) files.push_back({args.html, page});
+  if (!files.empty()) {
+    if (auto st = report::ReplaceFiles(files); !st) return RunFailed(st.error());
   }
   return kOk;
 }

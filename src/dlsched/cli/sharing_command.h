@@ -19,6 +19,7 @@ struct SharingArgs {
   int at = 100;
   bool exact = false;
   std::string csv;
+  std::string html;
 };
 
 // Registers `dlsched sharing`; returns it (parsed() tells whether it ran).

@@ -382,4 +382,31 @@ std::string RenderHtml(std::span<const ReportDir> dirs, const RenderOptions& opt
   return out;
 }
 
+std::string RenderSharingHtml(std::string_view title, std::span<const SharingCurve> curves) {
+  FirstSeen<> traces;
+  std::vector<std::vector<const SharingCurve*>> by_trace;
+  for (const SharingCurve& c : curves) {
+    const size_t t = traces.Number(c.trace);
+    if (t == by_trace.size()) by_trace.emplace_back();
+    by_trace[t].push_back(&c);
+  }
+  std::string out = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>dlsched sharing: {}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n"
+      "<header><h1>dlsched sharing</h1><p>{}</p></header>\n",
+      HtmlText(title), html::kStyle, HtmlText(title));
+  for (size_t t = 0; t < by_trace.size(); ++t) {
+    const std::string_view name = traces.names()[t];
+    out += fmt::format("<section><h2>{}</h2>\n<div class=\"pair\">\n", HtmlText(name));
+    out += html::SharingChart(fmt::format("unallocated-{}", t + 1), name, by_trace[t], false);
+    out += html::SharingChart(fmt::format("fragmented-{}", t + 1), name, by_trace[t], true);
+    out += "</div>\n</section>\n";
+  }
+  out += "</main>\n</body>\n</html>\n";
+  return out;
+}
+
 }  // namespace dlsched::report

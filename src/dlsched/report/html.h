@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dlsched/core/error.h"
 #include "dlsched/metrics/summary.h"
@@ -62,5 +63,22 @@ core::Status CheckRenderOptions(std::span<const ReportDir> dirs, const RenderOpt
 // The whole page for the directories given (LoadReport's sections), one
 // section each.
 std::string RenderHtml(std::span<const ReportDir> dirs, const RenderOptions& options = {});
+
+// One policy's curve of `dlsched sharing` (docs/sharing.md): at each
+// share of the workload arrived (percent of the cluster's GPUs), the
+// percent of the GPUs allocated and fragmented, means over seeds.
+struct SharingCurve {
+  std::string trace{};
+  std::string policy{};
+  std::vector<double> arrived{};
+  std::vector<double> allocated{};
+  std::vector<double> fragmented{};
+};
+
+// A page of its own for `dlsched sharing --html`: per trace, the GPUs
+// unallocated and fragmented as the workload arrives, a line per policy
+// (each chart data-chart="unallocated-<k>" / "fragmented-<k>", a series
+// per policy with a data-point per point).
+std::string RenderSharingHtml(std::string_view title, std::span<const SharingCurve> curves);
 
 }  // namespace dlsched::report

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dlsched/report/analysis.h"
+#include "dlsched/report/html.h"
 #include "dlsched/report/html_section.h"
 #include "dlsched/report/run_data.h"
 #include "dlsched/report/svg.h"
@@ -110,6 +111,13 @@ std::string JctBySizeChart(const Section& sec);
 // Mean JCT per queue (jobs.csv's queue), one bar per run; "" when no job
 // has a queue.
 std::string JctByQueueChart(const Section& sec);
+
+// ---- shared GPUs (html_sharing.cc) -------------------------------------------
+
+// One trace's GPUs unallocated (or, `fragmented`, fragmented) against the
+// workload arrived, a line per policy of `curves` (all of that trace).
+std::string SharingChart(std::string_view id, std::string_view trace,
+                         const std::vector<const SharingCurve*>& curves, bool fragmented);
 
 // ---- the comparison table (html_table.cc) -------------------------------------
 

@@ -123,8 +123,17 @@ SharingCurve RunSharing(const SharingCluster& cluster, const SharingOptions& opt
     if (k > 0) {
       out.allocated[x] = a / k;
       out.fragmented[x] = f / k;
+    } else if (x > 0) {
+      // Nothing arrived near x: the cluster is as it was at x - 1.
+      out.allocated[x] = out.allocated[x - 1];
+      out.fragmented[x] = out.fragmented[x - 1];
     }
   }
+  // The curve ends where the last pod arrived.
+  int last = points - 1;
+  while (last > 0 && count[last] == 0) --last;
+  out.allocated.resize(last + 1);
+  out.fragmented.resize(last + 1);
   return out;
 }
 

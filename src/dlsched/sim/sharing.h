@@ -35,8 +35,9 @@ struct SharingOptions {
   bool exact = false;  // FGD by the exact fragmentation increase, not the simulator's score
 };
 
-// One run: per arrived workload x (integer %, 0 .. 100 x tune; a point no
-// event landed on takes its neighbours'), the mean over the events there.
+// One run: per arrived workload x (integer %, 0 up to the last pod's; a
+// point no event landed on takes its neighbours', or with none either
+// the point before it), the mean over the events there.
 struct SharingCurve {
   std::vector<double> allocated;   // GPU capacity allocated, %
   std::vector<double> fragmented;  // fragmented free GPU capacity, % of the capacity

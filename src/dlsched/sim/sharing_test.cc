@@ -61,7 +61,8 @@ TEST(SharingRunTest, EveryTaskPlacedAndTheFragmentsLeft) {
 // One node of 1 GPU; two shares of 600: the second finds 400 left and is
 // dropped (never retried). At 60% arrived 60% is allocated; at 120%
 // (both arrived) still 60%. A point with no event takes its neighbours'
-// (61 from 60), one with neither stays 0.
+// (61 from 60), one with neither the point before it (90: 60, as the
+// cluster is until the next pod); the curve ends at the last pod, 120.
 TEST(SharingRunTest, ATaskThatFitsNowhereIsDropped) {
   const SharingCluster c = OneNode(1, {T(1000, 1, 600), T(1000, 1, 600)});
   SharingOptions o;
@@ -72,8 +73,9 @@ TEST(SharingRunTest, ATaskThatFitsNowhereIsDropped) {
   EXPECT_EQ(curve.failed, 1);
   EXPECT_DOUBLE_EQ(curve.allocated[60], 60);
   EXPECT_DOUBLE_EQ(curve.allocated[61], 60);
-  EXPECT_DOUBLE_EQ(curve.allocated[90], 0);
+  EXPECT_DOUBLE_EQ(curve.allocated[90], 60);
   EXPECT_DOUBLE_EQ(curve.allocated[120], 60);
+  EXPECT_EQ(curve.allocated.size(), 121u);
 }
 
 // Tuning: a trace of one task of 1 x 1000 on 4 GPUs with tune 1 is grown
