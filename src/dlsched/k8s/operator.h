@@ -394,6 +394,10 @@ class Operator final : public engine::Backend {
   // Added to the clock so that jobs submitted before this operator started
   // (adopted from an earlier one) have times >= 0 on it.
   double clock_offset_ = 0;
+  // Within Adopt: nodes are added before the jobs whose pods run on them,
+  // so their pods are synced once the jobs are adopted, not with the node
+  // (they would count as another owner's until then).
+  bool adopting_ = false;
   // By JobIndex: the Kubernetes-style status kept beside the phase.
   struct Kept {
     nlohmann::json conditions = nlohmann::json::array();

@@ -42,6 +42,7 @@ std::optional<double> SubmittedWall(const json& object) {
 void Operator::Adopt() {
   // Keys queued by the informers so far are covered here.
   while (auto key = queue_.Get(WorkQueue::Clock::now())) queue_.Done(*key);
+  adopting_ = true;
   for (const json& node : nodes_->List()) SyncNode(ObjectKey(node));
   ReadQueueObjects();
   // In the order they were submitted (ties by uid), as the operator that
@@ -68,6 +69,7 @@ void Operator::Adopt() {
   // oldest submission is at time >= 0 on it.
   clock_offset_ = std::max(0.0, (wall - oldest) - Now());
   for (const Found& found : jobs) NewJob(found.object, /*adopting=*/true, found.submitted);
+  adopting_ = false;
   for (const json& pod : pods_->List()) SyncPod(ObjectKey(pod));
   dirty_ = true;
 }
@@ -287,10 +289,6 @@ bool Operator::AdoptJob(JobIndex j, const json& object) {
   }
   scheduler_.JobsAdded();
   for (const auto& [t, n] : found.bound) {
-    // Held as another owner's pod until now (the pods were synced before
-    // their job): the hold goes first, so a GPU share finds its device
-    // free to take again.
-    if (foreign_.erase(PodKey(t)) > 0) scheduler_.ForeignPodGone(PodKey(t));
     const auto d = found.devices.find({static_cast<int>(t.role), t.index});
     scheduler_.Place(t, n, false, d == found.devices.end() ? -1 : d->second);
     owned_[PodKey(t)] = Owned{t, found.pods.at(PodName(tj.name, t.role, t.index)).second, true};

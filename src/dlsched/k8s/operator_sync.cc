@@ -57,9 +57,12 @@ void Operator::SyncNode(const std::string& name) {
   }
   if (known == engine::kNoNode) {
     scheduler_.AddNode(*spec);
-    // Pods already bound there (foreign ones) count now.
-    for (const json& pod : pods_->List()) {
-      if (NodeNameOf(pod) == name) SyncPod(ObjectKey(pod));
+    // Pods already bound there (foreign ones) count now; at a start, once
+    // their jobs are adopted (Adopt).
+    if (!adopting_) {
+      for (const json& pod : pods_->List()) {
+        if (NodeNameOf(pod) == name) SyncPod(ObjectKey(pod));
+      }
     }
   } else {
     scheduler_.UpdateNode(known, *spec);

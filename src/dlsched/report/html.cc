@@ -357,18 +357,30 @@ core::Status CheckRenderOptions(std::span<const ReportDir> dirs, const RenderOpt
                       html::Join({unique.names().begin(), unique.names().end()}, ", "));
 }
 
-std::string RenderHtml(std::span<const ReportDir> dirs, const RenderOptions& options) {
-  std::vector<std::string> names;
-  for (const auto& d : dirs) names.push_back(HtmlText(d.dir));
-  std::string out = fmt::format(
+namespace {
+
+// A page's head and header: `what` ("report") in its title and heading,
+// `about` (HTML) under the heading.
+std::string PageOpen(std::string_view what, std::string_view about) {
+  return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       // Nothing is fetched, and no script runs, whatever the names hold.
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
       "style-src 'unsafe-inline'\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>dlsched report: {}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n"
-      "<header><h1>dlsched report</h1><p>{}</p></header>\n",
-      html::Join(names, ", "), html::kStyle, html::Join(names, ", "));
+      "<title>dlsched {}: {}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n"
+      "<header><h1>dlsched {}</h1><p>{}</p></header>\n",
+      what, about, html::kStyle, what, about);
+}
+
+constexpr std::string_view kPageClose = "</main>\n</body>\n</html>\n";
+
+}  // namespace
+
+std::string RenderHtml(std::span<const ReportDir> dirs, const RenderOptions& options) {
+  std::vector<std::string> names;
+  for (const auto& d : dirs) names.push_back(HtmlText(d.dir));
+  std::string out = PageOpen("report", html::Join(names, ", "));
   if (dirs.size() > 1) {
     out += "<nav>";
     for (size_t i = 0; i < dirs.size(); ++i) {
@@ -378,7 +390,7 @@ std::string RenderHtml(std::span<const ReportDir> dirs, const RenderOptions& opt
   }
   int ids = 0;
   for (size_t i = 0; i < dirs.size(); ++i) out += html::SectionHtml(dirs[i], i, options, &ids);
-  out += "</main>\n</body>\n</html>\n";
+  out += kPageClose;
   return out;
 }
 
@@ -390,14 +402,7 @@ std::string RenderSharingHtml(std::string_view title, std::span<const SharingCur
     if (t == by_trace.size()) by_trace.emplace_back();
     by_trace[t].push_back(&c);
   }
-  std::string out = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "style-src 'unsafe-inline'\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>dlsched sharing: {}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n"
-      "<header><h1>dlsched sharing</h1><p>{}</p></header>\n",
-      HtmlText(title), html::kStyle, HtmlText(title));
+  std::string out = PageOpen("sharing", HtmlText(title));
   for (size_t t = 0; t < by_trace.size(); ++t) {
     const std::string_view name = traces.names()[t];
     out += fmt::format("<section><h2>{}</h2>\n<div class=\"pair\">\n", HtmlText(name));
@@ -405,7 +410,7 @@ std::string RenderSharingHtml(std::string_view title, std::span<const SharingCur
     out += html::SharingChart(fmt::format("fragmented-{}", t + 1), name, by_trace[t], true);
     out += "</div>\n</section>\n";
   }
-  out += "</main>\n</body>\n</html>\n";
+  out += kPageClose;
   return out;
 }
 

@@ -33,7 +33,19 @@ std::vector<sharing::TaskClass> CensusWorkload(const engine::ClusterState& state
 
 int64_t FgdScorer::Score(const engine::ClusterState& state, engine::TaskRef t,
                          engine::NodeIndex n) const {
-  const std::vector<sharing::TaskClass> workload = CensusWorkload(state);
+  // The census changes only as jobs are added (a state's jobs are never
+  // taken out of it): one target workload per state and job count, kept
+  // per thread (an engine may run on several).
+  struct Kept {
+    uint64_t state = 0;
+    int jobs = -1;
+    std::vector<sharing::TaskClass> workload;
+  };
+  thread_local Kept kept;
+  if (kept.state != state.Id() || kept.jobs != state.NumJobs()) {
+    kept = {state.Id(), state.NumJobs(), CensusWorkload(state)};
+  }
+  const std::vector<sharing::TaskClass>& workload = kept.workload;
   sharing::Node node = SharingNodeOf(state, n);
   const double before = sharing::Fragmentation(node.cpu_left, "", node.gpu_left, workload);
   const core::Resources& req = state.Request(t);

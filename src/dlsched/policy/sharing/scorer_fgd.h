@@ -32,6 +32,7 @@ std::vector<sharing::TaskClass> CensusWorkload(const engine::ClusterState& state
 // (milli-GPU) of placing the task on node n, its share on the device the
 // engine gives it (ClusterState::TightestDevice), whole GPUs on fully free
 // devices; 50 for an increase of 0, higher where it lowers fragmentation.
+// The target workload is worked out once per state and number of jobs.
 class FgdScorer final : public engine::NodeScorer {
  public:
   std::string_view Name() const override { return "FragmentationGradient"; }
