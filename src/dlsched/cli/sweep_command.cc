@@ -363,7 +363,7 @@ class CellResults {
     line.insert(line.end(), shown.begin() + 1, shown.begin() + 6);
     const std::string prefix = a_.cell ? "" : grid_.CellDir(c) + "/";
     std::string summary_json;
-    if (!a_.keep_runs) summary_json = report::SummaryJsonText(summary, result->run);
+    if (!a_.keep_runs) summary_json = report::SummaryJsonText(summary);
     std::lock_guard lock(mu_);
     rows_[k] = row;
     table_[k] = std::move(line);

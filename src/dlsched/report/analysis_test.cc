@@ -159,7 +159,7 @@ TEST(MeasureTest, RecomputedFiguresMatchTheSummary) {
   const metrics::RunInput in = testing::SampleRun();
   TempDir tmp;
   WriteFile(tmp.path() / "jobs.csv", JobsCsv(in));
-  WriteFile(tmp.path() / "summary.json", SummaryJsonText(metrics::Summarize(in), in));
+  WriteFile(tmp.path() / "summary.json", SummaryJsonText(metrics::Summarize(in)));
   auto d = LoadReportDir(tmp.path().string());
   ASSERT_TRUE(d) << d.error().message;
   const metrics::Window all{0, core::kNever};

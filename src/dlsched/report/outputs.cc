@@ -106,45 +106,6 @@ std::optional<double> AloneJct(const metrics::JobRecord& job) {
   return std::nullopt;
 }
 
-// One job of summary.json's `jobs`: keys named as jobs.csv's columns.
-void JobJson(JsonWriter& w, const metrics::JobRecord& job) {
-  namespace col = schema::jobs;
-  w.BeginObject();
-  w.Key(col::kName);
-  w.String(job.name);
-  w.Key(col::kNamespace);
-  w.String(job.namespace_name);
-  w.Key(col::kQueue);
-  w.String(job.queue);
-  Numbers(w, {{col::kSubmit, TimeOrNull(job.submit)},
-              {col::kFirstStart, TimeOrNull(job.first_start)},
-              {col::kCompletion, TimeOrNull(job.completion)},
-              {col::kJct, metrics::Jct(job)},
-              {col::kQueueing, job.queueing},
-              {col::kLaunching, job.launching},
-              {col::kRunning, job.running}});
-  w.Key(col::kFinalState);
-  w.String(core::PhaseName(job.final_phase));
-  Ints(w, {{col::kAdmissionSeq, job.admission_seq},
-           {col::kReallocations, job.reallocations},
-           {col::kPreemptions, job.preemptions},
-           {col::kScaleEvents, job.scale_events},
-           {col::kFinalWorkers, job.final_workers},
-           {col::kGpus, job.gpus},
-           {col::kMaxNodes, job.max_nodes},
-           {col::kMaxSwitches, job.max_switches}});
-  Numbers(w, {{col::kLostGpuSeconds, job.lost_gpu_seconds}});
-  w.Key(col::kStuck);
-  w.Bool(job.stuck);
-  w.Key(col::kReason);
-  w.String(job.reason);
-  Numbers(w, {{col::kIdealRuntime, job.ideal_runtime},
-              {schema::summary::kSlowdown, metrics::Slowdown(job)},
-              {col::kAloneJct, AloneJct(job)},
-              {col::kFtf, metrics::FinishTimeFairness(job)}});
-  w.EndObject();
-}
-
 }  // namespace
 
 void WindowJson(JsonWriter& w, const std::optional<metrics::Window>& window) {
@@ -339,8 +300,7 @@ void WriteUtilizationCsv(TextOut& out, const metrics::RunSummary& summary,
   }
 }
 
-void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics::RunInput& input,
-                      const Provenance* provenance) {
+void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const Provenance* provenance) {
   namespace key = schema::summary;
   JsonWriter w(&out.text());
   w.BeginObject();
@@ -411,13 +371,6 @@ void WriteSummaryJson(TextOut& out, const metrics::RunSummary& s, const metrics:
   w.Key(key::kPlacement);
   IntObject(w, {{key::kJobsAcrossNodes, s.jobs_across_nodes},
                 {key::kJobsAcrossSwitches, s.jobs_across_switches}});
-  w.Key(key::kJobs);
-  w.BeginArray();
-  for (const auto& job : input.jobs) {
-    JobJson(w, job);
-    out.Chunk();
-  }
-  w.EndArray();
   if (!s.queues.empty()) {
     w.Key(key::kQueues);
     w.BeginArray();
@@ -548,13 +501,12 @@ std::vector<CompareField> QueueCompareFields(std::span<const std::string> queues
   return out;
 }
 
-ordered_json SummaryJson(const metrics::RunSummary& s, const metrics::RunInput& input) {
-  return ordered_json::parse(SummaryJsonText(s, input));
+ordered_json SummaryJson(const metrics::RunSummary& s) {
+  return ordered_json::parse(SummaryJsonText(s));
 }
 
-std::string SummaryJsonText(const metrics::RunSummary& s, const metrics::RunInput& input,
-                            const Provenance* provenance) {
-  return Text([&](TextOut& out) { WriteSummaryJson(out, s, input, provenance); });
+std::string SummaryJsonText(const metrics::RunSummary& s, const Provenance* provenance) {
+  return Text([&](TextOut& out) { WriteSummaryJson(out, s, provenance); });
 }
 
 std::string JobsCsv(const metrics::RunInput& input) {
@@ -589,7 +541,7 @@ core::Status AddRunFiles(OutputDir& out, std::string_view subdir,
                          const Provenance* provenance) {
   const std::string prefix(subdir);
   auto st = AddFile(out, prefix + std::string(schema::kSummaryJson),
-                    [&](TextOut& o) { WriteSummaryJson(o, summary, input, provenance); });
+                    [&](TextOut& o) { WriteSummaryJson(o, summary, provenance); });
   if (st)
     st = AddFile(out, prefix + std::string(schema::kJobsCsv),
                  [&](TextOut& o) { WriteJobsCsv(o, input); });

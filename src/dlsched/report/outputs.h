@@ -23,20 +23,18 @@ namespace dlsched::report {
 // columns in a fixed order, numbers rounded to kOutputDecimals places
 // (format.h), so the same input gives byte-identical files.
 
-// The run summary plus one object per job (the jobs.csv columns, plus
-// ideal_runtime and slowdown). Times that never happened, and a JCT or
-// slowdown that does not apply, are null. Key order is insertion order
-// (ordered_json); it converts to nlohmann::json (keys then sorted) if needed.
-// It is SummaryJsonText read back (for tests and tools): the file is
-// written without a document tree.
-nlohmann::ordered_json SummaryJson(const metrics::RunSummary& summary,
-                                   const metrics::RunInput& input);
+// The run summary: the run's figures, not its jobs (one row each in
+// jobs.csv). Figures that do not apply are null. Key order is insertion
+// order (ordered_json); it converts to nlohmann::json (keys then sorted) if
+// needed. It is SummaryJsonText read back (for tests and tools): the file
+// is written without a document tree.
+nlohmann::ordered_json SummaryJson(const metrics::RunSummary& summary);
 
 // summary.json: 2-space indent, trailing newline, invalid UTF-8 replaced
 // by U+FFFD; the text nlohmann::json's dump(2) would write (JsonWriter).
 // With `provenance` (a simulate run's directory), its last key is
 // "provenance" (provenance.h).
-std::string SummaryJsonText(const metrics::RunSummary& summary, const metrics::RunInput& input,
+std::string SummaryJsonText(const metrics::RunSummary& summary,
                             const Provenance* provenance = nullptr);
 
 // summary.json's and compare.json's "window": {"from": F, "to": T} (T null

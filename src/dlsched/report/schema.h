@@ -173,7 +173,7 @@ inline constexpr char kCapacity[] = "capacity";
 inline constexpr char kAllocated[] = "allocated";
 inline constexpr char kEffective[] = "effective";
 inline constexpr char kSlowdown[] = "slowdown";  // an object of:
-inline constexpr char kJobs[] = "jobs";          // (also the per-job array)
+inline constexpr char kJobs[] = "jobs";
 // mean, p95 and:
 inline constexpr char kVariance[] = "variance";
 inline constexpr char kJainIndex[] = "jain_index";
@@ -187,8 +187,6 @@ inline constexpr char kLostGpuHours[] = "lost_gpu_hours";
 inline constexpr char kPlacement[] = "placement";  // an object of:
 inline constexpr char kJobsAcrossNodes[] = "jobs_across_nodes";
 inline constexpr char kJobsAcrossSwitches[] = "jobs_across_switches";
-// kJobs: one object a job, its keys those of jobs.csv's columns (jobs::,
-// ideal_runtime and slowdown included) in their order.
 inline constexpr char kProvenance[] = "provenance";  // provenance.h
 // Only for a cluster that declares queues: one object a queue, its keys
 // those of queues.csv's columns in their order.
