@@ -154,6 +154,7 @@ class Importer {
           "the trace has more than {} tasks (PS and maxReplicas workers over all jobs), the limit",
           core::kMaxWorkloadTasks)));
     }
+    roles_.Share(job);
     out_.workload.jobs.push_back(std::move(job));
     return {};
   }
@@ -196,6 +197,7 @@ class Importer {
   std::vector<int> pos_;
   std::vector<std::string_view> fields_;
   std::unordered_set<std::string> names_;
+  core::RolePool roles_;
   int64_t tasks_ = 0;
   TraceLoad out_;
 };

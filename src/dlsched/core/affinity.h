@@ -37,6 +37,7 @@ struct Toleration {
   // tolerationSeconds (effect NoExecute only): how long a running task
   // stays once the taint is there; none: for ever. Negative counts as 0.
   std::optional<double> seconds{};
+  friend bool operator==(const Toleration&, const Toleration&) = default;
 };
 
 // The NoExecute taints the node lifecycle controller puts on a node that
@@ -73,12 +74,14 @@ struct NodeSelectorRequirement {
   std::string key;
   Op op = Op::kIn;
   std::vector<std::string> values;  // In/NotIn: one or more; Gt/Lt: one integer; else none
+  friend bool operator==(const NodeSelectorRequirement&, const NodeSelectorRequirement&) = default;
 };
 std::string_view OperatorName(NodeSelectorRequirement::Op op);
 
 // Requirements that all hold (matchExpressions of one term).
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;
+  friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
 };
 
 // What a task demands of a node's labels: a nodeSelector (every key equal)
@@ -91,6 +94,7 @@ struct NodeConstraints {
 
   bool HasLabelRules() const { return !node_selector.empty() || !required_terms.empty(); }
   bool Empty() const { return !HasLabelRules() && tolerations.empty(); }
+  friend bool operator==(const NodeConstraints&, const NodeConstraints&) = default;
 };
 
 bool Matches(const NodeSelectorRequirement& r, const Labels& labels);

@@ -208,10 +208,58 @@ void JobSpec::SetDuration(Time seconds, const ScalingCurve& curve) {
   throughput = DurationThroughput(w.replicas, w.min_replicas, w.max_replicas, curve);
 }
 
+const std::shared_ptr<const RoleSpecs>& JobSpec::NoRoles() {
+  static const auto* none = new std::shared_ptr<const RoleSpecs>(std::make_shared<RoleSpecs>());
+  return *none;
+}
+
+RoleSpecs& JobSpec::Own() {
+  // Shared (with a copy, a pool, or NoRoles, the empty roles every job
+  // starts with): this job's own copy first.
+  if (roles_.use_count() > 1) roles_ = std::make_shared<RoleSpecs>(*roles_);
+  // The only owner of a copy it made itself.
+  return const_cast<RoleSpecs&>(*roles_);
+}
+
+namespace {
+
+size_t HashRoles(const RoleSpecs& roles) {
+  size_t h = 0;
+  auto mix = [&h](int64_t x) {
+    h ^= std::hash<int64_t>{}(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  };
+  for (const RoleSpec& r : roles) {
+    mix(r.replicas);
+    mix(r.min_replicas);
+    mix(r.max_replicas);
+    for (int64_t v : r.resources.v) mix(v);
+    mix(static_cast<int64_t>(r.containers.size()));
+    mix(r.constraints.Empty() ? 0 : 1);
+  }
+  return h;
+}
+
+}  // namespace
+
+void RolePool::Share(JobSpec& job) {
+  auto& same_hash = by_hash_[HashRoles(*job.roles_)];
+  for (const auto& shared : same_hash) {
+    if (*shared == *job.roles_) {
+      job.roles_ = shared;
+      return;
+    }
+  }
+  same_hash.push_back(job.roles_);
+}
+
 Resources JobSpec::Demand(int workers) const {
-  Resources r = role(Role::kPS).resources * role(Role::kPS).replicas;
-  r += role(Role::kChief).resources * role(Role::kChief).replicas;
-  r += role(Role::kWorker).resources * workers;
+  Resources r;
+  const RoleSpecs& all = *roles_;
+  for (const Role role : {Role::kPS, Role::kChief, Role::kWorker}) {
+    const RoleSpec& spec = all[static_cast<int>(role)];
+    const int n = role == Role::kWorker ? workers : spec.replicas;
+    if (n != 0) r.AddTimes(spec.resources, n);
+  }
   return r;
 }
 

@@ -1,11 +1,13 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "dlsched/core/affinity.h"
@@ -34,6 +36,7 @@ struct ContainerSpec {
   Resources requests;
   bool sets_cpu = false;
   bool sets_memory = false;
+  friend bool operator==(const ContainerSpec&, const ContainerSpec&) = default;
 };
 
 // What a failed task of a role does to its job, as Kubeflow's replica
@@ -100,7 +103,11 @@ struct RoleSpec {
   // the requests, with the defaults for cpu and memory in every container
   // that does not set them.
   Resources ScoringRequest() const;
+  friend bool operator==(const RoleSpec&, const RoleSpec&) = default;
 };
+
+// A job's roles, indexed by Role.
+using RoleSpecs = std::array<RoleSpec, kNumRoles>;
 
 enum class PriorityClass : uint8_t { kLow = 0, kNormal = 1, kHigh = 2 };
 std::string_view PriorityClassName(PriorityClass p);  // "low", "normal", "high"
@@ -228,9 +235,6 @@ struct JobSpec {
   std::string namespace_name = "default";
   Time submit_time = 0;
 
-  // Indexed by Role. A role with replicas == 0 is absent.
-  RoleSpec roles[kNumRoles];
-
   // Scheduling inputs.
   PriorityClass priority = PriorityClass::kNormal;
   std::optional<double> max_wait_minutes;
@@ -261,8 +265,15 @@ struct JobSpec {
   std::vector<ScheduledFailure> failures;  // simulation only, by `after`
   std::optional<InitialState> initial;     // placed when the run begins
 
-  const RoleSpec& role(Role r) const { return roles[static_cast<int>(r)]; }
-  RoleSpec& role(Role r) { return roles[static_cast<int>(r)]; }
+  // A role with replicas == 0 is absent. Copies of a job share its roles
+  // until one is changed (the non-const role() copies them first when
+  // they are shared), and a RolePool gives jobs of one shape one copy: a
+  // trace's million jobs have a few dozen shapes, and a job's three roles
+  // take 768 bytes. So a reference from the non-const role() is valid
+  // until the job is copied; change a copy through the copy.
+  const RoleSpec& role(Role r) const { return (*roles_)[static_cast<int>(r)]; }
+  RoleSpec& role(Role r) { return Own()[static_cast<int>(r)]; }
+  const RoleSpecs& roles() const { return *roles_; }
 
   // Gives the job as `seconds` of running at its `replicas` workers
   // (duration, scaling, totalSteps and the DurationThroughput table), once
@@ -275,6 +286,25 @@ struct JobSpec {
   Resources MinDemand() const { return Demand(role(Role::kWorker).min_replicas); }
   // Total number of tasks with `workers` workers.
   int NumTasks(int workers) const;
+
+ private:
+  friend class RolePool;
+  RoleSpecs& Own();
+  std::shared_ptr<const RoleSpecs> roles_;  // never null
+  static const std::shared_ptr<const RoleSpecs>& NoRoles();
+
+ public:
+  JobSpec() : roles_(NoRoles()) {}
+};
+
+// Gives jobs whose roles are equal one shared copy of them (a trace's
+// importer passes every job it reads through one).
+class RolePool {
+ public:
+  void Share(JobSpec& job);
+
+ private:
+  std::unordered_map<size_t, std::vector<std::shared_ptr<const RoleSpecs>>> by_hash_;
 };
 
 }  // namespace dlsched::core

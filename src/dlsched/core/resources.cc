@@ -184,7 +184,7 @@ int64_t& Resources::MoreSlot(ResourceId id) {
   return it->second;
 }
 
-void Resources::AddMore(const Resources& o, int sign) {
+void Resources::AddMore(const Resources& o, int64_t sign) {
   for (const auto& [id, x] : o.more) MoreSlot(id) += sign * x;
 }
 

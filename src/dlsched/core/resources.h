@@ -90,6 +90,12 @@ struct Resources {
   }
   friend Resources operator+(Resources a, const Resources& b) { return a += b; }
   friend Resources operator-(Resources a, const Resources& b) { return a -= b; }
+  // *this += o * k, without building o * k.
+  Resources& AddTimes(const Resources& o, int64_t k) {
+    for (int i = 0; i < kInlineResources; ++i) v[i] += o.v[i] * k;
+    if (!o.more.empty()) AddMore(o, k);
+    return *this;
+  }
   friend Resources operator*(Resources a, int64_t k) {
     for (auto& x : a.v) x *= k;
     for (auto& e : a.more) e.second *= k;
@@ -139,7 +145,7 @@ struct Resources {
   int64_t MoreValue(ResourceId id) const;
   int64_t& MoreSlot(ResourceId id);
   // The `more` halves of +=/-= (sign 1 or -1), ==, Max and FitsIn.
-  void AddMore(const Resources& o, int sign);
+  void AddMore(const Resources& o, int64_t sign);
   bool MoreEqual(const Resources& o) const;
   void MaxMore(const Resources& b);
   bool MoreFitsIn(const Resources& o) const;

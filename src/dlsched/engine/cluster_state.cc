@@ -348,7 +348,7 @@ JobIndex ClusterState::AddJob(const core::JobSpec* spec, core::Time now) {
                                                           : f->InitialFor(spec->submit_time));
   }
   for (int r = 0; r < core::kNumRoles; ++r) {
-    js.scoring_request[r] = spec->roles[r].ScoringRequest();
+    js.scoring_request[r] = spec->roles()[r].ScoringRequest();
   }
   jobs_.push_back(std::move(js));
   const auto j = static_cast<JobIndex>(jobs_.size() - 1);
@@ -508,9 +508,23 @@ core::Resources ClusterState::Held(JobIndex j) const {
   const JobState& js = jobs_[j];
   core::Resources held;
   if (js.placed_tasks == 0) return held;
-  for (int slot = 0; slot < static_cast<int>(js.task_node.size()); ++slot) {
-    if (js.task_node[slot] != kNoNode) held += Request(js.TaskAt(j, slot));
+  // Tasks of a role ask for the same: counted per role. The PS and Chief
+  // slots are looked at only when a job has both.
+  const core::RoleSpecs& roles = js.spec->roles();
+  const auto& ps = roles[static_cast<int>(core::Role::kPS)].resources;
+  const auto& chief = roles[static_cast<int>(core::Role::kChief)].resources;
+  const int others = js.placed_tasks - js.placed_workers;
+  if (others > 0 && js.num_chief == 0) {
+    held.AddTimes(ps, others);
+  } else if (others > 0 && js.num_ps == 0) {
+    held.AddTimes(chief, others);
+  } else if (others > 0) {
+    for (int slot = 0; slot < js.num_ps + js.num_chief; ++slot) {
+      if (js.task_node[slot] != kNoNode) held += slot < js.num_ps ? ps : chief;
+    }
   }
+  if (js.placed_workers > 0)
+    held.AddTimes(roles[static_cast<int>(core::Role::kWorker)].resources, js.placed_workers);
   return held;
 }
 
@@ -804,7 +818,7 @@ const std::vector<std::pair<ClusterState::TaskShape, int64_t>>& ClusterState::Ta
   for (; census_upto_ < NumJobs(); ++census_upto_) {
     const core::JobSpec& spec = *jobs_[census_upto_].spec;
     for (int r = 0; r < core::kNumRoles; ++r) {
-      const core::RoleSpec& role = spec.roles[r];
+      const core::RoleSpec& role = spec.roles()[r];
       const int64_t count =
           static_cast<core::Role>(r) == core::Role::kWorker ? role.min_replicas : role.replicas;
       if (count <= 0) continue;

@@ -52,6 +52,26 @@ TEST_F(CacheTest, AddedNodeGetsTheNextIndexAndJoinsCapacityAndGpuIndex) {
   EXPECT_EQ(Sorted(state_.NodesWithFreeGpu(4)), (std::vector<NodeIndex>{0, 1}));
 }
 
+// What a job holds, summed by role from its placed counts: 2 PS of 1
+// core / 2 GiB, a Chief of 2 cores / 4 GiB, 4 workers of 1 core / 2 GiB
+// / 1 GPU. Placed: PS 1, the Chief, workers 0 and 3: 1 + 2 + 2 x 1 = 5
+// cores, 2 + 4 + 2 x 2 = 10 GiB, 2 GPUs. With PS 1 gone: 4 cores, 8 GiB.
+TEST_F(CacheTest, HeldIsSummedByRole) {
+  core::JobSpec spec = Job("a", 0, 2, 4, 4, 4);
+  core::RoleSpec& chief = spec.role(Role::kChief);
+  chief.replicas = chief.min_replicas = chief.max_replicas = 1;
+  chief.resources = Res(2, 4, 0);
+  const JobIndex a = Add(std::move(spec));
+  EXPECT_TRUE(state_.Held(a).IsZero());
+  state_.PlaceTask({a, Role::kPS, 1}, 0);
+  state_.PlaceTask({a, Role::kChief, 0}, 1);
+  state_.PlaceTask({a, Role::kWorker, 0}, 0);
+  state_.PlaceTask({a, Role::kWorker, 3}, 1);
+  EXPECT_EQ(state_.Held(a), Res(5, 10, 2));
+  state_.RemoveTask({a, Role::kPS, 1});
+  EXPECT_EQ(state_.Held(a), Res(4, 8, 2));
+}
+
 TEST_F(CacheTest, UnschedulableAddedNodeCountsInNoCapacity) {
   core::NodeSpec cordoned{"c", Res(8, 32, 4), {}, {}, false};
   const NodeIndex n = state_.AddNode(cordoned);

@@ -51,10 +51,10 @@ void ExpectSameJobs(const config::WorkloadSpec& a, const config::WorkloadSpec& b
     EXPECT_EQ(x.priority, y.priority);
     EXPECT_EQ(x.queue, y.queue);
     for (int r = 0; r < core::kNumRoles; ++r) {
-      EXPECT_EQ(x.roles[r].replicas, y.roles[r].replicas) << "role " << r;
-      EXPECT_EQ(x.roles[r].min_replicas, y.roles[r].min_replicas) << "role " << r;
-      EXPECT_EQ(x.roles[r].max_replicas, y.roles[r].max_replicas) << "role " << r;
-      EXPECT_EQ(x.roles[r].resources, y.roles[r].resources) << "role " << r;
+      EXPECT_EQ(x.roles()[r].replicas, y.roles()[r].replicas) << "role " << r;
+      EXPECT_EQ(x.roles()[r].min_replicas, y.roles()[r].min_replicas) << "role " << r;
+      EXPECT_EQ(x.roles()[r].max_replicas, y.roles()[r].max_replicas) << "role " << r;
+      EXPECT_EQ(x.roles()[r].resources, y.roles()[r].resources) << "role " << r;
     }
     EXPECT_EQ(x.total_steps, y.total_steps);
     EXPECT_EQ(x.throughput.model, y.throughput.model);

@@ -40,6 +40,19 @@ void ReplanAdmission::WaitForRound(engine::CycleContext& ctx) const {
 
 namespace {
 
+// The GPUs of JobSpec::Demand(workers) alone: the orders ask it of every
+// job at every cycle.
+double GpusAt(const core::JobSpec& spec, int workers) {
+  const core::RoleSpecs& roles = spec.roles();
+  const auto gpus = [&roles](core::Role r, int n) {
+    return roles[static_cast<int>(r)].resources.v[core::kGpu] * n;
+  };
+  return static_cast<double>(
+      gpus(core::Role::kPS, roles[static_cast<int>(core::Role::kPS)].replicas) +
+      gpus(core::Role::kChief, roles[static_cast<int>(core::Role::kChief)].replicas) +
+      gpus(core::Role::kWorker, workers));
+}
+
 // One round of ReplanAdmission: every pending and running job in order,
 // who makes the cut, the stops, the levels and the verdicts.
 class ReplanPass {
@@ -335,7 +348,7 @@ void GpuDemandOrder::Keys(const engine::ClusterState& state, std::span<const Job
   for (size_t i = 0; i < jobs.size(); ++i) {
     const core::JobSpec& spec = *state.Job(jobs[i]).spec;
     int64_t gpus = 0;
-    for (const core::RoleSpec& r : spec.roles) gpus += r.replicas * r.resources[core::kGpu];
+    for (const core::RoleSpec& r : spec.roles()) gpus += r.replicas * r.resources[core::kGpu];
     keys[i] = static_cast<double>(gpus);
   }
 }
@@ -399,8 +412,7 @@ LevelRecord LevelRecord::Of(const engine::ClusterState& state, JobIndex j, size_
 core::Time LasOrder::StarvedAt(const JobState& js, const LevelRecord& rec) const {
   if (starvation_ <= 0 || rec.level == 0 || rec.ran_since == core::kNever) return core::kNever;
   const core::JobSpec& spec = *js.spec;
-  const double gpus =
-      static_cast<double>(spec.Demand(spec.role(core::Role::kWorker).replicas)[core::kGpu]);
+  const double gpus = GpusAt(spec, spec.role(core::Role::kWorker).replicas);
   const double ran = gpus > 0 ? (js.attained - rec.base) / gpus : 0;
   if (ran <= 0) return core::kNever;
   // Pending N x ran seconds since it first ran, besides the ran seconds;
@@ -413,8 +425,7 @@ double LasOrder::Service(const JobState& js, const LevelRecord& rec, core::Time 
   if (count_launching_) {
     service += js.launch_attained;
     if (js.phase == core::JobPhase::kLaunching) {
-      service += static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]) *
-                 std::max(0.0, now - js.phase_since);
+      service += GpusAt(*js.spec, js.placed_workers) * std::max(0.0, now - js.phase_since);
     }
     // Sums of the backend's steps: a threshold met on the second is met.
     service += kServiceSlack;
@@ -440,7 +451,7 @@ core::Time LasOrder::NextLevelChange(const JobState& js, const LevelRecord& rec,
     return due > now ? due : core::kNever;
   }
   if (level >= static_cast<int>(thresholds_.size())) return core::kNever;
-  const double gpus = static_cast<double>(js.spec->Demand(js.placed_workers)[core::kGpu]);
+  const double gpus = GpusAt(*js.spec, js.placed_workers);
   if (gpus <= 0) return core::kNever;
   // Promoted now: its service counts afresh.
   const double base = level < rec.level ? js.attained : rec.base;
