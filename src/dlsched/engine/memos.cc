@@ -27,6 +27,7 @@ void Memos::Drop() {
   jobs_.clear();
   pending_order_.entries.clear();
   pending_order_.valid = false;
+  last_order_ = LastOrder{};
   fits_empty_.clear();
   fits_empty_node_epoch_ = 0;  // epochs begin at 1: no state's
   node_scores_.clear();

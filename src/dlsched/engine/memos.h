@@ -147,6 +147,16 @@ class Memos {
   };
   PendingOrder& pending_order() { return pending_order_; }
 
+  // The order OrderJobs last sorted, a hint for its next sort (from one
+  // cycle to the next most jobs keep their places): each job's place in
+  // it, valid when stamped with the sort's generation.
+  struct LastOrder {
+    uint32_t generation = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> place;  // by job: (generation, place)
+    uint32_t size = 0;                                 // jobs in the last order
+  };
+  LastOrder& last_order() { return last_order_; }
+
   // The shape of a gang of a job without node constraints: per role, how
   // many tasks and what each requests (and counts for scoring). Whether it
   // could ever fit (engine::NeverFits) depends on nothing else, so gangs of
@@ -217,6 +227,7 @@ class Memos {
   uint64_t state_ = 0;   // ClusterState::Id() of the state they are for
   std::vector<JobMemos> jobs_;
   PendingOrder pending_order_;
+  LastOrder last_order_;
   struct GangShapeHash {
     size_t operator()(const GangShape& s) const;
   };

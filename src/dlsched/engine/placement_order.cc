@@ -10,27 +10,84 @@
 
 namespace dlsched::engine {
 
+namespace {
+
+struct OrderedJob {
+  double key;
+  core::Time submit;
+  JobIndex job;
+};
+
+bool Before(const OrderedJob& a, const OrderedJob& b) {
+  if (a.key != b.key) return a.key < b.key;
+  if (a.submit != b.submit) return a.submit < b.submit;
+  return a.job < b.job;
+}
+
+// Sorts `entries` (Before: a total order, so the result does not depend on
+// how it is reached), starting from the last sort's order (Memos::
+// LastOrder): the jobs it had in their places there, the others sorted
+// and merged in. From one cycle to the next few jobs change places, so an
+// insertion sort of the old ones moves few; past a budget of moves it
+// gives up for a full sort.
+void SortFromLastOrder(Memos::LastOrder& last, std::vector<OrderedJob>& entries) {
+  const size_t n = entries.size();
+  std::vector<int32_t> at(last.size, -1);  // place in the last order -> entry
+  std::vector<OrderedJob> old;
+  std::vector<OrderedJob> fresh;
+  old.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto j = static_cast<size_t>(entries[i].job);
+    if (j < last.place.size() && last.place[j].first == last.generation && last.generation != 0 &&
+        last.place[j].second < last.size) {
+      at[last.place[j].second] = static_cast<int32_t>(i);
+    } else {
+      fresh.push_back(entries[i]);
+    }
+  }
+  for (const int32_t i : at) {
+    if (i >= 0) old.push_back(entries[static_cast<size_t>(i)]);
+  }
+  size_t budget = 4 * n + 64;  // element moves
+  for (size_t i = 1; i < old.size() && budget > 0; ++i) {
+    const OrderedJob x = old[i];
+    size_t k = i;
+    for (; k > 0 && Before(x, old[k - 1]) && budget > 0; --k, --budget) old[k] = old[k - 1];
+    old[k] = x;
+    if (budget == 0) {
+      std::sort(old.begin(), old.end(), Before);
+      break;
+    }
+  }
+  std::sort(fresh.begin(), fresh.end(), Before);
+  std::merge(old.begin(), old.end(), fresh.begin(), fresh.end(), entries.begin(), Before);
+  // This order, for the next sort.
+  if (++last.generation == 0) {
+    last.generation = 1;
+    last.place.assign(last.place.size(), {0, 0});
+  }
+  last.size = static_cast<uint32_t>(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto j = static_cast<size_t>(entries[i].job);
+    if (j >= last.place.size()) last.place.resize(j + 1);
+    last.place[j] = {last.generation, static_cast<uint32_t>(i)};
+  }
+}
+
+}  // namespace
+
 void OrderJobs(const CycleContext& ctx, std::vector<JobIndex>* jobs,
                std::vector<double>* keys_out) {
   const ClusterState& st = ctx.state();
   std::vector<double> keys(jobs->size());
   ctx.profile.order->Keys(st, *jobs, ctx.now, keys);
   // Sorted as one contiguous array: no job's spec is read during the sort.
-  struct Entry {
-    double key;
-    core::Time submit;
-    JobIndex job;
-  };
-  std::vector<Entry> entries(jobs->size());
+  std::vector<OrderedJob> entries(jobs->size());
   for (size_t i = 0; i < entries.size(); ++i) {
     const JobIndex j = (*jobs)[i];
     entries[i] = {keys[i], st.Job(j).spec->submit_time, j};
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    if (a.key != b.key) return a.key < b.key;
-    if (a.submit != b.submit) return a.submit < b.submit;
-    return a.job < b.job;
-  });
+  SortFromLastOrder(ctx.memos.last_order(), entries);
   for (size_t i = 0; i < entries.size(); ++i) (*jobs)[i] = entries[i].job;
   if (keys_out != nullptr) {
     keys_out->resize(entries.size());

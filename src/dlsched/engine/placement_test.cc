@@ -378,6 +378,51 @@ TEST(OrderJobsTest, ByKeyThenSubmitTimeThenIndex) {
   EXPECT_EQ(keys, (std::vector<double>{1, 1, 1, 2}));
 }
 
+// A sort starts from the order the last one left (Memos::LastOrder) and
+// must give what a sort afresh gives. Five jobs, all submitted at 0, keys
+// 5, 4, 3, 2, 1: order 4, 3, 2, 1, 0. Then keys 5, 4, 3, 6, 1 over jobs
+// 0..3 and a job 5 of key 0 not sorted before: job 3 moves from second to
+// last, job 4 is gone, job 5 is new and goes first: 5, 2, 1, 0, 3.
+TEST(OrderJobsTest, FromTheLastOrderAsAFreshSort) {
+  World w(Nodes(1, 8, 32, 4));
+  for (int i = 0; i < 6; ++i) w.Add(Job("j", 0, 0, 1, 1, 1));
+  w.profile.order = std::make_unique<TableOrder>(std::vector<double>{5, 4, 3, 2, 1, 0}, false);
+  std::vector<JobIndex> jobs = {0, 1, 2, 3, 4};
+  OrderJobs(w.ctx, &jobs);
+  EXPECT_EQ(jobs, (std::vector<JobIndex>{4, 3, 2, 1, 0}));
+  w.profile.order = std::make_unique<TableOrder>(std::vector<double>{5, 4, 3, 6, 1, 0}, false);
+  jobs = {0, 1, 2, 3, 5};
+  std::vector<double> keys;
+  OrderJobs(w.ctx, &jobs, &keys);
+  EXPECT_EQ(jobs, (std::vector<JobIndex>{5, 2, 1, 0, 3}));
+  EXPECT_EQ(keys, (std::vector<double>{0, 3, 4, 5, 6}));
+}
+
+// Past its budget of moves (4n + 64) the sort from the last order gives up
+// for a full sort: 300 jobs sorted one way, then their keys reversed (an
+// insertion sort would move about 45,000 times), come out in the new
+// order, ties by index.
+TEST(OrderJobsTest, AReversedOrderPastTheBudget) {
+  World w(Nodes(1, 8, 32, 4));
+  constexpr int kJobs = 300;
+  std::vector<double> up;
+  std::vector<double> down;
+  for (int i = 0; i < kJobs; ++i) {
+    w.Add(Job("j", 0, 0, 1, 1, 1));
+    up.push_back(i / 2);  // pairs of equal keys: ties by index
+    down.push_back(kJobs - i);
+  }
+  std::vector<JobIndex> all(kJobs);
+  for (int i = 0; i < kJobs; ++i) all[i] = i;
+  w.profile.order = std::make_unique<TableOrder>(down, false);
+  std::vector<JobIndex> jobs = all;
+  OrderJobs(w.ctx, &jobs);
+  ASSERT_EQ(jobs.front(), kJobs - 1);
+  w.profile.order = std::make_unique<TableOrder>(up, false);
+  OrderJobs(w.ctx, &jobs);
+  EXPECT_EQ(jobs, all);
+}
+
 // Keys 3, 1, 2 for jobs 0..2. Jobs 0 and 1 pending: 1, 0. Then job 1
 // starts and job 2 comes: 2, 0. Then job 1 waits again: 1, 2, 0. The
 // same whether the order is kept between cycles (static

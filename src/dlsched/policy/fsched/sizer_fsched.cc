@@ -79,6 +79,7 @@ struct Entry {
   int current;      // workers held now (after this cycle's admission)
   double rate = 0;  // a running job's rate now (ClusterState::PlacedRate)
   int type = -1;    // aware: the GPU type it holds its GPUs on (GpuTypes index)
+  core::Time submit = 0;
 };
 
 // Aware: the cluster's GPU types (none when the sizer is agnostic).
@@ -132,10 +133,11 @@ std::vector<Entry> Collect(const engine::CycleContext& ctx, const GpuTypes& type
       entries.push_back({j, Kind::kWaiting, 0});
     }
   }
-  std::sort(entries.begin(), entries.end(), [&st](const Entry& a, const Entry& b) {
-    const core::Time sa = st.Job(a.job).spec->submit_time;
-    const core::Time sb = st.Job(b.job).spec->submit_time;
-    return sa != sb ? sa < sb : a.job < b.job;
+  // Sorted with the submit times at hand, not read from the specs at
+  // every comparison.
+  for (Entry& e : entries) e.submit = st.Job(e.job).spec->submit_time;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.submit != b.submit ? a.submit < b.submit : a.job < b.job;
   });
   if (!Aware(types)) return entries;
   for (Entry& e : entries) {
