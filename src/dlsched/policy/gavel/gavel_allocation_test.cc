@@ -54,6 +54,35 @@ TEST(GavelAllocationTest, EqualJobsShareATypeEqually) {
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(a.At(i, 0, 1), 2.0 / 3.0, kEps);
 }
 
+// Jobs alike are one row of the LP, counted as many times: three 1-GPU
+// jobs and one of 2 GPUs on one type of 4 GPUs, same rate, listed with
+// the big job between the small ones. One type: P_i = T, c_i = g_i, so
+// max min(x0, 2 x1, x2, x3) under x0 + 2 x1 + x2 + x3 <= 4: at the
+// optimum every term is z and 4 z = 4, z = 1: the small jobs run all the
+// time, the big one half (x1 = 1/2). Solved as two kinds (1 GPU x 3,
+// 2 GPUs x 1) it must give each job the full problem's answer.
+TEST(GavelAllocationTest, JobsAlikeShareOneRowAndGetTheFullAnswer) {
+  const GavelProblem p = Problem(4, 1, {3, 3, 3, 3}, {1, 2, 1, 1}, {4});
+  const GavelAllocation a = MaxMinFairness(p, true);
+  EXPECT_NEAR(a.objective, 1.0, kEps);
+  EXPECT_NEAR(a.At(0, 0, 1), 1.0, kEps);
+  EXPECT_NEAR(a.At(1, 0, 1), 0.5, kEps);
+  EXPECT_NEAR(a.At(2, 0, 1), 1.0, kEps);
+  EXPECT_NEAR(a.At(3, 0, 1), 1.0, kEps);
+  // A weight makes a job a kind of its own: job 3 at weight 2 has
+  // c = 1/2, so z <= x3 / 2 <= 1/2, and z = 1/2 (x3 = 1; the others need
+  // only 1/2, 1/4, 1/2 for it). The second stage maximises x0 + 2 x1 +
+  // x2 + x3 / 2: a GPU is worth 1 to jobs 0, 1 and 2, so the 3 GPUs left
+  // go to them in any split: every GPU is used, and the alike jobs 0 and
+  // 2 get the same.
+  const GavelProblem w = Problem(4, 1, {3, 3, 3, 3}, {1, 2, 1, 1}, {4}, {1, 1, 1, 2});
+  const GavelAllocation b = MaxMinFairness(w, true);
+  EXPECT_NEAR(b.objective, 0.5, kEps);
+  EXPECT_NEAR(b.At(3, 0, 1), 1.0, kEps);
+  EXPECT_NEAR(b.At(0, 0, 1), b.At(2, 0, 1), kEps);
+  EXPECT_NEAR(b.At(0, 0, 1) + 2 * b.At(1, 0, 1) + b.At(2, 0, 1) + b.At(3, 0, 1), 4.0, kEps);
+}
+
 // The scale factor: job 0 needs 2 GPUs, job 1 one, one type of 2 GPUs,
 // same rate. c_0 = 2, c_1 = 1; 2 x0 + x1 <= 2. Max min(2 x0, x1) at
 // 2 x0 = x1 = z: z + z = 2, z = 1: x0 = 1/2, x1 = 1 (each job has 1 GPU on
