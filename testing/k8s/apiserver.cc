@@ -301,6 +301,12 @@ std::vector<json> TestApiServer::List(const std::string& resource, const std::st
   return out;
 }
 
+size_t TestApiServer::Count(const std::string& resource) const {
+  std::lock_guard lock(mu_);
+  auto it = objects_.find(resource);
+  return it == objects_.end() ? 0 : it->second.size();
+}
+
 core::Result<json> TestApiServer::Update(const std::string& resource, const std::string& ns,
                                          json object) {
   std::lock_guard lock(mu_);

@@ -107,6 +107,9 @@ class TestApiServer {
                                    const std::string& name) const;
   // Every object of the resource (ns "": all namespaces), by namespace/name.
   std::vector<nlohmann::json> List(const std::string& resource, const std::string& ns = "") const;
+  // How many objects of the resource there are (all namespaces), without
+  // copying them.
+  size_t Count(const std::string& resource) const;
   core::Result<nlohmann::json> Update(const std::string& resource, const std::string& ns,
                                       nlohmann::json object);
   core::Result<nlohmann::json> UpdateStatus(const std::string& resource, const std::string& ns,
