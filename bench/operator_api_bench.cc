@@ -22,6 +22,9 @@
 // seconds and peak RSS (MB). One iteration per size (each builds a fresh
 // server). node_name:1 runs the operator with bind_with_node_name
 // (spec.nodeName set at creation, no pods/binding: one write per pod).
+// latency_ms (both benchmarks): every write over HTTP waits that long in
+// the server before it is applied and answered
+// (TestApiServer::SetWriteLatency), as a real server's etcd commit adds.
 //
 // BM_Waves: three waves of the same 1,250 jobs with the test kubelet
 // running (in a child process of its own: its CPU and RSS are its own
@@ -34,7 +37,8 @@
 // kubelet's.
 //
 //   build/bench/operator_api_bench
-//   build/bench/operator_api_bench --benchmark_filter='SubmitAndBind/nodes:5000/node_name:0'
+//   build/bench/operator_api_bench
+//   --benchmark_filter='SubmitAndBind/nodes:5000/node_name:0/latency_ms:0'
 //   build/bench/operator_api_bench --benchmark_filter=Waves
 #include <benchmark/benchmark.h>
 
@@ -169,10 +173,10 @@ Child Spawn(const std::function<void(int in, int out)>& body) {
 }
 
 // The server's child: a server with `nodes` nodes; it answers its URL, then
-// commands: "jobs <wave>" creates the wave's jobs and answers "submitted
-// <seconds>"; "delete <wave>" deletes them and answers "deleted <seconds>
-// <seconds until no pod is left>"; "done" answers the server's numbers, as
-// JSON, and ends.
+// commands: "latency <ms>" sets the write latency and answers "ok"; "jobs
+// <wave>" creates the wave's jobs and answers "submitted <seconds>"; "delete
+// <wave>" deletes them and answers "deleted <seconds> <seconds until no pod is
+// left>"; "done" answers the server's numbers, as JSON, and ends.
 [[noreturn]] void ServeChild(int nodes, int in, int out) {
   TestApiServer::Options options;
   // Keep every event: a watch that fell behind a short history would be
@@ -197,7 +201,10 @@ Child Spawn(const std::function<void(int in, int out)>& body) {
       cpu0 = CpuSeconds();
       ResetPeak();
     }
-    if (verb == "jobs") {
+    if (verb == "latency") {
+      server.SetWriteLatency(wave / 1000.0);
+      WriteLine(out, "ok");
+    } else if (verb == "jobs") {
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < kJobs; ++i) {
         if (!server.Create("trainingjobs.dlsched.io", "default", Job(JobName(wave, i)))) {
@@ -286,11 +293,14 @@ void StepUntil(dlsched::k8s::Operator& op, const std::function<bool()>& done, co
 void BM_SubmitAndBind(benchmark::State& bm) {
   const int nodes = static_cast<int>(bm.range(0));
   const bool node_name = bm.range(1) != 0;
+  const int latency_ms = static_cast<int>(bm.range(2));
   auto engine = dlsched::cli::LoadEngine("gang-binpack");
   if (!engine) throw std::runtime_error(engine.error().message);
   for (auto _ : bm) {
     Child child = Spawn([nodes](int in, int out) { ServeChild(nodes, in, out); });
     const std::string url = child.Hear();
+    child.Tell("latency " + std::to_string(latency_ms));
+    if (child.Hear() != "ok") throw std::runtime_error("latency not set");
     dlsched::k8s::OperatorOptions o;
     o.log = [](const std::string&) {};
     o.bind_with_node_name = node_name;
@@ -336,6 +346,7 @@ void BM_SubmitAndBind(benchmark::State& bm) {
       bm.counters[what] = static_cast<double>(count);
     }
     bm.SetIterationTime(bind_seconds);
+    bm.counters["latency_ms"] = latency_ms;
     bm.counters["bind_seconds"] = bind_seconds;
     bm.counters["submit_seconds"] = submit_seconds;
     bm.counters["pods_per_second"] = kPods / bind_seconds;
@@ -352,21 +363,27 @@ void BM_SubmitAndBind(benchmark::State& bm) {
   }
 }
 BENCHMARK(BM_SubmitAndBind)
-    ->ArgNames({"nodes", "node_name"})
-    ->Args({1000, 0})
-    ->Args({5000, 0})
-    ->Args({5000, 1})
+    ->ArgNames({"nodes", "node_name", "latency_ms"})
+    ->Args({1000, 0, 0})
+    ->Args({5000, 0, 0})
+    ->Args({5000, 1, 0})
+    ->Args({1000, 0, 1})
+    ->Args({1000, 0, 2})
+    ->Args({1000, 0, 5})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
 
 void BM_Waves(benchmark::State& bm) {
   const int nodes = static_cast<int>(bm.range(0));
+  const int latency_ms = static_cast<int>(bm.range(1));
   auto engine = dlsched::cli::LoadEngine("gang-binpack");
   if (!engine) throw std::runtime_error(engine.error().message);
   for (auto _ : bm) {
     Child server = Spawn([nodes](int in, int out) { ServeChild(nodes, in, out); });
     const std::string url = server.Hear();
+    server.Tell("latency " + std::to_string(latency_ms));
+    if (server.Hear() != "ok") throw std::runtime_error("latency not set");
     Child kubelet = Spawn([url](int in, int out) { KubeletChild(url, in, out); });
     if (kubelet.Hear() != "ready") throw std::runtime_error("kubelet did not start");
     dlsched::k8s::OperatorOptions o;
@@ -411,6 +428,7 @@ void BM_Waves(benchmark::State& bm) {
     server.Wait();
     const double pods = static_cast<double>(kPods) * kWaves;
     bm.SetIterationTime(total_bind);
+    bm.counters["latency_ms"] = latency_ms;
     bm.counters["writes_per_pod"] = server_numbers["operator_writes"].get<double>() / pods;
     bm.counters["kubelet_writes_per_pod"] = server_numbers["kubelet_writes"].get<double>() / pods;
     bm.counters["operator_cpu_s"] = cpu;
@@ -421,7 +439,11 @@ void BM_Waves(benchmark::State& bm) {
     bm.counters["kubelet_peak_mb"] = kubelet_numbers["peak_mb"].get<double>();
   }
 }
-BENCHMARK(BM_Waves)->ArgNames({"nodes"})->Args({1000})->Iterations(1)->UseManualTime()->Unit(
-    benchmark::kSecond);
+BENCHMARK(BM_Waves)
+    ->ArgNames({"nodes", "latency_ms"})
+    ->Args({1000, 0})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
 
 }  // namespace
