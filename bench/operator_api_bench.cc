@@ -411,6 +411,7 @@ void BM_Waves(benchmark::State& bm) {
         const double bind = Since(t0);
         total_bind += bind;
         bm.counters["wave" + n + "_pods_per_second"] = kPods / bind;
+        std::fprintf(stderr, "wave %d: bound at %.0f pods/s\n", wave + 1, kPods / bind);
         server.Hear();  // submitted
         const auto settle = std::chrono::steady_clock::now() + std::chrono::seconds(30);
         while (!op.Idle() && std::chrono::steady_clock::now() < settle) op.Step(0.01);
@@ -424,8 +425,8 @@ void BM_Waves(benchmark::State& bm) {
         bm.counters["wave" + n + "_delete_seconds"] = delete_seconds;
         bm.counters["wave" + n + "_drain_seconds"] = drain_seconds;
         // As it goes, for a wave that takes minutes.
-        std::fprintf(stderr, "wave %d: %.0f pods/s, jobs deleted in %.2f s, pods gone in %.2f s\n",
-                     wave + 1, kPods / bind, delete_seconds, drain_seconds);
+        std::fprintf(stderr, "wave %d: jobs deleted in %.2f s, pods gone in %.2f s\n", wave + 1,
+                     delete_seconds, drain_seconds);
       }
       cpu = CpuSeconds() - cpu0;
       peak = PeakMb();
