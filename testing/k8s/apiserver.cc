@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -41,6 +43,18 @@ std::unique_ptr<Type> Builtin(std::string group, std::string version, std::strin
   t->short_names = std::move(short_names);
   return t;
 }
+
+// cpp-httplib's server, with the listen backlog a real server has.
+// Debian's libcpp-httplib (0.11.4) is built with a backlog of 5
+// (CPPHTTPLIB_LISTEN_BACKLOG, compiled into the library): with more
+// connections arriving at once the kernel drops their SYNs, and each such
+// client waits a second for its retry. listen() again on the bound socket
+// sets the backlog (Linux), here to SOMAXCONN (capped by
+// net.core.somaxconn).
+class HttpServer : public httplib::Server {
+ public:
+  bool ListenBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+};
 
 json YamlToJson(const YAML::Node& n) {
   switch (n.Type()) {
@@ -77,7 +91,8 @@ json YamlToJson(const YAML::Node& n) {
 
 TestApiServer::TestApiServer() : TestApiServer(Options{}) {}
 
-TestApiServer::TestApiServer(Options options) : options_(std::move(options)) {
+TestApiServer::TestApiServer(Options options)
+    : options_(std::move(options)), write_latency_(options_.write_latency_seconds) {
   types_.push_back(Builtin("", "v1", "pods", "pod", "Pod", true, {"status", "binding"}, {"po"}));
   types_.push_back(Builtin("", "v1", "nodes", "node", "Node", false, {"status"}, {"no"}));
   types_.push_back(Builtin("", "v1", "services", "service", "Service", true, {"status"}, {"svc"}));
@@ -209,8 +224,22 @@ int64_t TestApiServer::LatestResourceVersion(const std::string& resource) const 
   return it == latest_.end() ? 0 : it->second;
 }
 
+void TestApiServer::SetWriteLatency(double seconds) {
+  std::lock_guard lock(mu_);
+  write_latency_ = seconds;
+}
+
+int TestApiServer::DelayedWrites() const {
+  std::lock_guard lock(mu_);
+  return delayed_writes_;
+}
+
 void TestApiServer::Compact() {
   std::lock_guard lock(mu_);
+  for (auto& [id, log] : logs_) {
+    if (!log.events.empty()) log.trimmed_through = log.events.back()->rv;
+    log.events.clear();
+  }
   history_.clear();
   oldest_kept_ = rv_ + 1;
 }
@@ -218,7 +247,7 @@ void TestApiServer::Compact() {
 void TestApiServer::DropWatches() {
   std::lock_guard lock(mu_);
   ++drop_epoch_;
-  changed_.notify_all();
+  for (auto& [id, log] : logs_) log.changed.notify_all();
 }
 
 std::map<std::string, int> TestApiServer::RequestCounts() const {
@@ -229,6 +258,11 @@ std::map<std::string, int> TestApiServer::RequestCounts() const {
 std::vector<TestApiServer::Write> TestApiServer::Writes() const {
   std::lock_guard lock(mu_);
   return writes_;
+}
+
+size_t TestApiServer::Connections() const {
+  std::lock_guard lock(mu_);
+  return connections_.size();
 }
 
 void TestApiServer::Route() {
@@ -247,14 +281,26 @@ void TestApiServer::Route() {
 }
 
 core::Status TestApiServer::Start() {
-  server_ = std::make_unique<httplib::Server>();
-  server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  auto server = std::make_unique<HttpServer>();
+  HttpServer& http = *server;
+  server_ = std::move(server);
+  // A thread serves one connection at a time, for as long as it is kept
+  // alive (and a watch for as long as it streams).
+  server_->new_task_queue = [] { return new httplib::ThreadPool(128); };
   // An answer's headers and body go in two writes: with Nagle's algorithm
-  // the body waits for the client's delayed ACK, 40 ms a request.
+  // the body waits for the client's delayed ACK, 40 ms a request. Set on
+  // the listening socket, which the accepted ones inherit (Linux).
   server_->set_tcp_nodelay(true);
+  // Any number of requests on a connection (cpp-httplib closes it after
+  // 5 by default; a real server does not), until it is idle for the
+  // keep-alive timeout.
+  server_->set_keep_alive_max_count(std::numeric_limits<size_t>::max());
   Route();
   port_ = server_->bind_to_any_port("127.0.0.1");
   if (port_ <= 0) return core::Errorf("test API server: cannot listen on 127.0.0.1");
+  if (!http.ListenBacklog(SOMAXCONN)) {
+    return core::Errorf("test API server: cannot set the listen backlog");
+  }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return {};
@@ -264,7 +310,7 @@ void TestApiServer::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    changed_.notify_all();
+    for (auto& [id, log] : logs_) log.changed.notify_all();
   }
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
@@ -299,6 +345,12 @@ std::vector<json> TestApiServer::List(const std::string& resource, const std::st
     if (ns.empty() || Meta(o, "namespace") == ns) out.push_back(o);
   }
   return out;
+}
+
+size_t TestApiServer::Count(const std::string& resource) const {
+  std::lock_guard lock(mu_);
+  auto it = objects_.find(resource);
+  return it == objects_.end() ? 0 : it->second.size();
 }
 
 core::Result<json> TestApiServer::Update(const std::string& resource, const std::string& ns,

@@ -20,7 +20,16 @@
 // docs/operator.md has the table of what it models and what not.
 // Faults can be injected: 500s and timeouts on a fraction of requests,
 // watches cut, a 410 on resume, a 409 on every first write of an object,
-// and a given answer to the next requests of one kind (FailNext).
+// and a given answer to the next requests of one kind (FailNext); a
+// latency on every write, as an etcd commit adds (SetWriteLatency).
+//
+// At scale (thousands of objects, several watches): the HTTP server keeps
+// a connection alive for any number of requests, answers without Nagle's
+// delay (TCP_NODELAY) and listens with the system's largest backlog; each
+// resource has its own event log, and a watch wakes only for its
+// resource's changes and reads the events after its position, outside the
+// store's lock; garbage collection finds an owner's dependants by an
+// index (owner uid -> dependants), not by a scan of every object.
 
 #include <condition_variable>
 #include <cstdint>
@@ -31,8 +40,11 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -77,6 +89,10 @@ class TestApiServer {
     // itself (Create, Update...) are the cluster's own and may.
     bool owner_references_permission_enforcement = false;
     std::vector<std::string> finalizers_tokens = {"test-token"};
+    // Every write over HTTP (POST, PUT, PATCH, DELETE) waits this long
+    // before it is applied and answered, as a real server's etcd commit
+    // (SetWriteLatency changes it).
+    double write_latency_seconds = 0;
   };
   TestApiServer();
   explicit TestApiServer(Options options);
@@ -97,6 +113,11 @@ class TestApiServer {
   // answered `status` with a Status body, without reaching the store; a
   // 429 carries `Retry-After: retry_after_seconds` when that is > 0.
   void FailNext(const std::string& request, int status, int times = 1, int retry_after_seconds = 0);
+  // The latency every write over HTTP waits before it is applied and
+  // answered (Options::write_latency_seconds); reads and watches wait none.
+  void SetWriteLatency(double seconds);
+  // Writes that waited the latency (those made while it was > 0).
+  int DelayedWrites() const;
 
   // The store, bypassing faults; the same code as HTTP writes. `resource`
   // is "pods", "nodes", "trainingjobs.dlsched.io" (plural[.group]); `ns`
@@ -107,6 +128,9 @@ class TestApiServer {
                                    const std::string& name) const;
   // Every object of the resource (ns "": all namespaces), by namespace/name.
   std::vector<nlohmann::json> List(const std::string& resource, const std::string& ns = "") const;
+  // How many objects of the resource there are (all namespaces), without
+  // copying them.
+  size_t Count(const std::string& resource) const;
   core::Result<nlohmann::json> Update(const std::string& resource, const std::string& ns,
                                       nlohmann::json object);
   core::Result<nlohmann::json> UpdateStatus(const std::string& resource, const std::string& ns,
@@ -134,6 +158,9 @@ class TestApiServer {
     std::vector<std::string> warnings;  // e.g. unknown fields dropped
   };
   std::vector<Write> Writes() const;
+  // The distinct client connections (address and port) requests came
+  // from: with connections kept alive, one per client.
+  size_t Connections() const;
 
   struct Type;  // a resource type (built in, or from a CRD)
   struct Watch;
@@ -187,16 +214,22 @@ class TestApiServer {
   // Owners being deleted in the foreground whose blocking dependants are
   // gone: their foregroundDeletion finalizer goes, and so do they.
   void FinishForegroundLocked();
-  // The objects with an ownerReference to `uid`, as (type, key).
+  // Adds (`add`) or removes what `object`, stored under `key` of
+  // `resource`, contributes to the indexes: its uid, its ownerReferences,
+  // its foregroundDeletion finalizer. Every change of a stored object
+  // removes the old one's entries before it and adds the new one's after.
+  void IndexLocked(const std::string& resource, const std::string& key,
+                   const nlohmann::json& object, bool add);
+  // The objects with an ownerReference to `uid`, as (type, key), in the
+  // order of the types and keys (from the index: what the owner has).
   std::vector<std::pair<const Type*, std::string>> DependantsLocked(const std::string& uid);
   // Drops those ownerReferences from `dependants` (orphaning them).
   void OrphanLocked(const std::vector<std::pair<const Type*, std::string>>& dependants,
                     const std::string& uid);
   // An object with a uid, anywhere in the store; null if none.
   const nlohmann::json* FindUidLocked(const std::string& uid) const;
-  // Whether the owner an ownerReference of an object of namespace `ns`
-  // names exists (FindUidLocked of its uid, its kind and name tried first).
-  bool OwnerExistsLocked(const std::string& ns, const nlohmann::json& ref) const;
+  // Whether the owner an ownerReference names exists (by its uid).
+  bool OwnerExistsLocked(const nlohmann::json& ref) const;
   Reply UpdateLocked(const Type& type, const std::string& ns, const std::string& name,
                      nlohmann::json object, bool status, bool patch_conflicts);
   Reply DeleteLocked(const Type& type, const std::string& ns, const std::string& name,
@@ -219,18 +252,46 @@ class TestApiServer {
   std::thread thread_;
   int port_ = 0;
   mutable std::mutex mu_;
-  std::condition_variable changed_;
   std::vector<std::unique_ptr<Type>> types_;
   // resource id -> key ("ns/name" or "name") -> object
   std::map<std::string, std::map<std::string, nlohmann::json>> objects_;
+  // One change, as the watches send it; shared by its resource's log and
+  // the watches reading it, never changed once recorded.
   struct Event {
+    Event(int64_t v, std::string t, nlohmann::json o)
+        : rv(v), type(std::move(t)), object(std::move(o)) {}
     int64_t rv;
-    std::string resource;
     std::string type;
     nlohmann::json object;
+    // object.dump(), made once, by the first watch that sends it.
+    const std::string& Text() const;
+
+   private:
+    mutable std::once_flag once_;
+    mutable std::string text_;
   };
-  std::deque<Event> history_;
+  // A resource's kept events, in version order, and its watches' wake-up.
+  struct Log {
+    std::deque<std::shared_ptr<const Event>> events;
+    int64_t trimmed_through = 0;  // the newest event dropped from `events` (0: none)
+    std::condition_variable changed;
+  };
+  std::map<std::string, Log> logs_;  // by resource id; never erased
+  // Every kept event's version and log, in version order: the bound on
+  // the events kept (Options::history) holds over all resources.
+  std::deque<std::pair<int64_t, Log*>> history_;
   int64_t oldest_kept_ = 1;  // events at or after this version are kept
+  // Garbage collection's indexes (apiserver_store.cc, IndexLocked): every
+  // object by uid; the dependants of each owner uid, by its
+  // ownerReferences; the objects with the foregroundDeletion finalizer.
+  // Each as (resource id, key).
+  using Ref = std::pair<std::string, std::string>;
+  std::unordered_map<std::string, Ref> by_uid_;
+  std::unordered_map<std::string, std::set<Ref>> dependants_;
+  std::map<std::string, std::set<std::string>> foreground_;  // resource id -> keys
+  double write_latency_ = 0;
+  int delayed_writes_ = 0;
+  std::set<std::pair<std::string, int>> connections_;  // client address and port
   int64_t rv_ = 1;
   std::map<std::string, int64_t> latest_;  // resource id -> last change's version
   ApiFaults faults_;

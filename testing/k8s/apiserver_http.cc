@@ -3,14 +3,16 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "k8s/apiserver_internal.h"
 
-// The test API server's requests: authorization and injected faults
-// (Serve), then discovery, or a verb on a resource (Handle): list, get,
-// bind, create, update, patch, delete. Watches: apiserver_watch.cc.
+// The test API server's requests: authorization, injected faults and
+// write latency (Serve), then discovery, or a verb on a resource (Handle):
+// list, get, bind, create, update, patch, delete. Watches:
+// apiserver_watch.cc.
 
 namespace dlsched::testing {
 
@@ -299,6 +301,19 @@ void TestApiServer::Serve(const std::string& method, const void* request, void* 
       Split(req.path).size() > (req.path.starts_with("/api/") ? 2u : 3u) && InjectFault(res)) {
     return;
   }
+  double latency = 0;
+  {
+    std::lock_guard lock(mu_);
+    connections_.emplace(req.remote_addr, req.remote_port);
+    if (method != "GET" && write_latency_ > 0) {
+      latency = write_latency_;
+      ++delayed_writes_;
+    }
+  }
+  // The write waits, outside the store's lock (other requests go on), then
+  // is applied and answered: its watch event comes no earlier than its
+  // answer, as after a real server's etcd commit.
+  if (latency > 0) std::this_thread::sleep_for(std::chrono::duration<double>(latency));
   if (!is_watch) {
     const std::string token = auth.starts_with("Bearer ") ? auth.substr(7) : "";
     Reply r =

@@ -10,7 +10,9 @@
 // The test API server's store: objects created, updated and deleted under
 // one resourceVersion counter, each change recorded for the watches;
 // graceful deletion, finalizers, and garbage collection by
-// ownerReferences.
+// ownerReferences, through indexes kept with every change (IndexLocked):
+// objects by uid, each owner's dependants, the objects being deleted in
+// the foreground. Deleting an owner costs its dependants, not the store.
 
 namespace dlsched::testing {
 
@@ -127,28 +129,74 @@ json Refusal(int code, const std::string& reason, const std::string& message,
 
 }  // namespace
 
-const json* TestApiServer::FindUidLocked(const std::string& uid) const {
-  for (const auto& [id, bucket] : objects_) {
-    for (const auto& [key, o] : bucket) {
-      if (Meta(o, "uid") == uid) return &o;
-    }
-  }
-  return nullptr;
+namespace {
+
+// metadata.<k> of `object` if it is an array, else null.
+const json* MetaArray(const json& object, const char* k) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return nullptr;
+  const auto it = meta->find(k);
+  return it == meta->end() || !it->is_array() ? nullptr : &*it;
 }
 
-bool TestApiServer::OwnerExistsLocked(const std::string& ns, const json& ref) const {
-  const std::string uid = ref.value("uid", "");
-  // The owner where the reference names it (its kind and name): one
-  // lookup. Only if it is not there, the whole store, by uid alone.
-  for (const auto& t : types_) {
-    if (t->kind != ref.value("kind", "") || t->ApiVersion() != ref.value("apiVersion", ""))
-      continue;
-    const auto bucket = objects_.find(t->Id());
-    if (bucket == objects_.end()) continue;
-    const auto o = bucket->second.find(KeyOf(t->namespaced ? ns : "", ref.value("name", "")));
-    if (o != bucket->second.end() && Meta(o->second, "uid") == uid) return true;
+bool HasForegroundFinalizer(const json& object) {
+  const json* f = MetaArray(object, "finalizers");
+  return f != nullptr && std::find(f->begin(), f->end(), "foregroundDeletion") != f->end();
+}
+
+// The owners' uids an object's ownerReferences name.
+std::vector<std::string> OwnerUids(const json& object) {
+  std::vector<std::string> uids;
+  if (const json* refs = MetaArray(object, "ownerReferences")) {
+    for (const json& ref : *refs) {
+      if (ref.is_object()) uids.push_back(ref.value("uid", ""));
+    }
   }
-  return FindUidLocked(uid) != nullptr;
+  return uids;
+}
+
+}  // namespace
+
+void TestApiServer::IndexLocked(const std::string& resource, const std::string& key,
+                                const json& object, bool add) {
+  if (!object.is_object()) return;
+  const Ref ref{resource, key};
+  if (const std::string uid = Meta(object, "uid"); !uid.empty()) {
+    if (add) {
+      by_uid_[uid] = ref;
+    } else if (auto it = by_uid_.find(uid); it != by_uid_.end() && it->second == ref) {
+      by_uid_.erase(it);
+    }
+  }
+  for (const std::string& owner : OwnerUids(object)) {
+    if (add) {
+      dependants_[owner].insert(ref);
+    } else if (auto it = dependants_.find(owner); it != dependants_.end()) {
+      it->second.erase(ref);
+      if (it->second.empty()) dependants_.erase(it);
+    }
+  }
+  if (HasForegroundFinalizer(object)) {
+    if (add) {
+      foreground_[resource].insert(key);
+    } else if (auto it = foreground_.find(resource); it != foreground_.end()) {
+      it->second.erase(key);
+      if (it->second.empty()) foreground_.erase(it);
+    }
+  }
+}
+
+const json* TestApiServer::FindUidLocked(const std::string& uid) const {
+  const auto it = by_uid_.find(uid);
+  if (it == by_uid_.end()) return nullptr;
+  const auto bucket = objects_.find(it->second.first);
+  if (bucket == objects_.end()) return nullptr;
+  const auto o = bucket->second.find(it->second.second);
+  return o == bucket->second.end() ? nullptr : &o->second;
+}
+
+bool TestApiServer::OwnerExistsLocked(const json& ref) const {
+  return FindUidLocked(ref.value("uid", "")) != nullptr;
 }
 
 std::optional<TestApiServer::Reply> TestApiServer::AdmitLocked(const Type& type,
@@ -190,11 +238,18 @@ std::optional<TestApiServer::Reply> TestApiServer::AdmitLocked(const Type& type,
 
 void TestApiServer::RecordLocked(const Type& type, const std::string& event, const json& object) {
   const int64_t rv = std::stoll(Meta(object, "resourceVersion"));
-  history_.push_back({rv, type.Id(), event, object});
-  while (history_.size() > options_.history) history_.pop_front();
-  oldest_kept_ = history_.front().rv;
+  Log& log = logs_[type.Id()];
+  log.events.push_back(std::make_shared<const Event>(rv, event, object));
+  history_.emplace_back(rv, &log);
+  while (history_.size() > options_.history) {
+    Log& oldest = *history_.front().second;
+    oldest.trimmed_through = oldest.events.front()->rv;
+    oldest.events.pop_front();
+    history_.pop_front();
+  }
+  oldest_kept_ = history_.empty() ? rv_ + 1 : history_.front().first;
   latest_[type.Id()] = rv;
-  changed_.notify_all();
+  log.changed.notify_all();
 }
 
 TestApiServer::Reply TestApiServer::CreateLocked(const Type& type, const std::string& path_ns,
@@ -295,12 +350,13 @@ TestApiServer::Reply TestApiServer::CreateLocked(const Type& type, const std::st
         {"acceptedNames", object["spec"].value("names", json::object())}};
   }
   bucket[key] = object;
+  IndexLocked(type.Id(), key, object, true);
   RecordLocked(type, "ADDED", object);
   // The garbage collector deletes an object whose owners are all absent
   // (a dangling ownerReference), after its creation.
   const json refs = object["metadata"].value("ownerReferences", json::array());
   bool owned = refs.empty();
-  for (const json& ref : refs) owned = owned || OwnerExistsLocked(ns, ref);
+  for (const json& ref : refs) owned = owned || OwnerExistsLocked(ref);
   if (!owned) DeleteLocked(type, ns, name, std::nullopt, "Background");
   return {201, object, 0, warnings};
 }
@@ -368,7 +424,9 @@ TestApiServer::Reply TestApiServer::UpdateLocked(const Type& type, const std::st
   updated["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"];
   if (updated == stored) return {200, stored, 0, warnings};  // a no-op write changes nothing
   updated["metadata"]["resourceVersion"] = std::to_string(++rv_);
+  IndexLocked(type.Id(), key, it->second, false);
   it->second = updated;
+  IndexLocked(type.Id(), key, it->second, true);
   RecordLocked(type, "MODIFIED", updated);
   // Finalizers all gone from an object being deleted: it goes.
   if (updated["metadata"].contains("deletionTimestamp") &&
@@ -417,10 +475,12 @@ TestApiServer::Reply TestApiServer::DeleteLocked(const Type& type, const std::st
   // Foreground: the object stays, with the foregroundDeletion finalizer,
   // until its dependants with blockOwnerDeletion are gone.
   if (propagation == "Foreground" && !dependants.empty()) {
-    json& finalizers = meta["finalizers"];
-    if (!finalizers.is_array()) finalizers = json::array();
-    if (std::find(finalizers.begin(), finalizers.end(), "foregroundDeletion") == finalizers.end()) {
+    if (!HasForegroundFinalizer(object)) {
+      IndexLocked(type.Id(), key, object, false);
+      json& finalizers = meta["finalizers"];
+      if (!finalizers.is_array()) finalizers = json::array();
       finalizers.push_back("foregroundDeletion");
+      IndexLocked(type.Id(), key, object, true);
       if (meta.contains("deletionTimestamp")) {
         meta["resourceVersion"] = std::to_string(++rv_);
         RecordLocked(type, "MODIFIED", object);
@@ -457,11 +517,13 @@ TestApiServer::Reply TestApiServer::DeleteLocked(const Type& type, const std::st
 std::vector<std::pair<const Type*, std::string>> TestApiServer::DependantsLocked(
     const std::string& uid) {
   std::vector<std::pair<const Type*, std::string>> dependants;
+  const auto it = dependants_.find(uid);
+  if (it == dependants_.end()) return dependants;
+  // In the order of the types, then of the keys, as the store holds them.
   for (const auto& t : types_) {
-    for (auto& [k, o] : objects_[t->Id()]) {
-      for (const json& ref : o["metadata"].value("ownerReferences", json::array())) {
-        if (ref.value("uid", "") == uid) dependants.emplace_back(t.get(), k);
-      }
+    for (auto d = it->second.lower_bound({t->Id(), ""});
+         d != it->second.end() && d->first == t->Id(); ++d) {
+      dependants.emplace_back(t.get(), d->second);
     }
   }
   return dependants;
@@ -477,7 +539,9 @@ void TestApiServer::OrphanLocked(const std::vector<std::pair<const Type*, std::s
     for (const json& ref : o["metadata"]["ownerReferences"]) {
       if (ref.value("uid", "") != uid) refs.push_back(ref);
     }
+    IndexLocked(t->Id(), k, o, false);
     o["metadata"]["ownerReferences"] = refs;
+    IndexLocked(t->Id(), k, o, true);
     o["metadata"]["resourceVersion"] = std::to_string(++rv_);
     RecordLocked(*t, "MODIFIED", o);
   }
@@ -511,33 +575,42 @@ void TestApiServer::FinishNamespaceLocked(const std::string& ns) {
 }
 
 void TestApiServer::FinishForegroundLocked() {
+  // Whether an object with `uid` still has a dependant that blocks its
+  // deletion (blockOwnerDeletion), from the owner index.
+  auto blocked = [&](const std::string& uid) {
+    const auto it = dependants_.find(uid);
+    if (it == dependants_.end()) return false;
+    for (const auto& [resource, key] : it->second) {
+      const auto bucket = objects_.find(resource);
+      if (bucket == objects_.end()) continue;
+      const auto d = bucket->second.find(key);
+      if (d == bucket->second.end()) continue;
+      for (const json& ref : d->second["metadata"].value("ownerReferences", json::array())) {
+        if (ref.value("uid", "") == uid && ref.value("blockOwnerDeletion", false)) return true;
+      }
+    }
+    return false;
+  };
+  // One owner at a time, in the order of the types and keys; each change
+  // can unblock another (a chain), so look again after it.
   for (bool again = true; again;) {
     again = false;
     for (const auto& t : types_) {
-      for (auto& [k, o] : objects_[t->Id()]) {
+      const auto owners = foreground_.find(t->Id());
+      if (owners == foreground_.end()) continue;
+      for (const std::string& owner : owners->second) {
+        auto it = objects_[t->Id()].find(owner);
+        if (it == objects_[t->Id()].end() || blocked(Meta(it->second, "uid"))) continue;
+        const std::string key = owner;  // `owner` goes with the index entry
+        json& o = it->second;
+        IndexLocked(t->Id(), key, o, false);
         json& finalizers = o["metadata"]["finalizers"];
-        if (!finalizers.is_array()) continue;
-        auto f = std::find(finalizers.begin(), finalizers.end(), "foregroundDeletion");
-        if (f == finalizers.end()) continue;
-        const std::string uid = Meta(o, "uid");
-        bool blocked = false;
-        for (const auto& [id, bucket] : objects_) {
-          for (const auto& [dk, d] : bucket) {
-            for (const json& ref : d["metadata"].value("ownerReferences", json::array())) {
-              blocked = blocked ||
-                        (ref.value("uid", "") == uid && ref.value("blockOwnerDeletion", false));
-            }
-          }
-        }
-        if (blocked) continue;
-        finalizers.erase(f);
+        finalizers.erase(std::find(finalizers.begin(), finalizers.end(), "foregroundDeletion"));
         if (finalizers.empty()) o["metadata"].erase("finalizers");
+        IndexLocked(t->Id(), key, o, true);
         o["metadata"]["resourceVersion"] = std::to_string(++rv_);
         RecordLocked(*t, "MODIFIED", o);
-        if (!o["metadata"].contains("finalizers")) {
-          const std::string key = k;
-          RemoveLocked(*t, key, "Background");
-        }
+        if (!o["metadata"].contains("finalizers")) RemoveLocked(*t, key, "Background");
         again = true;
         break;
       }
@@ -551,6 +624,7 @@ void TestApiServer::RemoveLocked(const Type& type, const std::string& key,
   auto& bucket = objects_[type.Id()];
   auto it = bucket.find(key);
   if (it == bucket.end()) return;
+  IndexLocked(type.Id(), key, it->second, false);
   json object = std::move(it->second);
   bucket.erase(it);
   object["metadata"]["resourceVersion"] = std::to_string(++rv_);
@@ -560,7 +634,9 @@ void TestApiServer::RemoveLocked(const Type& type, const std::string& key,
     const json spec = object.value("spec", json::object());
     const std::string group = spec.value("group", "");
     const std::string plural = spec.value("names", json::object()).value("plural", "");
-    objects_.erase(plural + "." + group);
+    const std::string id = plural + "." + group;
+    for (const auto& [k, o] : objects_[id]) IndexLocked(id, k, o, false);
+    objects_.erase(id);
     std::erase_if(types_, [&](const auto& t) {
       return t->custom && t->group == group && t->plural == plural;
     });

@@ -15,12 +15,48 @@
 // history for a later one, 410 Gone for one older than the history), then
 // the events that match it streamed as they come, with bookmarks, until
 // its timeout, a cut, or the server's stop.
+//
+// Each resource has its own log of events; a watch waits on its
+// resource's log alone, takes the events after its position under the
+// store's lock (a binary search, then copies of shared pointers), and
+// filters and encodes them after releasing it; an event's object is
+// encoded once, for every watch.
 
 namespace dlsched::testing {
+
+const std::string& TestApiServer::Event::Text() const {
+  std::call_once(once_, [this] { text_ = object.dump(); });
+  return text_;
+}
+
+namespace {
+
+// A watch event's line: {"type":..., "object":...}, the object's JSON text
+// given.
+std::string EventLine(const std::string& type, const std::string& object) {
+  std::string line;
+  line.reserve(object.size() + type.size() + 24);
+  line += R"({"type":")";
+  line += type;
+  line += R"(","object":)";
+  line += object;
+  line += '}';
+  return line;
+}
+
+// The events of a log after version `rv`.
+template <class Events>
+auto After(const Events& events, int64_t rv) {
+  return std::upper_bound(events.begin(), events.end(), rv,
+                          [](int64_t v, const auto& e) { return v < e->rv; });
+}
+
+}  // namespace
 
 // One open watch.
 struct TestApiServer::Watch {
   const Type* type = nullptr;
+  Log* log = nullptr;  // its resource's
   std::string ns;
   std::string labels, fields;
   int64_t cursor = 0;
@@ -62,6 +98,7 @@ void TestApiServer::ServeWatch(const httplib::Request& req, httplib::Response& r
       return;
     }
     ++counts_["WATCH " + w->type->Id()];
+    w->log = &logs_[w->type->Id()];
     w->labels = Param(req.params, "labelSelector");
     w->fields = Param(req.params, "fieldSelector");
     w->bookmarks = Param(req.params, "allowWatchBookmarks") == "true";
@@ -102,10 +139,8 @@ void TestApiServer::StartWatchLocked(Watch& w, const std::string& rv) {
       if (!w.ns.empty() && Meta(o, "namespace") != w.ns) continue;
       if (!LabelsMatch(o, w.labels) || !FieldsMatch(o, w.fields)) continue;
       w.visible.insert(k);
-      w.pending.push_back(
-          json({{"type", "ADDED"},
-                {"object", w.table ? TableOf(*w.type, {o}, Meta(o, "resourceVersion")) : o}})
-              .dump());
+      w.pending.push_back(EventLine(
+          "ADDED", w.table ? TableOf(*w.type, {o}, Meta(o, "resourceVersion")).dump() : o.dump()));
     }
     w.cursor = rv_;
   } else {
@@ -115,8 +150,8 @@ void TestApiServer::StartWatchLocked(Watch& w, const std::string& rv) {
     // after `from` tells (ADDED: absent then; else its object, as close
     // to that state as the history goes).
     std::map<std::string, const Event*> first;
-    for (const Event& e : history_) {
-      if (e.rv <= from || e.resource != w.type->Id()) continue;
+    for (auto it = After(w.log->events, from); it != w.log->events.cend(); ++it) {
+      const Event& e = **it;
       first.emplace(KeyOf(Meta(e.object, "namespace"), Meta(e.object, "name")), &e);
     }
     auto matches = [&](const json& o) {
@@ -144,64 +179,67 @@ bool TestApiServer::StreamWatch(Watch& w, httplib::DataSink& sink) {
     sink.done();
     return true;
   }
-  std::vector<std::string> lines;
-  bool end = false;
+  std::vector<std::shared_ptr<const Event>> events;
+  bool end = false, gone = false;
+  std::chrono::steady_clock::time_point bookmark_at;
   {
     std::unique_lock lock(mu_);
-    const auto bookmark_at =
+    Log& log = *w.log;
+    bookmark_at =
         w.last_sent + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                           std::chrono::duration<double>(options_.bookmark_interval_seconds));
-    changed_.wait_until(lock, std::min(w.deadline, bookmark_at), [&] {
+    log.changed.wait_until(lock, std::min(w.deadline, bookmark_at), [&] {
       return stopping_ || drop_epoch_ != w.drop_epoch ||
-             (!history_.empty() && history_.back().rv > w.cursor);
+             (!log.events.empty() && log.events.back()->rv > w.cursor);
     });
     if (drop_epoch_ != w.drop_epoch) {
       sink.done();
       return true;
     }
     if (stopping_ || std::chrono::steady_clock::now() >= w.deadline) end = true;
-    if (w.cursor < oldest_kept_ - 1) {
-      // Fell behind the kept history while connected.
-      lines.push_back(
-          json({{"type", "ERROR"}, {"object", Status(410, "Expired", "too old resource version")}})
-              .dump());
-      end = true;
+    if (log.trimmed_through > w.cursor) {
+      // Fell behind the kept history while connected: events of its
+      // resource it was not sent are gone.
+      gone = end = true;
     } else {
-      // The history is in version order: start after the cursor.
-      const auto after = std::upper_bound(history_.begin(), history_.end(), w.cursor,
-                                          [](int64_t rv, const Event& e) { return rv < e.rv; });
-      for (auto it = after; it != history_.end(); ++it) {
-        const Event& e = *it;
-        w.cursor = e.rv;
-        if (e.resource != w.type->Id()) continue;
-        if (!w.ns.empty() && Meta(e.object, "namespace") != w.ns) continue;
-        const std::string k = KeyOf(Meta(e.object, "namespace"), Meta(e.object, "name"));
-        const bool match = LabelsMatch(e.object, w.labels) && FieldsMatch(e.object, w.fields);
-        std::string type = e.type;
-        if (type == "DELETED") {
-          if (!w.visible.erase(k)) continue;
-        } else if (match) {
-          type = w.visible.insert(k).second ? "ADDED" : "MODIFIED";
-        } else if (w.visible.erase(k)) {
-          type = "DELETED";
-        } else {
-          continue;
-        }
-        lines.push_back(
-            json({{"type", type},
-                  {"object",
-                   w.table ? TableOf(*w.type, {e.object}, std::to_string(e.rv)) : e.object}})
-                .dump());
-      }
-      if (lines.empty() && !end && w.bookmarks && std::chrono::steady_clock::now() >= bookmark_at) {
-        lines.push_back(json({{"type", "BOOKMARK"},
-                              {"object",
-                               {{"kind", w.type->kind},
-                                {"apiVersion", w.type->ApiVersion()},
-                                {"metadata", {{"resourceVersion", std::to_string(w.cursor)}}}}}})
-                            .dump());
-      }
+      events.assign(After(log.events, w.cursor), log.events.cend());
+      // Every change up to now is in the log or of another resource.
+      w.cursor = rv_;
     }
+  }
+  // The store's lock released: the events are shared and never change.
+  std::vector<std::string> lines;
+  if (gone) {
+    lines.push_back(
+        json({{"type", "ERROR"}, {"object", Status(410, "Expired", "too old resource version")}})
+            .dump());
+  }
+  for (const auto& event : events) {
+    const Event& e = *event;
+    if (!w.ns.empty() && Meta(e.object, "namespace") != w.ns) continue;
+    const std::string k = KeyOf(Meta(e.object, "namespace"), Meta(e.object, "name"));
+    const bool match = LabelsMatch(e.object, w.labels) && FieldsMatch(e.object, w.fields);
+    std::string type = e.type;
+    if (type == "DELETED") {
+      if (!w.visible.erase(k)) continue;
+    } else if (match) {
+      type = w.visible.insert(k).second ? "ADDED" : "MODIFIED";
+    } else if (w.visible.erase(k)) {
+      type = "DELETED";
+    } else {
+      continue;
+    }
+    lines.push_back(w.table
+                        ? EventLine(type, TableOf(*w.type, {e.object}, std::to_string(e.rv)).dump())
+                        : EventLine(type, e.Text()));
+  }
+  if (lines.empty() && !end && w.bookmarks && std::chrono::steady_clock::now() >= bookmark_at) {
+    lines.push_back(json({{"type", "BOOKMARK"},
+                          {"object",
+                           {{"kind", w.type->kind},
+                            {"apiVersion", w.type->ApiVersion()},
+                            {"metadata", {{"resourceVersion", std::to_string(w.cursor)}}}}}})
+                        .dump());
   }
   if (!lines.empty()) w.last_sent = std::chrono::steady_clock::now();
   for (const std::string& line : lines) {
