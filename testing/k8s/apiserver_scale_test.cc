@@ -1,9 +1,8 @@
-// The test API server and kubelet at scale (issue 28): what their
-// cheaper paths must keep doing. Every watch is sent every change of its
+// The test API server at scale (issue 28): what its cheaper paths must
+// keep doing. Every watch is sent every change of its
 // resource, in order, from per-resource logs; garbage collection by the
 // owner index deletes an owner's dependants down a chain and nothing
-// else, and follows ownerReferences changed by updates; the kubelet acts
-// on the pods that changed, not on every pod at every tick; an injected
+// else, and follows ownerReferences changed by updates; an injected
 // write latency delays writes and not reads; a connection is kept alive
 // for any number of requests; the listen backlog is the system's.
 #include <gtest/gtest.h>
@@ -20,7 +19,6 @@
 
 #include "dlsched/k8s/rest_client.h"
 #include "k8s/apiserver.h"
-#include "k8s/test_kubelet.h"
 
 namespace dlsched::testing {
 namespace {
@@ -95,11 +93,6 @@ class ApiServerScaleTest : public ::testing::Test {
     auto made = server_.Create("configmaps", "default", object);
     EXPECT_TRUE(made.has_value());
     return made ? *made : json();
-  }
-
-  std::string Phase(const std::string& pod) {
-    auto p = server_.Get("pods", "default", pod);
-    return p ? (*p)["status"].value("phase", "") : "gone";
   }
 
   TestApiServer server_;
@@ -253,56 +246,6 @@ TEST_F(ApiServerScaleTest, ForegroundDeletionWaitsDownAChainOfBlockingDependants
   EXPECT_FALSE(server_.Get("configmaps", "default", "middle").has_value());
   EXPECT_FALSE(server_.Get("configmaps", "default", "top").has_value());
   EXPECT_TRUE(server_.Get("pods", "default", "other").has_value());
-}
-
-// The kubelet looks at the pods that changed: once each at its start,
-// none while nothing changes, and a pod bound later twice (bound, then
-// Running), whatever the number of other pods.
-TEST_F(ApiServerScaleTest, KubeletReactsToABoundPodWithoutVisitingEveryPod) {
-  constexpr int kPods = 50;
-  for (int i = 0; i < kPods; ++i) {
-    ASSERT_TRUE(server_.Create("pods", "default", Pod(fmt::format("p{}", i))).has_value());
-  }
-  TestKubelet kubelet(config_, [] { return 0.0; });
-  kubelet.Start(/*thread=*/false);
-  kubelet.Tick();
-  EXPECT_EQ(kubelet.PodsVisited(), kPods);
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(kubelet.Tick(), 0);
-  EXPECT_EQ(kubelet.PodsVisited(), kPods);
-  k8s::RestClient client(config_);
-  auto bound = client.Request("POST", "/api/v1/namespaces/default/pods/p7/binding",
-                              json({{"apiVersion", "v1"},
-                                    {"kind", "Binding"},
-                                    {"metadata", {{"name", "p7"}}},
-                                    {"target", {{"kind", "Node"}, {"name", "node-1"}}}})
-                                  .dump());
-  ASSERT_TRUE(bound.has_value());
-  ASSERT_EQ(bound->status, 201) << bound->body;
-  auto caught_up = [&] {
-    const std::string rv = kubelet.Pods().LastResourceVersion();
-    return !rv.empty() && std::stoll(rv) >= server_.LatestResourceVersion("pods");
-  };
-  ASSERT_TRUE(Eventually([&] {
-    kubelet.Tick();
-    return Phase("p7") == "Running" && caught_up();
-  }));
-  kubelet.Tick();
-  EXPECT_EQ(kubelet.PodsVisited(), kPods + 2);
-  EXPECT_EQ(Phase("p8"), "Pending");
-  kubelet.Stop();
-}
-
-// On its own thread, the kubelet runs a pod bound after it started.
-TEST_F(ApiServerScaleTest, FreeRunningKubeletRunsAPodBoundLater) {
-  TestKubelet kubelet(config_, [] { return 0.0; });
-  kubelet.Start();
-  json pod = Pod("late");
-  pod["spec"]["nodeName"] = "node-1";
-  ASSERT_TRUE(server_.Create("pods", "default", pod).has_value());
-  EXPECT_TRUE(Eventually([&] { return Phase("late") == "Running"; }));
-  ASSERT_TRUE(server_.Delete("pods", "default", "late").has_value());
-  EXPECT_TRUE(Eventually([&] { return Phase("late") == "gone"; }));
-  kubelet.Stop();
 }
 
 // An injected write latency: a write waits at least that long and is then

@@ -13,17 +13,11 @@
 // to the progress at its last checkpoint. Once its steps are done, its
 // worker and chief pods become Succeeded.
 //
-// It reacts to changes: its informers' handlers note the pods and jobs
-// that changed, and a tick looks at those alone (and brings the jobs that
-// train up to the clock), not at every pod: a tick costs what changed.
-// Free-running (Start: a thread ticks as soon as something changed, and
-// every few milliseconds besides, for the jobs that train) or driven (Tick from the
-// test, with NextEvent telling when the next completion is due, for
-// lock-step runs on a simulated clock).
+// Free-running (Start: a thread ticks every few milliseconds) or driven
+// (Tick from the test, with NextEvent telling when the next completion is
+// due, for lock-step runs on a simulated clock).
 
 #include <atomic>
-#include <condition_variable>
-#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,9 +26,6 @@
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "dlsched/core/job.h"
 #include "dlsched/k8s/informer.h"
 #include "dlsched/k8s/rest_client.h"
 #include "dlsched/k8s/rest_config.h"
@@ -49,9 +40,8 @@ class TestKubelet {
   // Starts the informers (and, when `thread`, ticking on its own).
   void Start(bool thread = true);
   void Stop();
-  // One pass at the clock's time over the pods and jobs that changed since
-  // the last (a write that failed is tried again at the next), and the
-  // jobs that train. Returns the number of writes made.
+  // One pass over every pod and job at the clock's time. Returns the number
+  // of writes made.
   int Tick();
   // The clock time of the next completion if nothing changes, or +inf.
   double NextEvent() const;
@@ -64,8 +54,6 @@ class TestKubelet {
   core::Status SetUnreachable(const std::string& node, bool unreachable);
   // Steps trained so far by a job ("namespace/name").
   double Progress(const std::string& job) const;
-  // Pods the ticks have looked at so far, each time one was.
-  int64_t PodsVisited() const;
   const k8s::Informer& Pods() const { return *pods_; }
   const k8s::Informer& Jobs() const { return *jobs_; }
 
@@ -85,42 +73,8 @@ class TestKubelet {
     double total = 0;
     std::string phase;
   };
-  // What a job's object says, decoded when it changes.
-  struct JobSpec {
-    double total = 0;
-    core::ThroughputProfile throughput;
-    std::string phase;
-  };
-  // A running pod of a job (counted while it trains).
-  struct RunningPod {
-    std::string node;
-    core::Role role = core::Role::kWorker;
-  };
-  // Noted by the informers' handlers (their threads), taken by Tick.
-  void Changed(std::set<std::string> TestKubelet::*which, const nlohmann::json& object);
-  // Looks at pod `key` as the informer has it; the jobs whose running pods
-  // it changed join `jobs`, a write that failed puts it in `retry`.
-  void SyncPod(const std::string& key, int& writes, std::set<std::string>& jobs,
-               std::set<std::string>& retry);
-  // Looks at job `key` (its object when `changed`) and its running pods.
-  void SyncJob(const std::string& key, bool changed, double now, int& writes);
-  // Marks the job's finishers Succeeded once its steps are done.
-  void FinishIfDone(const std::string& key, const JobProgress& p, int& writes);
-
-  // Under mu_ (Tick's state):
   std::map<std::string, JobProgress> progress_;
-  std::set<std::string> unreachable_;  // nodes
-  std::map<std::string, JobSpec> specs_;
-  std::map<std::string, std::map<std::string, RunningPod>> running_;  // job -> its pods
-  std::map<std::string, std::string> pod_job_;                        // pod -> job, while running
-  std::map<std::string, std::string> pod_node_;                       // pod -> its node
-  std::map<std::string, std::set<std::string>> node_pods_;            // node -> its pods
-  std::set<std::string> training_;                                    // jobs with p.at >= 0
-  int64_t pods_visited_ = 0;
-  // Under changes_mu_ (after mu_ when both are taken):
-  std::mutex changes_mu_;
-  std::condition_variable changes_cv_;
-  std::set<std::string> changed_pods_, changed_jobs_;
+  std::set<std::string> unreachable_;  // nodes, under mu_
 };
 
 }  // namespace dlsched::testing
